@@ -1,0 +1,98 @@
+//! The command line: clap definitions, one file per command, exit codes.
+
+mod benchmark;
+mod info;
+mod list;
+mod resolve;
+mod result;
+mod ui;
+mod validate;
+
+use clap::{Parser, Subcommand};
+use std::fmt;
+
+/// Exit codes (also in README.md, "Exit codes").
+pub mod exit {
+    /// Everything asked for ran and was saved.
+    pub const OK: i32 = 0;
+    /// An error stopped the command (I/O, a result file that cannot be read or written).
+    pub const ERROR: i32 = 1;
+    /// Bad usage: unknown flag, unknown reference, bad `--option`, bad result name.
+    pub const USAGE: i32 = 2;
+    /// A profile or suite file is invalid (`engine validate` found errors).
+    pub const INVALID: i32 = 3;
+    /// Some tests failed or were skipped (missing program, not root); the others ran and were saved.
+    pub const TESTS_FAILED: i32 = 4;
+    /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// An error that ends a command: what to print and which exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Failure {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        Failure { code, message: message.into(), hint: None }
+    }
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// A declarative benchmark engine for Linux storage and systems.
+///
+/// Profiles (YAML) describe a benchmark; engine runs it enough times to trust
+/// the number, and stores every trial with its statistics in a result file that
+/// other systems can append to.
+#[derive(Parser, Debug)]
+#[command(name = "engine", version, about, long_about, max_term_width = 100)]
+#[command(
+    after_help = "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\nExit codes: 0 ok, 1 error, 2 usage, 3 invalid profile/suite, 4 some tests failed or skipped, 130 interrupted."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Install what is needed, then run tests and save their results
+    Benchmark(benchmark::BenchmarkArgs),
+    /// Run tests and save their results, without the install step
+    Run(benchmark::BenchmarkArgs),
+    /// List profiles, suites or saved results
+    List(list::ListArgs),
+    /// Show a profile's options, entries, results and requirements, or a suite's tests
+    Info(info::InfoArgs),
+    /// Check profile and suite files; exits 3 on any error
+    Validate(validate::ValidateArgs),
+    /// Show saved results
+    #[command(subcommand)]
+    Result(result::ResultCommand),
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<i32, Failure> {
+    match cli.command {
+        Command::Benchmark(a) => benchmark::run(a, true),
+        Command::Run(a) => benchmark::run(a, false),
+        Command::List(a) => list::run(a),
+        Command::Info(a) => info::run(a),
+        Command::Validate(a) => validate::run(a),
+        Command::Result(c) => result::run(c),
+    }
+}

@@ -1,0 +1,120 @@
+//! Command-line references → what to run: profiles with presets, or the
+//! tests of a saved result.
+
+use super::{Failure, exit};
+use engine::expand::{Preset, Test};
+use engine::profile::resolve::{self, Catalog, Planned, ResolveError};
+use engine::result::Store;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What one reference names.
+pub enum Resolved {
+    Planned(Vec<Planned>),
+    /// A saved result: its tests (those whose profile exists) and the ones that cannot run.
+    Saved {
+        name: String,
+        tests: Vec<Test>,
+        missing: Vec<String>,
+    },
+}
+
+pub fn failure(e: ResolveError) -> Failure {
+    let code = match &e {
+        ResolveError::Invalid(_) => exit::INVALID,
+        ResolveError::Io { .. } => exit::ERROR,
+        _ => exit::USAGE,
+    };
+    let hint = e.hint().map(str::to_string);
+    let mut f = Failure::new(code, e.to_string());
+    f.hint = hint;
+    f
+}
+
+fn looks_like_path(r: &str) -> bool {
+    r.ends_with(".yaml") || r.starts_with('.') || r.starts_with('/') || (r.contains('/') && Path::new(r).exists())
+}
+
+pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
+    let planned = |p| Ok(Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new() }]));
+    if let Some(id) = reference.strip_prefix("suite/") {
+        let s = catalog.suite(id).map_err(failure)?;
+        return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));
+    }
+    if let Some(name) = reference.strip_prefix("result/") {
+        return saved(name, catalog, store);
+    }
+    if looks_like_path(reference) {
+        let p = Path::new(reference);
+        if !p.exists() {
+            return Err(Failure::new(exit::USAGE, format!("{reference} does not exist")));
+        }
+        let is_profile = p.is_dir() || p.file_name().is_some_and(|f| f == "profile.yaml") || !is_suite_file(p);
+        if is_profile {
+            return planned(resolve::profile_from_path(p).map_err(failure)?);
+        }
+        let s = resolve::suite_from_path(p).map_err(failure)?;
+        return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));
+    }
+    if catalog.has_profile(reference) {
+        return planned(catalog.profile(reference).map_err(failure)?);
+    }
+    if store.exists(reference) {
+        return saved(reference, catalog, store);
+    }
+    if catalog.has_suite(reference) {
+        let s = catalog.suite(reference).map_err(failure)?;
+        return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));
+    }
+    // Not found: let the catalog phrase it with a suggestion.
+    catalog.profile(reference).map_err(failure).and_then(planned)
+}
+
+/// A YAML file with a top-level `tests:` and no `executor:` is a suite.
+pub fn is_suite_file(p: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(p) else { return false };
+    let ix = engine::profile::yaml_index::YamlIndex::build(&text);
+    ix.has(&engine::path!["tests"]) && !ix.has(&engine::path!["executor"])
+}
+
+/// The tests of saved result `name`, matched to today's profiles by id,
+/// major.minor version and option values.
+fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
+    let file = store.load(name).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    let mut tests: Vec<Test> = Vec::new();
+    let mut missing = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &file.results {
+        if !seen.insert(r.test.clone()) {
+            continue;
+        }
+        let mm: Vec<&str> = r.profile_version.split('.').take(2).collect();
+        let reference = format!("{}@{}", r.profile, mm.join("."));
+        let profile = match catalog.profile(&reference) {
+            Ok(p) => Arc::new(p),
+            Err(_) => {
+                missing.push(format!("{} ({reference} is not available)", r.description));
+                continue;
+            }
+        };
+        match engine::expand::test_from_choices(&profile, &r.options) {
+            Some(t) => tests.push(t),
+            None => {
+                missing.push(format!("{}: {} (its options no longer exist in {reference})", r.profile, r.description))
+            }
+        }
+    }
+    Ok(Resolved::Saved { name: name.to_string(), tests, missing })
+}
+
+/// Presets from `--option` flags.
+pub fn cli_presets(options: &[String]) -> Result<Vec<Preset>, Failure> {
+    options.iter().map(|o| engine::expand::parse_cli_option(o).map_err(|e| expand_failure(e, exit::USAGE))).collect()
+}
+
+pub fn expand_failure(e: engine::expand::ExpandError, code: i32) -> Failure {
+    match e {
+        engine::expand::ExpandError::AtFile(d) => Failure::new(exit::INVALID, d.to_string()),
+        engine::expand::ExpandError::CommandLine { msg, hint } => Failure::new(code, msg).hint(hint),
+    }
+}

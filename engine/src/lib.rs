@@ -1,0 +1,20 @@
+//! engine: a declarative, plugin-based benchmark engine for Linux storage and
+//! systems. The modules follow the flow of one benchmark:
+//!
+//! `profile` (YAML → checked model) → `expand` (options → tests) →
+//! `runner` (executors, trials, the statistics rule from `stats`, parsers from
+//! `parse`) → `result` (the stored record) → `report` (terminal, JSON).
+//! `sysinfo` says what a result ran on; `schema` generates the JSON Schemas.
+
+pub mod env;
+pub mod expand;
+pub mod home;
+pub mod parse;
+pub mod profile;
+pub mod report;
+pub mod result;
+pub mod runner;
+pub mod schema;
+pub mod stats;
+pub mod sysinfo;
+pub mod units;

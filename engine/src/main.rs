@@ -1,0 +1,24 @@
+//! The `engine` binary: parse the command line, run the command, map the
+//! outcome to an exit code (documented in README.md).
+
+mod cli;
+
+use clap::Parser;
+use std::io::IsTerminal;
+
+fn main() {
+    let args = cli::Cli::parse();
+    let code = match cli::run(args) {
+        Ok(code) => code,
+        Err(f) => {
+            let red = std::io::stderr().is_terminal() && std::env::var_os(engine::env::NO_COLOR).is_none();
+            let label = if red { "\x1b[1;31merror\x1b[0m" } else { "error" };
+            eprintln!("{label}: {}", f.message);
+            if let Some(h) = &f.hint {
+                eprintln!("  hint: {h}");
+            }
+            f.code
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,201 @@
+//! YAML text → typed model → semantic checks, with every problem reported as
+//! `file:line:col: what` plus a hint. Nothing here panics on bad input.
+
+use super::diag::{Diagnostic, Diagnostics, Pos, did_you_mean};
+use super::model::{Profile, Suite};
+use super::validate;
+use super::yaml_index::YamlIndex;
+use crate::path;
+use regex::Regex;
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+/// Where a profile or suite file came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled into the binary from the repository's `test-profiles/` and `suites/`.
+    Builtin,
+    /// A file on disk (user dir, `ENGINE_PROFILE_PATH`, or a path given on the command line).
+    File(PathBuf),
+}
+
+/// A profile that loaded and passed every check.
+#[derive(Debug, Clone)]
+pub struct LoadedProfile {
+    pub profile: Profile,
+    /// What to show in messages (`test-profiles/fio/profile.yaml`).
+    pub display: String,
+    pub origin: Origin,
+}
+
+impl LoadedProfile {
+    /// `fio@1.0.0`.
+    pub fn reference(&self) -> String {
+        format!("{}@{}", self.profile.id, self.profile.version)
+    }
+}
+
+/// A suite that loaded; its items are checked when they are resolved.
+#[derive(Debug)]
+pub struct LoadedSuite {
+    pub id: String,
+    pub suite: Suite,
+    pub display: String,
+    pub index: YamlIndex,
+}
+
+static AT_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" at line \d+, column \d+$").unwrap());
+static UNKNOWN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^unknown (field|variant) `([^`]*)`, expected (?:one of )?(.*)$").unwrap());
+static MISSING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^missing field `([^`]*)`").unwrap());
+
+/// Turns a deserializer error into a diagnostic with a hint.
+fn serde_diag(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
+    let raw = e.without_snippet().to_string();
+    let msg = AT_LINE.replace(raw.trim(), "").to_string();
+    let pos = e.location().map(|l| Pos::new(l.line() as usize, l.column() as usize)).unwrap_or(Pos::new(1, 1));
+    let (msg, hint) = if let Some(c) = UNKNOWN.captures(&msg) {
+        let (kind, word) = (&c[1], &c[2]);
+        let expected: Vec<&str> = c[3].split(", ").map(|s| s.trim_matches('`')).collect();
+        let hint = match did_you_mean(word, expected.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => {
+                format!("allowed {}: {}", if kind == "field" { "keys here" } else { "values" }, expected.join(", "))
+            }
+        };
+        (format!("unknown {kind} `{word}`"), hint)
+    } else if let Some(c) = MISSING.captures(&msg) {
+        (msg.clone(), format!("add `{}:` to this mapping", &c[1]))
+    } else if msg.starts_with("unexpected end of input") {
+        (
+            "file is empty".to_string(),
+            "a profile starts with `id:`, `version:`, `title:`; see README.md, \"Write your first profile\""
+                .to_string(),
+        )
+    } else if msg.starts_with("duplicate mapping key") {
+        let key = msg.trim_start_matches("duplicate mapping key: ").split(',').next().unwrap_or("").to_string();
+        (format!("duplicate key `{key}`"), "each key may appear once in a mapping; remove one".to_string())
+    } else if msg.starts_with("invalid u32") || msg.starts_with("invalid u64") {
+        (format!("{msg}: expected a whole number"), "write a number without quotes, like `3`".to_string())
+    } else if msg.starts_with("invalid f64") {
+        (format!("{msg}: expected a number"), "write a number without quotes, like `1.5`".to_string())
+    } else if msg.contains("expected mapping") {
+        (msg.clone(), "this place needs `key: value` lines".to_string())
+    } else if msg.contains("expected sequence") {
+        (msg.clone(), "this place needs a list: `- item` lines or `[a, b]`".to_string())
+    } else if msg.contains("expected string") || msg.contains("expected a string") {
+        (msg.clone(), "this place needs a single value; quote it if it contains `:` or `#`".to_string())
+    } else {
+        (msg.clone(), "see schemas/profile.schema.json or README.md, \"Profile format\"".to_string())
+    };
+    Diagnostic::new(file, pos, msg).with_hint(hint)
+}
+
+fn deserialize<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnostics> {
+    serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostics(vec![serde_diag(file, &e)]))
+}
+
+/// Parses and checks one profile file's text.
+pub fn profile_from_str(text: &str, display: &str, origin: Origin) -> Result<LoadedProfile, Diagnostics> {
+    let profile: Profile = deserialize(text, display)?;
+    let index = YamlIndex::build(text);
+    let diags = validate::check_profile(&profile, display, &index);
+    if !diags.is_empty() {
+        return Err(diags.sorted());
+    }
+    Ok(LoadedProfile { profile, display: display.to_string(), origin })
+}
+
+/// Parses one suite file's text; `id` is its file stem (`disk` for `suites/disk.yaml`).
+pub fn suite_from_str(text: &str, id: &str, display: &str) -> Result<LoadedSuite, Diagnostics> {
+    let suite: Suite = deserialize(text, display)?;
+    let index = YamlIndex::build(text);
+    let mut diags = Diagnostics::default();
+    if suite.tests.is_empty() {
+        diags.push(
+            Diagnostic::new(display, index.value(&path!["tests"]), "suite lists no tests")
+                .with_hint("add `- profile: fio` items"),
+        );
+    }
+    for (i, item) in suite.tests.iter().enumerate() {
+        match (&item.profile, &item.suite) {
+            (Some(_), Some(_)) => diags.push(
+                Diagnostic::new(
+                    display,
+                    index.key(&path!["tests", i, "suite"]),
+                    "item sets both `profile` and `suite`",
+                )
+                .with_hint("split it into two items"),
+            ),
+            (None, None) => diags.push(
+                Diagnostic::new(display, index.value(&path!["tests", i]), "item has neither `profile` nor `suite`")
+                    .with_hint("write `- profile: fio` or `- suite: disk-quick`"),
+            ),
+            (None, Some(_)) if !item.options.is_empty() => diags.push(
+                Diagnostic::new(
+                    display,
+                    index.key(&path!["tests", i, "options"]),
+                    "`options` only applies to a `profile` item",
+                )
+                .with_hint("presets of an included suite are set in that suite"),
+            ),
+            _ => {}
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags.sorted());
+    }
+    Ok(LoadedSuite { id: id.to_string(), suite, display: display.to_string(), index })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+id: demo
+version: 1.0.0
+title: Demo
+test_type: other
+options:
+  - id: n
+    name: Count
+    entries:
+      - {label: Small, value: 10}
+      - {label: Large, value: 1000}
+executor:
+  external:
+    program: seq
+    args: ["{{n}}"]
+results:
+  - {id: last, unit: Items, proportion: HIB}
+parsers:
+  - {result: last, regex: '(?P<value>\d+)\s*$'}
+"#;
+
+    #[test]
+    fn a_good_profile_loads() {
+        let p = profile_from_str(GOOD, "demo.yaml", Origin::Builtin).unwrap();
+        assert_eq!(p.profile.options[0].entries[1].value.as_ref().unwrap().as_str(), "1000");
+        assert_eq!(p.reference(), "demo@1.0.0");
+    }
+
+    #[test]
+    fn unknown_key_gets_a_suggestion() {
+        let bad = GOOD.replace("    args:", "    argz:");
+        let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin).unwrap_err();
+        let d = &d.0[0];
+        assert_eq!((d.line, d.col), (15, 5));
+        assert_eq!(d.message, "unknown field `argz`");
+        assert_eq!(d.hint.as_deref(), Some("did you mean `args`?"));
+    }
+
+    #[test]
+    fn placeholder_without_option() {
+        let bad = GOOD.replace("{{n}}", "{{m}}");
+        let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin).unwrap_err();
+        assert_eq!(d.0[0].message, "placeholder `{{m}}` has no option value of that name");
+        assert_eq!((d.0[0].line, d.0[0].col), (15, 12));
+    }
+}

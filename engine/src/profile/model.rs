@@ -1,0 +1,445 @@
+//! The profile and suite file formats: these serde types are the one source of
+//! truth; `schemas/*.schema.json` are generated from them.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A test profile: what to run, how to read its result, and the options a user can pick.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Short name used on the command line (`fio`, `fs-mark`): lower case, digits and `-`.
+    pub id: String,
+    /// Version of the profile itself (semver). Results stay comparable while major.minor is unchanged.
+    pub version: String,
+    /// Title shown above every result (`Flexible IO Tester`).
+    pub title: String,
+    /// What the test measures.
+    #[serde(default)]
+    pub description: String,
+    /// Version of the tool the profile runs, shown after the title (`3.33`).
+    #[serde(default)]
+    pub app_version: Option<Scalar>,
+    /// Kind of test.
+    pub test_type: TestType,
+    /// Home page of the tool.
+    #[serde(default)]
+    pub project_url: Option<String>,
+    /// License of the tool (SPDX).
+    #[serde(default)]
+    pub license: Option<String>,
+    /// Menus the user picks from; the chosen entries expand into tests.
+    #[serde(default)]
+    pub options: Vec<OptionDef>,
+    /// How one trial runs.
+    pub executor: Executor,
+    /// What one trial yields: each result has its own unit and proportion.
+    pub results: Vec<ResultDef>,
+    /// How each result is read from a trial's output.
+    pub parsers: Vec<ParserDef>,
+    /// How many trials to run.
+    #[serde(default)]
+    pub trials: Trials,
+    /// What must be present before the test can run.
+    #[serde(default)]
+    pub requirements: Requirements,
+}
+
+/// Kind of test, as in the result viewers' groupings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TestType {
+    Disk,
+    Processor,
+    System,
+    Memory,
+    Network,
+    Graphics,
+    Other,
+}
+
+/// A menu: one entry is chosen per test.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionDef {
+    /// Name used in `--option ID=…` and, with `value`, as the placeholder `{{ID}}`.
+    pub id: String,
+    /// Name shown in descriptions (`Block Size` → `Block Size: 4KB`).
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The menu entries.
+    pub entries: Vec<Entry>,
+    /// Labels of the entries that run in batch mode; empty means every entry.
+    #[serde(default)]
+    pub default: Vec<String>,
+}
+
+/// One menu entry: a label for people and named values for the run step.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// What people see (`4KB`, `Random Read`).
+    pub label: String,
+    /// The value of the placeholder named after the option's id.
+    #[serde(default)]
+    pub value: Option<Scalar>,
+    /// Further named values: `{rw: randread, direction: read}` fills `{{rw}}` and `{{direction}}`.
+    #[serde(default)]
+    pub values: IndexMap<String, Scalar>,
+}
+
+/// A scalar written as a string, number or boolean; kept as its text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Scalar(pub String);
+
+struct ScalarVisitor;
+
+impl serde::de::Visitor<'_> for ScalarVisitor {
+    type Value = Scalar;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string, number or boolean")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar(v.to_string()))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Scalar, E> {
+        Ok(Scalar(v.to_string()))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar(v.to_string()))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Scalar, E> {
+        Ok(Scalar(v.to_string()))
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Scalar, E> {
+        Ok(Scalar(v.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Asked for a string, the YAML reader hands over the scalar's text as
+        // written (`010` stays `010`, `yes` stays `yes`).
+        d.deserialize_str(ScalarVisitor)
+    }
+}
+
+impl Scalar {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl JsonSchema for Scalar {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Scalar".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A string, number or boolean, kept as its text.",
+            "type": ["string", "number", "boolean"]
+        })
+    }
+}
+
+/// How a trial runs.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Executor {
+    /// A program on the system (or installed by the profile).
+    External(ExternalExecutor),
+}
+
+/// Runs a program in a fresh scratch directory, in its own process group.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalExecutor {
+    /// Program name (looked up on PATH) or path.
+    pub program: String,
+    /// Arguments; `{{name}}` placeholders are filled by name from the chosen entries
+    /// and the built-ins `scratch_dir`, `target_dir`, `profile_dir`, `num_cpus`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables (values may hold placeholders).
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+    /// File (relative to the scratch directory) fed to the program's standard input.
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// Longest a trial may take (`90s`, `10m`); the whole process group is killed after it.
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// Steps run once before the first trial.
+    #[serde(default)]
+    pub pre: Vec<Step>,
+    /// Steps run between trials (not timed).
+    #[serde(default)]
+    pub interim: Vec<Step>,
+    /// Steps run once after the last trial.
+    #[serde(default)]
+    pub post: Vec<Step>,
+}
+
+/// A helper command: either `program` + `args`, or a `shell` line run by `/bin/sh -c`
+/// (placeholders in a shell line are quoted for the shell).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    #[serde(default)]
+    pub program: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub shell: Option<String>,
+    /// Longest the step may take (default 10m).
+    #[serde(default)]
+    pub timeout: Option<String>,
+}
+
+/// Higher or lower is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum Proportion {
+    /// Higher is better.
+    #[serde(rename = "HIB")]
+    Hib,
+    /// Lower is better.
+    #[serde(rename = "LIB")]
+    Lib,
+}
+
+impl Proportion {
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Proportion::Hib => "> Higher Is Better",
+            Proportion::Lib => "< Lower Is Better",
+        }
+    }
+}
+
+/// One value a trial yields.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultDef {
+    /// Name parsers refer to (`bandwidth`, `iops`).
+    pub id: String,
+    /// Exact unit (`MB/s` = 10^6 bytes/s, `MiB/s` = 2^20 bytes/s, `IOPS`, `Seconds`).
+    pub unit: String,
+    /// `HIB` (higher is better) or `LIB` (lower is better).
+    pub proportion: Proportion,
+    /// Text added to the test description for this result (`Read Latency`).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// How one result is read from a trial. Exactly one of `regex`, `json_pointer`,
+/// `template` or `wall_time` is set.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParserDef {
+    /// The result (by id) this parser yields.
+    pub result: String,
+    /// A regular expression with a named capture `value`.
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// A JSON pointer into the output (`/jobs/0/read/bw_bytes`); may hold placeholders.
+    #[serde(default)]
+    pub json_pointer: Option<String>,
+    /// A PTS-style sample line with `#_RESULT_#` where the value is.
+    #[serde(default)]
+    pub template: Option<String>,
+    /// With `template`: only lines containing this text.
+    #[serde(default)]
+    pub line_hint: Option<String>,
+    /// With `template`: only the line right after a line containing this text.
+    #[serde(default)]
+    pub line_before_hint: Option<String>,
+    /// With `template`: only the line right before a line containing this text.
+    #[serde(default)]
+    pub line_after_hint: Option<String>,
+    /// The trial's wall time in seconds.
+    #[serde(default)]
+    pub wall_time: bool,
+    /// Which match to use when there are several: `last` (default), `first`, `mean`, `sum`.
+    #[serde(default)]
+    pub pick: Pick,
+    /// Read standard error instead of standard output.
+    #[serde(default)]
+    pub stream: Stream,
+    /// Multiply the value (unit conversion).
+    #[serde(default)]
+    pub multiply_by: Option<f64>,
+    /// Divide the value (unit conversion: bytes/s ÷ 1000000 = MB/s).
+    #[serde(default)]
+    pub divide_by: Option<f64>,
+    /// Use this parser only for tests whose values match (`{direction: read}`).
+    #[serde(default)]
+    pub when: IndexMap<String, Scalar>,
+}
+
+/// Which of several matches a parser keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    #[default]
+    Last,
+    First,
+    Mean,
+    Sum,
+}
+
+/// Output stream a parser reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    #[default]
+    Stdout,
+    Stderr,
+}
+
+/// How many trials run (the statistics rule is in the README).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Trials {
+    /// Trials scheduled (default 3).
+    #[serde(default = "default_times")]
+    pub times: u32,
+    /// Fewest trials when the cap is lowered for long trials (default: `times`).
+    #[serde(default)]
+    pub min: Option<u32>,
+    /// Most trials when more are added for noise (default 4 × `times`).
+    #[serde(default)]
+    pub max: Option<u32>,
+    /// Target relative standard error in percent (default 1.5).
+    #[serde(default = "default_target_rse")]
+    pub target_rse: f64,
+    /// Trials run first and discarded.
+    #[serde(default)]
+    pub warmup: u32,
+}
+
+fn default_times() -> u32 {
+    3
+}
+fn default_target_rse() -> f64 {
+    1.5
+}
+
+impl Default for Trials {
+    fn default() -> Self {
+        Trials { times: default_times(), min: None, max: None, target_rse: default_target_rse(), warmup: 0 }
+    }
+}
+
+/// What must be present before the test runs.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Requirements {
+    /// Programs that must be on PATH.
+    #[serde(default)]
+    pub programs: Vec<ProgramReq>,
+    /// The test must run as root.
+    #[serde(default)]
+    pub root: bool,
+    /// Free space needed in the target directory (`512MiB`, `2GB`; exact units).
+    #[serde(default)]
+    pub free_space: Option<String>,
+}
+
+/// A program the test needs, and how to get it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramReq {
+    pub name: String,
+    /// Debian/Ubuntu package that provides it.
+    #[serde(default)]
+    pub apt: Option<String>,
+    /// Fedora/RHEL package that provides it.
+    #[serde(default)]
+    pub dnf: Option<String>,
+}
+
+/// A suite: a list of tests (profiles with option presets) and other suites.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    pub tests: Vec<SuiteItem>,
+}
+
+/// One suite item: exactly one of `profile` or `suite`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteItem {
+    /// A profile reference (`fio`, `fio@1.0`).
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Another suite (`disk-quick`).
+    #[serde(default)]
+    pub suite: Option<String>,
+    /// Entries to run, by option id and entry label or value.
+    #[serde(default)]
+    pub options: IndexMap<String, OneOrMany>,
+}
+
+/// One entry or a list of entries.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(Scalar),
+    Many(Vec<Scalar>),
+}
+
+impl OneOrMany {
+    pub fn items(&self) -> Vec<&str> {
+        match self {
+            OneOrMany::One(s) => vec![s.as_str()],
+            OneOrMany::Many(v) => v.iter().map(Scalar::as_str).collect(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an entry or a list of entries")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                ScalarVisitor.visit_str(v).map(OneOrMany::One)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<OneOrMany, E> {
+                ScalarVisitor.visit_u64(v).map(OneOrMany::One)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<OneOrMany, E> {
+                ScalarVisitor.visit_i64(v).map(OneOrMany::One)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<OneOrMany, E> {
+                ScalarVisitor.visit_f64(v).map(OneOrMany::One)
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<OneOrMany, E> {
+                ScalarVisitor.visit_bool(v).map(OneOrMany::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<OneOrMany, A::Error> {
+                let mut items = Vec::new();
+                while let Some(s) = seq.next_element::<Scalar>()? {
+                    items.push(s);
+                }
+                Ok(OneOrMany::Many(items))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

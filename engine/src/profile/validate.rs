@@ -1,0 +1,541 @@
+//! Semantic checks on a profile that deserialized: names that must exist,
+//! labels that must be unique, parsers that must name a result.
+
+use super::diag::{Diagnostic, Diagnostics, did_you_mean};
+use super::model::{Executor, ExternalExecutor, OptionDef, ParserDef, Profile, Step};
+use super::template::{self, TemplateError};
+use super::yaml_index::{Path, YamlIndex};
+use crate::path;
+use crate::units;
+use regex::Regex;
+use std::collections::{BTreeSet, HashSet};
+
+/// Placeholders every test has, whatever its options.
+pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "target_dir", "profile_dir", "num_cpus"];
+
+struct Checker<'a> {
+    file: &'a str,
+    index: &'a YamlIndex,
+    out: Diagnostics,
+}
+
+impl Checker<'_> {
+    fn at_value(&mut self, path: Path, msg: impl Into<String>, hint: Option<String>) {
+        let mut d = Diagnostic::new(self.file, self.index.value(&path), msg);
+        d.hint = hint;
+        self.out.push(d);
+    }
+    fn at_key(&mut self, path: Path, msg: impl Into<String>, hint: Option<String>) {
+        let mut d = Diagnostic::new(self.file, self.index.key(&path), msg);
+        d.hint = hint;
+        self.out.push(d);
+    }
+
+    /// Checks an argument: placeholders known, `{{@name}}` only as a whole argument.
+    fn arg(&mut self, path: Path, s: &str, known: &BTreeSet<String>) {
+        self.template(path.clone(), s, known);
+        if template::has_splice(s) && template::whole_splice(s).is_none() {
+            self.at_value(
+                path,
+                "`{{@name}}` must be the whole argument",
+                Some("put it in its own list item: `- \"{{@name}}\"`".into()),
+            );
+        }
+    }
+
+    /// Checks a string where `{{@name}}` is not allowed.
+    fn text(&mut self, path: Path, s: &str, known: &BTreeSet<String>) {
+        self.template(path.clone(), s, known);
+        if template::has_splice(s) {
+            self.at_value(
+                path,
+                "`{{@name}}` is only allowed as a whole argument in `args`",
+                Some("use `{{name}}` here".into()),
+            );
+        }
+    }
+
+    /// Checks the placeholders of one template string against `known`.
+    fn template(&mut self, path: Path, s: &str, known: &BTreeSet<String>) {
+        match template::names(s) {
+            Ok(names) => {
+                for n in names {
+                    if !known.contains(n) {
+                        let hint = match did_you_mean(n, known.iter().map(String::as_str)) {
+                            Some(c) => format!("did you mean `{{{{{c}}}}}`? Known names: {}", list(known)),
+                            None => format!(
+                                "placeholders name an option id (with `value:`), a key of an entry's `values:`, or a built-in; known: {}",
+                                list(known)
+                            ),
+                        };
+                        self.at_value(
+                            path.clone(),
+                            format!("placeholder `{{{{{n}}}}}` has no option value of that name"),
+                            Some(hint),
+                        );
+                    }
+                }
+            }
+            Err(e @ TemplateError::Unclosed(_)) => {
+                self.at_value(path, e.to_string(), Some("close it with `}}`".into()))
+            }
+            Err(e) => self.at_value(path, e.to_string(), None),
+        }
+    }
+}
+
+fn list(names: &BTreeSet<String>) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// The value names an option binds (its id when entries use `value:`, plus
+/// the keys of `values:`), from its first entry.
+pub fn option_value_names(o: &OptionDef) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    if let Some(e) = o.entries.first() {
+        if e.value.is_some() {
+            names.insert(o.id.clone());
+        }
+        names.extend(e.values.keys().cloned());
+    }
+    names
+}
+
+pub fn is_valid_id(id: &str) -> bool {
+    let mut c = id.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_lowercase() || ch.is_ascii_digit())
+        && c.all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-' || ch == '_')
+}
+
+/// All semantic problems of `p`.
+pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics {
+    let mut c = Checker { file, index, out: Diagnostics::default() };
+
+    if !is_valid_id(&p.id) {
+        c.at_value(
+            path!["id"],
+            format!("profile id `{}` is not valid", p.id),
+            Some("use lower-case letters, digits, `-` and `_` (`fs-mark`)".into()),
+        );
+    }
+    if let Err(e) = semver::Version::parse(&p.version) {
+        c.at_value(
+            path!["version"],
+            format!("version `{}` is not semver: {e}", p.version),
+            Some("write three numbers, like `1.0.0`".into()),
+        );
+    }
+    if p.title.trim().is_empty() {
+        c.at_value(
+            path!["title"],
+            "title is empty",
+            Some("name the test as it should appear above its results".into()),
+        );
+    }
+
+    // Options: unique ids, unique labels, consistent value names.
+    let mut known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
+    let mut option_ids = HashSet::new();
+    let mut owner: std::collections::HashMap<String, String> = Default::default();
+    for (i, o) in p.options.iter().enumerate() {
+        if !template::valid_name(&o.id) {
+            c.at_value(
+                path!["options", i, "id"],
+                format!("option id `{}` is not a valid name", o.id),
+                Some("use letters, digits, `_` and `-`, starting with a letter".into()),
+            );
+        }
+        if !option_ids.insert(o.id.as_str()) {
+            c.at_value(
+                path!["options", i, "id"],
+                format!("duplicate option id `{}`", o.id),
+                Some("each option needs its own id".into()),
+            );
+        }
+        if o.entries.is_empty() {
+            c.at_value(
+                path!["options", i, "entries"],
+                format!("option `{}` has no entries", o.id),
+                Some("add at least one `- label: …` entry".into()),
+            );
+        }
+        let names = option_value_names(o);
+        let mut labels = HashSet::new();
+        for (j, e) in o.entries.iter().enumerate() {
+            if e.label.trim().is_empty() {
+                c.at_value(path!["options", i, "entries", j, "label"], "entry label is empty", None);
+            }
+            if !labels.insert(e.label.to_lowercase()) {
+                c.at_value(
+                    path!["options", i, "entries", j, "label"],
+                    format!("duplicate entry label `{}` in option `{}`", e.label, o.id),
+                    Some(
+                        "labels pick entries on the command line, so each must be unique (case does not count)".into(),
+                    ),
+                );
+            }
+            let mut mine = BTreeSet::new();
+            if e.value.is_some() {
+                mine.insert(o.id.clone());
+            }
+            mine.extend(e.values.keys().cloned());
+            for k in e.values.keys() {
+                if !template::valid_name(k) {
+                    c.at_key(
+                        path!["options", i, "entries", j, "values", k.as_str()],
+                        format!("value name `{k}` is not a valid placeholder name"),
+                        None,
+                    );
+                }
+            }
+            if j > 0 && mine != names {
+                let missing: Vec<_> = names.difference(&mine).cloned().collect();
+                let extra: Vec<_> = mine.difference(&names).cloned().collect();
+                let what = if !missing.is_empty() {
+                    format!(
+                        "entry `{}` has no value for {}",
+                        e.label,
+                        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                    )
+                } else {
+                    format!(
+                        "entry `{}` sets {} that the first entry does not",
+                        e.label,
+                        extra.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                    )
+                };
+                c.at_value(
+                    path!["options", i, "entries", j],
+                    what,
+                    Some("every entry of an option must set the same named values".into()),
+                );
+            }
+        }
+        for (k, d) in o.default.iter().enumerate() {
+            if !o.entries.iter().any(|e| e.label.eq_ignore_ascii_case(d)) {
+                let hint = did_you_mean(d, o.entries.iter().map(|e| e.label.as_str()))
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "entries are: {}",
+                            o.entries.iter().map(|e| format!("`{}`", e.label)).collect::<Vec<_>>().join(", ")
+                        )
+                    });
+                c.at_value(
+                    path!["options", i, "default", k],
+                    format!("default `{d}` is not an entry of option `{}`", o.id),
+                    Some(hint),
+                );
+            }
+        }
+        for n in names {
+            if BUILTIN_VARS.contains(&n.as_str()) {
+                c.at_value(
+                    path!["options", i, "id"],
+                    format!("value name `{n}` hides the built-in placeholder of that name"),
+                    Some("rename the option or value".into()),
+                );
+            } else if let Some(prev) = owner.insert(n.clone(), o.id.clone()) {
+                c.at_value(
+                    path!["options", i, "id"],
+                    format!("value name `{n}` is set by both option `{prev}` and option `{}`", o.id),
+                    Some("each placeholder must come from one option".into()),
+                );
+            }
+            known.insert(n);
+        }
+    }
+
+    // Results and parsers.
+    let mut result_ids = HashSet::new();
+    if p.results.is_empty() {
+        c.at_value(
+            path!["results"],
+            "no results declared",
+            Some("declare what a trial yields: `- {id: bandwidth, unit: MB/s, proportion: HIB}`".into()),
+        );
+    }
+    for (i, r) in p.results.iter().enumerate() {
+        if !result_ids.insert(r.id.as_str()) {
+            c.at_value(path!["results", i, "id"], format!("duplicate result id `{}`", r.id), None);
+        }
+        if r.unit.trim().is_empty() {
+            c.at_value(
+                path!["results", i, "unit"],
+                "unit is empty",
+                Some("state the exact unit: `MB/s` (10^6 B/s), `MiB/s` (2^20 B/s), `IOPS`, `Seconds`".into()),
+            );
+        }
+    }
+    let mut parsed = HashSet::new();
+    for (i, pd) in p.parsers.iter().enumerate() {
+        check_parser(&mut c, i, pd, p, &known);
+        parsed.insert(pd.result.as_str());
+    }
+    for (i, r) in p.results.iter().enumerate() {
+        if !parsed.contains(r.id.as_str()) {
+            c.at_value(
+                path!["results", i, "id"],
+                format!("result `{}` has no parser", r.id),
+                Some(format!("add a parser with `result: {}`", r.id)),
+            );
+        }
+    }
+
+    // Executor.
+    match &p.executor {
+        Executor::External(x) => check_external(&mut c, x, &known),
+    }
+
+    // Trials.
+    let t = &p.trials;
+    if t.times == 0 {
+        c.at_value(path!["trials", "times"], "times must be at least 1", None);
+    }
+    if let Some(max) = t.max
+        && max < t.times
+    {
+        c.at_value(
+            path!["trials", "max"],
+            format!("max ({max}) is below times ({})", t.times),
+            Some("max caps the trials added for noise; it must be at least `times`".into()),
+        );
+    }
+    if let Some(min) = t.min
+        && (min == 0 || min > t.times)
+    {
+        c.at_value(path!["trials", "min"], format!("min ({min}) must be between 1 and times ({})", t.times), None);
+    }
+    if !(t.target_rse.is_finite() && t.target_rse > 0.0) {
+        c.at_value(
+            path!["trials", "target_rse"],
+            "target_rse must be a positive percentage",
+            Some("1.5 means a standard error of 1.5 % of the mean".into()),
+        );
+    }
+
+    // Requirements.
+    if let Some(fs) = &p.requirements.free_space {
+        if template::names(fs).is_ok_and(|n| !n.is_empty()) {
+            // Per-test sizes come from the entries: check each test's value.
+            c.text(path!["requirements", "free_space"], fs, &known);
+            for combo in value_combos(p) {
+                if let Ok(s) = template::render(fs, |n| combo.get(n).map(String::as_str), false)
+                    && let Err(e) = units::parse_size(&s)
+                {
+                    c.at_value(
+                        path!["requirements", "free_space"],
+                        e.to_string(),
+                        Some("the entries' values must fill it with a size such as `1GiB`".into()),
+                    );
+                    break;
+                }
+            }
+        } else if let Err(e) = units::parse_size(fs) {
+            c.at_value(path!["requirements", "free_space"], e.to_string(), None);
+        }
+    }
+    for (i, pr) in p.requirements.programs.iter().enumerate() {
+        if pr.name.trim().is_empty() || pr.name.contains('/') {
+            c.at_value(
+                path!["requirements", "programs", i, "name"],
+                format!("`{}` is not a program name", pr.name),
+                Some("name the program as found on PATH, like `fio`".into()),
+            );
+        }
+    }
+    c.out
+}
+
+fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &BTreeSet<String>) {
+    if !p.results.iter().any(|r| r.id == pd.result) {
+        let hint = match did_you_mean(&pd.result, p.results.iter().map(|r| r.id.as_str())) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!(
+                "declared results: {}",
+                p.results.iter().map(|r| format!("`{}`", r.id)).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        c.at_value(
+            path!["parsers", i, "result"],
+            format!("parser names no declared result: `{}`", pd.result),
+            Some(hint),
+        );
+    }
+    let kinds: Vec<&str> = [
+        pd.regex.as_ref().map(|_| "regex"),
+        pd.json_pointer.as_ref().map(|_| "json_pointer"),
+        pd.template.as_ref().map(|_| "template"),
+        pd.wall_time.then_some("wall_time"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match kinds.len() {
+        0 => c.at_value(
+            path!["parsers", i],
+            "parser has no kind",
+            Some("set one of `regex`, `json_pointer`, `template` or `wall_time: true`".into()),
+        ),
+        1 => {}
+        _ => c.at_key(
+            path!["parsers", i, kinds[1]],
+            format!("parser sets both `{}` and `{}`", kinds[0], kinds[1]),
+            Some("a parser reads one way; split it into two parsers".into()),
+        ),
+    }
+    if let Some(re) = &pd.regex {
+        match Regex::new(re) {
+            Err(e) => {
+                let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
+                c.at_value(path!["parsers", i, "regex"], format!("regex does not compile: {first}"), None)
+            }
+            Ok(r) if !r.capture_names().flatten().any(|n| n == "value") => c.at_value(
+                path!["parsers", i, "regex"],
+                "regex has no named capture `value`",
+                Some("wrap the number in `(?P<value>…)`, e.g. `Files/sec:\\s+(?P<value>[0-9.]+)`".into()),
+            ),
+            Ok(_) => {}
+        }
+    }
+    if let Some(ptr) = &pd.json_pointer {
+        c.text(path!["parsers", i, "json_pointer"], ptr, known);
+        if !ptr.is_empty() && !ptr.starts_with('/') {
+            c.at_value(
+                path!["parsers", i, "json_pointer"],
+                format!("JSON pointer `{ptr}` must start with `/`"),
+                Some(format!("write `/{}`", ptr.replace('.', "/"))),
+            );
+        }
+    }
+    if let Some(t) = &pd.template
+        && !t.contains("#_RESULT_#")
+    {
+        c.at_value(
+            path!["parsers", i, "template"],
+            "template has no `#_RESULT_#` marker",
+            Some("copy a sample output line and put `#_RESULT_#` where the value is".into()),
+        );
+    }
+    for hint_key in ["line_hint", "line_before_hint", "line_after_hint"] {
+        let set = match hint_key {
+            "line_hint" => pd.line_hint.is_some(),
+            "line_before_hint" => pd.line_before_hint.is_some(),
+            _ => pd.line_after_hint.is_some(),
+        };
+        if set && pd.template.is_none() {
+            c.at_key(path!["parsers", i, hint_key], format!("`{hint_key}` only applies to a `template` parser"), None);
+        }
+    }
+    for (key, v) in [("multiply_by", pd.multiply_by), ("divide_by", pd.divide_by)] {
+        if let Some(v) = v
+            && (!v.is_finite() || v == 0.0)
+        {
+            c.at_value(path!["parsers", i, key], format!("{key} must be a non-zero number"), None);
+        }
+    }
+    for (k, v) in &pd.when {
+        let values: Vec<&str> = p
+            .options
+            .iter()
+            .flat_map(|o| o.entries.iter())
+            .flat_map(|e| {
+                e.values
+                    .get(k)
+                    .into_iter()
+                    .chain(p.options.iter().filter(|o| &o.id == k).flat_map(|_| e.value.as_ref()))
+            })
+            .map(|s| s.as_str())
+            .collect();
+        if !known.contains(k) || BUILTIN_VARS.contains(&k.as_str()) {
+            c.at_key(
+                path!["parsers", i, "when", k.as_str()],
+                format!("`when` names `{k}`, which no option sets"),
+                None,
+            );
+        } else if !values.contains(&v.as_str()) {
+            c.at_value(path!["parsers", i, "when", k.as_str()], format!("no entry sets `{k}` to `{v}`"), None);
+        }
+    }
+}
+
+fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<String>) {
+    for (i, s) in steps.iter().enumerate() {
+        match (&s.program, &s.shell) {
+            (Some(_), Some(_)) => c.at_key(
+                path!["executor", "external", list, i, "shell"],
+                "step sets both `program` and `shell`",
+                Some("use one of them".into()),
+            ),
+            (None, None) => c.at_value(
+                path!["executor", "external", list, i],
+                "step has neither `program` nor `shell`",
+                Some("write `- shell: \"…\"` or `- program: …`".into()),
+            ),
+            (None, Some(sh)) => {
+                c.text(path!["executor", "external", list, i, "shell"], sh, known);
+                if !s.args.is_empty() {
+                    c.at_key(
+                        path!["executor", "external", list, i, "args"],
+                        "`args` only applies to a `program` step",
+                        None,
+                    );
+                }
+            }
+            (Some(pr), None) => {
+                c.text(path!["executor", "external", list, i, "program"], pr, known);
+                for (j, a) in s.args.iter().enumerate() {
+                    c.arg(path!["executor", "external", list, i, "args", j], a, known);
+                }
+            }
+        }
+        if let Some(t) = &s.timeout
+            && let Err(e) = units::parse_duration(t)
+        {
+            c.at_value(path!["executor", "external", list, i, "timeout"], e.to_string(), None);
+        }
+    }
+}
+
+fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String>) {
+    if x.program.trim().is_empty() {
+        c.at_value(path!["executor", "external", "program"], "program is empty", None);
+    }
+    c.text(path!["executor", "external", "program"], &x.program, known);
+    for (i, a) in x.args.iter().enumerate() {
+        c.arg(path!["executor", "external", "args", i], a, known);
+    }
+    for (k, v) in &x.env {
+        c.text(path!["executor", "external", "env", k.as_str()], v, known);
+    }
+    if let Some(s) = &x.stdin {
+        c.text(path!["executor", "external", "stdin"], s, known);
+    }
+    if let Some(t) = &x.timeout
+        && let Err(e) = units::parse_duration(t)
+    {
+        c.at_value(path!["executor", "external", "timeout"], e.to_string(), None);
+    }
+    check_steps(c, "pre", &x.pre, known);
+    check_steps(c, "interim", &x.interim, known);
+    check_steps(c, "post", &x.post, known);
+}
+
+/// The named values of each option's entries, one map per entry (enough to
+/// check a string that uses one option's values at a time).
+fn value_combos(p: &Profile) -> Vec<std::collections::HashMap<String, String>> {
+    let mut out = Vec::new();
+    for o in &p.options {
+        for e in &o.entries {
+            let mut m = std::collections::HashMap::new();
+            if let Some(v) = &e.value {
+                m.insert(o.id.clone(), v.0.clone());
+            }
+            for (k, v) in &e.values {
+                m.insert(k.clone(), v.0.clone());
+            }
+            out.push(m);
+        }
+    }
+    out
+}

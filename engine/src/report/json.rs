@@ -1,0 +1,14 @@
+//! The result file itself, pretty-printed.
+
+use super::Exporter;
+use crate::result::ResultFile;
+
+pub struct Json;
+
+impl Exporter for Json {
+    fn export(&self, result: &ResultFile) -> String {
+        let mut s = serde_json::to_string_pretty(result).expect("result files serialize");
+        s.push('\n');
+        s
+    }
+}

@@ -1,0 +1,7 @@
+//! Result files: the model, identity of tests, and atomic storage.
+
+pub mod model;
+pub mod store;
+
+pub use model::{OptionChoice, ResultEntry, ResultFile, System, TestResult};
+pub use store::{Store, StoreError};

@@ -1,0 +1,158 @@
+//! The result file: systems (one per identifier) and results (one per test
+//! and result id), each with every identifier's trials and statistics.
+//! `schemas/result.schema.json` is generated from these types.
+
+use crate::profile::model::Proportion;
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Version of this format; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultFile {
+    pub schema_version: u32,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// One per identifier, in the order they were added.
+    pub systems: Vec<System>,
+    /// One per (test, result id), in the order they were first run.
+    pub results: Vec<TestResult>,
+}
+
+/// The system state behind one identifier.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct System {
+    /// Label of this system state (`vda: BFQ`, `ext4-nobarrier`).
+    pub identifier: String,
+    /// `Processor`, `Memory`, `Disk` … in display order.
+    #[serde(default)]
+    pub hardware: IndexMap<String, String>,
+    /// `OS`, `Kernel`, `File-System` … in display order.
+    #[serde(default)]
+    pub software: IndexMap<String, String>,
+    /// `Disk Notes`, `Processor Notes` …
+    #[serde(default)]
+    pub notes: IndexMap<String, String>,
+    /// Directory the tests ran in.
+    #[serde(default)]
+    pub target_dir: Option<String>,
+    /// When this identifier's first test started (RFC 3339, UTC).
+    pub started: String,
+    /// When this identifier's last test finished.
+    #[serde(default)]
+    pub finished: Option<String>,
+    /// Version of engine that ran the tests.
+    pub engine_version: String,
+}
+
+/// One option choice of a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionChoice {
+    /// Option id (`block_size`).
+    pub option: String,
+    /// Option display name (`Block Size`).
+    pub name: String,
+    /// Chosen entry label (`4KB`).
+    pub entry: String,
+    /// The named values the entry set (`{bs: 4k}`).
+    pub values: IndexMap<String, String>,
+}
+
+/// One result of one test, with a value per identifier.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestResult {
+    /// Identity of the test: profile id, major.minor version and option values.
+    pub test: String,
+    /// Profile id (`fio`).
+    pub profile: String,
+    /// Full profile version that first produced this result.
+    pub profile_version: String,
+    /// Result id within the profile (`bandwidth`).
+    pub result: String,
+    /// Title of the test (`Flexible IO Tester`).
+    pub title: String,
+    #[serde(default)]
+    pub app_version: Option<String>,
+    /// `Type: Random Read - Block Size: 4KB`.
+    pub description: String,
+    pub options: Vec<OptionChoice>,
+    /// Exact unit (`MB/s` = 10^6 B/s).
+    pub unit: String,
+    pub proportion: Proportion,
+    pub entries: Vec<ResultEntry>,
+}
+
+/// The trials and statistics of one identifier for one result.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultEntry {
+    pub identifier: String,
+    /// Arithmetic mean of the trials.
+    pub value: f64,
+    /// Every trial value, in run order.
+    pub trials: Vec<f64>,
+    /// Sample standard deviation (null with one trial).
+    pub sd: Option<f64>,
+    /// Standard error of the mean, SD/√N (null with one trial).
+    pub se: Option<f64>,
+    pub n: usize,
+    pub min: f64,
+    pub max: f64,
+    pub median: f64,
+    /// Why trials were added beyond the scheduled ones, one line per added trial.
+    #[serde(default)]
+    pub added_trials: Vec<String>,
+    /// Set when the cap was reached while the data was still noisy.
+    #[serde(default)]
+    pub warning: Option<String>,
+    /// Wall time of each trial, seconds.
+    #[serde(default)]
+    pub trial_seconds: Vec<f64>,
+    /// When the test finished (RFC 3339, UTC).
+    pub timestamp: String,
+    /// Folder of the per-trial logs, relative to the result folder.
+    #[serde(default)]
+    pub logs: Option<String>,
+}
+
+impl ResultFile {
+    pub fn new(title: &str) -> Self {
+        ResultFile { schema_version: SCHEMA_VERSION, title: title.to_string(), ..Default::default() }
+    }
+
+    pub fn system(&self, identifier: &str) -> Option<&System> {
+        self.systems.iter().find(|s| s.identifier == identifier)
+    }
+
+    /// Adds or replaces `entry` in the result (`test`, `result`), creating the
+    /// result from `template` when it is new.
+    pub fn upsert(&mut self, template: &TestResult, entry: ResultEntry) {
+        let r = match self.results.iter_mut().position(|r| r.test == template.test && r.result == template.result) {
+            Some(i) => &mut self.results[i],
+            None => {
+                let mut t = template.clone();
+                t.entries.clear();
+                self.results.push(t);
+                self.results.last_mut().unwrap()
+            }
+        };
+        match r.entries.iter_mut().find(|e| e.identifier == entry.identifier) {
+            Some(e) => *e = entry,
+            None => r.entries.push(entry),
+        }
+    }
+}
+
+impl ResultFile {
+    /// Whether `identifier` has a value for any result of `test`.
+    pub fn has_any(&self, test: &str, identifier: &str) -> bool {
+        self.results.iter().any(|r| r.test == test && r.entries.iter().any(|e| e.identifier == identifier))
+    }
+}

@@ -1,0 +1,178 @@
+//! Result files on disk: `$ENGINE_HOME/results/<name>/result.json`, written
+//! atomically (temp file, fsync, rename, fsync of the folder) and guarded by a
+//! lock so two runs never interleave their writes.
+
+use super::model::ResultFile;
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("result name `{0}` is not allowed: {1}")]
+    BadName(String, &'static str),
+    #[error("no saved result named `{0}`")]
+    NotFound(String),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a valid result file: {msg}")]
+    Invalid { path: PathBuf, msg: String },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("result `{0}` is in use by another engine process")]
+    Locked(String),
+}
+
+/// Checks a result name: one path component, no `/`, no `..`, no control characters.
+pub fn check_name(name: &str) -> Result<(), StoreError> {
+    let bad = |why| Err(StoreError::BadName(name.to_string(), why));
+    if name.is_empty() {
+        return bad("it is empty");
+    }
+    if name.contains('/') || name.contains('\\') {
+        return bad("it contains `/`; a result name is one folder name");
+    }
+    if name == "." || name == ".." || name.contains("..") {
+        return bad("it contains `..`");
+    }
+    if name.starts_with('.') || name.starts_with('-') {
+        return bad("it starts with `.` or `-`");
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return bad("it contains control characters");
+    }
+    if name.len() > 200 {
+        return bad("it is longer than 200 bytes");
+    }
+    Ok(())
+}
+
+/// The folder that holds all saved results.
+pub struct Store {
+    root: PathBuf,
+}
+
+/// An exclusive lock on one result folder; released when dropped.
+pub struct Lock {
+    _file: File,
+}
+
+impl Store {
+    pub fn new(root: PathBuf) -> Self {
+        Store { root }
+    }
+
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir(name).join("result.json")
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        check_name(name).is_ok() && self.path(name).is_file()
+    }
+
+    /// Names of saved results, sorted.
+    pub fn list(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("result.json").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    pub fn load(&self, name: &str) -> Result<ResultFile, StoreError> {
+        check_name(name)?;
+        let path = self.path(name);
+        if !path.is_file() {
+            return Err(StoreError::NotFound(name.to_string()));
+        }
+        load_file(&path)
+    }
+
+    /// Takes the lock of result `name`, creating its folder.
+    pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
+        check_name(name)?;
+        let dir = self.dir(name);
+        fs::create_dir_all(&dir).map_err(|source| StoreError::Write { path: dir.clone(), source })?;
+        let path = dir.join(".lock");
+        let file = File::create(&path).map_err(|source| StoreError::Write { path: path.clone(), source })?;
+        // SAFETY: flock on a file descriptor we own.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            return Err(StoreError::Locked(name.to_string()));
+        }
+        Ok(Lock { _file: file })
+    }
+
+    /// Writes result `name` atomically.
+    pub fn save(&self, name: &str, file: &ResultFile) -> Result<(), StoreError> {
+        check_name(name)?;
+        let bytes = serde_json::to_vec_pretty(file).expect("result files serialize");
+        write_atomic(&self.path(name), &bytes)
+    }
+}
+
+pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
+    let text = fs::read_to_string(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+    serde_json::from_str(&text).map_err(|e| StoreError::Invalid { path: path.to_path_buf(), msg: e.to_string() })
+}
+
+/// Temp file in the same folder, fsync, rename over `path`, fsync the folder:
+/// a reader sees the old file or the new one, never half of one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let err = |source| StoreError::Write { path: path.to_path_buf(), source };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(err)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(check_name("disk-2026").is_ok());
+        assert!(check_name("my result").is_ok());
+        for bad in ["", "a/b", "..", "../x", "a..b", ".hidden", "-x", "a\nb"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn save_load_and_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let lock = store.lock("r1").unwrap();
+        assert!(matches!(store.lock("r1"), Err(StoreError::Locked(_))));
+        drop(lock);
+        let mut f = ResultFile::new("T");
+        f.description = "d".into();
+        store.save("r1", &f).unwrap();
+        assert_eq!(store.load("r1").unwrap().description, "d");
+        assert_eq!(store.list(), vec!["r1".to_string()]);
+        assert!(matches!(store.load("nope"), Err(StoreError::NotFound(_))));
+        let leftovers: Vec<_> = fs::read_dir(store.dir("r1"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

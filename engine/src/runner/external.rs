@@ -1,0 +1,202 @@
+//! The `external` executor: a program on the system, run in the scratch
+//! directory in its own process group, stdout and stderr logged per trial.
+
+use super::executor::{ExecError, Executor, TestEnv, TrialRun};
+use super::process::{self, Exit, Finished};
+use crate::profile::model::{ExternalExecutor, Step};
+use crate::profile::template;
+use crate::units;
+use std::ffi::OsStr;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const STEP_TIMEOUT: Duration = Duration::from_secs(600);
+
+pub struct External {
+    def: ExternalExecutor,
+}
+
+impl External {
+    pub fn new(def: ExternalExecutor) -> Self {
+        External { def }
+    }
+}
+
+fn fill(s: &str, env: &TestEnv<'_>, shell: bool) -> Result<String, ExecError> {
+    template::render(s, |n| env.bindings.get(n).map(String::as_str), shell).map_err(|e| ExecError::Setup(e.to_string()))
+}
+
+fn fill_args(args: &[String], env: &TestEnv<'_>) -> Result<Vec<String>, ExecError> {
+    template::render_args(args, |n| env.bindings.get(n).map(String::as_str))
+        .map_err(|e| ExecError::Setup(e.to_string()))
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExecError {
+    let what = what.into();
+    move |source| ExecError::Io { what, source }
+}
+
+fn outcome(program: &str, f: &Finished, timeout: Option<Duration>, log: &Path) -> Result<(), ExecError> {
+    let program = program.to_string();
+    let log = log.to_path_buf();
+    match f.exit {
+        Exit::Code(0) => Ok(()),
+        Exit::Code(code) => Err(ExecError::Exit { program, code, log }),
+        Exit::Signal(signal) => Err(ExecError::Signal { program, signal, log }),
+        Exit::TimedOut => Err(ExecError::Timeout {
+            program,
+            after: humantime::format_duration(timeout.unwrap_or_default()).to_string(),
+            log,
+        }),
+        Exit::Interrupted => Err(ExecError::Interrupted),
+    }
+}
+
+/// A printable command line.
+fn command_line(program: &str, args: &[String]) -> String {
+    std::iter::once(program.to_string()).chain(args.iter().map(|a| template::quote(a))).collect::<Vec<_>>().join(" ")
+}
+
+/// Short program name for messages (`fio`, not `/usr/bin/fio`).
+fn short(program: &str) -> String {
+    Path::new(program).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| program.to_string())
+}
+
+impl External {
+    fn run_steps(
+        &self,
+        which: &'static str,
+        steps: &[Step],
+        env: &TestEnv<'_>,
+        log_name: &str,
+    ) -> Result<(), ExecError> {
+        if steps.is_empty() {
+            return Ok(());
+        }
+        let log = env.logs.join(log_name);
+        for (i, step) in steps.iter().enumerate() {
+            let (program, args) = match (&step.program, &step.shell) {
+                (Some(p), _) => (fill(p, env, false)?, fill_args(&step.args, env)?),
+                (None, Some(sh)) => ("/bin/sh".to_string(), vec!["-c".to_string(), fill(sh, env, true)?]),
+                (None, None) => return Err(ExecError::Setup(format!("{which} step {} has nothing to run", i + 1))),
+            };
+            let timeout = match &step.timeout {
+                Some(t) => units::parse_duration(t).map_err(|e| ExecError::Setup(e.to_string()))?,
+                None => STEP_TIMEOUT,
+            };
+            let mut f = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .map_err(io(format!("cannot write {}", log.display())))?;
+            writeln!(f, "$ {}", command_line(&program, &args)).map_err(io("cannot write log"))?;
+            let out = f.try_clone().map_err(io("cannot write log"))?;
+            let err = f.try_clone().map_err(io("cannot write log"))?;
+            let fin = process::run(process::Spec {
+                program: OsStr::new(&program),
+                args: &args,
+                env: &self.env(env)?,
+                cwd: env.scratch,
+                stdin: None,
+                stdout: out,
+                stderr: err,
+                timeout: Some(timeout),
+            })
+            .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
+            writeln!(f, "# exit: {:?} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
+                .map_err(io("cannot write log"))?;
+            outcome(&short(&program), &fin, Some(timeout), &log).map_err(|cause| ExecError::Step {
+                step: which,
+                index: i + 1,
+                cause: Box::new(cause),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn env(&self, env: &TestEnv<'_>) -> Result<Vec<(String, String)>, ExecError> {
+        self.def.env.iter().map(|(k, v)| Ok((k.clone(), fill(v, env, false)?))).collect()
+    }
+
+    fn timeout(&self) -> Result<Option<Duration>, ExecError> {
+        self.def.timeout.as_deref().map(units::parse_duration).transpose().map_err(|e| ExecError::Setup(e.to_string()))
+    }
+}
+
+impl Executor for External {
+    fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
+        self.run_steps("pre", &self.def.pre, env, "pre.log")
+    }
+
+    fn trial(&mut self, env: &TestEnv<'_>, label: &str, first: bool) -> Result<TrialRun, ExecError> {
+        if !first {
+            self.run_steps("interim", &self.def.interim, env, &format!("interim-{label}.log"))?;
+        }
+        let program = fill(&self.def.program, env, false)?;
+        let args = fill_args(&self.def.args, env)?;
+        let envs = self.env(env)?;
+        let stdin = match &self.def.stdin {
+            Some(s) => {
+                let p = env.scratch.join(fill(s, env, false)?);
+                Some(File::open(&p).map_err(io(format!("cannot open stdin file {}", p.display())))?)
+            }
+            None => None,
+        };
+        let log = env.logs.join(format!("trial-{label}.log"));
+        let out_path = env.logs.join(format!(".trial-{label}.stdout"));
+        let err_path = env.logs.join(format!(".trial-{label}.stderr"));
+        let out = File::create(&out_path).map_err(io(format!("cannot write {}", out_path.display())))?;
+        let err = File::create(&err_path).map_err(io(format!("cannot write {}", err_path.display())))?;
+        let timeout = self.timeout()?;
+        let fin = process::run(process::Spec {
+            program: OsStr::new(&program),
+            args: &args,
+            env: &envs,
+            cwd: env.scratch,
+            stdin,
+            stdout: out,
+            stderr: err,
+            timeout,
+        })
+        .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
+        let stdout = String::from_utf8_lossy(&fs::read(&out_path).unwrap_or_default()).into_owned();
+        let stderr = String::from_utf8_lossy(&fs::read(&err_path).unwrap_or_default()).into_owned();
+        write_log(&log, &program, &args, env.scratch, &fin, &stdout, &stderr)?;
+        let _ = fs::remove_file(&out_path);
+        let _ = fs::remove_file(&err_path);
+        outcome(&short(&program), &fin, timeout, &log)?;
+        Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, log })
+    }
+
+    fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
+        self.run_steps("post", &self.def.post, env, "post.log")
+    }
+}
+
+fn write_log(
+    log: &PathBuf,
+    program: &str,
+    args: &[String],
+    cwd: &Path,
+    fin: &Finished,
+    stdout: &str,
+    stderr: &str,
+) -> Result<(), ExecError> {
+    let mut f = File::create(log).map_err(io(format!("cannot write {}", log.display())))?;
+    let text = format!(
+        "$ {}\n# cwd: {}\n# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n--- stdout ---\n{}{}--- stderr ---\n{}",
+        command_line(program, args),
+        cwd.display(),
+        fin.exit,
+        fin.wall.as_secs_f64(),
+        fin.usage.user.as_secs_f64(),
+        fin.usage.system.as_secs_f64(),
+        fin.usage.max_rss_kib,
+        stdout,
+        if stdout.is_empty() || stdout.ends_with('\n') { "" } else { "\n" },
+        stderr,
+    );
+    f.write_all(text.as_bytes()).map_err(io(format!("cannot write {}", log.display())))
+}

@@ -1,0 +1,204 @@
+//! Running one command: its own process group, output to files, a timeout
+//! that kills the whole group, and resource usage from `wait4`.
+
+use super::interrupt;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+    Interrupted,
+}
+
+impl Exit {
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+}
+
+/// CPU time and peak memory of the command (and the children it waited for).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub user: Duration,
+    pub system: Duration,
+    pub max_rss_kib: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Finished {
+    pub exit: Exit,
+    pub wall: Duration,
+    pub usage: Usage,
+}
+
+/// What to run.
+pub struct Spec<'a> {
+    pub program: &'a OsStr,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+    pub stdin: Option<File>,
+    pub stdout: File,
+    pub stderr: File,
+    pub timeout: Option<Duration>,
+}
+
+/// Grace period between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+/// How often a waiting run looks at the interrupt flag.
+const POLL: Duration = Duration::from_millis(50);
+
+fn kill_group(pgid: i32, sig: i32) {
+    // SAFETY: plain syscall; a negative pid names the process group.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+fn tv(t: libc::timeval) -> Duration {
+    Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000)
+}
+
+/// Runs `spec` to completion, timeout or interrupt.
+pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .stdin(spec.stdin.map(Stdio::from).unwrap_or_else(Stdio::null))
+        .stdout(spec.stdout)
+        .stderr(spec.stderr);
+    let start = Instant::now();
+    let child = cmd.spawn()?;
+    let pid = child.id() as i32;
+    // Reaped with wait4 on a helper thread so the caller can time out and
+    // watch for Ctrl-C without polling the child.
+    let (tx, rx) = mpsc::channel::<(i32, libc::rusage, Instant)>();
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: zeroed rusage is a valid out-parameter for wait4.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: waiting for our own child.
+            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        let _ = tx.send((status, ru, Instant::now()));
+    });
+    drop(child);
+
+    let deadline = spec.timeout.map(|t| start + t);
+    let mut forced: Option<Exit> = None;
+    let (status, ru, end) = loop {
+        let now = Instant::now();
+        let wait = match deadline {
+            Some(d) if d <= now => {
+                forced = Some(Exit::TimedOut);
+                break stop(pid, &rx);
+            }
+            Some(d) => (d - now).min(POLL),
+            None => POLL,
+        };
+        match rx.recv_timeout(wait) {
+            Ok(done) => break done,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if interrupt::requested() {
+                    forced = Some(Exit::Interrupted);
+                    break stop(pid, &rx);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(std::io::Error::other("lost track of the child process"));
+            }
+        }
+    };
+    // Leave no stray members of the group behind (PTS's hung children).
+    kill_group(pid, libc::SIGKILL);
+    let exit = forced.unwrap_or(if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        Exit::Code(-1)
+    });
+    Ok(Finished {
+        exit,
+        wall: end - start,
+        usage: Usage { user: tv(ru.ru_utime), system: tv(ru.ru_stime), max_rss_kib: ru.ru_maxrss.max(0) as u64 },
+    })
+}
+
+/// SIGTERM to the group, then SIGKILL after the grace period.
+fn stop(pid: i32, rx: &mpsc::Receiver<(i32, libc::rusage, Instant)>) -> (i32, libc::rusage, Instant) {
+    kill_group(pid, libc::SIGTERM);
+    if let Ok(done) = rx.recv_timeout(GRACE) {
+        return done;
+    }
+    kill_group(pid, libc::SIGKILL);
+    rx.recv().unwrap_or_else(|_| {
+        // SAFETY: zeroed rusage is a valid value.
+        (0, unsafe { std::mem::zeroed() }, Instant::now())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec<'a>(dir: &'a Path, program: &'a str, args: &'a [String], timeout: Option<Duration>) -> Spec<'a> {
+        Spec {
+            program: OsStr::new(program),
+            args,
+            env: &[],
+            cwd: dir,
+            stdin: None,
+            stdout: File::create(dir.join("out")).unwrap(),
+            stderr: File::create(dir.join("err")).unwrap(),
+            timeout,
+        }
+    }
+
+    #[test]
+    fn exit_codes_and_output() {
+        let d = tempfile::tempdir().unwrap();
+        let args = vec!["-c".to_string(), "echo hi; echo oops >&2; exit 3".to_string()];
+        let f = run(spec(d.path(), "sh", &args, None)).unwrap();
+        assert_eq!(f.exit, Exit::Code(3));
+        assert_eq!(std::fs::read_to_string(d.path().join("out")).unwrap(), "hi\n");
+        assert_eq!(std::fs::read_to_string(d.path().join("err")).unwrap(), "oops\n");
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let d = tempfile::tempdir().unwrap();
+        // The background sleep would outlive a kill of `sh` alone.
+        let marker = d.path().join("survivor");
+        let script = format!("(sleep 3; touch {}) & sleep 30", marker.display());
+        let args = vec!["-c".to_string(), script];
+        let t0 = Instant::now();
+        let f = run(spec(d.path(), "sh", &args, Some(Duration::from_millis(300)))).unwrap();
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(3500));
+        assert!(!marker.exists(), "a member of the group survived the timeout");
+    }
+
+    #[test]
+    fn missing_program_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(run(spec(d.path(), "/nonexistent/prog", &[], None)).is_err());
+    }
+}

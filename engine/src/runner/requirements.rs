@@ -1,0 +1,110 @@
+//! What must hold before a test runs: its programs on PATH, root, a writable
+//! target directory with enough free space. Checked before any trial.
+
+use crate::profile::model::{Executor, Profile};
+use crate::profile::template;
+use crate::units;
+use std::path::Path;
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Unmet {
+    #[error("{program} not found — install it with `{install}` or put it on PATH")]
+    Program { program: String, install: String },
+    #[error("{profile} must run as root (it {why})")]
+    Root { profile: String, why: &'static str },
+}
+
+/// Programs the profile needs that are not on PATH.
+pub fn missing_programs(p: &Profile) -> Vec<Unmet> {
+    let mut out = Vec::new();
+    let mut names: Vec<(String, Option<String>)> =
+        p.requirements.programs.iter().map(|r| (r.name.clone(), r.apt.clone())).collect();
+    let Executor::External(x) = &p.executor;
+    // The executor's program counts too, unless it is a path or a placeholder.
+    if !x.program.contains('/')
+        && template::names(&x.program).map(|n| n.is_empty()).unwrap_or(false)
+        && !names.iter().any(|(n, _)| n == &x.program)
+    {
+        names.push((x.program.clone(), None));
+    }
+    for (name, apt) in names {
+        if which::which(&name).is_err() {
+            let install = format!("apt-get install {}", apt.unwrap_or_else(|| name.clone()));
+            out.push(Unmet::Program { program: name, install });
+        }
+    }
+    out
+}
+
+/// Whether root is required and missing.
+pub fn missing_root(p: &Profile) -> Option<Unmet> {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    (p.requirements.root && euid != 0)
+        .then(|| Unmet::Root { profile: p.id.clone(), why: "declares `requirements.root: true`" })
+}
+
+#[derive(Debug, Error)]
+pub enum TargetError {
+    #[error("target directory {path} cannot be created: {source}")]
+    Create { path: String, source: std::io::Error },
+    #[error("target directory {path} is not writable: {source}")]
+    NotWritable { path: String, source: std::io::Error },
+    #[error("target directory {path} has {free} free but {need} need {needed}")]
+    NoSpace { path: String, free: String, need: String, needed: String },
+}
+
+/// Free bytes for an unprivileged writer in the file system holding `path`.
+pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: zeroed statvfs is a valid out-parameter.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Creates `dir` if needed, checks it is writable and has `need` free bytes
+/// (`who` names the tests that need them).
+pub fn check_target(dir: &Path, need: Option<(u64, String)>) -> Result<(), TargetError> {
+    let path = dir.display().to_string();
+    std::fs::create_dir_all(dir).map_err(|source| TargetError::Create { path: path.clone(), source })?;
+    tempfile::tempfile_in(dir).map_err(|source| TargetError::NotWritable { path: path.clone(), source })?;
+    if let Some((bytes, who)) = need {
+        let free = free_bytes(dir).map_err(|source| TargetError::NotWritable { path: path.clone(), source })?;
+        if free < bytes {
+            return Err(TargetError::NoSpace {
+                path,
+                free: units::format_bytes_binary(free),
+                need: who,
+                needed: units::format_bytes_binary(bytes),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Free space test `t` declares, with placeholders filled from its entries.
+pub fn free_space_of(t: &crate::expand::Test) -> Option<u64> {
+    let fs = t.profile.profile.requirements.free_space.as_deref()?;
+    let b = t.bindings();
+    let s = template::render(fs, |n| b.get(n).map(String::as_str), false).ok()?;
+    units::parse_size(&s).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn space_check() {
+        let d = tempfile::tempdir().unwrap();
+        check_target(d.path(), Some((1, "t".into()))).unwrap();
+        let e = check_target(d.path(), Some((u64::MAX, "fio".into()))).unwrap_err();
+        assert!(e.to_string().contains("but fio need"), "{e}");
+    }
+}

@@ -1,0 +1,104 @@
+//! Exact units: MB = 10^6 bytes, MiB = 2^20 bytes; durations as `90s`, `10m`.
+
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum UnitError {
+    #[error("`{0}` is not a size; write a number and a unit such as `512MiB`, `2GB` or `4096B`")]
+    Size(String),
+    #[error("`{0}` is not a duration; write it like `90s`, `10m` or `1h 30m`")]
+    Duration(String),
+}
+
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("B", 1),
+    ("kB", 1_000),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
+
+/// Parses `512MiB`, `2 GB`, `4096` (bytes) into bytes, exactly.
+pub fn parse_size(s: &str) -> Result<u64, UnitError> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = (t[..split].trim(), t[split..].trim());
+    let factor = if unit.is_empty() {
+        1
+    } else {
+        SIZE_UNITS.iter().find(|(u, _)| *u == unit).map(|(_, f)| *f).ok_or_else(|| UnitError::Size(s.to_string()))?
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(factor).ok_or_else(|| UnitError::Size(s.to_string()));
+    }
+    let f: f64 = num.parse().map_err(|_| UnitError::Size(s.to_string()))?;
+    if !f.is_finite() || f < 0.0 {
+        return Err(UnitError::Size(s.to_string()));
+    }
+    Ok((f * factor as f64).round() as u64)
+}
+
+/// Formats bytes with binary units (what `df -h` users expect for free space).
+pub fn format_bytes_binary(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 { format!("{b} B") } else { format!("{v:.1} {}", U[i]) }
+}
+
+/// Formats bytes with decimal units (disk and memory sizes as vendors state them).
+pub fn format_bytes_decimal(b: u64) -> String {
+    const U: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1000.0 && i < U.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 { format!("{b} B") } else { format!("{v:.0}{}", U[i]) }
+}
+
+/// Parses `90s`, `10m`, `1h 30m`, `250ms`.
+pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
+    humantime::parse_duration(s.trim()).map_err(|_| UnitError::Duration(s.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_exact() {
+        assert_eq!(parse_size("1MB").unwrap(), 1_000_000);
+        assert_eq!(parse_size("1MiB").unwrap(), 1_048_576);
+        assert_eq!(parse_size("2 GiB").unwrap(), 2 * 1_073_741_824);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("1.5kB").unwrap(), 1500);
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("mb").is_err());
+        assert!(parse_size("1mb").is_err(), "mb is millibits: refuse rather than guess");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_bytes_binary(1536), "1.5 KiB");
+        assert_eq!(format_bytes_decimal(252_000_000_000), "252GB");
+    }
+}
