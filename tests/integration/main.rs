@@ -1,1 +1,11 @@
+//! Integration tests: they run the real `engine` binary in a temporary
+//! ENGINE_HOME and target directory, with real tools from Debian.
 
+mod common;
+
+mod benchmark;
+mod cli;
+mod failures;
+mod malformed;
+mod parsers;
+mod schemas;

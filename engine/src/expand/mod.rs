@@ -163,7 +163,21 @@ fn error(origin: &Origin, at_value: bool, msg: String, hint: String) -> ExpandEr
 /// Entry indexes selected by `preset` in `option`.
 fn select(profile: &LoadedProfile, option: &OptionDef, preset: &Preset) -> Result<Vec<usize>, ExpandError> {
     let mut out = Vec::new();
-    for want in &preset.entries {
+    // From the command line, `a,b` lists entries, but a label may hold commas
+    // itself (`100 Files, 1MB Size`): the whole text wins when it is a label.
+    let wants: Vec<String> = match preset.origin {
+        Origin::CommandLine => {
+            let norm = |s: &str| s.split(',').map(str::trim).collect::<Vec<_>>().join(",");
+            let whole = preset.entries.join(",");
+            if let Some(e) = option.entries.iter().find(|e| norm(&e.label).eq_ignore_ascii_case(&whole)) {
+                vec![e.label.clone()]
+            } else {
+                preset.entries.clone()
+            }
+        }
+        _ => preset.entries.clone(),
+    };
+    for want in &wants {
         let found: Vec<usize> = (0..option.entries.len()).filter(|&i| entry_matches(option, i, want)).collect();
         if found.is_empty() {
             let labels: Vec<&str> = option.entries.iter().map(|e| e.label.as_str()).collect();
@@ -267,6 +281,7 @@ pub fn parse_cli_option(s: &str) -> Result<Preset, ExpandError> {
             hint: "write `--option block_size=4KB,2MB`".into(),
         });
     };
+    // Split on commas; `select` rejoins them when the whole text is one label.
     let entries: Vec<String> = v.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
     if k.trim().is_empty() || entries.is_empty() {
         return Err(ExpandError::CommandLine {
@@ -355,5 +370,16 @@ parsers: [{result: r, wall_time: true}]
         let e = expand(&profile(), &[parse_cli_option("bs=3MB").unwrap()], &Batch, true).unwrap_err();
         assert!(e.to_string().starts_with("`3MB` is not an entry of option `bs` of t"), "{e}");
         assert!(parse_cli_option("bs").is_err());
+    }
+
+    #[test]
+    fn labels_with_commas_can_be_named_whole() {
+        let text = FIO_LIKE.replace("{label: 2MB, value: 2m}", "{label: \"2MB, aligned\", value: 2m}");
+        let p = Arc::new(profile_from_str(&text, "t.yaml", LoadOrigin::Builtin).unwrap());
+        let tests = expand(&p, &[parse_cli_option("bs=2MB, aligned").unwrap()], &Batch, true).unwrap();
+        assert_eq!(tests.len(), 2);
+        assert!(tests.iter().all(|t| t.description().ends_with("Block Size: 2MB, aligned")));
+        let both = expand(&p, &[parse_cli_option("bs=4k,2m").unwrap()], &Batch, true).unwrap();
+        assert_eq!(both.len(), 4);
     }
 }

@@ -51,10 +51,17 @@ static UNKNOWN: LazyLock<Regex> =
 static MISSING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^missing field `([^`]*)`").unwrap());
 
 /// Turns a deserializer error into a diagnostic with a hint.
-fn serde_diag(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
+fn serde_diag(file: &str, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
     let raw = e.without_snippet().to_string();
     let msg = AT_LINE.replace(raw.trim(), "").to_string();
-    let pos = e.location().map(|l| Pos::new(l.line() as usize, l.column() as usize)).unwrap_or(Pos::new(1, 1));
+    let mut pos = e.location().map(|l| Pos::new(l.line() as usize, l.column() as usize)).unwrap_or(Pos::new(1, 1));
+    if msg.starts_with("missing field") {
+        // The reader notices at the end of the mapping; the mapping's start is
+        // where the key belongs.
+        if let Some(start) = YamlIndex::build(text).enclosing_mapping(pos) {
+            pos = start;
+        }
+    }
     let (msg, hint) = if let Some(c) = UNKNOWN.captures(&msg) {
         let (kind, word) = (&c[1], &c[2]);
         let expected: Vec<&str> = c[3].split(", ").map(|s| s.trim_matches('`')).collect();
@@ -80,6 +87,10 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
         (format!("{msg}: expected a whole number"), "write a number without quotes, like `3`".to_string())
     } else if msg.starts_with("invalid f64") {
         (format!("{msg}: expected a number"), "write a number without quotes, like `1.5`".to_string())
+    } else if msg.contains("tabs disallowed") {
+        (msg.clone(), "indent with spaces; YAML does not allow tabs for indentation".to_string())
+    } else if msg.contains("':' indicator") || msg.contains("unclosed") {
+        (msg.clone(), "look for an unclosed `[`, `{` or quote above, or quote a value that contains `: `".to_string())
     } else if msg.contains("expected mapping") {
         (msg.clone(), "this place needs `key: value` lines".to_string())
     } else if msg.contains("expected sequence") {
@@ -93,7 +104,7 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
 }
 
 fn deserialize<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnostics> {
-    serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostics(vec![serde_diag(file, &e)]))
+    serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostics(vec![serde_diag(file, &e, text)]))
 }
 
 /// Parses and checks one profile file's text.

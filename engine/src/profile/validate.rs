@@ -57,9 +57,13 @@ impl Checker<'_> {
 
     /// Checks the placeholders of one template string against `known`.
     fn template(&mut self, path: Path, s: &str, known: &BTreeSet<String>) {
-        match template::names(s) {
-            Ok(names) => {
-                for n in names {
+        match template::parse(s) {
+            Ok(pieces) => {
+                for piece in pieces {
+                    let (n, offset) = match piece {
+                        template::Piece::Var(n, o) | template::Piece::Splice(n, o) => (n, o),
+                        template::Piece::Text(_) => continue,
+                    };
                     if !known.contains(n) {
                         let hint = match did_you_mean(n, known.iter().map(String::as_str)) {
                             Some(c) => format!("did you mean `{{{{{c}}}}}`? Known names: {}", list(known)),
@@ -68,18 +72,24 @@ impl Checker<'_> {
                                 list(known)
                             ),
                         };
-                        self.at_value(
-                            path.clone(),
-                            format!("placeholder `{{{{{n}}}}}` has no option value of that name"),
-                            Some(hint),
-                        );
+                        let at = self.index.value_at(&path, offset);
+                        let msg = format!("placeholder `{{{{{n}}}}}` has no option value of that name");
+                        self.out.push(Diagnostic::new(self.file, at, msg).with_hint(hint));
                     }
                 }
             }
-            Err(e @ TemplateError::Unclosed(_)) => {
-                self.at_value(path, e.to_string(), Some("close it with `}}`".into()))
+            Err(TemplateError::Unclosed(offset)) => {
+                let at = self.index.value_at(&path, offset);
+                self.out.push(
+                    Diagnostic::new(self.file, at, "`{{` is never closed").with_hint("close the placeholder with `}}`"),
+                );
             }
-            Err(e) => self.at_value(path, e.to_string(), None),
+            Err(TemplateError::BadName { name, offset }) => {
+                let at = self.index.value_at(&path, offset);
+                let d = Diagnostic::new(self.file, at, format!("placeholder `{{{{{name}}}}}` is not a valid name"));
+                self.out.push(d.with_hint("names use letters, digits, `_` and `-`, starting with a letter or `_`"));
+            }
+            Err(e) => self.at_value(path, e.to_string(), Some("see README.md, \"Placeholders\"".into())),
         }
     }
 }
@@ -151,6 +161,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                 format!("duplicate option id `{}`", o.id),
                 Some("each option needs its own id".into()),
             );
+            continue;
         }
         if o.entries.is_empty() {
             c.at_value(
@@ -163,7 +174,11 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
         let mut labels = HashSet::new();
         for (j, e) in o.entries.iter().enumerate() {
             if e.label.trim().is_empty() {
-                c.at_value(path!["options", i, "entries", j, "label"], "entry label is empty", None);
+                c.at_value(
+                    path!["options", i, "entries", j, "label"],
+                    "entry label is empty",
+                    Some("give the entry the text people should see, like `4KB`".into()),
+                );
             }
             if !labels.insert(e.label.to_lowercase()) {
                 c.at_value(
@@ -257,7 +272,11 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
     }
     for (i, r) in p.results.iter().enumerate() {
         if !result_ids.insert(r.id.as_str()) {
-            c.at_value(path!["results", i, "id"], format!("duplicate result id `{}`", r.id), None);
+            c.at_value(
+                path!["results", i, "id"],
+                format!("duplicate result id `{}`", r.id),
+                Some("each result needs its own id".into()),
+            );
         }
         if r.unit.trim().is_empty() {
             c.at_value(
@@ -290,7 +309,11 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
     // Trials.
     let t = &p.trials;
     if t.times == 0 {
-        c.at_value(path!["trials", "times"], "times must be at least 1", None);
+        c.at_value(
+            path!["trials", "times"],
+            "times must be at least 1",
+            Some("3 is the usual number of scheduled trials".into()),
+        );
     }
     if let Some(max) = t.max
         && max < t.times
@@ -304,7 +327,11 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
     if let Some(min) = t.min
         && (min == 0 || min > t.times)
     {
-        c.at_value(path!["trials", "min"], format!("min ({min}) must be between 1 and times ({})", t.times), None);
+        c.at_value(
+            path!["trials", "min"],
+            format!("min ({min}) must be between 1 and times ({})", t.times),
+            Some("min is the fewest trials a long test may be cut to".into()),
+        );
     }
     if !(t.target_rse.is_finite() && t.target_rse > 0.0) {
         c.at_value(
@@ -332,7 +359,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                 }
             }
         } else if let Err(e) = units::parse_size(fs) {
-            c.at_value(path!["requirements", "free_space"], e.to_string(), None);
+            c.at_value(path!["requirements", "free_space"], e.to_string(), Some(units_hint(&e)));
         }
     }
     for (i, pr) in p.requirements.programs.iter().enumerate() {
@@ -388,7 +415,11 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
         match Regex::new(re) {
             Err(e) => {
                 let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
-                c.at_value(path!["parsers", i, "regex"], format!("regex does not compile: {first}"), None)
+                c.at_value(
+                    path!["parsers", i, "regex"],
+                    format!("regex does not compile: {}", first.trim_start_matches("error: ")),
+                    Some("the syntax is that of Rust's regex crate (https://docs.rs/regex); in YAML, single quotes keep backslashes as written".into()),
+                )
             }
             Ok(r) if !r.capture_names().flatten().any(|n| n == "value") => c.at_value(
                 path!["parsers", i, "regex"],
@@ -424,37 +455,47 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             _ => pd.line_after_hint.is_some(),
         };
         if set && pd.template.is_none() {
-            c.at_key(path!["parsers", i, hint_key], format!("`{hint_key}` only applies to a `template` parser"), None);
+            c.at_key(
+                path!["parsers", i, hint_key],
+                format!("`{hint_key}` only applies to a `template` parser"),
+                Some("remove it, or add a `template:` line".into()),
+            );
         }
     }
     for (key, v) in [("multiply_by", pd.multiply_by), ("divide_by", pd.divide_by)] {
         if let Some(v) = v
             && (!v.is_finite() || v == 0.0)
         {
-            c.at_value(path!["parsers", i, key], format!("{key} must be a non-zero number"), None);
+            c.at_value(
+                path!["parsers", i, key],
+                format!("{key} must be a non-zero number"),
+                Some("1000000 turns bytes/s into MB/s (10^6); 1048576 into MiB/s (2^20)".into()),
+            );
         }
     }
     for (k, v) in &pd.when {
         let values: Vec<&str> = p
             .options
             .iter()
-            .flat_map(|o| o.entries.iter())
-            .flat_map(|e| {
-                e.values
-                    .get(k)
-                    .into_iter()
-                    .chain(p.options.iter().filter(|o| &o.id == k).flat_map(|_| e.value.as_ref()))
-            })
+            .flat_map(|o| o.entries.iter().map(move |e| (o, e)))
+            .flat_map(|(o, e)| e.values.get(k).into_iter().chain(e.value.as_ref().filter(|_| &o.id == k)))
             .map(|s| s.as_str())
             .collect();
         if !known.contains(k) || BUILTIN_VARS.contains(&k.as_str()) {
             c.at_key(
                 path!["parsers", i, "when", k.as_str()],
                 format!("`when` names `{k}`, which no option sets"),
-                None,
+                Some(format!(
+                    "option values are: {}",
+                    list(&known.iter().filter(|n| !BUILTIN_VARS.contains(&n.as_str())).cloned().collect())
+                )),
             );
         } else if !values.contains(&v.as_str()) {
-            c.at_value(path!["parsers", i, "when", k.as_str()], format!("no entry sets `{k}` to `{v}`"), None);
+            c.at_value(
+                path!["parsers", i, "when", k.as_str()],
+                format!("no entry sets `{k}` to `{v}`"),
+                Some("compare with the entries' `values:`".into()),
+            );
         }
     }
 }
@@ -492,14 +533,18 @@ fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<Str
         if let Some(t) = &s.timeout
             && let Err(e) = units::parse_duration(t)
         {
-            c.at_value(path!["executor", "external", list, i, "timeout"], e.to_string(), None);
+            c.at_value(path!["executor", "external", list, i, "timeout"], e.to_string(), Some(units_hint(&e)));
         }
     }
 }
 
 fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String>) {
     if x.program.trim().is_empty() {
-        c.at_value(path!["executor", "external", "program"], "program is empty", None);
+        c.at_value(
+            path!["executor", "external", "program"],
+            "program is empty",
+            Some("name the program to run, like `fio`".into()),
+        );
     }
     c.text(path!["executor", "external", "program"], &x.program, known);
     for (i, a) in x.args.iter().enumerate() {
@@ -514,7 +559,7 @@ fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String
     if let Some(t) = &x.timeout
         && let Err(e) = units::parse_duration(t)
     {
-        c.at_value(path!["executor", "external", "timeout"], e.to_string(), None);
+        c.at_value(path!["executor", "external", "timeout"], e.to_string(), Some(units_hint(&e)));
     }
     check_steps(c, "pre", &x.pre, known);
     check_steps(c, "interim", &x.interim, known);
@@ -538,4 +583,11 @@ fn value_combos(p: &Profile) -> Vec<std::collections::HashMap<String, String>> {
         }
     }
     out
+}
+
+fn units_hint(e: &units::UnitError) -> String {
+    match e {
+        units::UnitError::Size(_) => "kB, MB, GB, TB are powers of 10; KiB, MiB, GiB, TiB powers of 2".into(),
+        units::UnitError::Duration(_) => "units: ms, s, m, h (`1h 30m`)".into(),
+    }
 }

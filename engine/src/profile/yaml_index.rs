@@ -43,12 +43,16 @@ macro_rules! path {
 struct NodeLoc {
     key: Option<Pos>,
     value: Pos,
+    /// A quoted scalar: its text starts one column after `value`.
+    quoted: bool,
 }
 
 /// Positions of the nodes of one document.
 #[derive(Debug, Default)]
 pub struct YamlIndex {
     nodes: HashMap<Path, NodeLoc>,
+    /// Start and end of every mapping, to place "missing field" errors.
+    maps: Vec<(Pos, Pos)>,
 }
 
 fn pos(span: &Span) -> Pos {
@@ -81,11 +85,21 @@ impl YamlIndex {
     where
         I: Iterator<Item = (Event<'a>, Span)>,
     {
-        self.nodes.insert(path.clone(), NodeLoc { key, value: pos(&span) });
+        let quoted = matches!(
+            event,
+            Event::Scalar(
+                _,
+                serde_saphyr::granit_parser::ScalarStyle::SingleQuoted
+                    | serde_saphyr::granit_parser::ScalarStyle::DoubleQuoted,
+                ..
+            )
+        );
+        self.nodes.insert(path.clone(), NodeLoc { key, value: pos(&span), quoted });
         match event {
             Event::MappingStart(..) => loop {
                 let Some((k, kspan)) = events.next() else { return };
                 if matches!(k, Event::MappingEnd) {
+                    self.maps.push((pos(&span), Pos::new(kspan.end.line(), kspan.end.col() + 1)));
                     return;
                 }
                 let name = match &k {
@@ -167,6 +181,25 @@ impl YamlIndex {
         }
     }
 
+    /// Position of byte `offset` inside the single-line scalar at `path`
+    /// (exact for plain and quoted scalars without escapes).
+    pub fn value_at(&self, path: &[Seg], offset: usize) -> Pos {
+        match self.nodes.get(path) {
+            Some(n) => Pos::new(n.value.line, n.value.col + offset + usize::from(n.quoted)),
+            None => self.value(path),
+        }
+    }
+
+    /// Start of the innermost mapping that holds `p` (where a missing key belongs).
+    pub fn enclosing_mapping(&self, p: Pos) -> Option<Pos> {
+        let key = |x: Pos| (x.line, x.col);
+        self.maps
+            .iter()
+            .filter(|(s, e)| key(*s) <= key(p) && key(p) <= key(*e))
+            .max_by_key(|(s, _)| key(*s))
+            .map(|(s, _)| *s)
+    }
+
     /// Whether the document has a node at `path`.
     pub fn has(&self, path: &[Seg]) -> bool {
         self.nodes.contains_key(path)
@@ -195,6 +228,16 @@ mod tests {
         let ix = YamlIndex::build(DOC);
         assert_eq!(ix.value(&path!["options", 0usize, "name"]), Pos::new(3, 5));
         assert!(!ix.has(&path!["options", 0usize, "name"]));
+    }
+
+    #[test]
+    fn offsets_inside_scalars_and_enclosing_mappings() {
+        let ix = YamlIndex::build(DOC);
+        // `args: [a, '{{bs}}']`: the quote is at column 11, `{{` at 12.
+        assert_eq!(ix.value_at(&path!["args", 1usize], 0), Pos::new(8, 12));
+        assert_eq!(ix.value_at(&path!["id"], 2), Pos::new(1, 7));
+        assert_eq!(ix.enclosing_mapping(Pos::new(6, 10)), Some(Pos::new(5, 9)));
+        assert_eq!(ix.enclosing_mapping(Pos::new(8, 1)), Some(Pos::new(1, 1)));
     }
 
     #[test]

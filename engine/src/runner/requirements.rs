@@ -51,7 +51,7 @@ pub enum TargetError {
     Create { path: String, source: std::io::Error },
     #[error("target directory {path} is not writable: {source}")]
     NotWritable { path: String, source: std::io::Error },
-    #[error("target directory {path} has {free} free but {need} need {needed}")]
+    #[error("target directory {path} has {free} free, but {need} needs {needed}")]
     NoSpace { path: String, free: String, need: String, needed: String },
 }
 
@@ -105,6 +105,6 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         check_target(d.path(), Some((1, "t".into()))).unwrap();
         let e = check_target(d.path(), Some((u64::MAX, "fio".into()))).unwrap_err();
-        assert!(e.to_string().contains("but fio need"), "{e}");
+        assert!(e.to_string().contains(", but fio needs"), "{e}");
     }
 }

@@ -1,0 +1,206 @@
+//! Running tests for real and checking what lands in the result file.
+
+use crate::common::*;
+use serde_json::Value;
+
+fn entries<'a>(r: &'a Value, result_idx: usize) -> &'a Vec<Value> {
+    r["results"][result_idx]["entries"].as_array().unwrap()
+}
+
+fn check_entry_stats(e: &Value) {
+    let trials: Vec<f64> = e["trials"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(e["n"].as_u64().unwrap() as usize, trials.len());
+    let (mean, sd, se) = stats_of(&trials);
+    assert!(close(e["value"].as_f64().unwrap(), mean), "{e}");
+    if trials.len() > 1 {
+        assert!(close(e["sd"].as_f64().unwrap(), sd), "{e}");
+        assert!(close(e["se"].as_f64().unwrap(), se), "{e}");
+    }
+    let min = trials.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(e["min"].as_f64().unwrap(), min);
+}
+
+#[test]
+fn fs_mark_and_sqlite_at_tiny_sizes() {
+    let env = Env::new();
+    let r = env.bench(&[
+        "fs-mark",
+        "sqlite",
+        "--option",
+        "test=100 Files, 1MB Size, No Sync/FSync",
+        "--option",
+        "inserts=500",
+        "--runs",
+        "2",
+        "--save",
+        "tiny",
+        "--identifier",
+        "loop: NONE",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("tiny");
+    assert_eq!(f["schema_version"], 1);
+    assert_eq!(f["systems"][0]["identifier"], "loop: NONE");
+    assert!(f["systems"][0]["hardware"]["Processor"].as_str().unwrap().len() > 3);
+    assert!(!f["systems"][0]["software"]["Kernel"].as_str().unwrap().is_empty());
+    assert_eq!(f["systems"][0]["engine_version"], env!("CARGO_PKG_VERSION"));
+    let results = f["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+
+    let fm = &results[0];
+    assert_eq!(fm["profile"], "fs-mark");
+    assert_eq!(fm["title"], "FS-Mark");
+    assert_eq!(fm["app_version"], "3.3");
+    assert_eq!(fm["description"], "Test: 100 Files, 1MB Size, No Sync/FSync");
+    assert_eq!(fm["unit"], "Files/s");
+    assert_eq!(fm["proportion"], "HIB");
+    let e = &entries(&f, 0)[0];
+    assert_eq!(e["identifier"], "loop: NONE");
+    assert_eq!(e["n"], 2);
+    assert!(e["trials"].as_array().unwrap().iter().all(|v| v.as_f64().unwrap() > 0.0));
+    check_entry_stats(e);
+    // Logs per trial under the result folder.
+    let logs = env.home.path().join("results/tiny").join(e["logs"].as_str().unwrap());
+    let log = std::fs::read_to_string(logs.join("trial-2.log")).unwrap();
+    assert!(log.starts_with("$ fs_mark -d "), "{log}");
+    assert!(log.contains("Files/sec"), "{log}");
+
+    let sq = &results[1];
+    assert_eq!(sq["profile"], "sqlite");
+    assert_eq!(sq["unit"], "Seconds");
+    assert_eq!(sq["proportion"], "LIB");
+    assert_eq!(sq["description"], "Insertions: 500 - Timed SQLite Insertions");
+    let e = &entries(&f, 1)[0];
+    check_entry_stats(e);
+    let secs: Vec<f64> = e["trial_seconds"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let trials: Vec<f64> = e["trials"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(secs, trials, "a wall-time result is the trial's wall time");
+
+    // The terminal report has the seed's layout with SE and N.
+    assert!(
+        r.stdout.contains(
+            "FS-Mark 3.3\nTest: 100 Files, 1MB Size, No Sync/FSync\nFiles/s > Higher Is Better\nloop: NONE . "
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Seconds < Lower Is Better\nloop: NONE . "), "{}", r.stdout);
+    assert!(r.stdout.contains(", N = 2"), "{}", r.stdout);
+    // The scratch directories are gone.
+    assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn two_identifiers_append_to_one_result_and_a_saved_result_reruns() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["5", "7"]));
+    for id in ["A", "B"] {
+        let r = env.bench(&["echo", "--save", "cmp", "--identifier", id]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let f = env.result("cmp");
+    let ids: Vec<&str> = f["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["A", "B"]);
+    let results = f["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "one result per test, not per run");
+    for (i, want) in [5.0, 7.0].iter().enumerate() {
+        let es = entries(&f, i);
+        assert_eq!(es.len(), 2);
+        for e in es {
+            assert_eq!(e["value"].as_f64().unwrap(), *want);
+            assert_eq!(e["trials"].as_array().unwrap().len(), 3);
+            assert_eq!(e["se"].as_f64().unwrap(), 0.0);
+        }
+    }
+
+    // Re-running the saved result by its name appends a third identifier.
+    let r = env.bench(&["cmp", "--identifier", "C"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("cmp");
+    assert_eq!(f["systems"].as_array().unwrap().len(), 3);
+    assert_eq!(entries(&f, 0).len(), 3);
+    assert_eq!(entries(&f, 1)[2]["identifier"], "C");
+
+    // An existing identifier resumes: nothing is run again.
+    let r = env.bench(&["cmp", "--identifier", "C"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("2 test(s) already in result `cmp` are kept; running the other 0"), "{r:?}");
+
+    let show = env.run(&["result", "show", "cmp"]);
+    assert_eq!(show.code, 0);
+    assert!(show.stdout.contains("Echo echo 1\nValue: V5\nItems/s > Higher Is Better\nA . 5.00 |"), "{}", show.stdout);
+    assert!(show.stdout.contains("C . 7.00 |"), "{}", show.stdout);
+    assert!(show.stdout.contains("SE +/- 0.00, N = 3"), "{}", show.stdout);
+    let json = env.run(&["result", "show", "cmp", "--format", "json"]);
+    let parsed: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(parsed, env.result("cmp"));
+}
+
+#[test]
+fn noisy_trials_are_added_up_to_the_cap_with_reasons() {
+    let env = Env::new();
+    // Alternating 10 and 20: the relative SE never gets under 1.5 %.
+    env.profile(
+        "noisy",
+        &counter_profile("noisy", "if [ $((n % 2)) = 0 ]; then echo value: 20; else echo value: 10; fi", ""),
+    );
+    let r = env.bench(&["noisy", "--save", "n"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("n");
+    let e = &entries(&f, 0)[0];
+    assert_eq!(e["n"], 12, "3 scheduled, cap 4 × 3");
+    let added = e["added_trials"].as_array().unwrap();
+    assert_eq!(added.len(), 9);
+    assert!(added[0].as_str().unwrap().starts_with("trial 4: relative SE"), "{added:?}");
+    assert!(e["warning"].as_str().unwrap().starts_with("stopped at the cap of 12 trials"));
+    assert_eq!(e["median"].as_f64().unwrap(), 15.0, "even N: mean of the middle two");
+    check_entry_stats(e);
+    assert!(r.stdout.contains("! "), "the report shows the warning: {}", r.stdout);
+
+    // --runs forces the count.
+    let r = env.bench(&["noisy", "--save", "n2", "--runs", "2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("n2")["results"][0]["entries"][0]["n"], 2);
+}
+
+#[test]
+fn an_outlier_adds_trials_until_it_is_no_longer_one() {
+    let env = Env::new();
+    // Trial 4 is far off (modified z-score 0.6745 · 400 / 1 = 269.8) while the
+    // relative SE (44 %) is under the generous target: the outlier alone adds
+    // trials, up to the cap of 7.
+    let script = "case $n in 2) v=101;; 3) v=99;; 4) v=500;; *) v=100;; esac; echo value: $v";
+    env.profile("outl", &counter_profile("outl", script, "trials: {times: 5, max: 7, target_rse: 90}"));
+    let r = env.bench(&["outl", "--save", "o"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let e = &env.result("o")["results"][0]["entries"][0];
+    assert_eq!(e["n"], 7);
+    let added: Vec<&str> = e["added_trials"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(added.len(), 2);
+    assert!(added[0].starts_with("trial 6: trial 4 (500) is an outlier (modified z-score 269.8)"), "{added:?}");
+}
+
+#[test]
+fn a_suite_runs_its_presets_and_json_format_prints_the_file() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1", "2", "3"]));
+    env.suite("mine", "title: Mine\ntests:\n  - profile: echo\n    options:\n      v: [V1, \"3\"]\n");
+    let r = env.bench(&["suite/mine", "--save", "s", "--format", "json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let printed: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(printed, env.result("s"));
+    let descs: Vec<&str> =
+        printed["results"].as_array().unwrap().iter().map(|x| x["description"].as_str().unwrap()).collect();
+    assert_eq!(descs, ["Value: V1", "Value: V3"]);
+}
+
+#[test]
+fn the_quick_suite_resolves_to_real_profiles() {
+    let env = Env::new();
+    let r = env.run(&["info", "suite/disk-quick"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains("fio@1.0.0") && r.stdout.contains("fs-mark@1.0.0") && r.stdout.contains("sqlite@1.0.0"),
+        "{r:?}"
+    );
+}

@@ -1,0 +1,172 @@
+//! Bad input and failing tools: clear messages, nothing half-written, the
+//! other tests still run.
+
+use crate::common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_failing_trial_names_its_log_and_the_other_tests_run() {
+    let env = Env::new();
+    env.profile(
+        "flaky",
+        &counter_profile("flaky", "if [ $n -ge 2 ]; then echo broken >&2; exit 1; fi; echo value: 5", ""),
+    );
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    let r = env.bench(&["flaky", "echo", "--save", "f"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    let line = r.stderr.lines().find(|l| l.starts_with("failed flaky:")).unwrap_or_else(|| panic!("{r:?}"));
+    assert!(line.contains("sh exited with code 1; see "), "{line}");
+    let log = line.rsplit("see ").next().unwrap();
+    assert!(log.ends_with("/trial-2.log"), "{log}");
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(text.contains("--- stderr ---\nbroken"), "{text}");
+    // The failed test left no result; the other one is saved.
+    let f = env.result("f");
+    let profiles: Vec<&str> = f["results"].as_array().unwrap().iter().map(|x| x["profile"].as_str().unwrap()).collect();
+    assert_eq!(profiles, ["echo"]);
+}
+
+#[test]
+fn unparsable_output_fails_the_trial_with_the_log_path() {
+    let env = Env::new();
+    env.profile("garbled", &counter_profile("garbled", "echo 'no number here'", ""));
+    let r = env.bench(&["garbled", "--save", "g"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.stderr.contains("result `number` could not be read from trial 1: no line of the output matched"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("/trial-1.log"), "{r:?}");
+    assert!(!env.result_path("g").exists(), "no result file without a result");
+}
+
+#[test]
+fn a_missing_program_skips_its_tests_with_an_install_hint() {
+    let env = Env::new();
+    env.profile(
+        "needs",
+        "id: needs\nversion: 1.0.0\ntitle: Needs\ntest_type: other\nexecutor: {external: {program: sh, args: [-c, 'echo value: 1']}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\nrequirements:\n  programs: [{name: definitely-not-installed-xyz, apt: xyz-tools}]\n",
+    );
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    let r = env.bench(&["needs", "echo", "--save", "m"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.stderr.contains("skipped needs: definitely-not-installed-xyz not found — install it with `apt-get install xyz-tools` or put it on PATH"),
+        "{r:?}"
+    );
+    assert_eq!(env.result("m")["results"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_executor_program_counts_as_a_requirement() {
+    let env = Env::new();
+    env.profile(
+        "noprog",
+        "id: noprog\nversion: 1.0.0\ntitle: N\ntest_type: other\nexecutor: {external: {program: no-such-benchmark-tool}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, wall_time: true}]\n",
+    );
+    let r = env.bench(&["noprog", "--save", "np"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(r.stderr.contains("no-such-benchmark-tool not found — install it with `apt-get install no-such-benchmark-tool` or put it on PATH"), "{r:?}");
+    assert!(!env.result_path("np").exists());
+}
+
+#[test]
+fn a_target_dir_that_cannot_be_used_stops_before_any_trial() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    let file = env.target.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let bad = file.join("sub");
+    let r = env.run(&["benchmark", "-y", "echo", "--save", "t", "--target-dir", bad.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("target directory") && r.stderr.contains("cannot be created"), "{r:?}");
+    assert!(r.stderr.contains("hint: pick another directory with `--target-dir DIR`"), "{r:?}");
+    assert!(!env.result_path("t").exists());
+}
+
+#[test]
+fn too_little_free_space_stops_before_any_trial() {
+    let env = Env::new();
+    env.profile(
+        "huge",
+        "id: huge\nversion: 1.0.0\ntitle: H\ntest_type: disk\nexecutor: {external: {program: sh, args: [-c, 'touch ran; echo value: 1']}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\nrequirements: {free_space: 900TB}\n",
+    );
+    let r = env.bench(&["huge", "--save", "h"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("free, but huge needs 818.5 TiB"), "{r:?}");
+    assert!(!env.result_path("h").exists());
+    assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0, "no trial ran");
+}
+
+#[test]
+fn result_names_with_slashes_or_dots_are_rejected() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    for bad in ["../escape", "a/b", "..", "x..y"] {
+        let r = env.bench(&["echo", "--save", bad]);
+        assert_eq!(r.code, 2, "{bad}: {r:?}");
+        assert!(r.stderr.contains(&format!("result name `{bad}` is not allowed")), "{r:?}");
+    }
+    assert!(!env.home.path().join("escape").exists());
+    assert!(!env.home.path().join("results").exists());
+    let r = env.run(&["result", "show", "../etc"]);
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+#[test]
+fn a_timeout_kills_the_trial_and_its_children() {
+    let env = Env::new();
+    env.profile(
+        "slow",
+        "id: slow\nversion: 1.0.0\ntitle: S\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [-c, '(sleep 4; touch {{target_dir}}/child-survived) & sleep 30']\n    timeout: 1s\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, wall_time: true}]\n",
+    );
+    let t0 = Instant::now();
+    let r = env.bench(&["slow", "--save", "s"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+    assert!(r.stderr.contains("sh timed out after 1s; its process group was killed; see "), "{r:?}");
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!env.target.path().join("child-survived").exists(), "a child outlived the timeout");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_completed_results() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    env.profile(
+        "long",
+        "id: long\nversion: 1.0.0\ntitle: L\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'sleep 3; touch {{target_dir}}/not-killed; echo value: 1']\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let mut child = env
+        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "echo", "long", "--save", "c"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !env.result_path("c").exists() {
+        assert!(Instant::now() < deadline, "the first test never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let r: Run = out.into();
+    assert!(t0.elapsed() < Duration::from_secs(5), "stopping took {:?}", t0.elapsed());
+    assert_eq!(r.code, 130, "{r:?}");
+    assert!(r.stderr.contains("interrupted: 1 test(s) completed and saved"), "{r:?}");
+    let f = env.result("c");
+    assert_eq!(f["results"].as_array().unwrap().len(), 1);
+    assert_eq!(f["results"][0]["profile"], "echo");
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(!env.target.path().join("not-killed").exists(), "the trial outlived Ctrl-C");
+    // Nothing half-written next to the result.
+    let names: Vec<String> = std::fs::read_dir(env.home.path().join("results/c"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(names.iter().all(|n| !n.starts_with(".tmp-")), "{names:?}");
+}
