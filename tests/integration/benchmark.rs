@@ -3,7 +3,7 @@
 use crate::common::*;
 use serde_json::Value;
 
-fn entries<'a>(r: &'a Value, result_idx: usize) -> &'a Vec<Value> {
+fn entries(r: &Value, result_idx: usize) -> &Vec<Value> {
     r["results"][result_idx]["entries"].as_array().unwrap()
 }
 

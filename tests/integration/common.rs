@@ -1,7 +1,7 @@
 //! A fresh ENGINE_HOME, target directory and profile folder per test, and a
 //! command builder for the real binary.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 pub struct Env {
@@ -157,8 +157,4 @@ pub fn stats_of(values: &[f64]) -> (f64, f64, f64) {
 
 pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-}
-
-pub fn exists(p: &Path) -> bool {
-    p.exists()
 }

@@ -137,7 +137,7 @@ fn ctrl_c_stops_cleanly_and_keeps_completed_results() {
         "long",
         "id: long\nversion: 1.0.0\ntitle: L\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'sleep 3; touch {{target_dir}}/not-killed; echo value: 1']\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
     );
-    let mut child = env
+    let child = env
         .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "echo", "long", "--save", "c"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
