@@ -8,4 +8,5 @@ mod cli;
 mod failures;
 mod malformed;
 mod parsers;
+mod readme;
 mod schemas;

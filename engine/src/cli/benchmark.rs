@@ -9,7 +9,7 @@ use engine::home::Home;
 use engine::profile::resolve::Catalog;
 use engine::report;
 use engine::result::{ResultFile, Store, store};
-use engine::runner::{self, Outcome, Progress, Quiet, RunSettings, interrupt, requirements};
+use engine::runner::{self, LogPolicy, Outcome, Progress, Quiet, RunSettings, interrupt, requirements};
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -44,6 +44,9 @@ pub struct BenchmarkArgs {
     /// Description of a new result file
     #[arg(long)]
     pub description: Option<String>,
+    /// Trial logs to keep under the result folder: `all`, or only those of `failed` trials
+    #[arg(long, default_value = "all", value_parser = ["all", "failed"])]
+    pub logs: String,
     /// Report format printed at the end
     #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
     pub format: String,
@@ -201,7 +204,8 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
         Some(s) => s.clone(),
         None => engine::sysinfo::capture(&identifier, &target),
     };
-    let settings = RunSettings { runs: args.runs, target_dir: target.clone() };
+    let logs = if args.logs == "failed" { LogPolicy::Failed } else { LogPolicy::All };
+    let settings = RunSettings { runs: args.runs, target_dir: target.clone(), logs };
     let tty = std::io::stderr().is_terminal();
     let mut failed = 0usize;
     let mut saved = 0usize;

@@ -207,6 +207,6 @@ parsers:
         let bad = GOOD.replace("{{n}}", "{{m}}");
         let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin).unwrap_err();
         assert_eq!(d.0[0].message, "placeholder `{{m}}` has no option value of that name");
-        assert_eq!((d.0[0].line, d.0[0].col), (15, 12));
+        assert_eq!((d.0[0].line, d.0[0].col), (15, 13));
     }
 }

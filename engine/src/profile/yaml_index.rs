@@ -237,7 +237,10 @@ mod tests {
         assert_eq!(ix.value_at(&path!["args", 1usize], 0), Pos::new(8, 12));
         assert_eq!(ix.value_at(&path!["id"], 2), Pos::new(1, 7));
         assert_eq!(ix.enclosing_mapping(Pos::new(6, 10)), Some(Pos::new(5, 9)));
-        assert_eq!(ix.enclosing_mapping(Pos::new(8, 1)), Some(Pos::new(1, 1)));
+        // A block mapping ends where the next key starts: a missing key noticed
+        // there belongs to the mapping that just ended.
+        assert_eq!(ix.enclosing_mapping(Pos::new(8, 1)), Some(Pos::new(3, 5)));
+        assert_eq!(ix.enclosing_mapping(Pos::new(1, 3)), Some(Pos::new(1, 1)));
     }
 
     #[test]

@@ -24,8 +24,10 @@ pub struct TrialRun {
     pub stderr: String,
     pub wall: Duration,
     pub usage: Usage,
-    /// The trial's log file.
+    /// Where the trial's log belongs; the runner writes `log_text` there
+    /// after the test, so no engine write hits the disk between trials.
     pub log: PathBuf,
+    pub log_text: String,
 }
 
 #[derive(Debug, Error)]

@@ -9,18 +9,36 @@ use crate::units;
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub struct External {
     def: ExternalExecutor,
+    /// In-memory files for stdout and stderr, reused across trials.
+    capture: Option<(File, File)>,
 }
 
 impl External {
     pub fn new(def: ExternalExecutor) -> Self {
-        External { def }
+        External { def, capture: None }
+    }
+
+    /// The capture files, emptied.
+    fn capture(&mut self) -> std::io::Result<(File, File)> {
+        use std::io::{Seek, SeekFrom};
+        let (out, err) = match self.capture.take() {
+            Some(c) => c,
+            None => (process::memfile("stdout")?, process::memfile("stderr")?),
+        };
+        for mut f in [&out, &err] {
+            f.set_len(0)?;
+            f.seek(SeekFrom::Start(0))?;
+        }
+        let pair = (out.try_clone()?, err.try_clone()?);
+        self.capture = Some((out, err));
+        Ok(pair)
     }
 }
 
@@ -145,10 +163,7 @@ impl Executor for External {
             None => None,
         };
         let log = env.logs.join(format!("trial-{label}.log"));
-        let out_path = env.logs.join(format!(".trial-{label}.stdout"));
-        let err_path = env.logs.join(format!(".trial-{label}.stderr"));
-        let out = File::create(&out_path).map_err(io(format!("cannot write {}", out_path.display())))?;
-        let err = File::create(&err_path).map_err(io(format!("cannot write {}", err_path.display())))?;
+        let (mut out, mut err) = self.capture().map_err(io("cannot capture output"))?;
         let timeout = self.timeout()?;
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),
@@ -156,18 +171,22 @@ impl Executor for External {
             env: &envs,
             cwd: env.scratch,
             stdin,
-            stdout: out,
-            stderr: err,
+            stdout: out.try_clone().map_err(io("cannot capture output"))?,
+            stderr: err.try_clone().map_err(io("cannot capture output"))?,
             timeout,
         })
         .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
-        let stdout = String::from_utf8_lossy(&fs::read(&out_path).unwrap_or_default()).into_owned();
-        let stderr = String::from_utf8_lossy(&fs::read(&err_path).unwrap_or_default()).into_owned();
-        write_log(&log, &program, &args, env.scratch, &fin, &stdout, &stderr)?;
-        let _ = fs::remove_file(&out_path);
-        let _ = fs::remove_file(&err_path);
-        outcome(&short(&program), &fin, timeout, &log)?;
-        Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, log })
+        let stdout =
+            String::from_utf8_lossy(&process::read_back(&mut out).map_err(io("cannot read output"))?).into_owned();
+        let stderr =
+            String::from_utf8_lossy(&process::read_back(&mut err).map_err(io("cannot read output"))?).into_owned();
+        let log_text = log_text(&program, &args, env.scratch, &fin, &stdout, &stderr);
+        if let Err(e) = outcome(&short(&program), &fin, timeout, &log) {
+            // A failed trial's log must exist when the message names it.
+            fs::write(&log, &log_text).map_err(io(format!("cannot write {}", log.display())))?;
+            return Err(e);
+        }
+        Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, log, log_text })
     }
 
     fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
@@ -175,17 +194,9 @@ impl Executor for External {
     }
 }
 
-fn write_log(
-    log: &PathBuf,
-    program: &str,
-    args: &[String],
-    cwd: &Path,
-    fin: &Finished,
-    stdout: &str,
-    stderr: &str,
-) -> Result<(), ExecError> {
-    let mut f = File::create(log).map_err(io(format!("cannot write {}", log.display())))?;
-    let text = format!(
+/// The text of a trial's log: command, exit, resources, stdout, stderr.
+fn log_text(program: &str, args: &[String], cwd: &Path, fin: &Finished, stdout: &str, stderr: &str) -> String {
+    format!(
         "$ {}\n# cwd: {}\n# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n--- stdout ---\n{}{}--- stderr ---\n{}",
         command_line(program, args),
         cwd.display(),
@@ -197,6 +208,5 @@ fn write_log(
         stdout,
         if stdout.is_empty() || stdout.ends_with('\n') { "" } else { "\n" },
         stderr,
-    );
-    f.write_all(text.as_bytes()).map_err(io(format!("cannot write {}", log.display())))
+    )
 }

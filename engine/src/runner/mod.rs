@@ -28,12 +28,23 @@ pub trait Progress {
 pub struct Quiet;
 impl Progress for Quiet {}
 
+/// Which trial logs are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogPolicy {
+    /// Every trial's log (the default).
+    All,
+    /// Only the logs of failed trials (for micro-benchmarks where creating a
+    /// file per trial costs more than the trial).
+    Failed,
+}
+
 /// Settings of one run that apply to every test.
 pub struct RunSettings {
     /// `--runs N`.
     pub runs: Option<u32>,
     /// Parent of the scratch directories.
     pub target_dir: PathBuf,
+    pub logs: LogPolicy,
 }
 
 /// How one test ended.
@@ -99,9 +110,19 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
     let mut exec: Box<dyn Executor> = match &test.profile.profile.executor {
         ExecDef::External(x) => Box::new(external::External::new(x.clone())),
     };
-    let result = trials(test, settings, &env, exec.as_mut(), &parsers, progress);
+    let mut pending = Vec::new();
+    let result = trials(test, settings, &env, exec.as_mut(), &parsers, progress, &mut pending);
     let teardown = exec.teardown(&env);
     progress.done();
+    // Trial logs are written after the test, not between trials; all of them
+    // when something failed, since they explain the failure.
+    if settings.logs == LogPolicy::All || result.is_err() {
+        for (path, text) in pending {
+            if let Err(e) = std::fs::write(&path, text) {
+                return fail(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+    }
     let (values, walls, added, warning) = match result {
         Ok(r) => r,
         Err(ExecError::Interrupted) => return Outcome::Interrupted,
@@ -166,6 +187,7 @@ fn trials(
     exec: &mut dyn Executor,
     parsers: &[(&str, Configured)],
     progress: &dyn Progress,
+    pending: &mut Vec<(PathBuf, String)>,
 ) -> Result<TrialData, ExecError> {
     let t = &test.profile.profile.trials;
     let plan = AdaptivePlan::new(t.times, t.min, t.max, t.target_rse, settings.runs);
@@ -174,7 +196,8 @@ fn trials(
     let mut first = true;
     for w in 1..=t.warmup {
         progress.trial(&format!("{label} (warm-up)"), w, t.warmup);
-        exec.trial(env, &format!("warmup-{w}"), first)?;
+        let run = exec.trial(env, &format!("warmup-{w}"), first)?;
+        pending.push((run.log, run.log_text));
         first = false;
     }
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); parsers.len()];
@@ -192,16 +215,21 @@ fn trials(
         let run = exec.trial(env, &k.to_string(), first)?;
         first = false;
         let raw = RawOutput { stdout: &run.stdout, stderr: &run.stderr, wall: run.wall };
-        for (i, (rid, p)) in parsers.iter().enumerate() {
-            let v = p.parse(&raw).map_err(|e| {
-                ExecError::Setup(format!(
-                    "result `{rid}` could not be read from trial {k}: {e}; see {}",
-                    run.log.display()
-                ))
-            })?;
+        let parsed: Result<Vec<f64>, ExecError> = parsers
+            .iter()
+            .map(|(rid, p)| {
+                p.parse(&raw).map_err(|e| {
+                    let log = run.log.display();
+                    ExecError::Setup(format!("result `{rid}` could not be read from trial {k}: {e}; see {log}"))
+                })
+            })
+            .collect();
+        let wall = run.wall;
+        pending.push((run.log, run.log_text));
+        for (i, v) in parsed?.into_iter().enumerate() {
             values[i].push(v);
         }
-        walls.push(run.wall);
+        walls.push(wall);
         let longest = walls.iter().copied().max().unwrap_or_default();
         // Every result counts: the noisiest decides.
         let mut decision = Decision::Stop;

@@ -4,6 +4,7 @@
 use super::interrupt;
 use std::ffi::OsStr;
 use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -67,6 +68,28 @@ fn tv(t: libc::timeval) -> Duration {
     Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000)
 }
 
+/// An in-memory file for a child's output: no file-system work per trial.
+pub fn memfile(name: &str) -> std::io::Result<File> {
+    let c = std::ffi::CString::new(name).map_err(std::io::Error::other)?;
+    // SAFETY: valid C string; a non-negative result is a new descriptor we own.
+    let fd = unsafe { libc::memfd_create(c.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        // No memfd (old kernel, seccomp): an unnamed temporary file instead.
+        return tempfile::tempfile();
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Everything written to `f` (shared offset with the child), from the start.
+pub fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(0))?;
+    let mut v = Vec::new();
+    f.read_to_end(&mut v)?;
+    Ok(v)
+}
+
 /// Runs `spec` to completion, timeout or interrupt.
 pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     use std::os::unix::process::CommandExt;
@@ -81,49 +104,11 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     let start = Instant::now();
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
-    // Reaped with wait4 on a helper thread so the caller can time out and
-    // watch for Ctrl-C without polling the child.
-    let (tx, rx) = mpsc::channel::<(i32, libc::rusage, Instant)>();
-    std::thread::spawn(move || {
-        let mut status = 0;
-        // SAFETY: zeroed rusage is a valid out-parameter for wait4.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
-            // SAFETY: waiting for our own child.
-            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-            if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            break;
-        }
-        let _ = tx.send((status, ru, Instant::now()));
-    });
     drop(child);
-
-    let deadline = spec.timeout.map(|t| start + t);
-    let mut forced: Option<Exit> = None;
-    let (status, ru, end) = loop {
-        let now = Instant::now();
-        let wait = match deadline {
-            Some(d) if d <= now => {
-                forced = Some(Exit::TimedOut);
-                break stop(pid, &rx);
-            }
-            Some(d) => (d - now).min(POLL),
-            None => POLL,
-        };
-        match rx.recv_timeout(wait) {
-            Ok(done) => break done,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if interrupt::requested() {
-                    forced = Some(Exit::Interrupted);
-                    break stop(pid, &rx);
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(std::io::Error::other("lost track of the child process"));
-            }
-        }
+    let timeout = spec.timeout;
+    let (status, ru, end, forced) = match pidfd_open(pid) {
+        Some(fd) => wait_pidfd(pid, &fd, start, timeout),
+        None => wait_thread(pid, start, timeout),
     };
     // Leave no stray members of the group behind (PTS's hung children).
     kill_group(pid, libc::SIGKILL);
@@ -139,6 +124,106 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         wall: end - start,
         usage: Usage { user: tv(ru.ru_utime), system: tv(ru.ru_stime), max_rss_kib: ru.ru_maxrss.max(0) as u64 },
     })
+}
+
+type Reaped = (i32, libc::rusage, Instant, Option<Exit>);
+
+fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: plain syscall; a non-negative result is a new file descriptor we own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Reaps `pid`, which has exited or is about to; returns status and usage.
+fn reap(pid: i32) -> (i32, libc::rusage) {
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter for wait4.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waiting for our own child.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return (status, ru);
+    }
+}
+
+/// Waits on a pidfd with poll: no helper thread, and a signal (Ctrl-C)
+/// wakes the wait at once.
+fn wait_pidfd(pid: i32, fd: &OwnedFd, start: Instant, timeout: Option<Duration>) -> Reaped {
+    let deadline = timeout.map(|t| start + t);
+    loop {
+        let now = Instant::now();
+        let wait = match deadline {
+            Some(d) if d <= now => return stop_pidfd(pid, fd, Exit::TimedOut),
+            Some(d) => (d - now).min(POLL),
+            None => POLL,
+        };
+        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, wait.as_millis().max(1) as i32) };
+        if r > 0 {
+            let end = Instant::now();
+            let (status, ru) = reap(pid);
+            return (status, ru, end, None);
+        }
+        if interrupt::requested() {
+            return stop_pidfd(pid, fd, Exit::Interrupted);
+        }
+    }
+}
+
+fn stop_pidfd(pid: i32, fd: &OwnedFd, why: Exit) -> Reaped {
+    kill_group(pid, libc::SIGTERM);
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let grace_end = Instant::now() + GRACE;
+    loop {
+        let left = grace_end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            kill_group(pid, libc::SIGKILL);
+            break;
+        }
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().max(1) as i32) } > 0 {
+            break;
+        }
+    }
+    let (status, ru) = reap(pid);
+    (status, ru, Instant::now(), Some(why))
+}
+
+/// Fallback for kernels without pidfd (before 5.3): reap on a helper thread.
+fn wait_thread(pid: i32, start: Instant, timeout: Option<Duration>) -> Reaped {
+    let (tx, rx) = mpsc::channel::<(i32, libc::rusage, Instant)>();
+    std::thread::spawn(move || {
+        let (status, ru) = reap(pid);
+        let _ = tx.send((status, ru, Instant::now()));
+    });
+    let deadline = timeout.map(|t| start + t);
+    loop {
+        let now = Instant::now();
+        let wait = match deadline {
+            Some(d) if d <= now => {
+                let (s, r, e) = stop(pid, &rx);
+                return (s, r, e, Some(Exit::TimedOut));
+            }
+            Some(d) => (d - now).min(POLL),
+            None => POLL,
+        };
+        match rx.recv_timeout(wait) {
+            Ok((s, r, e)) => return (s, r, e, None),
+            Err(mpsc::RecvTimeoutError::Timeout) if interrupt::requested() => {
+                let (s, r, e) = stop(pid, &rx);
+                return (s, r, e, Some(Exit::Interrupted));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // SAFETY: zeroed rusage is a valid value.
+                return (0, unsafe { std::mem::zeroed() }, Instant::now(), Some(Exit::Code(-1)));
+            }
+        }
+    }
 }
 
 /// SIGTERM to the group, then SIGKILL after the grace period.

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Measures engine's own costs next to hyperfine on the same machine, in one
+# invocation, and prints medians and ratios:
+#   1. cold start of `engine --version` and `engine list profiles`;
+#   2. per-trial overhead: engine running /bin/true N times as trials of a
+#      test, against `hyperfine -N` running /bin/true N times.
+# Usage: scripts/bench-core.sh [N]   (default N = 500)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-500}
+command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
+cargo build --release --quiet
+ENGINE=$PWD/target/release/engine
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$PWD/bench/profiles
+
+median() { python3 -c 'import json,sys,statistics; d=json.load(open(sys.argv[1])); [print(r["command"], statistics.median(r["times"])) for r in d["results"]]' "$1"; }
+
+echo "== start-up (median of hyperfine runs, ms)"
+hyperfine -N --warmup 5 --runs 100 --export-json "$work/start.json" --style none \
+  "$ENGINE --version" "$ENGINE list profiles" >/dev/null
+median "$work/start.json" | awk '{t=$NF; $NF=""; printf "  %-60s %.2f ms\n", $0, t*1000}'
+
+echo "== per-trial overhead: $N trials of /bin/true (total wall time / N)"
+hyperfine -N --warmup 1 --runs 10 --export-json "$work/trial.json" --style none \
+  "hyperfine -N --runs $N --style none /bin/true" \
+  "$ENGINE run noop --runs $N -y --save bench --identifier x --target-dir $work/t --logs failed" \
+  "$ENGINE run noop --runs $N -y --save bench --identifier x --target-dir $work/t" \
+  --prepare "rm -rf $ENGINE_HOME/results" >/dev/null
+python3 - "$work/trial.json" "$N" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+h, e, l = (statistics.median(r["times"]) / n * 1e6 for r in d["results"])
+print(f"  hyperfine -N:                       {h:8.1f} µs per run")
+print(f"  engine --logs failed:               {e:8.1f} µs per trial   ratio {e / h:.2f}")
+print(f"  engine (a log file per trial):      {l:8.1f} µs per trial   ratio {l / h:.2f}")
+PY
+python3 - "$work" <<'PY'
+import os, sys, time
+d = os.path.join(sys.argv[1], "create-probe"); os.makedirs(d)
+t = time.perf_counter()
+for i in range(200):
+    os.close(os.open(f"{d}/f{i}", os.O_CREAT | os.O_WRONLY, 0o644))
+print(f"  (creating one empty file here costs {(time.perf_counter() - t) / 200 * 1e6:.1f} µs)")
+PY
+# What each tool measured for /bin/true itself.
+hyperfine -N --runs "$N" --export-json "$work/true.json" --style none /bin/true >/dev/null
+rm -rf "$ENGINE_HOME/results"
+"$ENGINE" run noop --runs "$N" -y --save bench --identifier x --target-dir "$work/t" --format json >"$work/engine.json" 2>/dev/null
+python3 - "$work/true.json" "$work/engine.json" <<'PY'
+import json, statistics, sys
+h = json.load(open(sys.argv[1]))["results"][0]["times"]
+e = json.load(open(sys.argv[2]))["results"][0]["entries"][0]["trials"]
+print(f"  /bin/true as measured: hyperfine median {statistics.median(h)*1e6:.1f} µs, engine median {statistics.median(e)*1e6:.1f} µs")
+PY

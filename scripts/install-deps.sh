@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what engine's tests and built-in profiles need on Debian/Ubuntu.
+# Safe to run again: it skips what is present.
+set -euo pipefail
+pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# WASM plugins are built for this target.
+if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip1; then
+  rustup target add wasm32-wasip1
+fi
