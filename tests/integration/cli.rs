@@ -93,3 +93,45 @@ fn help_and_version() {
     assert!(r.stdout.contains("--option <KEY=A,B>") && r.stdout.contains("--target-dir <DIR>"), "{r:?}");
     assert_eq!(env.run(&["frobnicate"]).code, 2);
 }
+
+#[test]
+fn on_a_terminal_menus_pick_the_entries() {
+    use std::io::Write;
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["5", "7"]));
+    // `script` gives engine a pseudo-terminal; Space unticks the first entry,
+    // Enter accepts.
+    let cmdline = format!("{} benchmark echo --runs 1 --save m --target-dir {}", bin(), env.target.path().display());
+    let mut child = env.cmd(&[]).spawn_script(&cmdline);
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    stdin.write_all(b" \r").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Value (space toggles, enter accepts)"), "{text}");
+    let f = env.result("m");
+    let descs: Vec<&str> =
+        f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();
+    assert_eq!(descs, ["Value: V7"], "{text}");
+}
+
+trait SpawnScript {
+    fn spawn_script(&mut self, cmdline: &str) -> std::process::Child;
+}
+
+impl SpawnScript for std::process::Command {
+    /// Runs `cmdline` under `script`, on a pseudo-terminal, with this command's environment.
+    fn spawn_script(&mut self, cmdline: &str) -> std::process::Child {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qfec", cmdline, "/dev/null"]);
+        for (k, v) in self.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        c.spawn().expect("script (util-linux) runs")
+    }
+}
