@@ -32,7 +32,7 @@ pub struct TrialRun {
 
 #[derive(Debug, Error)]
 pub enum ExecError {
-    #[error("{program} exited with code {code}; see {}", log.display())]
+    #[error("{program} exited {code}; see {}", log.display())]
     Exit { program: String, code: i32, log: PathBuf },
     #[error("{program} was killed by signal {signal}; see {}", log.display())]
     Signal { program: String, signal: i32, log: PathBuf },
