@@ -202,7 +202,13 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
     interrupt::install().map_err(|e| Failure::new(exit::ERROR, format!("cannot install signal handlers: {e}")))?;
     let system = match file.system(&identifier) {
         Some(s) => s.clone(),
-        None => engine::sysinfo::capture(&identifier, &target),
+        None => {
+            let mut env: Vec<String> =
+                tests.iter().flat_map(|t| t.profile.profile.relevant_env.iter().cloned()).collect();
+            env.sort();
+            env.dedup();
+            engine::sysinfo::capture(&identifier, &target, &env)
+        }
     };
     let logs = if args.logs == "failed" { LogPolicy::Failed } else { LogPolicy::All };
     let settings = RunSettings { runs: args.runs, target_dir: target.clone(), logs };

@@ -5,6 +5,7 @@ mod info;
 mod list;
 mod resolve;
 mod result;
+mod system_info;
 mod ui;
 mod validate;
 
@@ -83,6 +84,8 @@ pub enum Command {
     /// Show saved results
     #[command(subcommand)]
     Result(result::ResultCommand),
+    /// Describe this machine as results record it: hardware, software, and the devices under the target directory
+    SystemInfo(system_info::SystemInfoArgs),
 }
 
 /// Runs the parsed command line.
@@ -94,5 +97,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Info(a) => info::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Result(c) => result::run(c),
+        Command::SystemInfo(a) => system_info::run(a),
     }
 }

@@ -44,6 +44,10 @@ pub struct Profile {
     /// What must be present before the test can run.
     #[serde(default)]
     pub requirements: Requirements,
+    /// Environment variables that change this test's results (`CC`, `CFLAGS`);
+    /// their values are recorded in the system's Environment Notes.
+    #[serde(default)]
+    pub relevant_env: Vec<String>,
 }
 
 /// Kind of test, as in the result viewers' groupings.

@@ -2,6 +2,7 @@
 
 pub mod format;
 pub mod json;
+pub mod systems;
 pub mod text;
 
 use crate::result::ResultFile;

@@ -19,17 +19,9 @@ impl Exporter for Text {
         if !r.description.is_empty() {
             writeln!(out, "{}", r.description).unwrap();
         }
-        for s in &r.systems {
-            writeln!(out, "\n{}:", s.identifier).unwrap();
-            for group in [&s.hardware, &s.software] {
-                if !group.is_empty() {
-                    let line: Vec<String> = group.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-                    writeln!(out, "\n  {}", line.join(", ")).unwrap();
-                }
-            }
-            for (k, v) in &s.notes {
-                writeln!(out, "\n  {k}: {v}").unwrap();
-            }
+        if !r.systems.is_empty() {
+            out.push('\n');
+            out.push_str(&super::systems::text(r));
         }
         for t in &r.results {
             out.push('\n');

@@ -48,6 +48,9 @@ pub struct System {
     pub finished: Option<String>,
     /// Version of engine that ran the tests.
     pub engine_version: String,
+    /// Everything captured, as data (hardware, software, the devices under the target directory).
+    #[serde(default)]
+    pub details: Option<crate::sysinfo::model::SystemInfo>,
 }
 
 /// One option choice of a test.

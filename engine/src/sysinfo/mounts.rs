@@ -1,23 +1,26 @@
 //! Which mount holds a path, from `/proc/self/mountinfo`.
 
+use super::source::Source;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Mount {
     pub mount_point: String,
     pub fstype: String,
+    /// What was mounted (`/dev/sda1`, `tmpfs`).
     pub source: String,
-    /// Per-mount and per-superblock options together.
+    /// `major:minor` of the mounted device (`0:xx` for virtual file systems and btrfs).
+    pub dev: String,
+    /// Per-mount and per-superblock options together, sorted, without duplicates.
     pub options: Vec<String>,
 }
 
 impl Mount {
-    /// Options sorted and de-duplicated, as PTS's Disk Notes show them.
+    /// Options joined, as PTS's Disk Notes show them (`relatime,rw`).
     pub fn sorted_options(&self) -> String {
-        let mut o = self.options.clone();
-        o.sort();
-        o.dedup();
-        o.join(",")
+        self.options.join(",")
     }
 }
 
@@ -41,7 +44,7 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses mountinfo text.
+/// Parses mountinfo text; malformed lines are skipped.
 pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
     let mut out = Vec::new();
     for line in text.lines() {
@@ -55,26 +58,38 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
         if let Some(sb) = r.get(2) {
             options.extend(sb.split(',').map(str::to_string));
         }
-        out.push(Mount { mount_point: unescape(l[4]), fstype: r[0].to_string(), source: unescape(r[1]), options });
+        options.sort();
+        options.dedup();
+        out.push(Mount {
+            mount_point: unescape(l[4]),
+            fstype: r[0].to_string(),
+            source: unescape(r[1]),
+            dev: l[2].to_string(),
+            options,
+        });
     }
     out
 }
 
-/// The mount holding `path` (the longest mount point that is a prefix of it).
-pub fn mount_of(path: &Path) -> Option<Mount> {
-    let canon = std::fs::canonicalize(path).ok()?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    best_mount(&parse_mountinfo(&text), &canon)
-}
-
+/// The mount holding `path` (the longest mount point that is a prefix of it;
+/// among equal ones the last, which is on top).
 pub fn best_mount(mounts: &[Mount], path: &Path) -> Option<Mount> {
-    // Later lines win among equal mount points (mounts stacked on top).
     mounts
         .iter()
         .enumerate()
         .filter(|(_, m)| path.starts_with(&m.mount_point))
         .max_by_key(|(i, m)| (m.mount_point.len(), *i))
         .map(|(_, m)| m.clone())
+}
+
+/// The mounts of `src`.
+pub fn mounts(src: &dyn Source) -> Vec<Mount> {
+    src.read("/proc/self/mountinfo").map(|t| parse_mountinfo(&t)).unwrap_or_default()
+}
+
+/// The mount holding `path` in `src` (`path` is taken as already canonical).
+pub fn mount_of(src: &dyn Source, path: &Path) -> Option<Mount> {
+    best_mount(&mounts(src), path)
 }
 
 #[cfg(test)]
@@ -85,6 +100,7 @@ mod tests {
 22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard,resv_strict
 30 22 0:25 / /tmp rw,nosuid,nodev shared:5 - tmpfs tmpfs rw,size=1024k
 31 22 7:0 / /mnt/my\\040disk rw,noatime shared:6 - xfs /dev/loop0 rw,attr2
+garbage line
 ";
 
     #[test]
@@ -94,7 +110,7 @@ mod tests {
         assert_eq!(best_mount(&m, Path::new("/tmp/x")).unwrap().fstype, "tmpfs");
         assert_eq!(best_mount(&m, Path::new("/tmpfoo")).unwrap().fstype, "ext4");
         let loopm = best_mount(&m, Path::new("/mnt/my disk/a")).unwrap();
-        assert_eq!((loopm.source.as_str(), loopm.fstype.as_str()), ("/dev/loop0", "xfs"));
+        assert_eq!((loopm.source.as_str(), loopm.fstype.as_str(), loopm.dev.as_str()), ("/dev/loop0", "xfs", "7:0"));
         assert_eq!(best_mount(&m, Path::new("/home")).unwrap().sorted_options(), "discard,relatime,resv_strict,rw");
     }
 }

@@ -1,0 +1,67 @@
+//! `engine system-info`: what results would record about this machine.
+
+use super::{Failure, exit};
+use clap::Args;
+use engine::home::Home;
+use engine::sysinfo::{self, render, source::Fs};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct SystemInfoArgs {
+    /// Directory whose file system and devices are described (default: the default target directory)
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+    /// Print the data as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Read a captured tree of /sys, /proc and /etc instead of this machine
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+    /// Print how long each part of the capture took, to stderr
+    #[arg(long)]
+    pub timings: bool,
+}
+
+pub fn run(args: SystemInfoArgs) -> Result<i32, Failure> {
+    let target = args.target_dir.clone().unwrap_or_else(|| Home::from_env().default_target_dir());
+    // The default target may not exist yet: describe its nearest existing parent.
+    let mut probe = target.clone();
+    if args.root.is_none() {
+        while !probe.exists() && probe.pop() {}
+    }
+    let src = match &args.root {
+        Some(r) => Fs::at(r),
+        None => Fs::live(),
+    };
+    let t0 = std::time::Instant::now();
+    let (info, timings) = sysinfo::collect(&src, Some(&probe), &[]);
+    let total = t0.elapsed();
+    if args.timings {
+        for (what, d) in &timings {
+            eprintln!("{:>8.2} ms  {what}", d.as_secs_f64() * 1000.0);
+        }
+        eprintln!("{:>8.2} ms  total", total.as_secs_f64() * 1000.0);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?);
+        return Ok(exit::OK);
+    }
+    let mut out = String::new();
+    let host = info.hostname.clone().unwrap_or_else(|| "this system".into());
+    writeln!(out, "{host}\n").unwrap();
+    for (title, map) in [("Hardware", render::hardware(&info)), ("Software", render::software(&info))] {
+        writeln!(out, "  {title}:").unwrap();
+        let w = map.keys().map(|k| k.len()).max().unwrap_or(0);
+        for (k, v) in &map {
+            writeln!(out, "    {k:w$}  {v}").unwrap();
+        }
+        writeln!(out).unwrap();
+    }
+    writeln!(out, "  Notes:").unwrap();
+    for (k, v) in render::notes(&info) {
+        writeln!(out, "    {k}: {v}").unwrap();
+    }
+    print!("{out}");
+    Ok(exit::OK)
+}

@@ -1,0 +1,123 @@
+//! The system table of a result file: one row per field (hardware, software,
+//! notes), one value per identifier, and the "Changed X to Y" lines that say
+//! what differs from one identifier to the next.
+
+use crate::result::ResultFile;
+
+/// One field of the system table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub key: String,
+    /// One value per system, in the file's order (`None`: not recorded).
+    pub values: Vec<Option<String>>,
+}
+
+impl Row {
+    /// Whether every system has the same value.
+    pub fn uniform(&self) -> bool {
+        self.values.windows(2).all(|w| w[0] == w[1])
+    }
+}
+
+/// Rows in the order they first appear: hardware, software, notes.
+pub fn table(r: &ResultFile) -> Vec<Row> {
+    let mut keys: Vec<String> = Vec::new();
+    for s in &r.systems {
+        for k in s.hardware.keys().chain(s.software.keys()).chain(s.notes.keys()) {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|k| {
+            let values = r
+                .systems
+                .iter()
+                .map(|s| s.hardware.get(&k).or_else(|| s.software.get(&k)).or_else(|| s.notes.get(&k)).cloned())
+                .collect();
+            Row { key: k, values }
+        })
+        .collect()
+}
+
+/// For each system after the first: the fields whose value differs from the
+/// previous system's, as `Changed Disk Notes to BFQ / relatime,rw.`
+pub fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
+    let rows = table(r);
+    (1..r.systems.len())
+        .map(|i| {
+            let lines = rows
+                .iter()
+                .filter(|row| row.values[i] != row.values[i - 1])
+                .map(|row| match &row.values[i] {
+                    Some(v) => format!("Changed {} to {v}.", row.key),
+                    None => format!("Removed {}.", row.key),
+                })
+                .collect();
+            (r.systems[i].identifier.clone(), lines)
+        })
+        .collect()
+}
+
+/// The table as text: shared values once, differing ones per identifier,
+/// then the changes.
+pub fn text(r: &ResultFile) -> String {
+    let mut out = String::new();
+    if r.systems.is_empty() {
+        return out;
+    }
+    let ids: Vec<&str> = r.systems.iter().map(|s| s.identifier.as_str()).collect();
+    out.push_str(&format!("Systems: {}\n\n", ids.join(" | ")));
+    let rows = table(r);
+    let kw = rows.iter().map(|row| row.key.len()).max().unwrap_or(0);
+    let iw = ids.iter().map(|i| i.chars().count()).max().unwrap_or(0);
+    for row in &rows {
+        if row.uniform() {
+            out.push_str(&format!("  {:kw$}  {}\n", row.key, row.values[0].as_deref().unwrap_or("unknown")));
+        } else {
+            for (j, (id, v)) in ids.iter().zip(&row.values).enumerate() {
+                let key = if j == 0 { row.key.as_str() } else { "" };
+                out.push_str(&format!("  {key:kw$}  {id:iw$}  {}\n", v.as_deref().unwrap_or("not recorded")));
+            }
+        }
+    }
+    for (id, lines) in changes(r) {
+        for l in lines {
+            out.push_str(&format!("\n{id}: {l}"));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::System;
+
+    fn sys(id: &str, disk_notes: &str) -> System {
+        let mut s = System { identifier: id.into(), ..Default::default() };
+        s.hardware.insert("Processor".into(), "AMD EPYC (2 Cores)".into());
+        s.software.insert("OS".into(), "Debian 12".into());
+        s.notes.insert("Disk Notes".into(), disk_notes.into());
+        s
+    }
+
+    #[test]
+    fn shared_rows_once_and_changes_per_identifier() {
+        let mut r = ResultFile::new("t");
+        r.systems =
+            vec![sys("loop0: NONE", "NONE / rw"), sys("loop0: BFQ", "BFQ / rw"), sys("loop0: KYBER", "KYBER / rw")];
+        let rows = table(&r);
+        assert_eq!(rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["Processor", "OS", "Disk Notes"]);
+        assert!(rows[0].uniform() && !rows[2].uniform());
+        let ch = changes(&r);
+        assert_eq!(ch[0], ("loop0: BFQ".to_string(), vec!["Changed Disk Notes to BFQ / rw.".to_string()]));
+        assert_eq!(ch[1].1, vec!["Changed Disk Notes to KYBER / rw.".to_string()]);
+        let t = text(&r);
+        assert!(t.contains("  Processor   AMD EPYC (2 Cores)\n"), "{t}");
+        assert!(t.contains("  Disk Notes  loop0: NONE   NONE / rw\n              loop0: BFQ    BFQ / rw\n"), "{t}");
+        assert!(t.contains("loop0: BFQ: Changed Disk Notes to BFQ / rw."), "{t}");
+    }
+}

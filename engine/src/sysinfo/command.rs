@@ -1,0 +1,34 @@
+//! Read-only commands (`cc -v`, `python3 --version`), each with a timeout, run
+//! only on the live system. A command that is missing, fails or hangs yields
+//! nothing.
+
+use crate::runner::process;
+use std::ffi::OsStr;
+use std::time::Duration;
+
+pub const TIMEOUT: Duration = Duration::from_secs(2);
+
+/// stdout and stderr of `program args`, if it ran and exited 0.
+pub fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
+    let path = which::which(program).ok()?;
+    let mut out = process::memfile("stdout").ok()?;
+    let mut err = process::memfile("stderr").ok()?;
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let fin = process::run(process::Spec {
+        program: OsStr::new(&path),
+        args: &args,
+        env: &[("LC_ALL".to_string(), "C".to_string())],
+        cwd: std::path::Path::new("/"),
+        stdin: None,
+        stdout: out.try_clone().ok()?,
+        stderr: err.try_clone().ok()?,
+        timeout: Some(TIMEOUT),
+    })
+    .ok()?;
+    if !fin.exit.success() {
+        return None;
+    }
+    let o = String::from_utf8_lossy(&process::read_back(&mut out).ok()?).into_owned();
+    let e = String::from_utf8_lossy(&process::read_back(&mut err).ok()?).into_owned();
+    Some((o, e))
+}

@@ -1,0 +1,108 @@
+//! What a result ran on, as stored in result files (`systems[].details`).
+//! Every field a machine may not have is optional: absent means unknown.
+
+use super::device::Resolution;
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SystemInfo {
+    pub hostname: Option<String>,
+    pub processor: Processor,
+    pub motherboard: Option<Board>,
+    pub chipset: Option<String>,
+    pub memory: Memory,
+    /// Physical disks (loop, RAM and zram devices left out).
+    pub disks: Vec<Disk>,
+    pub graphics: Vec<String>,
+    pub audio: Vec<String>,
+    pub network: Vec<String>,
+    pub os: Option<String>,
+    pub kernel: Option<String>,
+    pub arch: String,
+    pub kernel_cmdline: Option<String>,
+    pub transparent_hugepages: Option<String>,
+    pub desktop: Option<String>,
+    pub display_server: Option<String>,
+    pub compiler: Option<Compiler>,
+    pub python: Option<String>,
+    /// Virtualization or container layer (`KVM`, `docker`).
+    pub system_layer: Option<String>,
+    /// Every entry of /sys/devices/system/cpu/vulnerabilities.
+    pub security: IndexMap<String, String>,
+    /// Environment variables the profiles declare as relevant.
+    pub environment: IndexMap<String, String>,
+    /// The directory the tests ran in, and the devices under it.
+    pub target: Option<Target>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Processor {
+    pub model: Option<String>,
+    pub sockets: Option<usize>,
+    pub cores: Option<usize>,
+    pub threads: Option<usize>,
+    pub max_mhz: Option<u64>,
+    pub microcode: Option<String>,
+    pub scaling_driver: Option<String>,
+    pub governor: Option<String>,
+    /// Turbo/boost enabled.
+    pub boost: Option<bool>,
+    pub energy_preference: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Board {
+    pub system_vendor: Option<String>,
+    pub product: Option<String>,
+    pub vendor: Option<String>,
+    pub name: Option<String>,
+    pub bios_vendor: Option<String>,
+    pub bios_version: Option<String>,
+    pub bios_date: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Memory {
+    /// MemTotal: what the kernel can use, in bytes.
+    pub total_bytes: Option<u64>,
+    /// Memory devices from the DMI tables (root only).
+    pub dimms: Vec<Dimm>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dimm {
+    pub locator: Option<String>,
+    pub size_bytes: u64,
+    /// `DDR4`, `DDR5` …
+    pub kind: Option<String>,
+    /// Speed in MT/s.
+    pub speed_mts: Option<u32>,
+    pub manufacturer: Option<String>,
+    pub part_number: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Disk {
+    pub name: String,
+    pub model: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub rotational: Option<bool>,
+    pub transport: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Compiler {
+    /// `GCC 12.2.0`.
+    pub version: String,
+    /// The `Configured with:` flags.
+    pub configure: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Target {
+    pub path: String,
+    /// The mount and devices under `path`; absent when they could not be read.
+    pub resolution: Option<Resolution>,
+}
