@@ -33,6 +33,10 @@ impl Home {
     pub fn default_target_dir(&self) -> PathBuf {
         self.root.join("scratch")
     }
+    /// Journals of system-state changes not undone yet.
+    pub fn journal(&self) -> PathBuf {
+        self.root.join("journal")
+    }
     pub fn installed(&self) -> PathBuf {
         self.root.join("installed")
     }

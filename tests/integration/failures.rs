@@ -14,7 +14,7 @@ fn a_failing_trial_names_its_log_and_the_other_tests_run() {
     env.profile("echo", &echo_profile("echo", &["4"]));
     let r = env.bench(&["flaky", "echo", "--save", "f"]);
     assert_eq!(r.code, 4, "{r:?}");
-    let line = r.stderr.lines().find(|l| l.starts_with("failed flaky:")).unwrap_or_else(|| panic!("{r:?}"));
+    let line = r.stderr.lines().find(|l| l.starts_with("failed flaky (")).unwrap_or_else(|| panic!("{r:?}"));
     assert!(line.contains("sh exited 1; see "), "{line}");
     let log = line.rsplit("see ").next().unwrap();
     assert!(log.ends_with("/trial-2.log"), "{log}");

@@ -62,7 +62,7 @@ impl LoopFs {
 
 impl Drop for LoopFs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.mnt.path()).status();
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = Command::new("umount").arg(self.mnt.path()).output();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).output();
     }
 }

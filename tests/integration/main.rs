@@ -11,4 +11,5 @@ mod malformed;
 mod parsers;
 mod readme;
 mod schemas;
+mod sweeps;
 mod sysinfo;

@@ -9,7 +9,12 @@ use engine::home::Home;
 use engine::profile::resolve::Catalog;
 use engine::report;
 use engine::result::{ResultFile, Store, store};
-use engine::runner::{self, LogPolicy, Outcome, Progress, Quiet, RunSettings, interrupt, requirements};
+use engine::runner::{LogPolicy, Progress, Quiet, RunSettings, interrupt, requirements};
+use engine::session::{Session, Ui};
+use engine::state::hygiene::Hygiene;
+use engine::state::journal::{self, Journal};
+use engine::sweep::{self, Plan, SweepArgs, SweepError};
+use engine::units;
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -47,9 +52,90 @@ pub struct BenchmarkArgs {
     /// Trial logs to keep under the result folder: `all`, or only those of `failed` trials
     #[arg(long, default_value = "all", value_parser = ["all", "failed"])]
     pub logs: String,
+    /// Run every test under each I/O scheduler of the device under the target directory:
+    /// `none,mq-deadline,kyber,bfq,bfq:low_latency=0`, or `all`; each state is its own identifier
+    #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
+    pub scheduler: Option<String>,
+    /// Run every test on each file system made fresh on --device: `ext4,xfs,btrfs`,
+    /// with mount options as `ext4:nobarrier` or `ext4:data=writeback,noatime`
+    #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
+    pub filesystem: Vec<String>,
+    /// The device file systems are made on: a spare `/dev/X` (refused if mounted, part of the
+    /// root disk, or holding data without --force-destroy-data), or `loop:SIZE` (e.g. `loop:4G`)
+    /// for a loop device over a file engine creates and removes
+    #[arg(long, value_name = "DEV", help_heading = "System-state sweeps (root)")]
+    pub device: Option<String>,
+    /// Directory for the backing file of `--device loop:SIZE` (default: ENGINE_HOME/loop)
+    #[arg(long, value_name = "DIR", help_heading = "System-state sweeps (root)")]
+    pub loop_dir: Option<PathBuf>,
+    /// Erase a --device that has a partition table or file system
+    #[arg(long, help_heading = "System-state sweeps (root)")]
+    pub force_destroy_data: bool,
+    /// Set a queue attribute or scheduler tunable for the run: `queue/read_ahead_kb=128`,
+    /// `iosched/slice_idle=0` (restored afterwards)
+    #[arg(long = "set", value_name = "ATTR=VALUE", help_heading = "System-state sweeps (root)")]
+    pub set: Vec<String>,
+    /// Run the states of each test in random order, to decorrelate drift
+    #[arg(long, help_heading = "System-state sweeps (root)")]
+    pub shuffle: bool,
+    /// Sync and drop the page cache before every trial
+    #[arg(long, help_heading = "Hygiene")]
+    pub drop_caches: bool,
+    /// fstrim the target file system before every test
+    #[arg(long, help_heading = "Hygiene")]
+    pub fstrim: bool,
+    /// Pause before every test (`5s`)
+    #[arg(long, value_name = "DURATION", help_heading = "Hygiene")]
+    pub settle: Option<String>,
     /// Report format printed at the end
     #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
     pub format: String,
+}
+
+/// Progress and messages on the terminal.
+struct TermUi {
+    tty: bool,
+}
+
+impl Ui for TermUi {
+    fn progress(&self, prefix: &str) -> Box<dyn Progress> {
+        if self.tty { Box::new(Spinner::new(prefix.to_string())) } else { Box::new(Quiet) }
+    }
+    fn message(&self, msg: &str) {
+        eprintln!("{msg}");
+    }
+}
+
+/// A run that died (or one still running) may have left a scheduler, a mount
+/// or a loop device changed: nothing runs until that is settled.
+fn refuse_unfinished_changes(home: &Home) -> Result<(), Failure> {
+    let left = journal::leftovers(&home.journal()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+    if let Some(l) = left.first() {
+        let what: Vec<String> = l.changes.iter().map(|c| c.describe()).collect();
+        return Err(if l.alive {
+            Failure::new(exit::ERROR, format!("engine (pid {}) is changing system state: {}", l.pid, what.join("; ")))
+                .hint("wait for it to finish; runs that change system state cannot overlap")
+        } else {
+            Failure::new(
+                exit::ERROR,
+                format!("an earlier run (pid {}) left system state changed: {}", l.pid, what.join("; ")),
+            )
+            .hint("run `engine recover` to undo it")
+        });
+    }
+    Ok(())
+}
+
+fn sweep_failure(e: SweepError) -> Failure {
+    let code = match &e {
+        SweepError::Usage(_) => exit::USAGE,
+        _ => exit::ERROR,
+    };
+    let f = Failure::new(code, e.to_string());
+    match e {
+        SweepError::NeedsRoot(_) => f.hint("run engine as root (sudo) for system-state sweeps"),
+        _ => f,
+    }
 }
 
 fn slug(s: &str) -> String {
@@ -62,16 +148,6 @@ fn slug(s: &str) -> String {
         }
     }
     out.trim_matches(['-', '.']).chars().take(60).collect()
-}
-
-/// FNV-1a, for short stable folder names.
-fn short_hash(s: &str) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{:08x}", h as u32)
 }
 
 fn default_identifier(file: &ResultFile) -> String {
@@ -139,7 +215,8 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
     });
     store::check_name(&name).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
     let _lock = store.lock(&name).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
-    let mut file = match store.load(&name) {
+    refuse_unfinished_changes(&home)?;
+    let file = match store.load(&name) {
         Ok(f) => f,
         Err(engine::result::StoreError::NotFound(_)) => {
             let mut f = ResultFile::new(args.title.as_deref().unwrap_or(&name));
@@ -190,67 +267,74 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
 
     // The target directory must be usable before any trial.
     let target = args.target_dir.clone().unwrap_or_else(|| home.default_target_dir());
+    let sweep_args = SweepArgs {
+        scheduler: args.scheduler.clone(),
+        filesystem: args.filesystem.clone(),
+        device: args.device.clone(),
+        loop_dir: args.loop_dir.clone().unwrap_or_else(|| home.root.join("loop")),
+        set: args.set.clone(),
+        shuffle: args.shuffle,
+        force_destroy_data: args.force_destroy_data,
+        drop_caches: args.drop_caches,
+        fstrim: args.fstrim,
+    };
+    let plan = Plan::new(&sweep_args).map_err(sweep_failure)?;
     let need =
         tests.iter().filter_map(|t| requirements::free_space_of(t).map(|b| (b, t.label()))).max_by_key(|(b, _)| *b);
-    if !tests.is_empty() {
+    if !tests.is_empty() && plan.filesystems.is_empty() {
         requirements::check_target(&target, need).map_err(|e| {
             Failure::new(exit::ERROR, e.to_string()).hint("pick another directory with `--target-dir DIR`")
         })?;
     }
     let target = std::fs::canonicalize(&target).unwrap_or(target);
+    let settle = match &args.settle {
+        Some(s) => Some(units::parse_duration(s).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?),
+        None => None,
+    };
 
     interrupt::install().map_err(|e| Failure::new(exit::ERROR, format!("cannot install signal handlers: {e}")))?;
-    let system = match file.system(&identifier) {
-        Some(s) => s.clone(),
-        None => {
-            let mut env: Vec<String> =
-                tests.iter().flat_map(|t| t.profile.profile.relevant_env.iter().cloned()).collect();
-            env.sort();
-            env.dedup();
-            engine::sysinfo::capture(&identifier, &target, &env)
-        }
-    };
+    let mut env: Vec<String> = tests.iter().flat_map(|t| t.profile.profile.relevant_env.iter().cloned()).collect();
+    env.sort();
+    env.dedup();
     let logs = if args.logs == "failed" { LogPolicy::Failed } else { LogPolicy::All };
-    let settings = RunSettings { runs: args.runs, target_dir: target.clone(), logs };
+    let settings = RunSettings { runs: args.runs, target_dir: target.clone(), logs, drop_caches: args.drop_caches };
+    let hygiene = Hygiene { drop_caches: args.drop_caches, fstrim: args.fstrim, settle };
     let tty = std::io::stderr().is_terminal();
-    let mut failed = 0usize;
-    let mut saved = 0usize;
-    let mut interrupted = false;
-    let total = tests.len();
-    for (i, t) in tests.iter().enumerate() {
-        if interrupt::requested() {
-            interrupted = true;
-            break;
+    let term = TermUi { tty };
+    let mut session = Session::new(&store, name.clone(), file, settings, hygiene, env, &term);
+    if plan.is_active() {
+        let journal = Journal::create(&home.journal()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+        let cx = sweep::Context {
+            target: &target,
+            prefix: args.identifier.as_deref(),
+            mount_root: &home.root.join("mnt"),
+            journal: &journal,
+            ui: &term,
+        };
+        let result = sweep::run(&plan, &cx, &mut session, &tests);
+        // Whatever happened, nothing may stay changed.
+        let mut j = journal.lock().unwrap_or_else(|p| p.into_inner());
+        let (_, failed) = j.undo_all();
+        for f in &failed {
+            eprintln!("error: could not restore: {f}");
         }
-        let rel = format!("logs/{}/{}-{}", slug(&identifier), slug(&t.profile.profile.id), short_hash(&t.key()));
-        let logs = store.dir(&name).join(&rel);
-        let progress: Box<dyn Progress> =
-            if tty { Box::new(Spinner::new(format!("[{}/{total}]", i + 1))) } else { Box::new(Quiet) };
-        match runner::run_test(t, &settings, &logs, &rel, progress.as_ref()) {
-            Outcome::Completed(results) => {
-                if file.system(&identifier).is_none() {
-                    file.systems.push(system.clone());
-                }
-                for (template, mut entry) in results {
-                    entry.identifier = identifier.clone();
-                    file.upsert(&template, entry);
-                }
-                if let Some(s) = file.systems.iter_mut().find(|s| s.identifier == identifier) {
-                    s.finished = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
-                }
-                store.save(&name, &file).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
-                saved += 1;
-            }
-            Outcome::Failed(msg) => {
-                failed += 1;
-                eprintln!("failed {}: {msg}", t.label());
-            }
-            Outcome::Interrupted => {
-                interrupted = true;
+        if failed.is_empty() {
+            j.close();
+        }
+        result.map_err(sweep_failure)?;
+    } else {
+        let total = tests.len();
+        for (i, t) in tests.iter().enumerate() {
+            session
+                .run(t, &identifier, &target, &format!("[{}/{total}]", i + 1))
+                .map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+            if session.interrupted {
                 break;
             }
         }
     }
+    let (saved, failed, interrupted) = (session.saved, session.failed, session.interrupted);
+    let file = session.file;
 
     if saved > 0 || store.exists(&name) {
         let shown = store.load(&name).unwrap_or(file);

@@ -3,6 +3,7 @@
 mod benchmark;
 mod info;
 mod list;
+mod recover;
 mod resolve;
 mod result;
 mod system_info;
@@ -84,6 +85,8 @@ pub enum Command {
     /// Show saved results
     #[command(subcommand)]
     Result(result::ResultCommand),
+    /// Undo system-state changes a killed run left behind (schedulers, tunables, mounts, loop devices)
+    Recover(recover::RecoverArgs),
     /// Describe this machine as results record it: hardware, software, and the devices under the target directory
     SystemInfo(system_info::SystemInfoArgs),
 }
@@ -98,5 +101,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Validate(a) => validate::run(a),
         Command::Result(c) => result::run(c),
         Command::SystemInfo(a) => system_info::run(a),
+        Command::Recover(a) => recover::run(a),
     }
 }

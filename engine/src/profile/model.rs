@@ -44,6 +44,9 @@ pub struct Profile {
     /// What must be present before the test can run.
     #[serde(default)]
     pub requirements: Requirements,
+    /// What to do between trials and tests.
+    #[serde(default)]
+    pub hygiene: HygieneDef,
     /// Environment variables that change this test's results (`CC`, `CFLAGS`);
     /// their values are recorded in the system's Environment Notes.
     #[serde(default)]
@@ -341,6 +344,21 @@ impl Default for Trials {
     fn default() -> Self {
         Trials { times: default_times(), min: None, max: None, target_rse: default_target_rse(), warmup: 0 }
     }
+}
+
+/// Between trials and tests (the command line can turn these on for every test).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HygieneDef {
+    /// Sync and drop the page cache before every trial (needs root).
+    #[serde(default)]
+    pub drop_caches: bool,
+    /// `fstrim` the target's file system before the test (needs root).
+    #[serde(default)]
+    pub fstrim: bool,
+    /// Pause before the test (`5s`), to let the device settle.
+    #[serde(default)]
+    pub settle: Option<String>,
 }
 
 /// What must be present before the test runs.

@@ -341,6 +341,12 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
         );
     }
 
+    if let Some(d) = &p.hygiene.settle
+        && let Err(e) = units::parse_duration(d)
+    {
+        c.at_value(path!["hygiene", "settle"], e.to_string(), Some(units_hint(&e)));
+    }
+
     // Requirements.
     if let Some(fs) = &p.requirements.free_space {
         if template::names(fs).is_ok_and(|n| !n.is_empty()) {

@@ -39,12 +39,15 @@ pub enum LogPolicy {
 }
 
 /// Settings of one run that apply to every test.
+#[derive(Debug, Clone)]
 pub struct RunSettings {
     /// `--runs N`.
     pub runs: Option<u32>,
     /// Parent of the scratch directories.
     pub target_dir: PathBuf,
     pub logs: LogPolicy,
+    /// Sync and drop the page cache before every trial (needs root).
+    pub drop_caches: bool,
 }
 
 /// How one test ended.
@@ -194,7 +197,15 @@ fn trials(
     let label = test.label();
     exec.setup(env)?;
     let mut first = true;
+    let drop_caches = settings.drop_caches || test.profile.profile.hygiene.drop_caches;
+    let hygiene = || -> Result<(), ExecError> {
+        if drop_caches {
+            crate::state::hygiene::drop_caches().map_err(ExecError::Setup)?;
+        }
+        Ok(())
+    };
     for w in 1..=t.warmup {
+        hygiene()?;
         progress.trial(&format!("{label} (warm-up)"), w, t.warmup);
         let run = exec.trial(env, &format!("warmup-{w}"), first)?;
         pending.push((run.log, run.log_text));
@@ -211,6 +222,7 @@ fn trials(
         }
         k += 1;
         let planned = settings.runs.unwrap_or(t.times).max(k);
+        hygiene()?;
         progress.trial(&label, k, planned);
         let run = exec.trial(env, &k.to_string(), first)?;
         first = false;

@@ -22,6 +22,9 @@ pub struct Queue {
     pub rotational: Option<bool>,
     /// `write back` or `write through`.
     pub write_cache: Option<String>,
+    /// Tunables of the scheduler in force (`queue/iosched/*`).
+    #[serde(default)]
+    pub iosched: indexmap::IndexMap<String, String>,
 }
 
 /// What kind of block device.
@@ -103,6 +106,12 @@ fn queue(src: &dyn Source, dir: &str) -> Option<Queue> {
         nr_requests: source::number(src, &format!("{q}/nr_requests")),
         rotational: source::number::<u8>(src, &format!("{q}/rotational")).map(|r| r == 1),
         write_cache: source::text(src, &format!("{q}/write_cache")),
+        iosched: src
+            .list(&format!("{q}/iosched"))
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|n| source::text(src, &format!("{q}/iosched/{n}")).map(|v| (n, v)))
+            .collect(),
     })
 }
 

@@ -102,9 +102,11 @@ pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String]) -> (Syst
     })
 }
 
-/// A result file's system entry for `identifier`, from the live machine.
-pub fn capture(identifier: &str, target: &Path, env: &[String]) -> System {
-    let (info, _) = collect(&source::Fs::live(), Some(target), env);
+/// A result file's system entry for `identifier`, from the live machine;
+/// `highlight` names scheduler tunables the run set (shown in the Disk Notes).
+pub fn capture(identifier: &str, target: &Path, env: &[String], highlight: &[String]) -> System {
+    let (mut info, _) = collect(&source::Fs::live(), Some(target), env);
+    info.highlight = highlight.to_vec();
     to_system(identifier, info)
 }
 

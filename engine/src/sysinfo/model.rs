@@ -35,6 +35,9 @@ pub struct SystemInfo {
     pub environment: IndexMap<String, String>,
     /// The directory the tests ran in, and the devices under it.
     pub target: Option<Target>,
+    /// Scheduler tunables the run set (`low_latency`); the Disk Notes show their values as read back.
+    #[serde(default)]
+    pub highlight: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -141,18 +141,26 @@ fn queue_line(d: &BlockDevice) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-/// `BFQ`, or per disk when they differ: `sda: BFQ, sdb: NONE`.
-pub fn scheduler_text(r: &Resolution) -> String {
+/// `BFQ`, `BFQ low_latency=0` (tunables in `highlight`, as read back), or per
+/// disk when they differ: `sda: BFQ, sdb: NONE`.
+pub fn scheduler_text(r: &Resolution, highlight: &[String]) -> String {
     let per: Vec<(String, String)> = r
         .disks
         .iter()
         .map(|d| {
-            let s = d
+            let mut s = d
                 .queue
                 .as_ref()
                 .and_then(|q| q.scheduler.clone())
                 .map(|s| s.to_uppercase())
                 .unwrap_or_else(|| UNKNOWN.into());
+            if let Some(q) = &d.queue {
+                for h in highlight {
+                    if let Some(v) = q.iosched.get(h) {
+                        s.push_str(&format!(" {h}={v}"));
+                    }
+                }
+            }
             (d.name.clone(), s)
         })
         .collect();
@@ -170,7 +178,7 @@ pub fn disk_notes(s: &SystemInfo) -> Option<String> {
     let Some(r) = &t.resolution else {
         return Some(format!("{UNKNOWN} (the devices under {} could not be read)", t.path));
     };
-    let mut parts = vec![scheduler_text(r), r.mount.sorted_options(), r.chain()];
+    let mut parts = vec![scheduler_text(r, &s.highlight), r.mount.sorted_options(), r.chain()];
     let queues: Vec<String> =
         r.disks.iter().filter_map(|d| queue_line(d).map(|q| format!("{}: {q}", d.name))).collect();
     if !queues.is_empty() {

@@ -1,0 +1,76 @@
+//! A loop device over a sparse file engine creates (`--device loop:4G`), for
+//! file-system sweeps without a spare disk. The guard detaches it and deletes
+//! the file.
+
+use super::journal::{Change, Shared};
+use super::{Guard, StateError};
+use std::path::Path;
+use std::process::Command;
+
+/// Creates a `size`-byte file in `dir`, attaches a loop device to it, and
+/// returns the device path (`/dev/loop3`) with the guard that undoes both.
+pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String), StateError> {
+    std::fs::create_dir_all(dir).map_err(|e| StateError::Apply(format!("cannot create {}: {e}", dir.display())))?;
+    let file = dir.join(format!(
+        "engine-loop-{}-{}.img",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0)
+    ));
+    let mut g = Guard::new(journal);
+    g.record(Change::Loop { backing_file: file.display().to_string(), remove_file: true })?;
+    let f = std::fs::File::create(&file)
+        .map_err(|e| StateError::Apply(format!("cannot create {}: {e}", file.display())))?;
+    f.set_len(size).map_err(|e| StateError::Apply(format!("cannot size {}: {e}", file.display())))?;
+    drop(f);
+    let o = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&file)
+        .output()
+        .map_err(|e| StateError::Apply(format!("cannot run losetup: {e}")))?;
+    if !o.status.success() {
+        return Err(StateError::Apply(format!("losetup failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
+    }
+    let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    Ok((g, dev))
+}
+
+/// Parses `loop:4G` (binary units, as fio and truncate read them: 4G = 4 GiB).
+pub fn parse_spec(s: &str) -> Option<Result<u64, String>> {
+    let size = s.strip_prefix("loop:")?;
+    let t = size.trim();
+    let bytes = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() && !t.ends_with('B') => {
+            let mult: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => {
+                    return Some(Err(format!(
+                        "`{size}`: use K, M, G or T (powers of 2), or an exact unit such as 4GiB"
+                    )));
+                }
+            };
+            t[..i].trim().parse::<u64>().map(|n| n * mult).map_err(|_| format!("`{size}` is not a size"))
+        }
+        _ => crate::units::parse_size(t).map_err(|e| e.to_string()),
+    };
+    Some(bytes.and_then(|b| {
+        if b < (16 << 20) { Err(format!("`{size}` is too small for a file system; use at least 16M")) } else { Ok(b) }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_spec("loop:4G"), Some(Ok(4 << 30)));
+        assert_eq!(parse_spec("loop:300M"), Some(Ok(300 << 20)));
+        assert_eq!(parse_spec("loop:1GB"), Some(Ok(1_000_000_000)));
+        assert!(parse_spec("loop:1M").unwrap().is_err());
+        assert!(parse_spec("loop:lots").unwrap().is_err());
+        assert_eq!(parse_spec("/dev/sdb"), None);
+    }
+}

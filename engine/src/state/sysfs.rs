@@ -1,0 +1,108 @@
+//! A sysfs attribute set to a value (`--set queue/read_ahead_kb=128`,
+//! `--set iosched/slice_idle=0`), journaled and read back.
+
+use super::journal::{Change, Shared};
+use super::{Guard, StateError, SystemState};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    /// Path under the device's sysfs folder: `queue/read_ahead_kb`, `iosched/low_latency` (under `queue/`).
+    pub attr: String,
+    pub value: String,
+}
+
+impl Setting {
+    /// Parses `queue/read_ahead_kb=128` or `iosched/slice_idle=0`.
+    pub fn parse(s: &str) -> Result<Setting, String> {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("`--set {s}` has no `=`"))?;
+        let k = k.trim().trim_matches('/');
+        if k.contains("..") || k.is_empty() || !(k.starts_with("queue/") || k.starts_with("iosched/")) {
+            return Err(format!(
+                "`--set {s}`: the attribute must be under queue/ or iosched/ (queue/read_ahead_kb, iosched/slice_idle)"
+            ));
+        }
+        Ok(Setting { attr: k.to_string(), value: v.trim().to_string() })
+    }
+
+    pub fn is_iosched(&self) -> bool {
+        self.attr.starts_with("iosched/")
+    }
+
+    /// The attribute's file for a device's queue folder (`/sys/block/sda/queue`).
+    pub fn path(&self, queue: &str) -> String {
+        match self.attr.strip_prefix("queue/") {
+            Some(rest) => format!("{queue}/{rest}"),
+            None => format!("{queue}/{}", self.attr),
+        }
+    }
+}
+
+/// Reads `path` and checks it shows `wanted` (bracketed choices count).
+pub fn verify(what: &str, path: &str, wanted: &str) -> Result<(), StateError> {
+    let got = std::fs::read_to_string(path).map_err(|e| StateError::Apply(format!("cannot read back {path}: {e}")))?;
+    let got = got.trim();
+    let ok = got == wanted
+        || got.split_whitespace().any(|w| w == format!("[{wanted}]"))
+        || (wanted.parse::<f64>().ok().is_some() && got.parse::<f64>().ok() == wanted.parse::<f64>().ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(StateError::NotInForce {
+            what: what.to_string(),
+            wanted: wanted.to_string(),
+            got: got.to_string(),
+            path: path.to_string(),
+        })
+    }
+}
+
+/// Writes `value` to `path`, journaling the old value first, and reads it back.
+pub fn set(guard: &mut Guard, path: &str, value: &str) -> Result<(), StateError> {
+    let original = std::fs::read_to_string(path).map_err(|e| StateError::Apply(format!("cannot read {path}: {e}")))?;
+    guard.record(Change::Sysfs { path: path.to_string(), original: original.trim().to_string() })?;
+    std::fs::write(path, value).map_err(|e| StateError::Apply(format!("cannot write {value:?} to {path}: {e}")))?;
+    verify(path, path, value)
+}
+
+/// Settings applied to every device of the sweep.
+pub struct Settings {
+    pub queues: Vec<String>,
+    pub settings: Vec<Setting>,
+}
+
+impl SystemState for Settings {
+    fn label(&self) -> String {
+        self.settings
+            .iter()
+            .map(|s| format!("{}={}", s.attr.rsplit('/').next().unwrap_or(&s.attr), s.value))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn apply(&self, journal: &Shared) -> Result<Guard, StateError> {
+        let mut g = Guard::new(journal);
+        for q in &self.queues {
+            for s in &self.settings {
+                set(&mut g, &s.path(q), &s.value)?;
+            }
+        }
+        Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_settings() {
+        let s = Setting::parse("queue/read_ahead_kb=128").unwrap();
+        assert_eq!(s.path("/sys/block/sda/queue"), "/sys/block/sda/queue/read_ahead_kb");
+        let t = Setting::parse("iosched/slice_idle=0").unwrap();
+        assert!(t.is_iosched());
+        assert_eq!(t.path("/sys/block/sda/queue"), "/sys/block/sda/queue/iosched/slice_idle");
+        assert!(Setting::parse("queue/../../etc=1").is_err());
+        assert!(Setting::parse("device/delete=1").is_err());
+        assert!(Setting::parse("queue/x").is_err());
+    }
+}

@@ -1,0 +1,387 @@
+//! Sweeps of system state: run every test under each I/O scheduler (with
+//! tunables), queue setting and file system asked for, each state its own
+//! identifier in one result file — and leave the machine as it was.
+
+pub mod device;
+
+use crate::expand::Test;
+use crate::session::{Session, Ui};
+use crate::state::filesystem::{FsSpec, FsState};
+use crate::state::journal::Shared;
+use crate::state::scheduler::{Scheduler, SchedulerState};
+use crate::state::sysfs::{Setting, Settings};
+use crate::state::{Guard, StateError, SystemState, loopdev};
+use crate::sysinfo::source::Fs;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The sweep flags as given.
+#[derive(Debug, Clone, Default)]
+pub struct SweepArgs {
+    pub scheduler: Option<String>,
+    pub filesystem: Vec<String>,
+    pub device: Option<String>,
+    pub loop_dir: PathBuf,
+    pub set: Vec<String>,
+    pub shuffle: bool,
+    pub force_destroy_data: bool,
+    pub drop_caches: bool,
+    pub fstrim: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Schedulers {
+    /// Leave the scheduler alone.
+    Keep,
+    List(Vec<Scheduler>),
+    /// Every scheduler the device offers.
+    All,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceChoice {
+    /// A device the user named, checked by [`device::check`].
+    Dev(device::Scratch),
+    /// A loop device over a file engine creates in `dir`.
+    Loop { size: u64, dir: PathBuf },
+}
+
+/// A checked sweep, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub schedulers: Schedulers,
+    pub filesystems: Vec<FsSpec>,
+    pub device: Option<DeviceChoice>,
+    pub settings: Vec<Setting>,
+    pub shuffle: bool,
+}
+
+#[derive(Debug, Error)]
+pub enum SweepError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("not root: {0}")]
+    NeedsRoot(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("{0}")]
+    Store(#[from] crate::result::StoreError),
+}
+
+impl Plan {
+    /// Parses the flags and checks everything that can be checked before a
+    /// change is made: root, the device, the file-system tools.
+    pub fn new(a: &SweepArgs) -> Result<Plan, SweepError> {
+        let schedulers = match a.scheduler.as_deref().map(str::trim) {
+            None => Schedulers::Keep,
+            Some("all") => Schedulers::All,
+            Some(s) => Schedulers::List(Scheduler::parse_list(s).map_err(SweepError::Usage)?),
+        };
+        let mut filesystems = Vec::new();
+        for f in &a.filesystem {
+            filesystems.extend(FsSpec::parse_list(f).map_err(SweepError::Usage)?);
+        }
+        let settings: Vec<Setting> =
+            a.set.iter().map(|s| Setting::parse(s)).collect::<Result<_, _>>().map_err(SweepError::Usage)?;
+        if a.device.is_some() && filesystems.is_empty() {
+            return Err(SweepError::Usage(
+                "--device needs --filesystem: engine makes a file system on it for each state".into(),
+            ));
+        }
+        if !filesystems.is_empty() && a.device.is_none() {
+            return Err(SweepError::Usage(
+                "--filesystem needs --device (a spare device, or loop:SIZE for a loop device engine creates)".into(),
+            ));
+        }
+        let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle };
+        let mut needs = plan.root_reasons();
+        if a.drop_caches {
+            needs.push("--drop-caches writes /proc/sys/vm/drop_caches".into());
+        }
+        if a.fstrim {
+            needs.push("--fstrim runs fstrim".into());
+        }
+        if !needs.is_empty() && !crate::state::is_root() {
+            return Err(SweepError::NeedsRoot(needs.join("; ")));
+        }
+        for f in &plan.filesystems {
+            let prog = format!("mkfs.{}", f.fstype);
+            if which::which(&prog).is_err() {
+                let pkg = match f.fstype.as_str() {
+                    "ext2" | "ext3" | "ext4" => "e2fsprogs",
+                    "xfs" => "xfsprogs",
+                    "btrfs" => "btrfs-progs",
+                    "f2fs" => "f2fs-tools",
+                    "vfat" => "dosfstools",
+                    other => other,
+                };
+                return Err(SweepError::Refused(format!(
+                    "{prog} not found — install it with `apt-get install {pkg}` or put it on PATH"
+                )));
+            }
+        }
+        let device = match &a.device {
+            None => None,
+            Some(d) => Some(match loopdev::parse_spec(d) {
+                Some(size) => DeviceChoice::Loop { size: size.map_err(SweepError::Usage)?, dir: a.loop_dir.clone() },
+                None => DeviceChoice::Dev(
+                    device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
+                        .map_err(SweepError::Refused)?,
+                ),
+            }),
+        };
+        Ok(Plan { device, ..plan })
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.schedulers != Schedulers::Keep || !self.filesystems.is_empty() || !self.settings.is_empty()
+    }
+
+    fn root_reasons(&self) -> Vec<String> {
+        let mut r = Vec::new();
+        if self.schedulers != Schedulers::Keep {
+            r.push("--scheduler writes /sys/block/<device>/queue/scheduler".to_string());
+        }
+        if !self.settings.is_empty() {
+            r.push("--set writes /sys/block/<device>/queue/…".to_string());
+        }
+        if !self.filesystems.is_empty() {
+            r.push("--filesystem runs mkfs and mount (and losetup for --device loop:SIZE)".to_string());
+        }
+        r
+    }
+}
+
+/// The queue folders of the disks under `dir`.
+pub fn queues_of(dir: &Path) -> Result<(Vec<String>, String), SweepError> {
+    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let r = crate::sysinfo::device::resolve(&Fs::live(), &canon)
+        .map_err(|e| SweepError::Refused(format!("cannot change the I/O scheduler for {}: {e}", dir.display())))?;
+    let queues = r.disks.iter().map(|d| format!("/sys/block/{}/queue", d.name)).collect();
+    let models: Vec<String> = r.disks.iter().map(|d| d.model.clone().unwrap_or_else(|| d.name.clone())).collect();
+    let mut label = models.clone();
+    label.dedup();
+    Ok((queues, label.join(" + ")))
+}
+
+/// Schedulers every queue offers, in the first queue's order.
+pub fn offered(queues: &[String]) -> Result<Vec<String>, SweepError> {
+    let mut common: Option<Vec<String>> = None;
+    for q in queues {
+        let p = format!("{q}/scheduler");
+        let text = std::fs::read_to_string(&p).map_err(|e| SweepError::Refused(format!("cannot read {p}: {e}")))?;
+        let (_, all) = crate::sysinfo::device::parse_scheduler(&text);
+        common = Some(match common {
+            None => all,
+            Some(c) => c.into_iter().filter(|s| all.contains(s)).collect(),
+        });
+    }
+    Ok(common.unwrap_or_default())
+}
+
+/// The scheduler states to run, checked against what the devices offer.
+pub fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<Scheduler>, SweepError> {
+    let offer = offered(queues)?;
+    let devices: Vec<&str> =
+        queues.iter().map(|q| q.trim_end_matches("/queue").rsplit('/').next().unwrap_or(q)).collect();
+    match s {
+        Schedulers::Keep => Ok(Vec::new()),
+        Schedulers::All => Ok(offer.into_iter().map(|name| Scheduler { name, tunables: Vec::new() }).collect()),
+        Schedulers::List(l) => {
+            for st in l {
+                if !offer.contains(&st.name) {
+                    return Err(SweepError::Refused(format!(
+                        "scheduler `{}` is not offered by {}; it offers: {}",
+                        st.name,
+                        devices.join(", "),
+                        offer.join(", ")
+                    )));
+                }
+            }
+            Ok(l.clone())
+        }
+    }
+}
+
+/// A small xorshift generator: the order of states only needs to vary.
+struct Shuffler(u64);
+
+impl Shuffler {
+    fn new() -> Self {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        Shuffler(t | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// The identifier of one state: `<prefix>: <file system> / <scheduler>`.
+pub fn identifier(prefix: &str, fs: Option<&str>, sched: Option<&str>) -> String {
+    let parts: Vec<&str> = [fs, sched].into_iter().flatten().collect();
+    if parts.is_empty() { prefix.to_string() } else { format!("{prefix}: {}", parts.join(" / ")) }
+}
+
+/// Where a sweep runs and how it names and journals its states.
+pub struct Context<'a> {
+    /// The directory used when no file system is made.
+    pub target: &'a Path,
+    /// Names the identifiers (default: the disk model or device).
+    pub prefix: Option<&'a str>,
+    /// Parent of the mount points of the file systems made.
+    pub mount_root: &'a Path,
+    pub journal: &'a Shared,
+    pub ui: &'a dyn Ui,
+}
+
+/// Runs `tests` under every state of `plan`.
+pub fn run(plan: &Plan, cx: &Context<'_>, session: &mut Session, tests: &[Test]) -> Result<(), SweepError> {
+    let mut _loop_guard: Option<Guard> = None;
+    let device: Option<(String, String)> = match &plan.device {
+        None => None,
+        Some(DeviceChoice::Dev(s)) => Some((s.path.clone(), s.queue_disk.clone())),
+        Some(DeviceChoice::Loop { size, dir }) => {
+            let (g, dev) = loopdev::create(dir, *size, cx.journal)?;
+            _loop_guard = Some(g);
+            let name = dev.trim_start_matches("/dev/").to_string();
+            Some((dev, name))
+        }
+    };
+    let fs_states: Vec<Option<&FsSpec>> =
+        if plan.filesystems.is_empty() { vec![None] } else { plan.filesystems.iter().map(Some).collect() };
+    let mut shuffler = Shuffler::new();
+    let total = tests.len() * fs_states.len();
+    let mut done = 0;
+    for fs in fs_states {
+        let (fs_guard, dir) = match (fs, &device) {
+            (Some(spec), Some((dev, _))) => {
+                let mp = cx.mount_root.join(format!("{}-{}", std::process::id(), spec.fstype));
+                let st = FsState { spec: spec.clone(), device: dev.clone(), mount_point: mp.clone() };
+                (Some(st.apply(cx.journal)?), mp)
+            }
+            _ => (None, cx.target.to_path_buf()),
+        };
+        let (queues, label) = match &device {
+            Some((dev, qd)) => {
+                let model = crate::sysinfo::device::describe(&Fs::live(), qd).ok().and_then(|(d, _)| d.model);
+                (
+                    vec![format!("/sys/block/{qd}/queue")],
+                    model.unwrap_or_else(|| dev.trim_start_matches("/dev/").to_string()),
+                )
+            }
+            None if plan.schedulers != Schedulers::Keep || !plan.settings.is_empty() => queues_of(&dir)?,
+            None => (Vec::new(), String::new()),
+        };
+        let prefix = cx.prefix.map(str::to_string).unwrap_or(label);
+        let scheds = scheduler_states(&plan.schedulers, &queues)?;
+        let (iosched, queue_settings): (Vec<Setting>, Vec<Setting>) =
+            plan.settings.iter().cloned().partition(Setting::is_iosched);
+        let set_guard = Settings { queues: queues.clone(), settings: queue_settings }.apply(cx.journal)?;
+        // Settings of the scheduler in force when no scheduler is swept.
+        let io_guard = if scheds.is_empty() && !iosched.is_empty() {
+            Some(Settings { queues: queues.clone(), settings: iosched.clone() }.apply(cx.journal)?)
+        } else {
+            None
+        };
+        let states: Vec<SchedulerState> = scheds
+            .into_iter()
+            .map(|s| SchedulerState { scheduler: s, queues: queues.clone(), iosched: iosched.clone() })
+            .collect();
+        // Try every state once before any test, so a bad tunable stops the run here.
+        for s in &states {
+            s.apply(cx.journal)?.finish().map_err(|e| SweepError::State(StateError::Apply(e)))?;
+        }
+        let fs_label = fs.map(FsSpec::label);
+        // Every tunable any state sets, so `BFQ low_latency=1` and `BFQ low_latency=0` read side by side.
+        let mut highlight: Vec<String> =
+            states.iter().flat_map(|s| s.scheduler.tunables.iter().map(|(k, _)| k.clone())).collect();
+        highlight.extend(iosched.iter().map(|s| s.attr.trim_start_matches("iosched/").to_string()));
+        highlight.sort();
+        highlight.dedup();
+        for test in tests {
+            done += 1;
+            let mut order: Vec<usize> = (0..states.len().max(1)).collect();
+            if plan.shuffle {
+                shuffler.shuffle(&mut order);
+            }
+            for i in order {
+                let state = states.get(i);
+                let guard = state.map(|s| s.apply(cx.journal)).transpose()?;
+                let id = identifier(&prefix, fs_label.as_deref(), state.map(|s| s.label()).as_deref());
+                session.highlight = highlight.clone();
+                session.run(test, &id, &dir, &format!("[{done}/{total}]"))?;
+                if let Some(g) = guard
+                    && let Err(e) = g.finish()
+                {
+                    cx.ui.message(&format!("warning: could not restore the scheduler: {e}"));
+                }
+                if session.interrupted {
+                    break;
+                }
+            }
+            if session.interrupted {
+                break;
+            }
+        }
+        drop(io_guard);
+        drop(set_guard);
+        if let Some(g) = fs_guard
+            && let Err(e) = g.finish()
+        {
+            cx.ui.message(&format!("warning: {e}"));
+        }
+        if session.interrupted {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers() {
+        assert_eq!(identifier("loop0", None, Some("BFQ low_latency=0")), "loop0: BFQ low_latency=0");
+        assert_eq!(
+            identifier("WD5000AZRX", Some("ext4 nobarrier"), Some("KYBER")),
+            "WD5000AZRX: ext4 nobarrier / KYBER"
+        );
+        assert_eq!(identifier("host", None, None), "host");
+    }
+
+    #[test]
+    fn flags_that_need_each_other() {
+        let a = SweepArgs { device: Some("loop:1G".into()), ..Default::default() };
+        assert!(matches!(Plan::new(&a), Err(SweepError::Usage(m)) if m.starts_with("--device needs --filesystem")));
+        let a = SweepArgs { filesystem: vec!["ext4".into()], ..Default::default() };
+        assert!(matches!(Plan::new(&a), Err(SweepError::Usage(m)) if m.starts_with("--filesystem needs --device")));
+        let a = SweepArgs { scheduler: Some("bfq:low_latency".into()), ..Default::default() };
+        assert!(matches!(Plan::new(&a), Err(SweepError::Usage(_))));
+        assert!(!Plan::new(&SweepArgs::default()).unwrap().is_active());
+    }
+
+    #[test]
+    fn shuffles_are_permutations() {
+        let mut s = Shuffler::new();
+        let mut v: Vec<usize> = (0..5).collect();
+        s.shuffle(&mut v);
+        v.sort();
+        assert_eq!(v, vec![0, 1, 2, 3, 4]);
+    }
+}

@@ -1,0 +1,464 @@
+//! Sweeps of I/O schedulers and file systems on loop devices the tests create
+//! and destroy (root only). The machine must be left as it was — also after
+//! `kill -9` and `engine recover`.
+
+use crate::common::*;
+use crate::loopdev::{LoopFs, is_root};
+use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap().trim().to_string()
+}
+
+fn identifiers(f: &Value) -> Vec<String> {
+    f["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap().to_string()).collect()
+}
+
+fn disk_notes(f: &Value, id: &str) -> String {
+    let s =
+        f["systems"].as_array().unwrap().iter().find(|s| s["identifier"] == id).unwrap_or_else(|| panic!("no {id}"));
+    s["notes"]["Disk Notes"].as_str().unwrap().to_string()
+}
+
+/// A profile whose trial sleeps `secs` seconds (a number unique to the test,
+/// so it can tell its own trial is running).
+fn sleepy(env: &Env, secs: u32) {
+    env.profile(
+        "sleepy",
+        &format!("id: sleepy\nversion: 1.0.0\ntitle: Sleepy\ntest_type: other\nexecutor: {{external: {{program: sleep, args: ['{secs}']}}}}\nresults: [{{id: s, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: s, wall_time: true}}]\n"),
+    );
+}
+
+/// Whether `sleep SECS` is running.
+fn sleeping(secs: u32) -> bool {
+    Command::new("pgrep").args(["-f", &format!("^sleep {secs}$")]).output().is_ok_and(|o| o.status.success())
+}
+
+fn stop_sleep(secs: u32) {
+    let _ = Command::new("pkill").args(["-f", &format!("^sleep {secs}$")]).status();
+}
+
+/// Waits until `cond` holds (or fails the test after 20 s).
+fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn four_schedulers_give_four_identifiers_with_their_disk_notes() {
+    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let before = read(fs.scheduler_path().to_str().unwrap());
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1", "2"]));
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--runs",
+        "1",
+        "--save",
+        "s",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "none,mq-deadline,kyber,bfq",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("s");
+    let n = fs.name();
+    assert_eq!(
+        identifiers(&f),
+        [format!("{n}: NONE"), format!("{n}: MQ-DEADLINE"), format!("{n}: KYBER"), format!("{n}: BFQ")]
+    );
+    for (id, s) in [("NONE", "NONE"), ("MQ-DEADLINE", "MQ-DEADLINE"), ("KYBER", "KYBER"), ("BFQ", "BFQ")] {
+        let notes = disk_notes(&f, &format!("{n}: {id}"));
+        assert!(notes.starts_with(&format!("{s} / relatime,rw / ext4 on {n} (loop, ")), "{notes}");
+    }
+    // Every test under every state.
+    for res in f["results"].as_array().unwrap() {
+        assert_eq!(res["entries"].as_array().unwrap().len(), 4);
+    }
+    assert_eq!(read(fs.scheduler_path().to_str().unwrap()), before, "the scheduler is restored");
+    assert!(std::fs::read_dir(env.home.path().join("journal")).unwrap().next().is_none(), "the journal is empty");
+}
+
+#[test]
+fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
+    let Some(fs) = LoopFs::new(64, "noatime") else { return };
+    let queue = format!("/sys/block/{}/queue", fs.name());
+    let (sched0, ra0) = (read(&format!("{queue}/scheduler")), read(&format!("{queue}/read_ahead_kb")));
+    let offered = sched0.split_whitespace().count();
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--runs",
+        "1",
+        "--save",
+        "a",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "all",
+        "--shuffle",
+        "--set",
+        "queue/read_ahead_kb=16",
+        "--identifier",
+        "scratch",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("a");
+    assert_eq!(identifiers(&f).len(), offered);
+    assert!(identifiers(&f).contains(&"scratch: BFQ".to_string()), "{:?}", identifiers(&f));
+    assert!(disk_notes(&f, "scratch: BFQ").contains("read_ahead_kb=16 "), "{}", disk_notes(&f, "scratch: BFQ"));
+
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--runs",
+        "1",
+        "--save",
+        "b",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "bfq,bfq:low_latency=0",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("b");
+    let n = fs.name();
+    assert_eq!(identifiers(&f), [format!("{n}: BFQ"), format!("{n}: BFQ low_latency=0")]);
+    assert!(
+        disk_notes(&f, &format!("{n}: BFQ")).starts_with("BFQ low_latency=1 / "),
+        "{}",
+        disk_notes(&f, &format!("{n}: BFQ"))
+    );
+    assert!(disk_notes(&f, &format!("{n}: BFQ low_latency=0")).starts_with("BFQ low_latency=0 / "));
+    assert_eq!(read(&format!("{queue}/scheduler")), sched0);
+    assert_eq!(read(&format!("{queue}/read_ahead_kb")), ra0);
+}
+
+#[test]
+fn kill_9_mid_sweep_then_recover_restores_scheduler_and_tunables() {
+    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let queue = format!("/sys/block/{}/queue", fs.name());
+    let (sched0, ra0) = (read(&format!("{queue}/scheduler")), read(&format!("{queue}/read_ahead_kb")));
+    let env = Env::new();
+    sleepy(&env, 21);
+    let mut child = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "sleepy",
+            "--save",
+            "k",
+            "--target-dir",
+            fs.path(),
+            "--scheduler",
+            "bfq:low_latency=0",
+            "--set",
+            "queue/read_ahead_kb=16",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the trial under bfq", || sleeping(21));
+    child.kill().unwrap(); // SIGKILL: no destructor runs
+    child.wait().unwrap();
+    stop_sleep(21);
+    assert!(read(&format!("{queue}/scheduler")).contains("[bfq]"), "the change outlived the kill");
+    assert_eq!(read(&format!("{queue}/iosched/low_latency")), "0");
+
+    // Nothing runs while the journal holds changes.
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.bench(&["echo", "--save", "other"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("left system state changed") && r.stderr.contains("hint: run `engine recover` to undo it"),
+        "{r:?}"
+    );
+
+    let r = env.run(&["recover"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains(&format!("restored: {queue}/scheduler back to ")), "{r:?}");
+    assert_eq!(read(&format!("{queue}/scheduler")), sched0);
+    assert_eq!(read(&format!("{queue}/read_ahead_kb")), ra0);
+    let r = env.run(&["recover"]);
+    assert!(r.stdout.contains("nothing to recover"), "{r:?}");
+    assert_eq!(env.bench(&["echo", "--save", "other", "--runs", "1"]).code, 0);
+}
+
+#[test]
+fn kill_9_during_a_file_system_sweep_then_recover_unmounts_and_detaches() {
+    if !is_root() {
+        return;
+    }
+    let env = Env::new();
+    sleepy(&env, 22);
+    let loop_dir = env.target.path().join("loopfiles");
+    let mut child = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "sleepy",
+            "--save",
+            "k",
+            "--device",
+            "loop:64M",
+            "--loop-dir",
+            loop_dir.to_str().unwrap(),
+            "--filesystem",
+            "ext4",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mnt_root = env.home.path().join("mnt");
+    wait_for("the trial on the new file system", || sleeping(22));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    stop_sleep(22);
+    let img: Vec<_> = std::fs::read_dir(&loop_dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(img.len(), 1);
+    let attached = |p: &std::path::Path| {
+        String::from_utf8_lossy(&Command::new("losetup").args(["-j", p.to_str().unwrap()]).output().unwrap().stdout)
+            .trim()
+            .to_string()
+    };
+    assert!(!attached(&img[0]).is_empty(), "the loop device outlived the kill");
+
+    let r = env.run(&["recover"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("restored: unmount /dev/loop"), "{r:?}");
+    assert!(!std::fs::read_to_string("/proc/self/mountinfo").unwrap().contains(mnt_root.to_str().unwrap()));
+    assert_eq!(attached(&img[0]), "", "detached");
+    assert!(!img[0].exists(), "backing file deleted");
+    assert_eq!(std::fs::read_dir(&mnt_root).unwrap().count(), 0, "mount point removed");
+}
+
+#[test]
+fn a_file_system_sweep_on_an_engine_made_loop_device() {
+    if !is_root() {
+        return;
+    }
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let loop_dir = env.target.path().join("loopfiles");
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--runs",
+        "1",
+        "--save",
+        "fs",
+        "--device",
+        "loop:320M",
+        "--loop-dir",
+        loop_dir.to_str().unwrap(),
+        "--filesystem",
+        "ext4,ext4:noatime,xfs",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("fs");
+    let ids = identifiers(&f);
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids[0].ends_with(": ext4") && ids[1].ends_with(": ext4 noatime") && ids[2].ends_with(": xfs"), "{ids:?}");
+    let fs_of = |i: usize| f["systems"][i]["software"]["File-System"].as_str().unwrap().to_string();
+    assert_eq!((fs_of(0), fs_of(1), fs_of(2)), ("ext4".into(), "ext4".into(), "xfs".into()));
+    assert!(disk_notes(&f, &ids[1]).contains("noatime"), "{}", disk_notes(&f, &ids[1]));
+    // Nothing left: no loop device over the file, no file, no mount.
+    assert_eq!(std::fs::read_dir(&loop_dir).unwrap().count(), 0);
+    assert!(!std::fs::read_to_string("/proc/self/mountinfo").unwrap().contains(env.home.path().to_str().unwrap()));
+}
+
+#[test]
+fn devices_that_hold_data_are_refused() {
+    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    std::fs::write(fs.mnt.path().join("precious"), "data").unwrap();
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.bench(&["echo", "--device", &fs.dev, "--filesystem", "xfs", "--force-destroy-data"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("`{}` holds a mounted file system: {} on {}", fs.dev, fs.dev, fs.path())),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read_to_string(fs.mnt.path().join("precious")).unwrap(), "data");
+
+    // Unmounted but holding a file system: refused unless forced.
+    assert!(Command::new("umount").arg(fs.mnt.path()).status().unwrap().success());
+    let r = env.bench(&["echo", "--device", &fs.dev, "--filesystem", "ext2", "--runs", "1", "--save", "d"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("`{}` has a file system (ext4); pass --force-destroy-data to erase it", fs.dev)),
+        "{r:?}"
+    );
+    let r = env.bench(&[
+        "echo",
+        "--device",
+        &fs.dev,
+        "--filesystem",
+        "ext2",
+        "--runs",
+        "1",
+        "--save",
+        "d",
+        "--force-destroy-data",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("d")["systems"][0]["software"]["File-System"], "ext2");
+    // The device is the user's: still attached after the run.
+    assert!(std::path::Path::new(&format!("/sys/block/{}/loop/backing_file", fs.name())).exists());
+
+    let r = env.bench(&["echo", "--device", "/dev/does-not-exist", "--filesystem", "ext4"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("`/dev/does-not-exist` does not exist"), "{r:?}");
+}
+
+#[test]
+fn a_scheduler_the_device_does_not_offer_is_refused_before_anything_runs() {
+    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let before = read(fs.scheduler_path().to_str().unwrap());
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.run(&["benchmark", "-y", "echo", "--save", "x", "--target-dir", fs.path(), "--scheduler", "none,cfq"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "scheduler `cfq` is not offered by {}; it offers: none, mq-deadline, kyber, bfq",
+            fs.name()
+        )),
+        "{r:?}"
+    );
+    assert!(!env.result_path("x").exists());
+    assert_eq!(read(fs.scheduler_path().to_str().unwrap()), before);
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--save",
+        "x",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "bfq:no_such_tunable=1",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("bfq has no tunable `no_such_tunable`"), "{r:?}");
+    assert!(!env.result_path("x").exists());
+    assert_eq!(read(fs.scheduler_path().to_str().unwrap()), before);
+}
+
+#[test]
+fn sweeps_need_root_and_say_why() {
+    if !is_root() {
+        return;
+    }
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    for d in [env.home.path(), env.target.path(), env.profiles.path()] {
+        Command::new("chmod").args(["-R", "a+rwX", d.to_str().unwrap()]).status().unwrap();
+    }
+    let mut c = env.cmd(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--target-dir",
+        env.target.path().to_str().unwrap(),
+        "--scheduler",
+        "bfq",
+        "--drop-caches",
+    ]);
+    let args: Vec<String> = std::iter::once(c.get_program().to_string_lossy().to_string())
+        .chain(c.get_args().map(|a| a.to_string_lossy().to_string()))
+        .collect();
+    let mut s = Command::new("setpriv");
+    s.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).args(&args);
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            s.env(k, v);
+        }
+    }
+    let r: Run = s.output().unwrap().into();
+    let _ = &mut c;
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("not root: --scheduler writes /sys/block/<device>/queue/scheduler; --drop-caches writes /proc/sys/vm/drop_caches"), "{r:?}");
+    assert!(r.stderr.contains("hint: run engine as root"), "{r:?}");
+}
+
+#[test]
+fn hygiene_drops_caches_trims_and_settles() {
+    // fstrim runs on a file system of our own, not on the machine's disk.
+    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let env = Env::new();
+    env.profile(
+        "clean",
+        "id: clean\nversion: 1.0.0\ntitle: Clean\ntest_type: disk\nhygiene: {drop_caches: true, fstrim: true, settle: 300ms}\nexecutor: {external: {program: sh, args: [-c, 'echo value: 1']}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let t0 = Instant::now();
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "clean",
+        "--target-dir",
+        fs.path(),
+        "--runs",
+        "2",
+        "--save",
+        "h",
+        "--drop-caches",
+        "--fstrim",
+        "--settle",
+        "200ms",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(t0.elapsed() >= Duration::from_millis(300), "the profile's longer settle time applies");
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "clean",
+        "--target-dir",
+        fs.path(),
+        "--runs",
+        "1",
+        "--save",
+        "h2",
+        "--settle",
+        "soon",
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`soon` is not a duration"), "{r:?}");
+}
+
+#[test]
+fn ctrl_c_mid_sweep_restores_at_once() {
+    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let queue = format!("/sys/block/{}/queue", fs.name());
+    let sched0 = read(&format!("{queue}/scheduler"));
+    let env = Env::new();
+    sleepy(&env, 23);
+    let child = env
+        .cmd(&["benchmark", "-y", "sleepy", "--save", "c", "--target-dir", fs.path(), "--scheduler", "kyber"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the trial under kyber", || sleeping(23));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(r.code, 130, "{r:?}");
+    assert_eq!(read(&format!("{queue}/scheduler")), sched0);
+    assert!(std::fs::read_dir(env.home.path().join("journal")).unwrap().next().is_none());
+}
