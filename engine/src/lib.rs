@@ -6,9 +6,11 @@
 //! `parse`) → `result` (the stored record) → `report` (terminal, JSON).
 //! `sysinfo` says what a result ran on; `schema` generates the JSON Schemas.
 
+pub mod analysis;
 pub mod env;
 pub mod expand;
 pub mod home;
+pub mod interop;
 pub mod parse;
 pub mod profile;
 pub mod report;

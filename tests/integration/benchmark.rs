@@ -23,7 +23,13 @@ fn check_entry_stats(e: &Value) {
 #[test]
 fn fs_mark_and_sqlite_at_tiny_sizes() {
     let env = Env::new();
-    let r = env.bench(&[
+    // A deep target directory: fs_mark limits its -d path to 40 bytes.
+    let deep = env.target.path().join("a-target-directory-with-a-long-name").join("and-another-level");
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "--target-dir",
+        deep.to_str().unwrap(),
         "fs-mark",
         "sqlite",
         "--option",
@@ -87,7 +93,7 @@ fn fs_mark_and_sqlite_at_tiny_sizes() {
     assert!(r.stdout.contains("Seconds < Lower Is Better\nloop: NONE . "), "{}", r.stdout);
     assert!(r.stdout.contains(", N = 2"), "{}", r.stdout);
     // The scratch directories are gone.
-    assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&deep).unwrap().count(), 0);
 }
 
 #[test]

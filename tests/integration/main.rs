@@ -3,6 +3,8 @@
 
 mod common;
 
+mod compare;
+
 mod benchmark;
 mod cli;
 mod failures;

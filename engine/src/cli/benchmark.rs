@@ -339,7 +339,7 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
     if saved > 0 || store.exists(&name) {
         let shown = store.load(&name).unwrap_or(file);
         let exporter = report::by_name(&args.format, ui::width()).expect("clap checked the format");
-        print!("{}", exporter.export(&shown));
+        print!("{}", exporter.export(&shown, &report::View::default()));
         eprintln!("\nSaved to {}", store.path(&name).display());
     }
     if interrupted {

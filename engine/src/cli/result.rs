@@ -1,39 +1,231 @@
-//! `engine result …`: saved results.
+//! `engine result …`: show, compare, edit, import and export saved results.
 
 use super::ui;
 use super::{Failure, exit};
-use clap::Subcommand;
+use clap::{Args, Subcommand};
+use engine::analysis::normalize::Reference;
 use engine::home::Home;
-use engine::report;
-use engine::result::{Store, StoreError};
+use engine::profile::resolve::Catalog;
+use engine::report::{self, View};
+use engine::result::{ResultFile, Store, StoreError, edit, store};
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug, Clone)]
+pub struct ViewArgs {
+    /// Output format
+    #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
+    pub format: String,
+    /// Write the report to FILE (atomically) instead of standard output
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Identifier the others are compared with (default: the first)
+    #[arg(long, value_name = "ID")]
+    pub baseline: Option<String>,
+    /// Show values relative to the lowest of each result, or to the baseline
+    #[arg(long, value_name = "TO", num_args = 0..=1, default_missing_value = "lowest", value_parser = ["lowest", "baseline"])]
+    pub normalize: Option<String>,
+    /// Drop outlier trials (modified z-score over 3.5) before averaging
+    #[arg(long)]
+    pub remove_outliers: bool,
+    /// Hide results with a relative SD over PCT (default 6)
+    #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "6")]
+    pub hide_noisy: Option<f64>,
+    /// Smallest change reported as real, percent
+    #[arg(long, value_name = "PCT", default_value_t = engine::analysis::significance::NOISE_PCT)]
+    pub noise: f64,
+    /// How many notable results to list
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub notable: usize,
+}
 
 #[derive(Subcommand, Debug)]
 pub enum ResultCommand {
-    /// Print a saved result: bars with SE and N per identifier, or the JSON file
+    /// Print a saved result: bars with SE and N, overall means, wins, and verdicts against a baseline
     Show {
         /// Result name
         name: String,
-        /// Output format
-        #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
-        format: String,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// Compare saved results (names, result.json files or PTS composite.xml files) side by side
+    Compare {
+        #[arg(required = true, num_args = 1.., value_name = "NAME|FILE")]
+        names: Vec<String>,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// Merge results into a new one: tests aligned by identity, every identifier kept
+    Merge {
+        #[arg(required = true, num_args = 2.., value_name = "NAME|FILE")]
+        names: Vec<String>,
+        /// Name of the merged result
+        #[arg(long, value_name = "NAME")]
+        save: String,
+    },
+    /// Rename an identifier
+    RenameIdentifier { name: String, from: String, to: String },
+    /// Remove an identifier and its values
+    RemoveIdentifier { name: String, identifier: String },
+    /// Remove results: by test identity, profile id, or `profile: description`
+    RemoveResult { name: String, what: String },
+    /// Import a PTS/OpenBenchmarking composite.xml as a saved result
+    Import {
+        file: PathBuf,
+        /// Name to save it as (default: its title)
+        #[arg(long, value_name = "NAME")]
+        save: Option<String>,
     },
 }
 
+fn store_failure(e: StoreError) -> Failure {
+    let code = match e {
+        StoreError::BadName(..) | StoreError::NotFound(_) => exit::USAGE,
+        _ => exit::ERROR,
+    };
+    let f = Failure::new(code, e.to_string());
+    if code == exit::USAGE { f.hint("list saved results with `engine list results`") } else { f }
+}
+
+/// A saved result by name, or a file: result.json, or a PTS composite.xml.
+fn load(store: &Store, catalog: &Catalog, what: &str) -> Result<(String, ResultFile), Failure> {
+    let p = Path::new(what);
+    if (what.contains('/') || what.ends_with(".json") || what.ends_with(".xml")) && p.is_file() {
+        let label = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| what.to_string());
+        if what.ends_with(".xml") {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::new(exit::ERROR, format!("cannot read {what}: {e}")))?;
+            let f = engine::interop::pts::import(&text, what, catalog)
+                .map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+            return Ok((label, f));
+        }
+        return store::load_file(p).map(|f| (label, f)).map_err(store_failure);
+    }
+    store.load(what).map(|f| (what.to_string(), f)).map_err(store_failure)
+}
+
+fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
+    let mut file = file.clone();
+    if v.remove_outliers {
+        engine::analysis::noise::remove_outliers(&mut file);
+    }
+    if let Some(pct) = v.hide_noisy {
+        let n = engine::analysis::noise::hide_noisy(&mut file, pct);
+        if n > 0 {
+            eprintln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
+        }
+    }
+    let ids = engine::analysis::identifiers(&file);
+    if let Some(b) = &v.baseline
+        && !ids.contains(b)
+    {
+        return Err(Failure::new(exit::USAGE, format!("no identifier `{b}` in this result"))
+            .hint(format!("identifiers: {}", ids.join(", "))));
+    }
+    let view = View {
+        baseline: v.baseline.clone(),
+        normalize: v.normalize.as_deref().map(|n| match n {
+            "baseline" => Reference::Baseline(v.baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default()),
+            _ => Reference::Lowest,
+        }),
+        noise_pct: v.noise,
+        notable: v.notable,
+    };
+    let exporter = report::by_name(&v.format, ui::width()).expect("clap checked the format");
+    let text = exporter.export(&file, &view);
+    match &v.output {
+        Some(path) => {
+            store::write_atomic(path, text.as_bytes()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(exit::OK)
+}
+
+fn edit_failure(e: edit::EditError) -> Failure {
+    Failure::new(exit::USAGE, e.to_string())
+}
+
 pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
-    let store = Store::new(Home::from_env().results());
+    let home = Home::from_env();
+    let store = Store::new(home.results());
+    let catalog = Catalog::from_env(&home.user_profiles());
     match cmd {
-        ResultCommand::Show { name, format } => {
-            let file = store.load(&name).map_err(|e| {
-                let code = match e {
-                    StoreError::BadName(..) | StoreError::NotFound(_) => exit::USAGE,
-                    _ => exit::ERROR,
-                };
-                let f = Failure::new(code, e.to_string());
-                if code == exit::USAGE { f.hint("list saved results with `engine list results`") } else { f }
+        ResultCommand::Show { name, view } => {
+            let (_, f) = load(&store, &catalog, &name)?;
+            render(&f, &view)
+        }
+        ResultCommand::Compare { names, view } => {
+            let files: Vec<(String, ResultFile)> =
+                names.iter().map(|n| load(&store, &catalog, n)).collect::<Result<_, _>>()?;
+            let title = files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ");
+            render(&edit::merge(files, &title), &view)
+        }
+        ResultCommand::Merge { names, save } => {
+            store::check_name(&save).map_err(store_failure)?;
+            let files: Vec<(String, ResultFile)> =
+                names.iter().map(|n| load(&store, &catalog, n)).collect::<Result<_, _>>()?;
+            let _lock = store.lock(&save).map_err(store_failure)?;
+            if store.exists(&save) {
+                return Err(Failure::new(exit::USAGE, format!("a result named `{save}` exists"))
+                    .hint("pick another name with --save"));
+            }
+            let count = files.len();
+            let merged = edit::merge(files, &save);
+            store.save(&save, &merged).map_err(store_failure)?;
+            eprintln!(
+                "merged {count} result(s) into `{save}`: {} identifiers, {} results",
+                merged.systems.len(),
+                merged.results.len()
+            );
+            Ok(exit::OK)
+        }
+        ResultCommand::RenameIdentifier { name, from, to } => {
+            change(&store, &name, |f| edit::rename_identifier(f, &from, &to).map_err(edit_failure))
+        }
+        ResultCommand::RemoveIdentifier { name, identifier } => {
+            change(&store, &name, |f| edit::remove_identifier(f, &identifier).map_err(edit_failure))
+        }
+        ResultCommand::RemoveResult { name, what } => change(&store, &name, |f| {
+            let n = edit::remove_result(f, &what).map_err(edit_failure)?;
+            eprintln!("removed {n} result(s)");
+            Ok(())
+        }),
+        ResultCommand::Import { file, save } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Failure::new(exit::ERROR, format!("cannot read {}: {e}", file.display())))?;
+            let f = engine::interop::pts::import(&text, &file.display().to_string(), &catalog).map_err(|e| {
+                Failure::new(exit::USAGE, e.to_string())
+                    .hint("engine imports the composite.xml of a PTS result (test-results/NAME/composite.xml)")
             })?;
-            let exporter = report::by_name(&format, ui::width()).expect("clap checked the format");
-            print!("{}", exporter.export(&file));
+            let name = save.unwrap_or_else(|| f.title.clone());
+            store::check_name(&name).map_err(store_failure)?;
+            let _lock = store.lock(&name).map_err(store_failure)?;
+            if store.exists(&name) {
+                return Err(Failure::new(exit::USAGE, format!("a result named `{name}` exists"))
+                    .hint("pick another name with --save"));
+            }
+            store.save(&name, &f).map_err(store_failure)?;
+            let matched = f.results.iter().filter(|r| !r.profile_version.is_empty()).count();
+            eprintln!(
+                "imported `{name}`: {} identifiers, {} results ({matched} matched to engine's profiles and can be re-run with `engine benchmark {name}`)",
+                f.systems.len(),
+                f.results.len()
+            );
             Ok(exit::OK)
         }
     }
+}
+
+/// Loads `name`, applies `f`, writes it back atomically under the lock.
+fn change(store: &Store, name: &str, f: impl FnOnce(&mut ResultFile) -> Result<(), Failure>) -> Result<i32, Failure> {
+    let _lock = store.lock(name).map_err(store_failure)?;
+    let mut file = store.load(name).map_err(store_failure)?;
+    f(&mut file)?;
+    store.save(name, &file).map_err(store_failure)?;
+    Ok(exit::OK)
 }

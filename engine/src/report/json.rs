@@ -1,12 +1,12 @@
 //! The result file itself, pretty-printed.
 
-use super::Exporter;
+use super::{Exporter, View};
 use crate::result::ResultFile;
 
 pub struct Json;
 
 impl Exporter for Json {
-    fn export(&self, result: &ResultFile) -> String {
+    fn export(&self, result: &ResultFile, _: &View) -> String {
         let mut s = serde_json::to_string_pretty(result).expect("result files serialize");
         s.push('\n');
         s

@@ -1,10 +1,14 @@
 //! The terminal report: per result the title and version, the description,
 //! the unit and proportion, and a bar per identifier with `SE +/- x, N = n`
-//! (the layout of PTS's text results, seed 003).
+//! (the layout of PTS's text results, seed 003); then, with several
+//! identifiers, the overall means, wins and losses, notable results, and
+//! which differences against the baseline are significant.
 
-use super::Exporter;
 use super::format::{decimals_for, se_text};
-use crate::result::ResultFile;
+use super::view::{Analysis, analyze_matrix};
+use super::{Exporter, View};
+use crate::analysis::normalize;
+use crate::result::{ResultFile, TestResult};
 use std::fmt::Write;
 
 pub struct Text {
@@ -12,8 +16,134 @@ pub struct Text {
     pub width: usize,
 }
 
+/// One bar: label, value (if any), SE text.
+struct Bar<'a> {
+    label: &'a str,
+    value: Option<f64>,
+    se: String,
+}
+
+/// Bars scaled to the largest value and the width, labels padded with dots.
+fn bars(out: &mut String, rows: &[Bar<'_>], width: usize, decimals: usize) {
+    let name_w = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(0);
+    let max = rows.iter().filter_map(|r| r.value).map(f64::abs).fold(0.0, f64::max);
+    let vals: Vec<String> =
+        rows.iter().map(|r| r.value.map(|v| format!("{v:.decimals$}")).unwrap_or_else(|| "n/a".into())).collect();
+    let val_w = vals.iter().map(String::len).max().unwrap_or(0);
+    let se_w = rows.iter().map(|r| r.se.len()).max().unwrap_or(0);
+    // name, space, dots, space, value, " |", bar, "  ", SE
+    let bar_w = width.saturating_sub(name_w + 2 + 1 + val_w + 2 + 2 + se_w).max(10);
+    for (r, v) in rows.iter().zip(&vals) {
+        let dots = ".".repeat(name_w - r.label.chars().count() + 1);
+        let bar = match r.value {
+            Some(x) if max > 0.0 => "=".repeat(((x.abs() / max) * bar_w as f64).round() as usize),
+            _ => String::new(),
+        };
+        let pad = " ".repeat(bar_w - bar.len().min(bar_w));
+        writeln!(out, "{} {dots} {v:>val_w$} |{bar}{pad}  {}", r.label, r.se).unwrap();
+    }
+}
+
+fn result_block(
+    out: &mut String,
+    t: &TestResult,
+    row: &[Option<&crate::result::ResultEntry>],
+    ids: &[String],
+    view: &View,
+    width: usize,
+) {
+    let title = match &t.app_version {
+        Some(v) if !v.is_empty() => format!("{} {v}", t.title),
+        _ => t.title.clone(),
+    };
+    writeln!(out, "\n\n{title}").unwrap();
+    if !t.description.is_empty() {
+        writeln!(out, "{}", t.description).unwrap();
+    }
+    let present: Vec<(&String, &crate::result::ResultEntry)> =
+        ids.iter().zip(row).filter_map(|(id, e)| e.map(|e| (id, e))).collect();
+    match &view.normalize {
+        Some(reference) => {
+            let what = match reference {
+                normalize::Reference::Lowest => "the lowest".to_string(),
+                normalize::Reference::Baseline(b) => b.clone(),
+            };
+            writeln!(out, "Relative to {what} (from {}) > Higher Is Better", t.unit).unwrap();
+            let n = normalize::normalize(t, row, ids, reference);
+            let n: Vec<(String, Option<f64>)> =
+                n.into_iter().filter(|(id, _)| present.iter().any(|(p, _)| *p == id)).collect();
+            let rows: Vec<Bar> = n.iter().map(|(id, v)| Bar { label: id, value: *v, se: String::new() }).collect();
+            bars(out, &rows, width, 3);
+        }
+        None => {
+            writeln!(out, "{} {}", t.unit, t.proportion.phrase()).unwrap();
+            let entries: Vec<&crate::result::ResultEntry> = present.iter().map(|(_, e)| *e).collect();
+            let max = entries.iter().map(|e| e.value.abs()).fold(0.0, f64::max);
+            let dec = decimals_for(max);
+            let rows: Vec<Bar> = entries
+                .iter()
+                .map(|e| Bar { label: &e.identifier, value: Some(e.value), se: se_text(e.se, e.n, dec) })
+                .collect();
+            bars(out, &rows, width, dec);
+            for e in &entries {
+                if let Some(w) = &e.warning {
+                    writeln!(out, "  ! {}: {w}", e.identifier).unwrap();
+                }
+            }
+        }
+    }
+}
+
+fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) {
+    if let Some(g) = &a.geometric {
+        writeln!(
+            out,
+            "\n\nGeometric Mean Of {} Results Every Identifier Has (lower-is-better results inverted)",
+            a.shared
+        )
+        .unwrap();
+        writeln!(out, "> Higher Is Better").unwrap();
+        let max = g.iter().map(|(_, v)| *v).fold(0.0, f64::max);
+        let rows: Vec<Bar> = g.iter().map(|(id, v)| Bar { label: id, value: Some(*v), se: String::new() }).collect();
+        bars(out, &rows, width, decimals_for(max).max(3));
+    }
+    if let Some(h) = &a.harmonic {
+        writeln!(
+            out,
+            "\nHarmonic Mean: {}",
+            h.iter().map(|(id, v)| format!("{id} {v:.4}")).collect::<Vec<_>>().join(", ")
+        )
+        .unwrap();
+    }
+    writeln!(out, "\nWins / Losses").unwrap();
+    let w = a.wins.iter().map(|t| t.identifier.chars().count()).max().unwrap_or(0);
+    for t in &a.wins {
+        writeln!(out, "  {:w$}  {} wins, {} losses", t.identifier, t.wins, t.losses).unwrap();
+    }
+    if !a.notable.is_empty() {
+        writeln!(out, "\nNotable Results (largest spread between identifiers)").unwrap();
+        for (i, s) in &a.notable {
+            let r = &f.results[*i];
+            writeln!(out, "  {:.2}x  {}: {} ({})", s, r.title, r.description, r.unit).unwrap();
+        }
+    }
+    if let Some(b) = &a.baseline
+        && !a.comparisons.is_empty()
+    {
+        writeln!(out, "\nAgainst {b} (Welch's t-test at 5 %, or a bootstrap 95 % CI below 5 trials; changes under the noise threshold do not count)").unwrap();
+        for (i, cs) in &a.comparisons {
+            let r = &f.results[*i];
+            writeln!(out, "  {}: {} ({})", r.title, r.description, r.unit).unwrap();
+            let w = cs.iter().map(|(id, _)| id.chars().count()).max().unwrap_or(0);
+            for (id, c) in cs {
+                writeln!(out, "    {id:w$}  {}", c.describe()).unwrap();
+            }
+        }
+    }
+}
+
 impl Exporter for Text {
-    fn export(&self, r: &ResultFile) -> String {
+    fn export(&self, r: &ResultFile, view: &View) -> String {
         let mut out = String::new();
         writeln!(out, "{}", r.title).unwrap();
         if !r.description.is_empty() {
@@ -23,59 +153,13 @@ impl Exporter for Text {
             out.push('\n');
             out.push_str(&super::systems::text(r));
         }
-        for t in &r.results {
-            out.push('\n');
-            let title = match &t.app_version {
-                Some(v) if !v.is_empty() => format!("{} {v}", t.title),
-                _ => t.title.clone(),
-            };
-            writeln!(out, "\n{title}").unwrap();
-            if !t.description.is_empty() {
-                writeln!(out, "{}", t.description).unwrap();
-            }
-            writeln!(out, "{} {}", t.unit, t.proportion.phrase()).unwrap();
-            // Rows in identifier order of the file's systems, then any others.
-            let mut rows: Vec<(&str, Option<&crate::result::ResultEntry>)> = r
-                .systems
-                .iter()
-                .map(|s| (s.identifier.as_str(), t.entries.iter().find(|e| e.identifier == s.identifier)))
-                .collect();
-            for e in &t.entries {
-                if !rows.iter().any(|(id, _)| *id == e.identifier) {
-                    rows.push((&e.identifier, Some(e)));
-                }
-            }
-            rows.retain(|(_, e)| e.is_some() || t.entries.is_empty());
-            let name_w = rows.iter().map(|(id, _)| id.chars().count()).max().unwrap_or(0);
-            let max = t.entries.iter().map(|e| e.value.abs()).fold(0.0, f64::max);
-            let dec = decimals_for(max);
-            let vals: Vec<String> = rows
-                .iter()
-                .map(|(_, e)| e.map(|e| format!("{:.*}", dec, e.value)).unwrap_or_else(|| "n/a".into()))
-                .collect();
-            let val_w = vals.iter().map(String::len).max().unwrap_or(0);
-            let ses: Vec<String> =
-                rows.iter().map(|(_, e)| e.map(|e| se_text(e.se, e.n, dec)).unwrap_or_default()).collect();
-            let se_w = ses.iter().map(String::len).max().unwrap_or(0);
-            // name, space, dots, space, value, " |", bar, "  ", SE
-            let fixed = name_w + 2 + 1 + val_w + 2 + 2 + se_w;
-            let bar_w = self.width.saturating_sub(fixed).max(10);
-            for (((id, e), v), se) in rows.iter().zip(&vals).zip(&ses) {
-                let dots = ".".repeat(name_w - id.chars().count() + 1);
-                let bar = match e {
-                    Some(e) if max > 0.0 => "=".repeat(((e.value.abs() / max) * bar_w as f64).round() as usize),
-                    _ => String::new(),
-                };
-                let pad = " ".repeat(bar_w - bar.len().min(bar_w));
-                writeln!(out, "{id} {dots} {v:>val_w$} |{bar}{pad}  {se}").unwrap();
-            }
-            let warnings: Vec<String> = rows
-                .iter()
-                .filter_map(|(id, e)| e.and_then(|e| e.warning.as_ref().map(|w| format!("  ! {id}: {w}"))))
-                .collect();
-            for w in warnings {
-                writeln!(out, "{w}").unwrap();
-            }
+        let m = crate::analysis::Matrix::new(r);
+        let a = analyze_matrix(r, &m, view);
+        for (t, row) in r.results.iter().zip(&m.rows) {
+            result_block(&mut out, t, row, &a.ids, view, self.width);
+        }
+        if a.ids.len() > 1 && !r.results.is_empty() {
+            analysis_block(&mut out, r, &a, self.width);
         }
         // Lines end without trailing spaces.
         out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"

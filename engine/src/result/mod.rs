@@ -1,7 +1,8 @@
 //! Result files: the model, identity of tests, and atomic storage.
 
+pub mod edit;
 pub mod model;
 pub mod store;
 
-pub use model::{OptionChoice, ResultEntry, ResultFile, System, TestResult};
+pub use model::{OptionChoice, PtsOrigin, ResultEntry, ResultFile, System, TestResult};
 pub use store::{Store, StoreError};

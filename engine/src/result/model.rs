@@ -90,6 +90,19 @@ pub struct TestResult {
     pub unit: String,
     pub proportion: Proportion,
     pub entries: Vec<ResultEntry>,
+    /// Where an imported result came from in PTS (kept for `--format pts-xml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pts: Option<PtsOrigin>,
+}
+
+/// A PTS result's own identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PtsOrigin {
+    /// `pts/fio-2.1.0`, `local/fs-mark-sys`.
+    pub identifier: String,
+    /// The test's arguments as PTS ran it.
+    pub arguments: String,
 }
 
 /// The trials and statistics of one identifier for one result.

@@ -17,8 +17,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not a valid result file: {msg}")]
-    Invalid { path: PathBuf, msg: String },
+    #[error("{}:{line}:{col}: not a valid result file: {msg}", path.display())]
+    Invalid { path: PathBuf, line: usize, col: usize, msg: String },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
     #[error("result `{0}` is in use by another engine process")]
@@ -123,7 +123,12 @@ impl Store {
 
 pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
     let text = fs::read_to_string(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
-    serde_json::from_str(&text).map_err(|e| StoreError::Invalid { path: path.to_path_buf(), msg: e.to_string() })
+    serde_json::from_str(&text).map_err(|e| {
+        // serde_json says "… at line L column C"; the position goes in front.
+        let msg = e.to_string();
+        let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
+        StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
+    })
 }
 
 /// Temp file in the same folder, fsync, rename over `path`, fsync the folder:
@@ -134,6 +139,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     fs::create_dir_all(dir).map_err(err)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
+    // Temp files are created 0600; results and reports are meant to be read.
+    use std::os::unix::fs::PermissionsExt;
+    tmp.as_file().set_permissions(fs::Permissions::from_mode(0o644)).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     if let Ok(d) = File::open(dir) {

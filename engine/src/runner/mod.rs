@@ -159,6 +159,7 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
             unit: def.unit.clone(),
             proportion: def.proportion,
             entries: Vec::new(),
+            pts: None,
         };
         let entry = ResultEntry {
             identifier: String::new(),

@@ -1,0 +1,199 @@
+//! Comparing identifiers across the results of a result file: overall means,
+//! wins and losses, normalization, noise filters, notable results, and
+//! whether a difference against a baseline is real. One statistic per file.
+
+pub mod means;
+pub mod noise;
+pub mod normalize;
+pub mod notable;
+pub mod significance;
+pub mod wins;
+
+use crate::profile::model::Proportion;
+use crate::result::{ResultEntry, ResultFile, TestResult};
+
+/// The identifiers of a result file, in order.
+pub fn identifiers(f: &ResultFile) -> Vec<String> {
+    let mut ids: Vec<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
+    for r in &f.results {
+        for e in &r.entries {
+            if !ids.contains(&e.identifier) {
+                ids.push(e.identifier.clone());
+            }
+        }
+    }
+    ids
+}
+
+/// The entry of `id` in result `r`.
+pub fn entry<'a>(r: &'a TestResult, id: &str) -> Option<&'a ResultEntry> {
+    r.entries.iter().find(|e| e.identifier == id)
+}
+
+/// A value where higher is always better (lower-is-better values inverted),
+/// for means and wins across results of different kinds.
+pub fn goodness(value: f64, p: Proportion) -> Option<f64> {
+    match p {
+        Proportion::Hib => (value > 0.0).then_some(value),
+        Proportion::Lib => (value > 0.0).then(|| 1.0 / value),
+    }
+}
+
+/// The entries of a result file as a table: one row per result, one column
+/// per identifier — built once, so analyses do not search entries by name.
+pub struct Matrix<'a> {
+    pub ids: Vec<String>,
+    pub rows: Vec<Vec<Option<&'a ResultEntry>>>,
+}
+
+impl<'a> Matrix<'a> {
+    pub fn new(f: &'a ResultFile) -> Self {
+        let ids = identifiers(f);
+        let pos: std::collections::HashMap<&str, usize> =
+            ids.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        let rows = f
+            .results
+            .iter()
+            .map(|r| {
+                let mut row = vec![None; ids.len()];
+                for e in &r.entries {
+                    if let Some(&i) = pos.get(e.identifier.as_str()) {
+                        row[i] = Some(e);
+                    }
+                }
+                row
+            })
+            .collect();
+        Matrix { ids, rows }
+    }
+
+    pub fn index(&self, id: &str) -> Option<usize> {
+        self.ids.iter().position(|x| x == id)
+    }
+}
+
+/// Indexes of the results every identifier has a positive value for.
+pub fn complete(m: &Matrix<'_>) -> Vec<usize> {
+    (0..m.rows.len())
+        .filter(|&r| m.rows[r].iter().all(|e| e.is_some_and(|e| e.value > 0.0 && e.value.is_finite())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{ResultEntry, System, TestResult};
+
+    fn entry_of(id: &str, v: f64, trials: &[f64]) -> ResultEntry {
+        let s = crate::stats::Summary::of(trials).unwrap();
+        ResultEntry {
+            identifier: id.into(),
+            value: v,
+            trials: trials.to_vec(),
+            sd: s.sd,
+            se: s.se,
+            n: s.n,
+            min: s.min,
+            max: s.max,
+            median: s.median,
+            added_trials: vec![],
+            warning: None,
+            trial_seconds: vec![],
+            timestamp: String::new(),
+            logs: None,
+        }
+    }
+
+    fn result(test: &str, p: Proportion, vals: &[(&str, f64)]) -> TestResult {
+        TestResult {
+            test: test.into(),
+            profile: "p".into(),
+            profile_version: "1.0.0".into(),
+            result: "r".into(),
+            title: test.into(),
+            app_version: None,
+            description: String::new(),
+            options: vec![],
+            unit: "U".into(),
+            proportion: p,
+            entries: vals.iter().map(|(id, v)| entry_of(id, *v, &[*v, *v])).collect(),
+            pts: None,
+        }
+    }
+
+    fn file() -> ResultFile {
+        let mut f = ResultFile::new("t");
+        f.systems = ["A", "B"].iter().map(|i| System { identifier: i.to_string(), ..Default::default() }).collect();
+        f.results = vec![
+            result("t1", Proportion::Hib, &[("A", 100.0), ("B", 200.0)]),
+            result("t2", Proportion::Lib, &[("A", 2.0), ("B", 4.0)]),
+            result("t3", Proportion::Hib, &[("A", 50.0), ("B", 50.0)]),
+            // Only A has it: left out of the means.
+            result("t4", Proportion::Hib, &[("A", 1000.0)]),
+        ];
+        f
+    }
+
+    #[test]
+    fn geometric_and_harmonic_means_by_hand() {
+        let f = file();
+        let m = Matrix::new(&f);
+        // A: goodness 100, 1/2, 50 → (100 · 0.5 · 50)^(1/3) = 2500^(1/3) = 13.572
+        // B: 200, 1/4, 50 → 2500^(1/3) as well.
+        let g = means::geometric(&f, &m).unwrap();
+        assert!((g[0].1 - 2500f64.powf(1.0 / 3.0)).abs() < 1e-9);
+        assert!((g[1].1 - 2500f64.powf(1.0 / 3.0)).abs() < 1e-9);
+        assert_eq!(means::shared_count(&m), 3);
+        // Harmonic A: 3 / (1/100 + 2 + 1/50) = 3 / 2.03 = 1.4778
+        let h = means::harmonic(&f, &m).unwrap();
+        assert!((h[0].1 - 3.0 / 2.03).abs() < 1e-9);
+        // B: 3 / (1/200 + 4 + 1/50) = 3 / 4.025
+        assert!((h[1].1 - 3.0 / 4.025).abs() < 1e-9);
+    }
+
+    #[test]
+    fn wins_and_losses_by_hand() {
+        let f = file();
+        let t = wins::tally(&f, &Matrix::new(&f));
+        // t1: B wins (HIB 200). t2: A wins (LIB 2). t3: tie, nobody. t4: one entry.
+        assert_eq!((t[0].wins, t[0].losses), (1, 1));
+        assert_eq!((t[1].wins, t[1].losses), (1, 1));
+    }
+
+    #[test]
+    fn normalization_by_hand() {
+        let f = file();
+        let m = Matrix::new(&f);
+        let ids = &m.ids;
+        let n = normalize::normalize(&f.results[0], &m.rows[0], ids, &normalize::Reference::Lowest);
+        assert_eq!(n, vec![("A".into(), Some(1.0)), ("B".into(), Some(2.0))]);
+        // Lower is better: A (2 s) is twice as good as B (4 s), relative to B.
+        let n = normalize::normalize(&f.results[1], &m.rows[1], ids, &normalize::Reference::Baseline("B".into()));
+        assert_eq!(n, vec![("A".into(), Some(2.0)), ("B".into(), Some(1.0))]);
+        let n = normalize::normalize(&f.results[3], &m.rows[3], ids, &normalize::Reference::Baseline("B".into()));
+        assert_eq!(n, vec![("A".into(), None), ("B".into(), None)]);
+    }
+
+    #[test]
+    fn outliers_are_removed_and_noisy_results_hidden() {
+        let mut f = file();
+        f.results[0].entries[0] = entry_of("A", 0.0, &[100.0, 101.0, 99.0, 100.5, 300.0]);
+        f.results[1].entries[0] = entry_of("A", 0.0, &[1.0, 3.0, 2.0]);
+        // 300 is an outlier (modified z 0.6745 · 199.5 / 0.5 = 269.1): 4 trials
+        // stay, mean 100.125, median (100 + 100.5) / 2.
+        assert_eq!(noise::remove_outliers(&mut f), 1);
+        let e = &f.results[0].entries[0];
+        assert_eq!((e.n, e.value, e.median), (4, 100.125, 100.25));
+        // A's t2 trials have an RSD of 50 %: hidden at 6 %.
+        assert!(noise::is_noisy(&f.results[1].entries[0], noise::NOISY_RSD));
+        assert_eq!(noise::hide_noisy(&mut f, noise::NOISY_RSD), 1);
+        assert_eq!(f.results.len(), 3);
+    }
+
+    #[test]
+    fn notable_results_have_the_largest_spread() {
+        let f = file();
+        let n = notable::notable(&f, &Matrix::new(&f), 2);
+        assert_eq!(n, vec![(0, 2.0), (1, 2.0)]);
+    }
+}

@@ -1,0 +1,3 @@
+//! Results made by other tools.
+
+pub mod pts;

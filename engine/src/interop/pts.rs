@@ -1,0 +1,279 @@
+//! Reading a Phoronix Test Suite / OpenBenchmarking `composite.xml` into a
+//! result file: systems (Hardware and Software lines, notes), results with
+//! their values and raw trials. Results of tests engine has a profile for
+//! (fio, fs-mark, sqlite …) are matched to that profile's test, so
+//! `engine benchmark NAME` re-runs them and appends a new identifier.
+
+use crate::expand::Test;
+use crate::profile::load::LoadedProfile;
+use crate::profile::model::Proportion;
+use crate::profile::resolve::Catalog;
+use crate::result::{PtsOrigin, ResultEntry, ResultFile, System, TestResult};
+use crate::stats::Summary;
+use indexmap::IndexMap;
+use regex::Regex;
+use std::sync::{Arc, LazyLock};
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{file}:{line}:{col}: {msg}")]
+pub struct ImportError {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub msg: String,
+}
+
+/// A PTS result matched to one of engine's tests.
+pub struct Match {
+    pub test: Test,
+    pub result_id: String,
+}
+
+static KEY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r", ([A-Z][A-Za-z0-9 -]*): ").unwrap());
+
+/// `Processor: AMD EPYC (2 Cores), Memory: 24GB` → ordered pairs.
+pub fn parse_line(s: &str) -> IndexMap<String, String> {
+    let mut out = IndexMap::new();
+    let s = s.trim();
+    if s.is_empty() {
+        return out;
+    }
+    let mut starts: Vec<(usize, usize)> = Vec::new(); // (key start, value start)
+    if let Some(i) = s.find(": ") {
+        starts.push((0, i + 2));
+    }
+    for c in KEY.captures_iter(s) {
+        let m = c.get(0).unwrap();
+        starts.push((m.start() + 2, m.end()));
+    }
+    for (n, (k, v)) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).map(|(k2, _)| k2 - 2).unwrap_or(s.len());
+        if *v <= end {
+            out.insert(s[*k..*v - 2].to_string(), s[*v..end].to_string());
+        }
+    }
+    out
+}
+
+/// `pts/fio-2.1.0` → `fio`; `local/fs-mark-sys` → `fs-mark-sys`.
+fn base_id(identifier: &str) -> String {
+    let name = identifier.rsplit('/').next().unwrap_or(identifier);
+    static VER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-\d+(\.\d+)*$").unwrap());
+    VER.replace(name, "").to_string()
+}
+
+/// Finds engine's test for a PTS result: the profile by id or title, the
+/// entries by `Name: Label` pairs of the description (options PTS has that the
+/// profile does not are ignored; options it lacks take the profile default),
+/// and the result by unit.
+pub fn match_test(catalog: &Catalog, identifier: &str, title: &str, description: &str, unit: &str) -> Option<Match> {
+    let profiles: Vec<LoadedProfile> = catalog.all_profiles().into_iter().flatten().collect();
+    let base = base_id(identifier);
+    let p = profiles
+        .iter()
+        .find(|p| p.profile.id == base)
+        .or_else(|| profiles.iter().find(|p| p.profile.title.eq_ignore_ascii_case(title)))?;
+    let p = Arc::new(p.clone());
+    let pairs: Vec<(String, String)> = description
+        .split(" - ")
+        .filter_map(|part| part.split_once(": ").map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .collect();
+    let mut choice = Vec::new();
+    for o in &p.profile.options {
+        let idx = match pairs.iter().find(|(k, _)| k.eq_ignore_ascii_case(&o.name)) {
+            Some((_, label)) => o.entries.iter().position(|e| e.label.eq_ignore_ascii_case(label))?,
+            None => {
+                let d = o.default.first().and_then(|d| o.entries.iter().position(|e| e.label.eq_ignore_ascii_case(d)));
+                d.unwrap_or(0)
+            }
+        };
+        choice.push(idx);
+    }
+    let result_id = match p.profile.results.as_slice() {
+        [only] => only.id.clone(),
+        all => all.iter().find(|r| r.unit.eq_ignore_ascii_case(unit))?.id.clone(),
+    };
+    Some(Match { test: Test { profile: p, choice }, result_id })
+}
+
+fn child_text<'a>(n: roxmltree::Node<'a, 'a>, name: &str) -> Option<&'a str> {
+    n.children().find(|c| c.has_tag_name(name)).and_then(|c| c.text())
+}
+
+/// PTS's system JSON notes as engine's notes.
+fn notes(json: Option<&str>) -> IndexMap<String, String> {
+    let mut n = IndexMap::new();
+    let Some(v) = json.and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok()) else { return n };
+    let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    if let Some(c) = get("compiler-configuration") {
+        n.insert("Compiler Notes".into(), c);
+    }
+    let disk: Vec<String> =
+        ["disk-scheduler", "disk-mount-options", "disk-details"].iter().filter_map(|k| get(k)).collect();
+    if !disk.is_empty() {
+        n.insert("Disk Notes".into(), disk.join(" / "));
+    }
+    let mut pn = Vec::new();
+    if let Some(g) = get("cpu-scaling-governor") {
+        pn.push(format!("Scaling Governor: {g}"));
+    }
+    if let Some(m) = get("cpu-microcode") {
+        pn.push(format!("CPU Microcode: {m}"));
+    }
+    if !pn.is_empty() {
+        n.insert("Processor Notes".into(), pn.join(" - "));
+    }
+    if let Some(k) = get("kernel-extra-details") {
+        n.insert("Kernel Notes".into(), k);
+    }
+    if let Some(p) = get("python") {
+        n.insert("Python Notes".into(), p);
+    }
+    if let Some(s) = get("security") {
+        n.insert("Security Notes".into(), s);
+    }
+    if let Some(e) = get("environment-variables") {
+        n.insert("Environment Notes".into(), e);
+    }
+    n
+}
+
+fn num(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Reads `text` (the contents of `file`) as a PTS composite.xml.
+pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, ImportError> {
+    let err =
+        |pos: roxmltree::TextPos, msg: String| ImportError { file: file.to_string(), line: pos.row, col: pos.col, msg };
+    let doc = roxmltree::Document::parse(text).map_err(|e| err(e.pos(), format!("not well-formed XML: {e}")))?;
+    let root = doc.root_element();
+    if !root.has_tag_name("PhoronixTestSuite") {
+        return Err(err(
+            doc.text_pos_at(root.range().start),
+            format!("expected a <PhoronixTestSuite> result file, found <{}>", root.tag_name().name()),
+        ));
+    }
+    let generated = root.children().find(|c| c.has_tag_name("Generated"));
+    let title = generated.and_then(|g| child_text(g, "Title")).unwrap_or("imported").to_string();
+    let mut f = ResultFile::new(&title);
+    f.description = generated.and_then(|g| child_text(g, "Description")).unwrap_or("").to_string();
+    for s in root.children().filter(|c| c.has_tag_name("System")) {
+        let id = child_text(s, "Identifier")
+            .ok_or_else(|| err(doc.text_pos_at(s.range().start), "a <System> has no <Identifier>".into()))?;
+        let stamp = child_text(s, "TimeStamp").unwrap_or("").replacen(' ', "T", 1);
+        f.systems.push(System {
+            identifier: id.to_string(),
+            hardware: parse_line(child_text(s, "Hardware").unwrap_or("")),
+            software: parse_line(child_text(s, "Software").unwrap_or("")),
+            notes: notes(child_text(s, "JSON")),
+            target_dir: None,
+            started: stamp,
+            finished: None,
+            engine_version: format!("Phoronix Test Suite {}", child_text(s, "TestClientVersion").unwrap_or("")),
+            details: None,
+        });
+    }
+    for r in root.children().filter(|c| c.has_tag_name("Result")) {
+        let at = doc.text_pos_at(r.range().start);
+        let ident = child_text(r, "Identifier").unwrap_or("").to_string();
+        let rtitle = child_text(r, "Title").unwrap_or("").to_string();
+        let description = child_text(r, "Description").unwrap_or("").to_string();
+        let unit = child_text(r, "Scale").unwrap_or("").to_string();
+        let arguments = child_text(r, "Arguments").unwrap_or("").to_string();
+        let proportion = match child_text(r, "Proportion").unwrap_or("HIB") {
+            "LIB" => Proportion::Lib,
+            "HIB" => Proportion::Hib,
+            other => return Err(err(at, format!("<Proportion> is `{other}`, not HIB or LIB"))),
+        };
+        let matched = match_test(catalog, &ident, &rtitle, &description, &unit);
+        let (test, profile, version, result, options) = match &matched {
+            Some(m) => (
+                m.test.key(),
+                m.test.profile.profile.id.clone(),
+                m.test.profile.profile.version.clone(),
+                m.result_id.clone(),
+                m.test.choices(),
+            ),
+            None => (format!("{ident}[{arguments}]"), ident.clone(), String::new(), unit.clone(), Vec::new()),
+        };
+        let mut entries = Vec::new();
+        if let Some(data) = r.children().find(|c| c.has_tag_name("Data")) {
+            for e in data.children().filter(|c| c.has_tag_name("Entry")) {
+                let eat = doc.text_pos_at(e.range().start);
+                let id = child_text(e, "Identifier").unwrap_or("").to_string();
+                let value_text = child_text(e, "Value").unwrap_or("");
+                let Some(value) = num(value_text) else {
+                    if value_text.trim().is_empty() {
+                        continue; // PTS leaves failed runs empty
+                    }
+                    return Err(err(eat, format!("<Value> `{value_text}` is not a number")));
+                };
+                let trials: Vec<f64> = child_text(e, "RawString")
+                    .map(|raw| raw.split(':').filter_map(num).collect())
+                    .filter(|v: &Vec<f64>| !v.is_empty())
+                    .unwrap_or_else(|| vec![value]);
+                let times: Vec<f64> = child_text(e, "JSON")
+                    .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
+                    .and_then(|v| {
+                        v.get("test-run-times").and_then(|t| t.as_str()).map(|t| t.split(':').filter_map(num).collect())
+                    })
+                    .unwrap_or_default();
+                let s = Summary::of(&trials).expect("at least one trial");
+                let stamp = f.system(&id).map(|s| s.started.clone()).unwrap_or_default();
+                entries.push(ResultEntry {
+                    identifier: id,
+                    value,
+                    sd: s.sd,
+                    se: s.se,
+                    n: s.n,
+                    min: s.min,
+                    max: s.max,
+                    median: s.median,
+                    trials,
+                    added_trials: Vec::new(),
+                    warning: None,
+                    trial_seconds: times,
+                    timestamp: stamp,
+                    logs: None,
+                });
+            }
+        }
+        f.results.push(TestResult {
+            test,
+            profile,
+            profile_version: version,
+            result,
+            title: rtitle,
+            app_version: child_text(r, "AppVersion").map(str::to_string),
+            description,
+            options,
+            unit,
+            proportion,
+            entries,
+            pts: Some(PtsOrigin { identifier: ident, arguments }),
+        });
+    }
+    if f.systems.is_empty() && f.results.is_empty() {
+        return Err(err(doc.text_pos_at(root.range().start), "the file has no <System> and no <Result>".into()));
+    }
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hardware_lines_split_at_keys() {
+        let m = parse_line(
+            "Processor: AMD EPYC (2 Cores), Memory: 24GB, Disk: 120GB SSD + 20 x 500GB Samsung, Network: Intel I211, Realtek",
+        );
+        assert_eq!(m["Processor"], "AMD EPYC (2 Cores)");
+        assert_eq!(m["Disk"], "120GB SSD + 20 x 500GB Samsung");
+        assert_eq!(m["Network"], "Intel I211, Realtek");
+        assert_eq!(base_id("pts/fio-2.1.0"), "fio");
+        assert_eq!(base_id("local/fs-mark-sys"), "fs-mark-sys");
+    }
+}

@@ -1,0 +1,67 @@
+//! CSV: the system table, then one row per test with one column per
+//! identifier, followed by each identifier's SE, N and raw trials.
+
+use super::{Exporter, View};
+use crate::result::ResultFile;
+
+pub struct Csv;
+
+/// Quotes a field when it holds a comma, a quote or a line break.
+pub fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+fn row(cells: &[String]) -> String {
+    cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\n"
+}
+
+/// Shortest text that reads back as the same number.
+pub fn num(v: f64) -> String {
+    format!("{v}")
+}
+
+impl Exporter for Csv {
+    fn export(&self, r: &ResultFile, _: &View) -> String {
+        let m = crate::analysis::Matrix::new(r);
+        let ids = &m.ids;
+        let mut out = row(&["Title".into(), r.title.clone()]);
+        out.push('\n');
+        let mut head = vec!["System".to_string()];
+        head.extend(r.systems.iter().map(|s| s.identifier.clone()));
+        out.push_str(&row(&head));
+        for line in super::systems::table(r) {
+            let mut cells = vec![line.key.clone()];
+            cells.extend(line.values.iter().map(|v| v.clone().unwrap_or_default()));
+            out.push_str(&row(&cells));
+        }
+        out.push('\n');
+        let mut head: Vec<String> =
+            ["Result", "Description", "Unit", "Proportion"].iter().map(|s| s.to_string()).collect();
+        head.extend(ids.iter().cloned());
+        for id in ids {
+            head.extend([format!("{id} SE"), format!("{id} N"), format!("{id} Trials")]);
+        }
+        out.push_str(&row(&head));
+        for (t, es) in r.results.iter().zip(&m.rows) {
+            let title = match &t.app_version {
+                Some(v) => format!("{} {v}", t.title),
+                None => t.title.clone(),
+            };
+            let mut cells =
+                vec![title, t.description.clone(), t.unit.clone(), format!("{:?}", t.proportion).to_uppercase()];
+            cells.extend(es.iter().map(|e| e.map(|e| num(e.value)).unwrap_or_default()));
+            for e in es {
+                match e {
+                    Some(e) => cells.extend([
+                        e.se.map(num).unwrap_or_default(),
+                        e.n.to_string(),
+                        e.trials.iter().map(|v| num(*v)).collect::<Vec<_>>().join(":"),
+                    ]),
+                    None => cells.extend([String::new(), String::new(), String::new()]),
+                }
+            }
+            out.push_str(&row(&cells));
+        }
+        out
+    }
+}

@@ -1,0 +1,81 @@
+//! What a report shows beyond the stored values: normalization, the baseline
+//! of comparisons, the noise threshold, and the analysis computed once for
+//! every exporter (overall means, wins, notable results, significance).
+
+use crate::analysis::normalize::Reference;
+use crate::analysis::significance::{self, Comparison};
+use crate::analysis::{Matrix, means, notable, wins};
+use crate::result::ResultFile;
+
+#[derive(Debug, Clone)]
+pub struct View {
+    /// Identifier comparisons are made against (default: the first).
+    pub baseline: Option<String>,
+    /// Show values relative to a reference instead of as measured.
+    pub normalize: Option<Reference>,
+    /// Smallest change reported as real, percent.
+    pub noise_pct: f64,
+    /// How many notable results to list.
+    pub notable: usize,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View { baseline: None, normalize: None, noise_pct: significance::NOISE_PCT, notable: 5 }
+    }
+}
+
+/// The analysis of a result file under a view.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub ids: Vec<String>,
+    pub baseline: Option<String>,
+    pub geometric: Option<Vec<(String, f64)>>,
+    pub harmonic: Option<Vec<(String, f64)>>,
+    /// Results the means were taken over.
+    pub shared: usize,
+    pub wins: Vec<wins::Tally>,
+    /// Result index and its spread (best / worst).
+    pub notable: Vec<(usize, f64)>,
+    /// Per result index: each non-baseline identifier's comparison.
+    pub comparisons: Vec<(usize, Vec<(String, Comparison)>)>,
+}
+
+pub fn analyze(f: &ResultFile, v: &View) -> Analysis {
+    let m = Matrix::new(f);
+    analyze_matrix(f, &m, v)
+}
+
+/// [`analyze`] with the entry table already built.
+pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
+    let ids = m.ids.clone();
+    let baseline = v.baseline.clone().filter(|b| ids.contains(b)).or_else(|| ids.first().cloned());
+    let mut comparisons = Vec::new();
+    if let Some(bi) = baseline.as_deref().and_then(|b| m.index(b)) {
+        for (i, (r, row)) in f.results.iter().zip(&m.rows).enumerate() {
+            let Some(base) = row[bi] else { continue };
+            let c: Vec<(String, Comparison)> = row
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != bi)
+                .filter_map(|(j, e)| {
+                    let e = (*e)?;
+                    Some((ids[j].clone(), significance::compare(&e.trials, &base.trials, r.proportion, v.noise_pct)?))
+                })
+                .collect();
+            if !c.is_empty() {
+                comparisons.push((i, c));
+            }
+        }
+    }
+    Analysis {
+        geometric: means::geometric(f, m),
+        harmonic: means::harmonic(f, m),
+        shared: means::shared_count(m),
+        wins: wins::tally(f, m),
+        notable: notable::notable(f, m, v.notable),
+        comparisons,
+        baseline,
+        ids,
+    }
+}

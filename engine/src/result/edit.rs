@@ -1,0 +1,187 @@
+//! Editing result files: merge, rename or remove an identifier, remove a
+//! result. Each returns a new file; the caller writes it atomically.
+
+use super::model::{ResultFile, TestResult};
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum EditError {
+    #[error("no identifier `{0}` in this result")]
+    NoIdentifier(String),
+    #[error("identifier `{0}` already exists")]
+    Exists(String),
+    #[error("no result matches `{0}`")]
+    NoResult(String),
+}
+
+/// Merges `files` in order: tests are aligned by identity (test and result
+/// id); every identifier is kept — one that appears in several files gets the
+/// file's title added (`host (run-2)`). Tests that only some files have are
+/// kept; the identifiers without them simply have no entry there.
+pub fn merge(files: Vec<(String, ResultFile)>, title: &str) -> ResultFile {
+    let mut out = ResultFile::new(title);
+    // Where each (test, result id) already is, so merging stays linear.
+    let mut at: std::collections::HashMap<(String, String), usize> = std::collections::HashMap::new();
+    for (name, mut f) in files {
+        let clashing: Vec<String> =
+            f.systems.iter().map(|s| s.identifier.clone()).filter(|id| out.system(id).is_some()).collect();
+        for id in clashing {
+            let mut new = format!("{id} ({name})");
+            let mut i = 2;
+            while out.system(&new).is_some() || f.system(&new).is_some() {
+                new = format!("{id} ({name} {i})");
+                i += 1;
+            }
+            rename_in(&mut f, &id, &new);
+        }
+        out.systems.extend(f.systems);
+        if out.description.is_empty() {
+            out.description = f.description.clone();
+        }
+        for r in f.results {
+            let key = (r.test.clone(), r.result.clone());
+            match at.get(&key) {
+                Some(&i) => out.results[i].entries.extend(r.entries),
+                None => {
+                    at.insert(key, out.results.len());
+                    out.results.push(r);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn rename_in(f: &mut ResultFile, from: &str, to: &str) {
+    for s in &mut f.systems {
+        if s.identifier == from {
+            s.identifier = to.to_string();
+        }
+    }
+    for r in &mut f.results {
+        for e in &mut r.entries {
+            if e.identifier == from {
+                e.identifier = to.to_string();
+            }
+        }
+    }
+}
+
+pub fn rename_identifier(f: &mut ResultFile, from: &str, to: &str) -> Result<(), EditError> {
+    if f.system(from).is_none() {
+        return Err(EditError::NoIdentifier(from.to_string()));
+    }
+    if f.system(to).is_some() {
+        return Err(EditError::Exists(to.to_string()));
+    }
+    rename_in(f, from, to);
+    Ok(())
+}
+
+/// Removes an identifier and its values; results left without any value go too.
+pub fn remove_identifier(f: &mut ResultFile, id: &str) -> Result<(), EditError> {
+    if f.system(id).is_none() {
+        return Err(EditError::NoIdentifier(id.to_string()));
+    }
+    f.systems.retain(|s| s.identifier != id);
+    for r in &mut f.results {
+        r.entries.retain(|e| e.identifier != id);
+    }
+    f.results.retain(|r| !r.entries.is_empty());
+    Ok(())
+}
+
+/// What `remove-result` matches: the test identity, `profile`, or
+/// `profile: description` as reports print it.
+pub fn matches(r: &TestResult, what: &str) -> bool {
+    let label = format!("{}: {}", r.profile, r.description);
+    r.test == what
+        || format!("{}#{}", r.test, r.result) == what
+        || r.profile == what
+        || label == what
+        || r.description == what
+}
+
+/// Removes the results matching `what`; returns how many.
+pub fn remove_result(f: &mut ResultFile, what: &str) -> Result<usize, EditError> {
+    let before = f.results.len();
+    f.results.retain(|r| !matches(r, what));
+    match before - f.results.len() {
+        0 => Err(EditError::NoResult(what.to_string())),
+        n => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::model::Proportion;
+    use crate::result::{ResultEntry, System};
+
+    fn file(ids: &[&str], tests: &[&str]) -> ResultFile {
+        let mut f = ResultFile::new("t");
+        f.systems = ids.iter().map(|i| System { identifier: i.to_string(), ..Default::default() }).collect();
+        for t in tests {
+            f.results.push(TestResult {
+                test: t.to_string(),
+                profile: "p".into(),
+                profile_version: "1.0.0".into(),
+                result: "r".into(),
+                title: "T".into(),
+                app_version: None,
+                description: format!("Test: {t}"),
+                options: vec![],
+                unit: "U".into(),
+                proportion: Proportion::Hib,
+                entries: ids
+                    .iter()
+                    .map(|i| ResultEntry {
+                        identifier: i.to_string(),
+                        value: 1.0,
+                        trials: vec![1.0],
+                        sd: None,
+                        se: None,
+                        n: 1,
+                        min: 1.0,
+                        max: 1.0,
+                        median: 1.0,
+                        added_trials: vec![],
+                        warning: None,
+                        trial_seconds: vec![],
+                        timestamp: String::new(),
+                        logs: None,
+                    })
+                    .collect(),
+                pts: None,
+            });
+        }
+        f
+    }
+
+    #[test]
+    fn merging_aligns_tests_and_keeps_all() {
+        let a = file(&["A"], &["t1", "t2"]);
+        let b = file(&["B", "A"], &["t2", "t3"]);
+        let m = merge(vec![("a".into(), a), ("b".into(), b)], "m");
+        let ids: Vec<&str> = m.systems.iter().map(|s| s.identifier.as_str()).collect();
+        assert_eq!(ids, ["A", "B", "A (b)"]);
+        let tests: Vec<(&str, usize)> = m.results.iter().map(|r| (r.test.as_str(), r.entries.len())).collect();
+        assert_eq!(tests, [("t1", 1), ("t2", 3), ("t3", 2)]);
+    }
+
+    #[test]
+    fn rename_and_remove() {
+        let mut f = file(&["A", "B"], &["t1"]);
+        assert_eq!(rename_identifier(&mut f, "A", "B"), Err(EditError::Exists("B".into())));
+        rename_identifier(&mut f, "A", "C").unwrap();
+        assert_eq!(f.results[0].entries[0].identifier, "C");
+        remove_identifier(&mut f, "C").unwrap();
+        assert_eq!(f.results[0].entries.len(), 1);
+        assert_eq!(remove_identifier(&mut f, "Z"), Err(EditError::NoIdentifier("Z".into())));
+        remove_identifier(&mut f, "B").unwrap();
+        assert!(f.results.is_empty(), "results without values go");
+        let mut f = file(&["A"], &["t1", "t2"]);
+        assert_eq!(remove_result(&mut f, "p: Test: t1"), Ok(1));
+        assert_eq!(remove_result(&mut f, "nope"), Err(EditError::NoResult("nope".into())));
+    }
+}

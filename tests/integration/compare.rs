@@ -1,0 +1,256 @@
+//! Comparing results: PTS import, the report formats (snapshots), editing,
+//! the HTML report in a real browser, and bad input.
+
+use crate::common::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    repo().join("../shared/fixtures/pts").join(name).display().to_string()
+}
+
+/// An Env with the PTS fixture imported as `loop-fsmark`.
+fn imported() -> Env {
+    let env = Env::new();
+    let r = env.run(&["result", "import", &fixture("loop-fsmark.composite.xml")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("imported `loop-fsmark`: 2 identifiers, 2 results (2 matched"), "{r:?}");
+    env
+}
+
+#[test]
+fn the_pts_fixture_imports_as_pts_exports_show_it() {
+    let env = imported();
+    let ours = env.result("loop-fsmark");
+    let pts: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("loop-fsmark.result-file-to-json.json")).unwrap())
+            .unwrap();
+    let ids: Vec<&str> =
+        ours["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["loop0: NONE", "loop0: BFQ"]);
+    assert_eq!(ours["title"], pts["title"]);
+    assert_eq!(ours["description"], pts["description"]);
+    for p in pts["results"].as_object().unwrap().values() {
+        let r = ours["results"].as_array().unwrap().iter().find(|r| r["description"] == p["description"]).unwrap();
+        assert_eq!(r["title"], p["title"]);
+        assert_eq!(r["app_version"], p["app_version"]);
+        assert_eq!(r["unit"], p["scale"]);
+        assert_eq!(r["proportion"], p["proportion"]);
+        assert_eq!(r["pts"]["identifier"], p["identifier"]);
+        assert_eq!(r["pts"]["arguments"], p["arguments"]);
+        assert_eq!(r["profile"], "fs-mark", "matched to engine's fs-mark profile");
+        for (id, pe) in p["results"].as_object().unwrap() {
+            let e = r["entries"].as_array().unwrap().iter().find(|e| e["identifier"] == id.as_str()).unwrap();
+            assert_eq!(e["value"], pe["value"], "{id}");
+            assert_eq!(e["trials"], pe["raw_values"], "{id}");
+            assert_eq!(e["trial_seconds"], pe["test_run_times"], "{id}");
+            assert_eq!(e["n"], pe["raw_values"].as_array().unwrap().len());
+        }
+    }
+    // The hardware and software lines as PTS's CSV export has them.
+    let csv = std::fs::read_to_string(fixture("loop-fsmark.result-file-to-csv.csv")).unwrap();
+    for line in csv.lines().filter(|l| l.matches(',').count() >= 3 && !l.starts_with(' ') && !l.starts_with('"')) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let key = cells[0];
+        let s = &ours["systems"][0];
+        let v = s["hardware"].get(key).or_else(|| s["software"].get(key)).unwrap_or_else(|| panic!("{key}"));
+        assert_eq!(v, cells[2], "{key}");
+    }
+    // The PTS values per result, as its CSV export lists them.
+    assert!(csv.contains("\"FS-Mark - Test: 100 Files, 1MB Size (Files/s)\",HIB,505.8,575.9"));
+    assert_eq!(ours["results"][0]["entries"][1]["value"], 575.9);
+}
+
+#[test]
+fn an_imported_result_reruns_for_a_new_identifier() {
+    let env = imported();
+    let r = env.bench(&["loop-fsmark", "--runs", "1", "--identifier", "this machine"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("loop-fsmark");
+    assert_eq!(f["systems"].as_array().unwrap().len(), 3);
+    for res in f["results"].as_array().unwrap() {
+        let ids: Vec<&str> =
+            res["entries"].as_array().unwrap().iter().map(|e| e["identifier"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["loop0: NONE", "loop0: BFQ", "this machine"], "the new values land in the same rows");
+    }
+}
+
+#[test]
+fn pts_xml_export_reads_back_the_same() {
+    let env = imported();
+    let out = env.target.path().join("back.xml");
+    let r = env.run(&["result", "show", "loop-fsmark", "--format", "pts-xml", "-o", out.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let xml = std::fs::read_to_string(&out).unwrap();
+    assert!(xml.starts_with("<?xml version=\"1.0\"?>\n"));
+    assert!(
+        xml.contains("<Identifier>local/fs-mark-sys</Identifier>")
+            && xml.contains("<RawString>320.9:621.8:574.7</RawString>"),
+        "{xml}"
+    );
+    let r = env.run(&["result", "import", out.to_str().unwrap(), "--save", "again"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let (a, b) = (env.result("loop-fsmark"), env.result("again"));
+    for (ra, rb) in a["results"].as_array().unwrap().iter().zip(b["results"].as_array().unwrap()) {
+        for k in ["test", "description", "unit", "proportion", "pts"] {
+            assert_eq!(ra[k], rb[k], "{k}");
+        }
+        for (ea, eb) in ra["entries"].as_array().unwrap().iter().zip(rb["entries"].as_array().unwrap()) {
+            for k in ["identifier", "value", "trials", "trial_seconds"] {
+                assert_eq!(ea[k], eb[k], "{k}");
+            }
+        }
+    }
+    assert_eq!(a["systems"][0]["hardware"], b["systems"][0]["hardware"]);
+    assert_eq!(a["systems"][0]["notes"]["Disk Notes"].as_str().unwrap().split(" / ").next(), Some("MQ-DEADLINE"));
+}
+
+#[test]
+fn snapshots_of_text_csv_and_markdown() {
+    let env = imported();
+    for (format, name) in [("text", "report_text"), ("csv", "report_csv"), ("markdown", "report_markdown")] {
+        let r = env.run(&["result", "show", "loop-fsmark", "--format", format]);
+        assert_eq!(r.code, 0, "{r:?}");
+        insta::assert_snapshot!(name, r.stdout);
+    }
+    let r = env.run(&["result", "show", "loop-fsmark", "--normalize", "--baseline", "loop0: BFQ"]);
+    insta::assert_snapshot!("report_text_normalized", r.stdout);
+}
+
+#[test]
+fn editing_results() {
+    let env = imported();
+    assert_eq!(env.run(&["result", "rename-identifier", "loop-fsmark", "loop0: NONE", "none"]).code, 0);
+    let r = env.run(&["result", "rename-identifier", "loop-fsmark", "gone", "x"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no identifier `gone` in this result"));
+    let f = env.result("loop-fsmark");
+    assert_eq!(f["results"][1]["entries"][0]["identifier"], "none");
+
+    // Merge with a result that has another test: all tests kept, missing marked.
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "other", "--identifier", "none"]).code, 0);
+    let r = env.run(&["result", "merge", "loop-fsmark", "other", "--save", "both"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let m = env.result("both");
+    let ids: Vec<&str> = m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["none", "loop0: BFQ", "none (other)"]);
+    assert_eq!(m["results"].as_array().unwrap().len(), 3);
+    let show = env.run(&["result", "show", "both", "--format", "markdown"]);
+    assert!(
+        show.stdout.contains("| Echo echo 1: Value: V1 | Items/s (more is better) | — | — | 1.00 (N = 1) |"),
+        "{}",
+        show.stdout
+    );
+    let r = env.run(&["result", "merge", "loop-fsmark", "other", "--save", "both"]);
+    assert_eq!(r.code, 2, "an existing result is not overwritten: {r:?}");
+
+    assert_eq!(env.run(&["result", "remove-identifier", "both", "none (other)"]).code, 0);
+    assert_eq!(env.result("both")["results"].as_array().unwrap().len(), 2, "a result left without values goes");
+    assert_eq!(env.run(&["result", "remove-result", "both", "fs-mark: Test: 100 Files, 1MB Size"]).code, 0);
+    assert_eq!(env.result("both")["results"].as_array().unwrap().len(), 1);
+    let r = env.run(&["result", "remove-result", "both", "nothing"]);
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn compare_several_results_side_by_side() {
+    let env = imported();
+    env.profile("echo", &echo_profile("echo", &["5"]));
+    for id in ["A", "B"] {
+        assert_eq!(env.bench(&["echo", "--runs", "5", "--save", &format!("r{id}"), "--identifier", id]).code, 0);
+    }
+    let path = env.result_path("rB");
+    let r = env.run(&["result", "compare", "rA", path.to_str().unwrap(), "--baseline", "B"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("rA vs rB\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("Against B ("), "{}", r.stdout);
+    assert!(r.stdout.contains("A  +0.0 %, p = 1.000: no significant difference"), "{}", r.stdout);
+    assert!(r.stdout.contains("Wins / Losses"), "{}", r.stdout);
+    let r = env.run(&["result", "compare", "rA", "rB", "--baseline", "Z"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no identifier `Z`") && r.stderr.contains("hint: identifiers: A, B"), "{r:?}");
+}
+
+#[test]
+fn truncated_or_foreign_files_are_refused_with_a_position() {
+    let env = Env::new();
+    let text = std::fs::read_to_string(fixture("loop-fsmark.composite.xml")).unwrap();
+    let cut = env.target.path().join("cut.xml");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let r = env.run(&["result", "import", cut.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains(&format!("{}:", cut.display())) && r.stderr.contains("not well-formed XML"), "{r:?}");
+    let foreign = env.target.path().join("foreign.xml");
+    std::fs::write(&foreign, "<?xml version=\"1.0\"?>\n<html><body/></html>\n").unwrap();
+    let r = env.run(&["result", "import", foreign.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains(&format!("{}:2:1: expected a <PhoronixTestSuite> result file, found <html>", foreign.display())),
+        "{r:?}"
+    );
+    let json = env.target.path().join("result.json");
+    std::fs::write(&json, "{\"schema_version\": 1, \"title\": \"x\",\n  \"systems\": [").unwrap();
+    let r = env.run(&["result", "show", json.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("{}:2:14: not a valid result file: EOF while parsing a list", json.display())),
+        "{r:?}"
+    );
+    assert!(!env.home.path().join("results").exists(), "nothing was written");
+}
+
+#[test]
+fn the_html_report_renders_in_chromium() {
+    let env = imported();
+    // A third identifier for the two fs_mark results, and a result only it has.
+    assert_eq!(env.bench(&["loop-fsmark", "--runs", "2", "--identifier", "extra"]).code, 0);
+    env.profile("echo", &echo_profile("echo", &["5"]));
+    assert_eq!(env.bench(&["echo", "--runs", "3", "--save", "loop-fsmark", "--identifier", "extra"]).code, 0);
+    let html = env.target.path().join("report.html");
+    let r = env.run(&["result", "show", "loop-fsmark", "--format", "html", "-o", html.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !text.contains("http://") || text.matches("http://").all(|_| text.contains("http://www.w3.org/2000/svg")),
+        "no network"
+    );
+    assert!(!text.contains("https://") && !text.contains("src=\""), "self-contained");
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find(|c| which(c))
+        .expect("chromium is installed (scripts/install-deps.sh)");
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let results = env.result("loop-fsmark")["results"].as_array().unwrap().len();
+    assert_eq!(results, 3);
+    assert_eq!(dom.matches("class=\"chart result-chart\"").count(), results, "one chart per result");
+    assert_eq!(dom.matches("class=\"chart geomean-chart\"").count(), 1);
+    assert!(dom.contains("SE +/- 93.44, N = 3"), "bars carry SE and N");
+    assert!(dom.contains("3 of 3 results shown"));
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+}
+
+fn which(p: &str) -> bool {
+    std::process::Command::new("sh").args(["-c", &format!("command -v {p}")]).output().is_ok_and(|o| o.status.success())
+}
