@@ -34,7 +34,8 @@ pub struct Session<'a> {
     pub highlight: Vec<String>,
 }
 
-fn slug(s: &str) -> String {
+/// A name fit for a folder: lower case, `-` for runs of other characters.
+pub fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() || c == '.' || c == '_' {

@@ -85,23 +85,9 @@ mod tests {
     use crate::result::{ResultEntry, System, TestResult};
 
     fn entry_of(id: &str, v: f64, trials: &[f64]) -> ResultEntry {
-        let s = crate::stats::Summary::of(trials).unwrap();
-        ResultEntry {
-            identifier: id.into(),
-            value: v,
-            trials: trials.to_vec(),
-            sd: s.sd,
-            se: s.se,
-            n: s.n,
-            min: s.min,
-            max: s.max,
-            median: s.median,
-            added_trials: vec![],
-            warning: None,
-            trial_seconds: vec![],
-            timestamp: String::new(),
-            logs: None,
-        }
+        let mut e = ResultEntry::from_trials(id, trials.to_vec(), None, vec![], String::new()).unwrap();
+        e.value = v;
+        e
     }
 
     fn result(test: &str, p: Proportion, vals: &[(&str, f64)]) -> TestResult {

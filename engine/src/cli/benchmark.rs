@@ -10,7 +10,7 @@ use engine::profile::resolve::Catalog;
 use engine::report;
 use engine::result::{ResultFile, Store, store};
 use engine::runner::{LogPolicy, Progress, Quiet, RunSettings, interrupt, requirements};
-use engine::session::{Session, Ui};
+use engine::session::{Session, Ui, slug};
 use engine::state::hygiene::Hygiene;
 use engine::state::journal::{self, Journal};
 use engine::sweep::{self, Plan, SweepArgs, SweepError};
@@ -136,18 +136,6 @@ fn sweep_failure(e: SweepError) -> Failure {
         SweepError::NeedsRoot(_) => f.hint("run engine as root (sudo) for system-state sweeps"),
         _ => f,
     }
-}
-
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches(['-', '.']).chars().take(60).collect()
 }
 
 fn default_identifier(file: &ResultFile) -> String {

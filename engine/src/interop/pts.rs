@@ -9,7 +9,6 @@ use crate::profile::load::LoadedProfile;
 use crate::profile::model::Proportion;
 use crate::profile::resolve::Catalog;
 use crate::result::{PtsOrigin, ResultEntry, ResultFile, System, TestResult};
-use crate::stats::Summary;
 use indexmap::IndexMap;
 use regex::Regex;
 use std::sync::{Arc, LazyLock};
@@ -220,24 +219,8 @@ pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, I
                         v.get("test-run-times").and_then(|t| t.as_str()).map(|t| t.split(':').filter_map(num).collect())
                     })
                     .unwrap_or_default();
-                let s = Summary::of(&trials).expect("at least one trial");
                 let stamp = f.system(&id).map(|s| s.started.clone()).unwrap_or_default();
-                entries.push(ResultEntry {
-                    identifier: id,
-                    value,
-                    sd: s.sd,
-                    se: s.se,
-                    n: s.n,
-                    min: s.min,
-                    max: s.max,
-                    median: s.median,
-                    trials,
-                    added_trials: Vec::new(),
-                    warning: None,
-                    trial_seconds: times,
-                    timestamp: stamp,
-                    logs: None,
-                });
+                entries.extend(ResultEntry::from_trials(&id, trials, Some(value), times, stamp));
             }
         }
         f.results.push(TestResult {

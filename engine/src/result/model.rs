@@ -138,6 +138,36 @@ pub struct ResultEntry {
     pub logs: Option<String>,
 }
 
+impl ResultEntry {
+    /// An entry for `identifier` with its statistics computed from `trials`
+    /// (`None` when there are none); `value` is the mean unless given.
+    pub fn from_trials(
+        identifier: &str,
+        trials: Vec<f64>,
+        value: Option<f64>,
+        trial_seconds: Vec<f64>,
+        timestamp: String,
+    ) -> Option<Self> {
+        let s = crate::stats::Summary::of(&trials)?;
+        Some(ResultEntry {
+            identifier: identifier.to_string(),
+            value: value.unwrap_or(s.mean),
+            trials,
+            sd: s.sd,
+            se: s.se,
+            n: s.n,
+            min: s.min,
+            max: s.max,
+            median: s.median,
+            added_trials: Vec::new(),
+            warning: None,
+            trial_seconds,
+            timestamp,
+            logs: None,
+        })
+    }
+}
+
 impl ResultFile {
     pub fn new(title: &str) -> Self {
         ResultFile { schema_version: SCHEMA_VERSION, title: title.to_string(), ..Default::default() }

@@ -12,7 +12,7 @@ use crate::parse::{Configured, RawOutput};
 use crate::profile::model::{Executor as ExecDef, ParserDef};
 use crate::profile::template;
 use crate::result::{ResultEntry, TestResult};
-use crate::stats::{AdaptivePlan, Decision, Summary};
+use crate::stats::{AdaptivePlan, Decision};
 use executor::{ExecError, Executor, TestEnv};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
@@ -142,7 +142,9 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
     let stamp = now();
     for (i, (rid, _)) in parsers.iter().enumerate() {
         let def = p.results.iter().find(|r| r.id == *rid).expect("parser results exist");
-        let Some(s) = Summary::of(&values[i]) else { continue };
+        if values[i].is_empty() {
+            continue;
+        }
         let mut description = test.description();
         if let Some(extra) = &def.description {
             description = if description.is_empty() { extra.clone() } else { format!("{description} - {extra}") };
@@ -161,22 +163,17 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
             entries: Vec::new(),
             pts: None,
         };
-        let entry = ResultEntry {
-            identifier: String::new(),
-            value: s.mean,
-            trials: values[i].clone(),
-            sd: s.sd,
-            se: s.se,
-            n: s.n,
-            min: s.min,
-            max: s.max,
-            median: s.median,
-            added_trials: added.clone(),
-            warning: warning.clone(),
-            trial_seconds: walls.iter().map(Duration::as_secs_f64).collect(),
-            timestamp: stamp.clone(),
-            logs: Some(logs_rel.to_string()),
-        };
+        let mut entry = ResultEntry::from_trials(
+            "",
+            values[i].clone(),
+            None,
+            walls.iter().map(Duration::as_secs_f64).collect(),
+            stamp.clone(),
+        )
+        .expect("a completed test has trials");
+        entry.added_trials = added.clone();
+        entry.warning = warning.clone();
+        entry.logs = Some(logs_rel.to_string());
         out.push((template, entry));
     }
     Outcome::Completed(out)
