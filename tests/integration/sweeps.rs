@@ -144,6 +144,32 @@ fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
     assert!(disk_notes(&f, &format!("{n}: BFQ low_latency=0")).starts_with("BFQ low_latency=0 / "));
     assert_eq!(read(&format!("{queue}/scheduler")), sched0);
     assert_eq!(read(&format!("{queue}/read_ahead_kb")), ra0);
+
+    // A scheduler tunable for every state that has it, read back into the notes.
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--runs",
+        "1",
+        "--save",
+        "c",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "bfq,mq-deadline",
+        "--set",
+        "iosched/slice_idle=0",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("c");
+    assert!(
+        disk_notes(&f, &format!("{n}: BFQ")).starts_with("BFQ slice_idle=0 / "),
+        "{}",
+        disk_notes(&f, &format!("{n}: BFQ"))
+    );
+    assert!(disk_notes(&f, &format!("{n}: MQ-DEADLINE")).starts_with("MQ-DEADLINE / "));
+    assert_eq!(read(&format!("{queue}/scheduler")), sched0);
 }
 
 #[test]
