@@ -53,7 +53,7 @@ impl Comparison {
     /// `+3.2 %, p = 0.004: better by 3.2 %`.
     pub fn describe(&self) -> String {
         let how = match (self.p_value, self.ci) {
-            (Some(p), _) => format!("p = {}", format_p(p)),
+            (Some(p), _) => format_p(p),
             (None, Some((lo, hi))) => format!("95 % CI of the difference [{lo:.4}, {hi:.4}]"),
             _ => "N = 1".to_string(),
         };
@@ -62,7 +62,7 @@ impl Comparison {
 }
 
 fn format_p(p: f64) -> String {
-    if p < 0.001 { "< 0.001".into() } else { format!("{p:.3}") }
+    if p < 0.001 { "p < 0.001".into() } else { format!("p = {p:.3}") }
 }
 
 /// Welch's t statistic, degrees of freedom and two-sided p-value.
