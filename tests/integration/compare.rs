@@ -5,7 +5,7 @@ use crate::common::*;
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {
-    repo().join("../shared/fixtures/pts").join(name).display().to_string()
+    repo().join("tests/fixtures/pts").join(name).display().to_string()
 }
 
 /// An Env with the PTS fixture imported as `loop-fsmark`.
