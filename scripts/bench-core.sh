@@ -2,12 +2,14 @@
 # Measures engine's own costs next to hyperfine on the same machine, in one
 # invocation, and prints medians and ratios:
 #   1. cold start of `engine --version` and `engine list profiles`;
-#   2. per-trial overhead: engine running /bin/true N times as trials of a
-#      test, against `hyperfine -N` running /bin/true N times.
+#   2. per-trial cost: engine running /bin/true as the trials of a test,
+#      against `hyperfine -N` running /bin/true, each as the slope of total
+#      wall time between 10 and 10 + N runs (fixed costs left out).
 # Usage: scripts/bench-core.sh [N]   (default N = 500)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-500}
+SMALL=10
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
 cargo build --release --quiet
 ENGINE=$PWD/target/release/engine
@@ -22,19 +24,25 @@ hyperfine -N --warmup 5 --runs 100 --export-json "$work/start.json" --style none
   "$ENGINE --version" "$ENGINE list profiles" >/dev/null
 median "$work/start.json" | awk '{t=$NF; $NF=""; printf "  %-60s %.2f ms\n", $0, t*1000}'
 
-echo "== per-trial overhead: $N trials of /bin/true (total wall time / N)"
+echo "== per-trial cost: running /bin/true as trials, slope between $SMALL and $((SMALL + N)) trials"
+# The slope leaves out fixed costs (start-up, engine's one-off system capture).
 hyperfine -N --warmup 1 --runs 10 --export-json "$work/trial.json" --style none \
-  "hyperfine -N --runs $N --style none /bin/true" \
-  "$ENGINE run noop --runs $N -y --save bench --identifier x --target-dir $work/t --logs failed" \
-  "$ENGINE run noop --runs $N -y --save bench --identifier x --target-dir $work/t" \
+  "hyperfine -N --runs $SMALL --style none /bin/true" \
+  "hyperfine -N --runs $((SMALL + N)) --style none /bin/true" \
+  "$ENGINE run noop --runs $SMALL -y --save bench --identifier x --target-dir $work/t --logs failed" \
+  "$ENGINE run noop --runs $((SMALL + N)) -y --save bench --identifier x --target-dir $work/t --logs failed" \
+  "$ENGINE run noop --runs $SMALL -y --save bench --identifier x --target-dir $work/t" \
+  "$ENGINE run noop --runs $((SMALL + N)) -y --save bench --identifier x --target-dir $work/t" \
   --prepare "rm -rf $ENGINE_HOME/results" >/dev/null
 python3 - "$work/trial.json" "$N" <<'PY'
 import json, statistics, sys
 d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
-h, e, l = (statistics.median(r["times"]) / n * 1e6 for r in d["results"])
+m = [statistics.median(r["times"]) for r in d["results"]]
+h, e, l = ((m[i + 1] - m[i]) / n * 1e6 for i in (0, 2, 4))
 print(f"  hyperfine -N:                       {h:8.1f} µs per run")
 print(f"  engine --logs failed:               {e:8.1f} µs per trial   ratio {e / h:.2f}")
 print(f"  engine (a log file per trial):      {l:8.1f} µs per trial   ratio {l / h:.2f}")
+print(f"  fixed cost of an engine run (start-up, system capture): {(m[2] - m[0]) * 1000:.1f} ms more than hyperfine's")
 PY
 python3 - "$work" <<'PY'
 import os, sys, time

@@ -16,8 +16,9 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub struct External {
     def: ExternalExecutor,
-    /// In-memory files for stdout and stderr, reused across trials.
-    capture: Option<(File, File)>,
+    /// In-memory files for stdout and stderr, reused across trials, and
+    /// whether the last trial wrote to each.
+    capture: Option<[(File, bool); 2]>,
 }
 
 impl External {
@@ -25,20 +26,32 @@ impl External {
         External { def, capture: None }
     }
 
-    /// The capture files, emptied.
+    /// The capture files, emptied; handles to give the child.
     fn capture(&mut self) -> std::io::Result<(File, File)> {
         use std::io::{Seek, SeekFrom};
-        let (out, err) = match self.capture.take() {
+        let mut c = match self.capture.take() {
             Some(c) => c,
-            None => (process::memfile("stdout")?, process::memfile("stderr")?),
+            None => [(process::memfile("stdout")?, false), (process::memfile("stderr")?, false)],
         };
-        for mut f in [&out, &err] {
-            f.set_len(0)?;
-            f.seek(SeekFrom::Start(0))?;
+        for (f, written) in c.iter_mut() {
+            // The child shares the file offset: rewind what it advanced.
+            if *written {
+                f.set_len(0)?;
+                f.seek(SeekFrom::Start(0))?;
+                *written = false;
+            }
         }
-        let pair = (out.try_clone()?, err.try_clone()?);
-        self.capture = Some((out, err));
+        let pair = (c[0].0.try_clone()?, c[1].0.try_clone()?);
+        self.capture = Some(c);
         Ok(pair)
+    }
+
+    /// What the last trial wrote to stdout (0) or stderr (1).
+    fn captured(&mut self, which: usize) -> std::io::Result<Vec<u8>> {
+        let Some(c) = self.capture.as_mut() else { return Ok(Vec::new()) };
+        let bytes = process::read_back(&mut c[which].0)?;
+        c[which].1 = !bytes.is_empty();
+        Ok(bytes)
     }
 }
 
@@ -163,7 +176,7 @@ impl Executor for External {
             None => None,
         };
         let log = env.logs.join(format!("trial-{label}.log"));
-        let (mut out, mut err) = self.capture().map_err(io("cannot capture output"))?;
+        let (out, err) = self.capture().map_err(io("cannot capture output"))?;
         let timeout = self.timeout()?;
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),
@@ -171,15 +184,13 @@ impl Executor for External {
             env: &envs,
             cwd: env.scratch,
             stdin,
-            stdout: out.try_clone().map_err(io("cannot capture output"))?,
-            stderr: err.try_clone().map_err(io("cannot capture output"))?,
+            stdout: out,
+            stderr: err,
             timeout,
         })
         .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
-        let stdout =
-            String::from_utf8_lossy(&process::read_back(&mut out).map_err(io("cannot read output"))?).into_owned();
-        let stderr =
-            String::from_utf8_lossy(&process::read_back(&mut err).map_err(io("cannot read output"))?).into_owned();
+        let stdout = String::from_utf8_lossy(&self.captured(0).map_err(io("cannot read output"))?).into_owned();
+        let stderr = String::from_utf8_lossy(&self.captured(1).map_err(io("cannot read output"))?).into_owned();
         let log_text = log_text(&program, &args, env.scratch, &fin, &stdout, &stderr);
         if let Err(e) = outcome(&short(&program), &fin, timeout, &log) {
             // A failed trial's log must exist when the message names it.
