@@ -210,3 +210,37 @@ parsers:
         assert_eq!((d.0[0].line, d.0[0].col), (15, 13));
     }
 }
+
+#[cfg(test)]
+mod robustness {
+    use super::*;
+
+    /// Every one-character deletion and a few substitutions of a real
+    /// profile: loading must return a profile or diagnostics, never panic.
+    #[test]
+    fn mutated_profiles_never_panic() {
+        let text = include_str!("../../../test-profiles/fio/profile.yaml");
+        let chars: Vec<char> = text.chars().collect();
+        let mut errors = 0;
+        for i in (0..chars.len()).step_by(11) {
+            for replacement in [None, Some(':'), Some('['), Some('\t'), Some('&'), Some('*')] {
+                let mut m = chars.clone();
+                match replacement {
+                    None => {
+                        m.remove(i);
+                    }
+                    Some(c) => m[i] = c,
+                }
+                let s: String = m.into_iter().collect();
+                if let Err(d) = profile_from_str(&s, "m.yaml", Origin::Builtin) {
+                    errors += 1;
+                    assert!(!d.is_empty());
+                    for x in d.iter() {
+                        assert!(x.line >= 1 && x.hint.is_some(), "{x}");
+                    }
+                }
+            }
+        }
+        assert!(errors > 50, "mutations are mostly errors: {errors}");
+    }
+}

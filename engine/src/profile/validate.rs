@@ -20,6 +20,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
+    // Every diagnostic should carry a hint (the robustness test checks it).
     fn at_value(&mut self, path: Path, msg: impl Into<String>, hint: Option<String>) {
         let mut d = Diagnostic::new(self.file, self.index.value(&path), msg);
         d.hint = hint;
@@ -199,7 +200,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                     c.at_key(
                         path!["options", i, "entries", j, "values", k.as_str()],
                         format!("value name `{k}` is not a valid placeholder name"),
-                        None,
+                        Some("names use letters, digits, `_` and `-`, starting with a letter or `_`".into()),
                     );
                 }
             }
@@ -525,7 +526,7 @@ fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<Str
                     c.at_key(
                         path!["executor", "external", list, i, "args"],
                         "`args` only applies to a `program` step",
-                        None,
+                        Some("put the arguments in the shell line, or use `program:`".into()),
                     );
                 }
             }
