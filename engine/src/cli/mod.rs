@@ -72,7 +72,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Install what is needed, then run tests and save their results
+    /// Check what the tests need, then run them and save their results
     Benchmark(benchmark::BenchmarkArgs),
     /// Run tests and save their results, without the install step
     Run(benchmark::BenchmarkArgs),
@@ -82,7 +82,7 @@ pub enum Command {
     Info(info::InfoArgs),
     /// Check profile and suite files; exits 3 on any error
     Validate(validate::ValidateArgs),
-    /// Show saved results
+    /// Show, compare, edit and import saved results
     #[command(subcommand)]
     Result(result::ResultCommand),
     /// Undo system-state changes a killed run left behind (schedulers, tunables, mounts, loop devices)
