@@ -40,6 +40,13 @@ fn stop_sleep(secs: u32) {
     let _ = Command::new("pkill").args(["-f", &format!("^sleep {secs}$")]).status();
 }
 
+/// `engine benchmark -y echo --runs 1 --save SAVE --target-dir DIR` plus `extra`.
+fn echo_at(env: &Env, dir: &str, save: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["benchmark", "-y", "echo", "--runs", "1", "--save", save, "--target-dir", dir];
+    args.extend_from_slice(extra);
+    env.run(&args)
+}
+
 /// Waits until `cond` holds (or fails the test after 20 s).
 fn wait_for(what: &str, cond: impl Fn() -> bool) {
     let t0 = Instant::now();
@@ -55,19 +62,7 @@ fn four_schedulers_give_four_identifiers_with_their_disk_notes() {
     let before = read(fs.scheduler_path().to_str().unwrap());
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1", "2"]));
-    let r = env.run(&[
-        "benchmark",
-        "-y",
-        "echo",
-        "--runs",
-        "1",
-        "--save",
-        "s",
-        "--target-dir",
-        fs.path(),
-        "--scheduler",
-        "none,mq-deadline,kyber,bfq",
-    ]);
+    let r = echo_at(&env, fs.path(), "s", &["--scheduler", "none,mq-deadline,kyber,bfq"]);
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("s");
     let n = fs.name();
@@ -95,43 +90,19 @@ fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
     let offered = sched0.split_whitespace().count();
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
-    let r = env.run(&[
-        "benchmark",
-        "-y",
-        "echo",
-        "--runs",
-        "1",
-        "--save",
-        "a",
-        "--target-dir",
+    let r = echo_at(
+        &env,
         fs.path(),
-        "--scheduler",
-        "all",
-        "--shuffle",
-        "--set",
-        "queue/read_ahead_kb=16",
-        "--identifier",
-        "scratch",
-    ]);
+        "a",
+        &["--scheduler", "all", "--shuffle", "--set", "queue/read_ahead_kb=16", "--identifier", "scratch"],
+    );
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("a");
     assert_eq!(identifiers(&f).len(), offered);
     assert!(identifiers(&f).contains(&"scratch: BFQ".to_string()), "{:?}", identifiers(&f));
     assert!(disk_notes(&f, "scratch: BFQ").contains("read_ahead_kb=16 "), "{}", disk_notes(&f, "scratch: BFQ"));
 
-    let r = env.run(&[
-        "benchmark",
-        "-y",
-        "echo",
-        "--runs",
-        "1",
-        "--save",
-        "b",
-        "--target-dir",
-        fs.path(),
-        "--scheduler",
-        "bfq,bfq:low_latency=0",
-    ]);
+    let r = echo_at(&env, fs.path(), "b", &["--scheduler", "bfq,bfq:low_latency=0"]);
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("b");
     let n = fs.name();
@@ -146,21 +117,7 @@ fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
     assert_eq!(read(&format!("{queue}/read_ahead_kb")), ra0);
 
     // A scheduler tunable for every state that has it, read back into the notes.
-    let r = env.run(&[
-        "benchmark",
-        "-y",
-        "echo",
-        "--runs",
-        "1",
-        "--save",
-        "c",
-        "--target-dir",
-        fs.path(),
-        "--scheduler",
-        "bfq,mq-deadline",
-        "--set",
-        "iosched/slice_idle=0",
-    ]);
+    let r = echo_at(&env, fs.path(), "c", &["--scheduler", "bfq,mq-deadline", "--set", "iosched/slice_idle=0"]);
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("c");
     assert!(
