@@ -37,6 +37,14 @@ impl Home {
     pub fn journal(&self) -> PathBuf {
         self.root.join("journal")
     }
+    /// Held by the one run that may change system state (and by `engine recover`).
+    pub fn state_lock(&self) -> PathBuf {
+        self.root.join("state.lock")
+    }
+    /// Records of runs that did not finish (so the same command resumes them).
+    pub fn runs(&self) -> PathBuf {
+        self.root.join("runs")
+    }
     pub fn installed(&self) -> PathBuf {
         self.root.join("installed")
     }

@@ -9,12 +9,14 @@
 pub mod analysis;
 pub mod env;
 pub mod expand;
+pub mod fsutil;
 pub mod home;
 pub mod interop;
 pub mod parse;
 pub mod profile;
 pub mod report;
 pub mod result;
+pub mod resume;
 pub mod runner;
 pub mod schema;
 pub mod session;

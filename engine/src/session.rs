@@ -3,7 +3,7 @@
 //! keeps count of what failed. The sweep drives it once per state.
 
 use crate::expand::Test;
-use crate::result::{ResultFile, Store, StoreError, System};
+use crate::result::{FailedTest, ResultFile, Store, StoreError, System};
 use crate::runner::{self, Outcome, Progress, RunSettings, interrupt};
 use crate::state::hygiene::{self, Hygiene};
 use std::collections::HashMap;
@@ -12,7 +12,11 @@ use std::path::Path;
 /// How a session talks to the person running it.
 pub trait Ui {
     /// The progress display of one test (`prefix` is `[3/12]`).
-    fn progress(&self, prefix: &str) -> Box<dyn Progress>;
+    fn progress(&self, prefix: &str, label: &str, identifier: &str) -> Box<dyn Progress>;
+    /// The system an identifier runs on was captured (before its first test).
+    fn captured(&self, _system: &System) {}
+    /// A test finished: `file` holds its results (under `test` for `identifier`).
+    fn finished(&self, _file: &ResultFile, _test: &str, _identifier: &str) {}
     /// A line for the person running it (failures, skips, warnings).
     fn message(&self, msg: &str);
 }
@@ -27,14 +31,16 @@ pub struct Session<'a> {
     env: Vec<String>,
     ui: &'a dyn Ui,
     pub saved: usize,
-    pub failed: usize,
+    /// Tests that failed in this run.
+    pub failed: Vec<FailedTest>,
     pub interrupted: bool,
     captured: HashMap<String, System>,
     /// Scheduler tunables the current state set (shown in the Disk Notes).
     pub highlight: Vec<String>,
 }
 
-/// A name fit for a folder: lower case, `-` for runs of other characters.
+/// A name fit for a folder: lower case, `-` for runs of other characters,
+/// at most 60 characters.
 pub fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
@@ -45,6 +51,13 @@ pub fn slug(s: &str) -> String {
         }
     }
     out.trim_matches(['-', '.']).chars().take(60).collect()
+}
+
+/// A folder name for `s` that no other string shares: the slug, and a hash
+/// of the whole string when the slug lost anything (case, punctuation, length).
+pub fn unique_slug(s: &str) -> String {
+    let base = slug(s);
+    if base == s { base } else { format!("{base}-{}", short_hash(s)) }
 }
 
 /// FNV-1a, for short stable folder names.
@@ -76,7 +89,7 @@ impl<'a> Session<'a> {
             env,
             ui,
             saved: 0,
-            failed: 0,
+            failed: Vec::new(),
             interrupted: false,
             captured: HashMap::new(),
             highlight: Vec::new(),
@@ -111,12 +124,14 @@ impl<'a> Session<'a> {
         }
         if !self.captured.contains_key(identifier) && self.file.system(identifier).is_none() {
             let s = crate::sysinfo::capture(identifier, target, &self.env, &self.highlight);
+            self.ui.captured(&s);
             self.captured.insert(identifier.to_string(), s);
         }
-        let rel = format!("logs/{}/{}-{}", slug(identifier), slug(&test.profile.profile.id), short_hash(&test.key()));
+        let rel =
+            format!("logs/{}/{}-{}", unique_slug(identifier), slug(&test.profile.profile.id), short_hash(&test.key()));
         let logs = self.store.dir(&self.name).join(&rel);
         let settings = RunSettings { target_dir: target.to_path_buf(), ..self.settings.clone() };
-        let progress = self.ui.progress(prefix);
+        let progress = self.ui.progress(prefix, &test.label(), identifier);
         match runner::run_test(test, &settings, &logs, &rel, progress.as_ref()) {
             Outcome::Completed(results) => {
                 if self.file.system(identifier).is_none()
@@ -133,10 +148,30 @@ impl<'a> Session<'a> {
                 }
                 self.store.save(&self.name, &self.file)?;
                 self.saved += 1;
+                self.ui.finished(&self.file, &test.key(), identifier);
             }
-            Outcome::Failed(msg) => {
-                self.failed += 1;
-                self.ui.message(&format!("failed {} ({identifier}): {msg}", test.label()));
+            Outcome::Failed(f) => {
+                self.ui.message(&format!("failed {} ({identifier}): {}", test.label(), f.reason));
+                let dir = self.store.dir(&self.name);
+                let failed = FailedTest {
+                    test: test.key(),
+                    profile: test.profile.profile.id.clone(),
+                    title: test.profile.profile.title.clone(),
+                    description: test.description(),
+                    identifier: identifier.to_string(),
+                    status: "failed".into(),
+                    reason: f.reason,
+                    log: f.log.map(|l| {
+                        l.strip_prefix(&dir)
+                            .map(|r| r.display().to_string())
+                            .unwrap_or_else(|_| l.display().to_string())
+                    }),
+                    stderr_tail: f.stderr_tail,
+                    timestamp: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+                };
+                self.file.record_failure(failed.clone());
+                self.store.save(&self.name, &self.file)?;
+                self.failed.push(failed);
             }
             Outcome::Interrupted => self.interrupted = true,
         }

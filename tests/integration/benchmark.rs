@@ -25,6 +25,7 @@ fn fs_mark_and_sqlite_at_tiny_sizes() {
     let env = Env::new();
     // A deep target directory: fs_mark limits its -d path to 40 bytes.
     let deep = env.target.path().join("a-target-directory-with-a-long-name").join("and-another-level");
+    std::fs::create_dir_all(&deep).unwrap();
     let r = env.run(&[
         "benchmark",
         "-y",
@@ -143,9 +144,34 @@ fn two_identifiers_append_to_one_result_and_a_saved_result_reruns() {
 }
 
 #[test]
-fn noisy_trials_are_added_up_to_the_cap_with_reasons() {
+fn trials_are_added_while_the_target_is_within_reach() {
     let env = Env::new();
-    // Alternating 10 and 20: the relative SE never gets under 1.5 %.
+    // 100, 104, 96: 95 % CI ±9.9 %, and ±5 % is in reach (about 5 trials).
+    // Trials 4 and 5 (101, 99) bring it to ±3.7 %.
+    let script = "case $n in 1) v=100;; 2) v=104;; 3) v=96;; 4) v=101;; *) v=99;; esac; echo value: $v";
+    env.profile("reach", &counter_profile("reach", script, ""));
+    let r = env.bench(&["reach", "--save", "n"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("n");
+    let e = &entries(&f, 0)[0];
+    assert_eq!(e["n"], 5);
+    let added: Vec<&str> = e["added_trials"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(added, ["trial 4: 95 % CI ±9.94 % > target ±5 %", "trial 5: 95 % CI ±5.24 % > target ±5 %"]);
+    assert!(e["warning"].is_null(), "{e}");
+    check_entry_stats(e);
+
+    // --runs forces the count.
+    let r = env.bench(&["reach", "--save", "n2", "--runs", "2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("n2")["results"][0]["entries"][0]["n"], 2);
+}
+
+#[test]
+fn noise_beyond_reach_stops_at_once_and_says_why() {
+    let env = Env::new();
+    // Alternating 10 and 20: ±5 % would take hundreds of trials. The old rule
+    // ran to the cap of 12 and still warned; now it stops after the 3
+    // scheduled ones and says how many it would take.
     env.profile(
         "noisy",
         &counter_profile("noisy", "if [ $((n % 2)) = 0 ]; then echo value: 20; else echo value: 10; fi", ""),
@@ -154,36 +180,49 @@ fn noisy_trials_are_added_up_to_the_cap_with_reasons() {
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("n");
     let e = &entries(&f, 0)[0];
-    assert_eq!(e["n"], 12, "3 scheduled, cap 4 × 3");
-    let added = e["added_trials"].as_array().unwrap();
-    assert_eq!(added.len(), 9);
-    assert!(added[0].as_str().unwrap().starts_with("trial 4: relative SE"), "{added:?}");
-    assert!(e["warning"].as_str().unwrap().starts_with("stopped at the cap of 12 trials"));
-    assert_eq!(e["median"].as_f64().unwrap(), 15.0, "even N: mean of the middle two");
-    check_entry_stats(e);
+    assert_eq!(e["n"], 3);
+    assert!(e["added_trials"].as_array().unwrap().is_empty());
+    let w = e["warning"].as_str().unwrap();
+    assert!(w.starts_with("noisy: 95 % CI ±"), "{w}");
+    assert!(w.ends_with("more than the cap of 12"), "{w}");
     assert!(r.stdout.contains("! "), "the report shows the warning: {}", r.stdout);
-
-    // --runs forces the count.
-    let r = env.bench(&["noisy", "--save", "n2", "--runs", "2"]);
-    assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(env.result("n2")["results"][0]["entries"][0]["n"], 2);
 }
 
 #[test]
-fn an_outlier_adds_trials_until_it_is_no_longer_one() {
+fn an_outlier_is_reported_not_chased() {
     let env = Env::new();
-    // Trial 4 is far off (modified z-score 0.6745 · 400 / 1 = 269.8) while the
-    // relative SE (44 %) is under the generous target: the outlier alone adds
-    // trials, up to the cap of 7.
+    // Trial 4 is far off (modified z-score 0.6745 · 400 / 1 = 269.8). The old
+    // rule added trials for it up to the cap; more trials cannot make it
+    // stop being an outlier, so now it is reported and the test ends.
     let script = "case $n in 2) v=101;; 3) v=99;; 4) v=500;; *) v=100;; esac; echo value: $v";
-    env.profile("outl", &counter_profile("outl", script, "trials: {times: 5, max: 7, target_rse: 90}"));
+    env.profile("outl", &counter_profile("outl", script, "trials: {times: 5, max: 7}"));
     let r = env.bench(&["outl", "--save", "o"]);
     assert_eq!(r.code, 0, "{r:?}");
     let e = &env.result("o")["results"][0]["entries"][0];
-    assert_eq!(e["n"], 7);
-    let added: Vec<&str> = e["added_trials"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-    assert_eq!(added.len(), 2);
-    assert!(added[0].starts_with("trial 6: trial 4 (500) is an outlier (modified z-score 269.8)"), "{added:?}");
+    assert_eq!(e["n"], 5);
+    assert!(e["added_trials"].as_array().unwrap().is_empty());
+    let notes: Vec<&str> = e["notes"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(notes, ["trial 4 (500.0) is an outlier (modified z-score 269.8)"]);
+    assert!(r.stdout.contains("· "), "the report shows the note: {}", r.stdout);
+}
+
+#[test]
+fn a_slow_first_trial_is_flagged_as_warm_up_and_warmup_discards_it() {
+    let env = Env::new();
+    let script = "case $n in 1) v=60;; 2) v=101;; 3) v=99;; *) v=100;; esac; echo value: $v";
+    env.profile("warm", &counter_profile("warm", script, ""));
+    let r = env.bench(&["warm", "--save", "w"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let e = &env.result("w")["results"][0]["entries"][0];
+    let notes = e["notes"].as_array().unwrap();
+    assert!(notes[0].as_str().unwrap().starts_with("trial 1 (60.00) is far from the rest"), "{notes:?}");
+    // --warmup 1 runs it first and keeps it out of the statistics.
+    let r = env.bench(&["warm", "--save", "w2", "--warmup", "1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let e = &env.result("w2")["results"][0]["entries"][0];
+    assert_eq!(e["warmup_trials"], serde_json::json!([60.0]));
+    assert_eq!(e["trials"], serde_json::json!([101.0, 99.0, 100.0]));
+    assert!(e.get("notes").is_none(), "{e}");
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn on_a_terminal_menus_pick_the_entries() {
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Value (space toggles, enter accepts)"), "{text}");
+    assert!(text.contains("Value (space toggles, enter accepts, Esc skips)"), "{text}");
     let f = env.result("m");
     let descs: Vec<&str> =
         f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();

@@ -127,9 +127,11 @@ parsers:
     )
 }
 
-/// A profile whose k-th trial runs `script` with `$n` = k (a counter kept in the scratch directory).
+/// A profile whose k-th trial runs `script` with `$n` = k (a counter kept in
+/// the test's directory, which outlives the trials' scratch directories).
 pub fn counter_profile(id: &str, script: &str, extra: &str) -> String {
-    let body = format!("n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; {script}");
+    let body =
+        format!("c={{{{test_dir}}}}/count; n=$(cat $c 2>/dev/null || echo 0); n=$((n+1)); echo $n > $c; {script}");
     format!(
         r#"id: {id}
 version: 1.0.0

@@ -164,7 +164,13 @@ fn compare_several_results_side_by_side() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.starts_with("rA vs rB\n"), "{}", r.stdout);
     assert!(r.stdout.contains("Against B ("), "{}", r.stdout);
-    assert!(r.stdout.contains("A  +0.0 %, p = 1.000: no significant difference"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "A  unchanged, p = 1.000, 95 % CI of the difference [0.00, 0.00] Items/s: no significant difference"
+        ),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("Wins / Losses"), "{}", r.stdout);
     let r = env.run(&["result", "compare", "rA", "rB", "--baseline", "Z"]);
     assert_eq!(r.code, 2);

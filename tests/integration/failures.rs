@@ -32,12 +32,17 @@ fn unparsable_output_fails_the_trial_with_the_log_path() {
     env.profile("garbled", &counter_profile("garbled", "echo 'no number here'", ""));
     let r = env.bench(&["garbled", "--save", "g"]);
     assert_eq!(r.code, 4, "{r:?}");
-    assert!(
-        r.stderr.contains("result `number` could not be read from trial 1: no line of the output matched"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("result `number` of trial 1: no line of the output matched"), "{r:?}");
     assert!(r.stderr.contains("/trial-1.log"), "{r:?}");
-    assert!(!env.result_path("g").exists(), "no result file without a result");
+    // The failure is in the result file: status, reason, log.
+    let f = env.result("g");
+    assert!(f["results"].as_array().unwrap().is_empty());
+    let failed = &f["failures"][0];
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["profile"], "garbled");
+    assert!(failed["reason"].as_str().unwrap().contains("no line of the output matched"), "{failed}");
+    let log = env.home.path().join("results/g").join(failed["log"].as_str().unwrap());
+    assert!(log.is_file(), "{}", log.display());
 }
 
 #[test]
@@ -79,9 +84,16 @@ fn a_target_dir_that_cannot_be_used_stops_before_any_trial() {
     let bad = file.join("sub");
     let r = env.run(&["benchmark", "-y", "echo", "--save", "t", "--target-dir", bad.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("target directory") && r.stderr.contains("cannot be created"), "{r:?}");
-    assert!(r.stderr.contains("hint: pick another directory with `--target-dir DIR`"), "{r:?}");
+    assert!(r.stderr.contains("--target-dir") && r.stderr.contains("cannot be used: Not a directory"), "{r:?}");
     assert!(!env.result_path("t").exists());
+    assert!(!env.home.path().join("results/t").exists(), "no empty result folder");
+
+    // A target that does not exist is an error, not created on the root disk.
+    let missing = env.target.path().join("not-mounted-yet");
+    let r = env.run(&["benchmark", "-y", "echo", "--save", "t", "--target-dir", missing.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("hint: create it first"), "{r:?}");
+    assert!(!missing.exists(), "engine must not create it");
 }
 
 #[test]

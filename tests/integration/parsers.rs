@@ -29,7 +29,7 @@ fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
         .parsers
         .iter()
         .filter(|d| d.when.iter().all(|(k, v)| b.get(k).is_some_and(|x| x == v.as_str())))
-        .map(|d| (d.result.clone(), Configured::build(d, &fill).unwrap().parse(&raw).unwrap()))
+        .map(|d| (d.result.clone(), Configured::build(d, &fill, false).unwrap().parse(&raw).unwrap()))
         .collect()
 }
 
@@ -80,11 +80,11 @@ fn a_pts_style_template_reads_the_same_fs_mark_value() {
         ..Default::default()
     };
     let out = fixture("fs_mark-3.3-4-threads-32-dirs-3-loops.txt");
-    let p = Configured::build(&def, &|s: &str| Ok(s.to_string())).unwrap();
+    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false).unwrap();
     let raw = RawOutput { stdout: &out, stderr: "", wall: Duration::ZERO };
     assert_eq!(p.parse(&raw).unwrap(), 3017.5, "the line right after the header");
     let def =
         engine::profile::model::ParserDef { line_before_hint: None, pick: engine::profile::model::Pick::Mean, ..def };
-    let p = Configured::build(&def, &|s: &str| Ok(s.to_string())).unwrap();
+    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false).unwrap();
     assert!((p.parse(&raw).unwrap() - (3017.5 + 2569.5 + 1127.9) / 3.0).abs() < 1e-9, "shape match on every data line");
 }

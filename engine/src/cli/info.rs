@@ -63,10 +63,10 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     let t = &p.trials;
     writeln!(
         out,
-        "\nTrials: {} scheduled, up to {} while the relative SE is over {} % or an outlier is present{}",
+        "\nTrials: {} scheduled, up to {} while the 95 % CI of the mean is wider than ±{} %{}",
         t.times,
         t.max.unwrap_or(t.times * 4),
-        t.target_rse,
+        t.target_ci,
         if t.warmup > 0 { format!(", {} warm-up", t.warmup) } else { String::new() }
     )
     .unwrap();

@@ -6,6 +6,7 @@ mod list;
 mod recover;
 mod resolve;
 mod result;
+mod run_ui;
 mod system_info;
 mod ui;
 mod validate;

@@ -3,11 +3,7 @@
 use engine::expand::Chooser;
 use engine::profile::LoadedProfile;
 use engine::profile::model::OptionDef;
-use engine::runner::Progress;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::Mutex;
-use std::time::Duration;
 
 /// Columns for reports: the terminal's, else `COLUMNS`, else 80.
 pub fn width() -> usize {
@@ -22,39 +18,6 @@ pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// `trial 2 of 3` with the elapsed time of the test, on stderr, only on a TTY.
-pub struct Spinner {
-    bar: Mutex<Option<ProgressBar>>,
-    prefix: String,
-}
-
-impl Spinner {
-    pub fn new(prefix: String) -> Self {
-        Spinner { bar: Mutex::new(None), prefix }
-    }
-}
-
-impl Progress for Spinner {
-    fn trial(&self, label: &str, k: u32, planned: u32) {
-        let mut g = self.bar.lock().unwrap();
-        let bar = g.get_or_insert_with(|| {
-            let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} {prefix} {wide_msg} {elapsed_precise}").unwrap());
-            b.set_prefix(self.prefix.clone());
-            b.enable_steady_tick(Duration::from_millis(120));
-            b
-        });
-        let extra = if k > planned { " (added)" } else { "" };
-        bar.set_message(format!("{label} — trial {k} of {}{extra}", planned.max(k)));
-    }
-
-    fn done(&self) {
-        if let Some(b) = self.bar.lock().unwrap().take() {
-            b.finish_and_clear();
-        }
-    }
-}
-
 /// Menus on a TTY: every option the command line and suite left open.
 pub struct Menu;
 
@@ -65,10 +28,18 @@ impl Chooser for Menu {
         }
         let items: Vec<&str> = option.entries.iter().map(|e| e.label.as_str()).collect();
         let checked: Vec<bool> = (0..items.len()).map(|i| defaults.contains(&i)).collect();
-        let prompt = format!("{} — {} (space toggles, enter accepts)", profile.profile.title, option.name);
-        match dialoguer::MultiSelect::new().with_prompt(prompt).items(&items).defaults(&checked).interact_opt() {
-            Ok(Some(sel)) if !sel.is_empty() => sel,
-            _ => defaults.to_vec(),
+        let prompt = format!("{} — {} (space toggles, enter accepts, Esc skips)", profile.profile.title, option.name);
+        loop {
+            match dialoguer::MultiSelect::new().with_prompt(&prompt).items(&items).defaults(&checked).interact_opt() {
+                Ok(Some(sel)) if !sel.is_empty() => return sel,
+                // Enter with nothing ticked: ask again rather than guess.
+                Ok(Some(_)) => eprintln!(
+                    "nothing is ticked: tick at least one entry with space, or press Esc to skip {}",
+                    profile.profile.id
+                ),
+                // Esc (or a terminal that went away): nothing chosen.
+                Ok(None) | Err(_) => return Vec::new(),
+            }
         }
     }
 }

@@ -35,48 +35,77 @@ pub enum ParseError {
     NotNumeric(String, String),
     #[error("{0}")]
     Build(String),
+    #[error("the {kind} parser read `{raw}`, which gives {value} after conversion: not a finite number")]
+    NotFinite { kind: &'static str, raw: String, value: f64 },
+    #[error("the {kind} parser read `{raw}`, which gives {value}: a negative value where none can be")]
+    Negative { kind: &'static str, raw: String, value: f64 },
+}
+
+/// A value read from the output, and the text it came from (for messages).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub value: f64,
+    pub raw: String,
 }
 
 /// Reads one value from a trial's output.
 pub trait Parser: Send + Sync {
-    fn parse(&self, out: &RawOutput<'_>) -> Result<f64, ParseError>;
+    fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError>;
 }
 
 /// A parser built from a profile's definition for one test: kind, stream,
 /// and unit conversion.
 pub struct Configured {
     inner: Box<dyn Parser>,
+    kind: &'static str,
     stream: Stream,
     multiply_by: f64,
     divide_by: f64,
+    /// Negative values are allowed.
+    signed: bool,
 }
 
 impl Configured {
-    /// Builds the parser of `def`; `fill` renders placeholders (JSON pointers may hold them).
-    pub fn build(def: &ParserDef, fill: &dyn Fn(&str) -> Result<String, String>) -> Result<Self, ParseError> {
-        let inner: Box<dyn Parser> = if let Some(re) = &def.regex {
-            Box::new(regex::RegexParser::new(re, def.pick)?)
+    /// Builds the parser of `def`; `fill` renders placeholders (JSON pointers
+    /// may hold them); `signed` allows negative values.
+    pub fn build(
+        def: &ParserDef,
+        fill: &dyn Fn(&str) -> Result<String, String>,
+        signed: bool,
+    ) -> Result<Self, ParseError> {
+        let (kind, inner): (&'static str, Box<dyn Parser>) = if let Some(re) = &def.regex {
+            ("regex", Box::new(regex::RegexParser::new(re, def.pick)?))
         } else if let Some(ptr) = &def.json_pointer {
-            Box::new(json_pointer::JsonPointer::new(fill(ptr).map_err(ParseError::Build)?))
+            ("json_pointer", Box::new(json_pointer::JsonPointer::new(fill(ptr).map_err(ParseError::Build)?)))
         } else if let Some(t) = &def.template {
-            Box::new(template::TemplateParser::new(
-                t,
-                def.line_hint.clone(),
-                def.line_before_hint.clone(),
-                def.line_after_hint.clone(),
-                def.pick,
-            )?)
+            (
+                "template",
+                Box::new(template::TemplateParser::new(
+                    t,
+                    def.line_hint.clone(),
+                    def.line_before_hint.clone(),
+                    def.line_after_hint.clone(),
+                    def.pick,
+                )?),
+            )
         } else if def.wall_time {
-            Box::new(wall_time::WallTime)
+            ("wall_time", Box::new(wall_time::WallTime))
         } else {
             return Err(ParseError::Build("parser has no kind".into()));
         };
         Ok(Configured {
             inner,
+            kind,
             stream: def.stream,
             multiply_by: def.multiply_by.unwrap_or(1.0),
             divide_by: def.divide_by.unwrap_or(1.0),
+            signed,
         })
+    }
+
+    /// The parser kind (`regex`, `json_pointer` …), for messages.
+    pub fn kind(&self) -> &'static str {
+        self.kind
     }
 
     pub fn parse(&self, out: &RawOutput<'_>) -> Result<f64, ParseError> {
@@ -85,23 +114,33 @@ impl Configured {
             // Kinds read `stdout`; point it at stderr when asked.
             Stream::Stderr => RawOutput { stdout: out.stderr, ..*out },
         };
-        let v = self.inner.parse(&view)?;
+        let r = self.inner.parse(&view)?;
         // Multiply, then divide: 53261003 / 1e6 is exactly 53.261003, while
         // 53261003 × 1e-6 is not.
-        Ok(v * self.multiply_by / self.divide_by)
+        let value = r.value * self.multiply_by / self.divide_by;
+        // A value that is not a number would be stored as null and make the
+        // result file unreadable; a negative rate or time is a parsing mistake.
+        if !value.is_finite() {
+            return Err(ParseError::NotFinite { kind: self.kind, raw: r.raw, value });
+        }
+        if value < 0.0 && !self.signed {
+            return Err(ParseError::Negative { kind: self.kind, raw: r.raw, value });
+        }
+        Ok(value)
     }
 }
 
-/// Combines several matches as `pick` says.
-fn pick(values: Vec<f64>, pick: Pick) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
+/// Combines several matches (value and text) as `pick` says.
+fn pick(values: Vec<(f64, String)>, pick: Pick) -> Option<Reading> {
+    let one = |(value, raw): &(f64, String)| Reading { value: *value, raw: raw.clone() };
+    let all = || values.iter().map(|(_, r)| r.as_str()).collect::<Vec<_>>().join(" + ");
     Some(match pick {
-        Pick::First => values[0],
-        Pick::Last => values[values.len() - 1],
-        Pick::Sum => values.iter().sum(),
-        Pick::Mean => values.iter().sum::<f64>() / values.len() as f64,
+        Pick::First => one(values.first()?),
+        Pick::Last => one(values.last()?),
+        Pick::Sum if values.is_empty() => return None,
+        Pick::Sum => Reading { value: values.iter().map(|v| v.0).sum(), raw: all() },
+        Pick::Mean if values.is_empty() => return None,
+        Pick::Mean => Reading { value: values.iter().map(|v| v.0).sum::<f64>() / values.len() as f64, raw: all() },
     })
 }
 
@@ -119,15 +158,34 @@ mod tests {
     #[test]
     fn unit_conversion_is_exact() {
         let d = ParserDef { json_pointer: Some("/bw_bytes".into()), divide_by: Some(1e6), ..def() };
-        let p = Configured::build(&d, &no_fill).unwrap();
+        let p = Configured::build(&d, &no_fill, false).unwrap();
         let out = RawOutput { stdout: r#"{"bw_bytes": 53261003}"#, stderr: "", wall: Duration::ZERO };
         assert_eq!(p.parse(&out).unwrap(), 53.261003);
     }
 
     #[test]
+    fn overflow_and_negative_values_fail_with_the_raw_text() {
+        let out = RawOutput { stdout: "v: 1e300\nv: 1e300\nv: -3\n", stderr: "", wall: Duration::ZERO };
+        let d = ParserDef { regex: Some(r"v: (?P<value>1e300)".into()), multiply_by: Some(1e10), ..def() };
+        let e = Configured::build(&d, &no_fill, false).unwrap().parse(&out).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the regex parser read `1e300`, which gives inf after conversion: not a finite number"
+        );
+        let d =
+            ParserDef { regex: Some(r"v: (?P<value>1e300)".into()), pick: Pick::Sum, multiply_by: Some(1e8), ..def() };
+        let e = Configured::build(&d, &no_fill, false).unwrap().parse(&out).unwrap_err();
+        assert!(e.to_string().starts_with("the regex parser read `1e300 + 1e300`, which gives inf"), "{e}");
+        let d = ParserDef { regex: Some(r"v: (?P<value>-3)".into()), ..def() };
+        let e = Configured::build(&d, &no_fill, false).unwrap().parse(&out).unwrap_err();
+        assert_eq!(e.to_string(), "the regex parser read `-3`, which gives -3: a negative value where none can be");
+        assert_eq!(Configured::build(&d, &no_fill, true).unwrap().parse(&out).unwrap(), -3.0);
+    }
+
+    #[test]
     fn stderr_stream() {
         let d = ParserDef { regex: Some(r"took (?P<value>\d+)".into()), stream: Stream::Stderr, ..def() };
-        let p = Configured::build(&d, &no_fill).unwrap();
+        let p = Configured::build(&d, &no_fill, false).unwrap();
         let out = RawOutput { stdout: "took 1", stderr: "took 2", wall: Duration::ZERO };
         assert_eq!(p.parse(&out).unwrap(), 2.0);
     }

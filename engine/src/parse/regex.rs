@@ -1,6 +1,6 @@
 //! A regular expression with a named capture `value`.
 
-use super::{ParseError, Parser, RawOutput, parse_number, pick};
+use super::{ParseError, Parser, RawOutput, Reading, parse_number, pick};
 use crate::profile::model::Pick;
 
 pub struct RegexParser {
@@ -17,11 +17,11 @@ impl RegexParser {
 }
 
 impl Parser for RegexParser {
-    fn parse(&self, out: &RawOutput<'_>) -> Result<f64, ParseError> {
+    fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError> {
         let mut values = Vec::new();
         for c in self.re.captures_iter(out.stdout) {
             if let Some(m) = c.name("value") {
-                values.push(parse_number(m.as_str())?);
+                values.push((parse_number(m.as_str())?, m.as_str().to_string()));
             }
         }
         pick(values, self.pick)
@@ -42,9 +42,9 @@ mod tests {
     fn picks_and_anchors() {
         let text = "iter 1: 10.5\niter 2: 11.5\n";
         let last = RegexParser::new(r"^iter \d+: (?P<value>[\d.]+)$", Pick::Last).unwrap();
-        assert_eq!(last.parse(&out(text)).unwrap(), 11.5);
+        assert_eq!(last.parse(&out(text)).unwrap().value, 11.5);
         let mean = RegexParser::new(r"^iter \d+: (?P<value>[\d.]+)$", Pick::Mean).unwrap();
-        assert_eq!(mean.parse(&out(text)).unwrap(), 11.0);
+        assert_eq!(mean.parse(&out(text)).unwrap().value, 11.0);
         assert!(matches!(last.parse(&out("nothing")), Err(ParseError::NoMatch { .. })));
     }
 }

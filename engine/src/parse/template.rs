@@ -2,7 +2,7 @@
 //! with `#_RESULT_#` where the value is, optionally narrowed by hints. The
 //! value is the token at the marker's position on the matching line.
 
-use super::{ParseError, Parser, RawOutput, parse_number, pick};
+use super::{ParseError, Parser, RawOutput, Reading, parse_number, pick};
 use crate::profile::model::Pick;
 
 pub struct TemplateParser {
@@ -55,17 +55,18 @@ impl TemplateParser {
                 .all(|(i, (t, l))| i == self.index || t.chars().any(|c| c.is_ascii_digit()) || t == l)
     }
 
-    fn value_of(&self, line: &str) -> Result<f64, ParseError> {
+    fn value_of(&self, line: &str) -> Result<(f64, String), ParseError> {
         let tok =
             line.split_whitespace().nth(self.index).ok_or_else(|| ParseError::NotANumber(line.trim().to_string()))?;
         let tok = tok.strip_prefix(self.before.as_str()).unwrap_or(tok);
         let tok = tok.strip_suffix(self.after.as_str()).unwrap_or(tok);
-        parse_number(tok.trim_end_matches([',', ';']))
+        let tok = tok.trim_end_matches([',', ';']);
+        Ok((parse_number(tok)?, tok.to_string()))
     }
 }
 
 impl Parser for TemplateParser {
-    fn parse(&self, out: &RawOutput<'_>) -> Result<f64, ParseError> {
+    fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError> {
         let lines: Vec<&str> = out.stdout.lines().collect();
         let hinted = self.line_hint.is_some() || self.line_before_hint.is_some() || self.line_after_hint.is_some();
         let mut values = Vec::new();
@@ -104,21 +105,21 @@ mod tests {
     fn line_hint_and_affixes() {
         let p = TemplateParser::new("Throughput: #_RESULT_#MB/s", Some("Throughput".into()), None, None, Pick::Last)
             .unwrap();
-        assert_eq!(p.parse(&out("x\nThroughput: 12.5MB/s\n")).unwrap(), 12.5);
+        assert_eq!(p.parse(&out("x\nThroughput: 12.5MB/s\n")).unwrap().value, 12.5);
     }
 
     #[test]
     fn line_before_hint_takes_the_next_line() {
         let text = "FSUse%        Count         Size    Files/sec     App Overhead\n    68           20      1048576        667.1              196\n";
         let p = TemplateParser::new("1 2 3 #_RESULT_# 5", None, Some("FSUse%".into()), None, Pick::Last).unwrap();
-        assert_eq!(p.parse(&out(text)).unwrap(), 667.1);
+        assert_eq!(p.parse(&out(text)).unwrap().value, 667.1);
     }
 
     #[test]
     fn shape_match_without_hints() {
         let text = "Operation  Count\nTotal ops: 1500 in 2.0 s\nOther ops: 7 in 2.0 s\n";
         let p = TemplateParser::new("Total ops: #_RESULT_# in 1.0 s", None, None, None, Pick::Last).unwrap();
-        assert_eq!(p.parse(&out(text)).unwrap(), 1500.0);
+        assert_eq!(p.parse(&out(text)).unwrap().value, 1500.0);
         assert!(p.parse(&out("nothing here")).is_err());
     }
 }

@@ -1,12 +1,13 @@
 //! The trial's wall time in seconds (timed tests such as SQLite insertions).
 
-use super::{ParseError, Parser, RawOutput};
+use super::{ParseError, Parser, RawOutput, Reading};
 
 pub struct WallTime;
 
 impl Parser for WallTime {
-    fn parse(&self, out: &RawOutput<'_>) -> Result<f64, ParseError> {
-        Ok(out.wall.as_secs_f64())
+    fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError> {
+        let value = out.wall.as_secs_f64();
+        Ok(Reading { value, raw: format!("{value:.6} s of wall time") })
     }
 }
 
@@ -18,6 +19,6 @@ mod tests {
     #[test]
     fn seconds() {
         let out = RawOutput { stdout: "", stderr: "", wall: Duration::from_millis(1500) };
-        assert_eq!(WallTime.parse(&out).unwrap(), 1.5);
+        assert_eq!(WallTime.parse(&out).unwrap().value, 1.5);
     }
 }

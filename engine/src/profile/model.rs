@@ -41,6 +41,11 @@ pub struct Profile {
     /// How many trials to run.
     #[serde(default)]
     pub trials: Trials,
+    /// Whether every trial gets a fresh scratch directory (`per_trial`, the
+    /// default: state one trial leaves cannot bias the next) or all trials of
+    /// a test share one (`per_test`: for data prepared once by `pre_test`).
+    #[serde(default)]
+    pub scratch: ScratchScope,
     /// What must be present before the test can run.
     #[serde(default)]
     pub requirements: Requirements,
@@ -51,6 +56,17 @@ pub struct Profile {
     /// their values are recorded in the system's Environment Notes.
     #[serde(default)]
     pub relevant_env: Vec<String>,
+}
+
+/// How long a scratch directory lives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScratchScope {
+    /// A fresh directory for every trial, removed after it.
+    #[default]
+    PerTrial,
+    /// One directory for all trials of a test, removed after the test.
+    PerTest,
 }
 
 /// Kind of test, as in the result viewers' groupings.
@@ -166,14 +182,14 @@ pub enum Executor {
     External(ExternalExecutor),
 }
 
-/// Runs a program in a fresh scratch directory, in its own process group.
+/// Runs a program in the trial's scratch directory, in its own process group.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExternalExecutor {
     /// Program name (looked up on PATH) or path.
     pub program: String,
     /// Arguments; `{{name}}` placeholders are filled by name from the chosen entries
-    /// and the built-ins `scratch_dir`, `target_dir`, `profile_dir`, `num_cpus`.
+    /// and the built-ins `scratch_dir`, `test_dir`, `target_dir`, `profile_dir`, `num_cpus`.
     #[serde(default)]
     pub args: Vec<String>,
     /// Extra environment variables (values may hold placeholders).
@@ -185,15 +201,20 @@ pub struct ExternalExecutor {
     /// Longest a trial may take (`90s`, `10m`); the whole process group is killed after it.
     #[serde(default)]
     pub timeout: Option<String>,
-    /// Steps run once before the first trial.
+    /// Steps run once per test, before its first trial, in the test's directory
+    /// (`{{test_dir}}`): prepare data every trial shares (with `scratch: per_test`).
     #[serde(default)]
-    pub pre: Vec<Step>,
-    /// Steps run between trials (not timed).
+    pub pre_test: Vec<Step>,
+    /// Steps run before every trial (warm-ups included), in the trial's scratch
+    /// directory; not timed.
     #[serde(default)]
-    pub interim: Vec<Step>,
-    /// Steps run once after the last trial.
+    pub pre_trial: Vec<Step>,
+    /// Steps run after every trial, also a failed one; not timed.
     #[serde(default)]
-    pub post: Vec<Step>,
+    pub post_trial: Vec<Step>,
+    /// Steps run once per test, after its last trial, also after a failure.
+    #[serde(default)]
+    pub post_test: Vec<Step>,
 }
 
 /// A helper command: either `program` + `args`, or a `shell` line run by `/bin/sh -c`
@@ -245,6 +266,10 @@ pub struct ResultDef {
     /// Text added to the test description for this result (`Read Latency`).
     #[serde(default)]
     pub description: Option<String>,
+    /// Values may be negative (a difference, a temperature). Otherwise a
+    /// negative value fails its trial, as does a value that is not finite.
+    #[serde(default)]
+    pub signed: bool,
 }
 
 /// How one result is read from a trial. Exactly one of `regex`, `json_pointer`,
@@ -325,9 +350,10 @@ pub struct Trials {
     /// Most trials when more are added for noise (default 4 × `times`).
     #[serde(default)]
     pub max: Option<u32>,
-    /// Target relative standard error in percent (default 1.5).
-    #[serde(default = "default_target_rse")]
-    pub target_rse: f64,
+    /// Trials are added while the 95 % confidence interval of the mean is
+    /// wider than ± this percentage of the mean (default 5).
+    #[serde(default = "default_target_ci")]
+    pub target_ci: f64,
     /// Trials run first and discarded.
     #[serde(default)]
     pub warmup: u32,
@@ -336,13 +362,13 @@ pub struct Trials {
 fn default_times() -> u32 {
     3
 }
-fn default_target_rse() -> f64 {
-    1.5
+fn default_target_ci() -> f64 {
+    crate::stats::adaptive::TARGET_CI
 }
 
 impl Default for Trials {
     fn default() -> Self {
-        Trials { times: default_times(), min: None, max: None, target_rse: default_target_rse(), warmup: 0 }
+        Trials { times: default_times(), min: None, max: None, target_ci: default_target_ci(), warmup: 0 }
     }
 }
 

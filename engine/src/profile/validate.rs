@@ -11,7 +11,7 @@ use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders every test has, whatever its options.
-pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "target_dir", "profile_dir", "num_cpus"];
+pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus"];
 
 struct Checker<'a> {
     file: &'a str,
@@ -334,11 +334,11 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
             Some("min is the fewest trials a long test may be cut to".into()),
         );
     }
-    if !(t.target_rse.is_finite() && t.target_rse > 0.0) {
+    if !(t.target_ci.is_finite() && t.target_ci > 0.0) {
         c.at_value(
-            path!["trials", "target_rse"],
-            "target_rse must be a positive percentage",
-            Some("1.5 means a standard error of 1.5 % of the mean".into()),
+            path!["trials", "target_ci"],
+            "target_ci must be a positive percentage",
+            Some("5 means trials are added while the 95 % CI of the mean is wider than ±5 % of it".into()),
         );
     }
 
@@ -568,9 +568,10 @@ fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String
     {
         c.at_value(path!["executor", "external", "timeout"], e.to_string(), Some(units_hint(&e)));
     }
-    check_steps(c, "pre", &x.pre, known);
-    check_steps(c, "interim", &x.interim, known);
-    check_steps(c, "post", &x.post, known);
+    check_steps(c, "pre_test", &x.pre_test, known);
+    check_steps(c, "pre_trial", &x.pre_trial, known);
+    check_steps(c, "post_trial", &x.post_trial, known);
+    check_steps(c, "post_test", &x.post_test, known);
 }
 
 /// The named values of each option's entries, one map per entry (enough to

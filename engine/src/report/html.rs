@@ -244,7 +244,7 @@ impl Exporter for Html {
         h.push_str("<div id=\"results\"></div>");
         if a.ids.len() > 1 {
             if let Some(b) = &a.baseline {
-                h.push_str(&format!("<p class=\"desc\">Baseline: {}. Verdicts: Welch's t-test at 5 % (bootstrap 95 % CI below 5 trials), changes under {} % do not count.</p>", esc(b), view.noise_pct));
+                h.push_str(&format!("<p class=\"desc\">Baseline: {}. Verdicts: Welch's t-test at 5 %, changes under {} % do not count.</p>", esc(b), view.noise_pct));
             }
             h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} results every identifier has; lower-is-better results inverted.</p><div id=\"geomean\"></div>", a.shared));
             h.push_str("<h2>Wins and losses</h2><table class=\"wins\"><tr><th>Identifier</th><th>Wins</th><th>Losses</th></tr>");

@@ -81,18 +81,14 @@ impl Exporter for Markdown {
                 for (i, cs) in &a.comparisons {
                     let t = &r.results[*i];
                     for (id, c) in cs {
-                        let how = match (c.p_value, c.ci) {
-                            (Some(p), _) => format!("p = {p:.3}"),
-                            (None, Some((lo, hi))) => format!("95 % CI [{lo:.4}, {hi:.4}]"),
-                            _ => "N = 1".into(),
-                        };
                         writeln!(
                             out,
-                            "| {}: {} | {} | {:+.1} % ({how}) | {} |",
+                            "| {}: {} | {} | {} ({}) | {} |",
                             cell(&t.title),
                             cell(&t.description),
                             cell(id),
-                            c.change_pct,
+                            c.change_text(),
+                            c.stats_text(),
                             c.verdict
                         )
                         .unwrap();

@@ -91,6 +91,20 @@ pub fn text(r: &ResultFile) -> String {
     out
 }
 
+/// The few lines a run prints about the system an identifier ran on; the
+/// rest (compiler flags, kernel command line, security notes) is in
+/// `engine system-info` and the result file.
+pub fn brief(s: &crate::result::System) -> String {
+    const KEYS: [&str; 7] = ["Processor", "Memory", "Disk", "OS", "Kernel", "File-System", "Disk Notes"];
+    let mut out = format!("{}\n", s.identifier);
+    for k in KEYS {
+        if let Some(v) = s.hardware.get(k).or_else(|| s.software.get(k)).or_else(|| s.notes.get(k)) {
+            out.push_str(&format!("  {k:12} {v}\n"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

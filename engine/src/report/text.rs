@@ -89,6 +89,9 @@ fn result_block(
                 if let Some(w) = &e.warning {
                     writeln!(out, "  ! {}: {w}", e.identifier).unwrap();
                 }
+                for n in &e.notes {
+                    writeln!(out, "  · {}: {n}", e.identifier).unwrap();
+                }
             }
         }
     }
@@ -130,7 +133,7 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
     if let Some(b) = &a.baseline
         && !a.comparisons.is_empty()
     {
-        writeln!(out, "\nAgainst {b} (Welch's t-test at 5 %, or a bootstrap 95 % CI below 5 trials; changes under the noise threshold do not count)").unwrap();
+        writeln!(out, "\nAgainst {b} (Welch's t-test at 5 %; changes under the noise threshold do not count)").unwrap();
         for (i, cs) in &a.comparisons {
             let r = &f.results[*i];
             writeln!(out, "  {}: {} ({})", r.title, r.description, r.unit).unwrap();
@@ -140,6 +143,32 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
             }
         }
     }
+}
+
+/// The result blocks of one test (every result id it yielded), with the
+/// bars of every identifier: what a run prints as soon as the test finishes.
+pub fn test_blocks(r: &ResultFile, test: &str, width: usize) -> String {
+    let m = crate::analysis::Matrix::new(r);
+    let view = View::default();
+    let mut out = String::new();
+    for (t, row) in r.results.iter().zip(&m.rows) {
+        if t.test == test {
+            result_block(&mut out, t, row, &m.ids, &view, width);
+        }
+    }
+    out.trim_start_matches('\n').lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+/// Only the comparison across identifiers (means, wins, notable results,
+/// verdicts): what a run prints at its end, after the per-test results.
+pub fn analysis_only(r: &ResultFile, view: &View, width: usize) -> String {
+    let m = crate::analysis::Matrix::new(r);
+    let a = analyze_matrix(r, &m, view);
+    let mut out = String::new();
+    if a.ids.len() > 1 && !r.results.is_empty() {
+        analysis_block(&mut out, r, &a, width);
+    }
+    out.trim_start_matches('\n').lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
 }
 
 impl Exporter for Text {

@@ -60,7 +60,10 @@ pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
                 .filter(|(j, _)| *j != bi)
                 .filter_map(|(j, e)| {
                     let e = (*e)?;
-                    Some((ids[j].clone(), significance::compare(&e.trials, &base.trials, r.proportion, v.noise_pct)?))
+                    Some((
+                        ids[j].clone(),
+                        significance::compare(&e.trials, &base.trials, r.proportion, &r.unit, v.noise_pct)?,
+                    ))
                 })
                 .collect();
             if !c.is_empty() {

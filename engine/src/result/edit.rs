@@ -135,22 +135,7 @@ mod tests {
                 proportion: Proportion::Hib,
                 entries: ids
                     .iter()
-                    .map(|i| ResultEntry {
-                        identifier: i.to_string(),
-                        value: 1.0,
-                        trials: vec![1.0],
-                        sd: None,
-                        se: None,
-                        n: 1,
-                        min: 1.0,
-                        max: 1.0,
-                        median: 1.0,
-                        added_trials: vec![],
-                        warning: None,
-                        trial_seconds: vec![],
-                        timestamp: String::new(),
-                        logs: None,
-                    })
+                    .map(|i| ResultEntry::from_trials(i, vec![1.0], None, vec![], String::new()).unwrap())
                     .collect(),
                 pts: None,
             });

@@ -21,6 +21,12 @@ pub struct ResultFile {
     pub systems: Vec<System>,
     /// One per (test, result id), in the order they were first run.
     pub results: Vec<TestResult>,
+    /// Tests that failed for an identifier (and have not succeeded since).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailedTest>,
+    /// What loading repaired (values that were not numbers), for the reader.
+    #[serde(skip)]
+    pub repaired: Vec<String>,
 }
 
 /// The system state behind one identifier.
@@ -95,6 +101,28 @@ pub struct TestResult {
     pub pts: Option<PtsOrigin>,
 }
 
+/// A test that failed for one identifier: why, and where to look.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailedTest {
+    /// Identity of the test (as in `results[].test`).
+    pub test: String,
+    pub profile: String,
+    pub title: String,
+    pub description: String,
+    pub identifier: String,
+    /// `failed`, or `skipped` when it could not run here (a missing program, not root).
+    pub status: String,
+    pub reason: String,
+    /// The log that explains it, relative to the result folder.
+    #[serde(default)]
+    pub log: Option<String>,
+    /// The last lines of the tool's standard error.
+    #[serde(default)]
+    pub stderr_tail: Vec<String>,
+    pub timestamp: String,
+}
+
 /// A PTS result's own identity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -111,23 +139,41 @@ pub struct PtsOrigin {
 pub struct ResultEntry {
     pub identifier: String,
     /// Arithmetic mean of the trials.
+    #[serde(deserialize_with = "lenient::number")]
+    #[schemars(with = "f64")]
     pub value: f64,
     /// Every trial value, in run order.
+    #[serde(deserialize_with = "lenient::numbers")]
+    #[schemars(with = "Vec<f64>")]
     pub trials: Vec<f64>,
     /// Sample standard deviation (null with one trial).
     pub sd: Option<f64>,
     /// Standard error of the mean, SD/√N (null with one trial).
     pub se: Option<f64>,
     pub n: usize,
+    #[serde(deserialize_with = "lenient::number")]
+    #[schemars(with = "f64")]
     pub min: f64,
+    #[serde(deserialize_with = "lenient::number")]
+    #[schemars(with = "f64")]
     pub max: f64,
+    #[serde(deserialize_with = "lenient::number")]
+    #[schemars(with = "f64")]
     pub median: f64,
     /// Why trials were added beyond the scheduled ones, one line per added trial.
     #[serde(default)]
     pub added_trials: Vec<String>,
-    /// Set when the cap was reached while the data was still noisy.
+    /// Why the trials stopped before the target precision was reached
+    /// (noise, drift, two groups of values, the cap).
     #[serde(default)]
     pub warning: Option<String>,
+    /// What the trial values show that more trials cannot fix: a warm-up
+    /// first trial, outliers, two groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Values of the warm-up trials that ran first and were discarded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup_trials: Vec<f64>,
     /// Wall time of each trial, seconds.
     #[serde(default)]
     pub trial_seconds: Vec<f64>,
@@ -148,6 +194,9 @@ impl ResultEntry {
         trial_seconds: Vec<f64>,
         timestamp: String,
     ) -> Option<Self> {
+        // A value that is not a number cannot be stored (JSON has no NaN).
+        let trials: Vec<f64> = trials.into_iter().filter(|v| v.is_finite()).collect();
+        let value = value.filter(|v| v.is_finite());
         let s = crate::stats::Summary::of(&trials)?;
         Some(ResultEntry {
             identifier: identifier.to_string(),
@@ -161,6 +210,8 @@ impl ResultEntry {
             median: s.median,
             added_trials: Vec::new(),
             warning: None,
+            notes: Vec::new(),
+            warmup_trials: Vec::new(),
             trial_seconds,
             timestamp,
             logs: None,
@@ -189,10 +240,19 @@ impl ResultFile {
                 self.results.last_mut().unwrap()
             }
         };
+        let (test, id) = (r.test.clone(), entry.identifier.clone());
         match r.entries.iter_mut().find(|e| e.identifier == entry.identifier) {
             Some(e) => *e = entry,
             None => r.entries.push(entry),
         }
+        // It ran: an earlier failure of it no longer stands.
+        self.failures.retain(|f| !(f.test == test && f.identifier == id));
+    }
+
+    /// Records that `failed.test` failed for `failed.identifier` (replacing an earlier record).
+    pub fn record_failure(&mut self, failed: FailedTest) {
+        self.failures.retain(|f| !(f.test == failed.test && f.identifier == failed.identifier));
+        self.failures.push(failed);
     }
 }
 
@@ -200,5 +260,62 @@ impl ResultFile {
     /// Whether `identifier` has a value for any result of `test`.
     pub fn has_any(&self, test: &str, identifier: &str) -> bool {
         self.results.iter().any(|r| r.test == test && r.entries.iter().any(|e| e.identifier == identifier))
+    }
+}
+
+/// Reading numbers that a damaged or hand-edited file may hold as `null`
+/// (serde_json writes NaN and infinities so): they load as NaN, and
+/// [`ResultFile::repair`] drops them and says where they were.
+mod lenient {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    pub fn numbers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Ok(Vec::<Option<f64>>::deserialize(d)?.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+    }
+}
+
+impl ResultFile {
+    /// Drops trial values that are not numbers and recomputes what depends
+    /// on them; entries left without a trial are removed. Returns one line
+    /// per repaired entry.
+    pub fn repair(&mut self) -> Vec<String> {
+        let mut said = Vec::new();
+        for r in &mut self.results {
+            let (test, result) = (r.test.clone(), r.result.clone());
+            r.entries.retain_mut(|e| {
+                let bad = e.trials.iter().filter(|v| !v.is_finite()).count();
+                let stats_bad = !(e.value.is_finite() && e.min.is_finite() && e.max.is_finite() && e.median.is_finite());
+                if bad == 0 && !stats_bad {
+                    return true;
+                }
+                let keep: Vec<f64> = e.trials.iter().copied().filter(|v| v.is_finite()).collect();
+                match ResultEntry::from_trials(&e.identifier, keep, None, e.trial_seconds.clone(), e.timestamp.clone()) {
+                    Some(fixed) => {
+                        said.push(format!(
+                            "{test} ({result}), {}: {bad} trial value(s) were not numbers and were dropped; statistics recomputed from the other {}",
+                            e.identifier, fixed.n
+                        ));
+                        let old = std::mem::replace(e, fixed);
+                        e.added_trials = old.added_trials;
+                        e.warning = old.warning;
+                        e.notes = old.notes;
+                        e.logs = old.logs;
+                        true
+                    }
+                    None => {
+                        said.push(format!(
+                            "{test} ({result}), {}: no trial value is a number; the entry was dropped",
+                            e.identifier
+                        ));
+                        false
+                    }
+                }
+            });
+        }
+        said
     }
 }

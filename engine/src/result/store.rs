@@ -103,8 +103,17 @@ impl Store {
         check_name(name)?;
         let dir = self.dir(name);
         fs::create_dir_all(&dir).map_err(|source| StoreError::Write { path: dir.clone(), source })?;
+        if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(StoreError::Write {
+                path: dir.clone(),
+                source: std::io::Error::other(
+                    "the result folder is a symbolic link; engine writes only into real folders",
+                ),
+            });
+        }
         let path = dir.join(".lock");
-        let file = File::create(&path).map_err(|source| StoreError::Write { path: path.clone(), source })?;
+        let file =
+            crate::fsutil::open_lock(&path).map_err(|source| StoreError::Write { path: path.clone(), source })?;
         // SAFETY: flock on a file descriptor we own.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
@@ -113,22 +122,51 @@ impl Store {
         Ok(Lock { _file: file })
     }
 
-    /// Writes result `name` atomically.
+    /// Writes result `name` atomically; the version it replaces is kept as
+    /// `result.json.bak` (a hard link, no copy), so a file damaged later by
+    /// hand or by a full disk elsewhere always has a good version beside it.
     pub fn save(&self, name: &str, file: &ResultFile) -> Result<(), StoreError> {
         check_name(name)?;
         let bytes = serde_json::to_vec_pretty(file).expect("result files serialize");
-        write_atomic(&self.path(name), &bytes)
+        let path = self.path(name);
+        if path.is_file() && load_file(&path).is_ok() {
+            let bak = backup_path(&path);
+            let tmp = bak.with_extension("bak.tmp");
+            let _ = fs::remove_file(&tmp);
+            if fs::hard_link(&path, &tmp).is_ok() {
+                let _ = fs::rename(&tmp, &bak);
+            }
+        }
+        write_atomic(&path, &bytes)
     }
+
+    /// Removes result `name` (its folder, logs included).
+    pub fn delete(&self, name: &str) -> Result<(), StoreError> {
+        check_name(name)?;
+        let dir = self.dir(name);
+        if !self.exists(name) && !dir.join(".lock").exists() {
+            return Err(StoreError::NotFound(name.to_string()));
+        }
+        let _lock = self.lock(name)?;
+        fs::remove_dir_all(&dir).map_err(|source| StoreError::Write { path: dir, source })
+    }
+}
+
+/// Where the last good version of a result file is kept.
+pub fn backup_path(path: &Path) -> PathBuf {
+    path.with_extension("json.bak")
 }
 
 pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
     let text = fs::read_to_string(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
-    serde_json::from_str(&text).map_err(|e| {
+    let mut f: ResultFile = serde_json::from_str(&text).map_err(|e| {
         // serde_json says "… at line L column C"; the position goes in front.
         let msg = e.to_string();
         let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
         StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
-    })
+    })?;
+    f.repaired = f.repair();
+    Ok(f)
 }
 
 /// Temp file in the same folder, fsync, rename over `path`, fsync the folder:

@@ -7,23 +7,40 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use thiserror::Error;
 
-/// Everything an executor needs about the test it runs.
+/// What an executor needs about the test it runs (once per test).
 pub struct TestEnv<'a> {
-    /// Named values: the chosen entries plus the built-ins (`scratch_dir` …).
+    /// Named values: the chosen entries plus the built-ins (`test_dir` …);
+    /// `scratch_dir` is the test's directory here.
     pub bindings: &'a IndexMap<String, String>,
-    /// Fresh directory the test runs in, inside the target directory.
-    pub scratch: &'a Path,
+    /// The test's directory, inside the target directory; it holds the
+    /// trials' scratch directories and outlives them.
+    pub test_dir: &'a Path,
     /// Folder for this test's logs.
     pub logs: &'a Path,
 }
 
+/// What an executor needs about one trial.
+pub struct TrialEnv<'a> {
+    /// The test's bindings with `scratch_dir` set to this trial's directory.
+    pub bindings: &'a IndexMap<String, String>,
+    /// The directory the trial runs in: fresh for each trial unless the
+    /// profile says `scratch: per_test`.
+    pub scratch: &'a Path,
+    pub logs: &'a Path,
+    /// Names the trial's log: `1`, `2`, `warmup-1`.
+    pub label: &'a str,
+}
+
 /// What one trial produced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct TrialRun {
     pub stdout: String,
     pub stderr: String,
     pub wall: Duration,
     pub usage: Usage,
+    /// Values the workload measured itself (result id, value): built-in and
+    /// WASM workloads return these; parsers read the others from the output.
+    pub values: Vec<(String, f64)>,
     /// Where the trial's log belongs; the runner writes `log_text` there
     /// after the test, so no engine write hits the disk between trials.
     pub log: PathBuf,
@@ -44,19 +61,38 @@ pub enum ExecError {
     Spawn { program: String, source: std::io::Error },
     #[error("{step} step {index} failed: {cause}")]
     Step { step: &'static str, index: usize, cause: Box<ExecError> },
+    /// A result could not be read from a trial, or its value is impossible.
+    #[error("result `{result}` of trial {trial}: {cause}; see {}", log.display())]
+    Parse { result: String, trial: String, cause: String, log: PathBuf },
+    /// A workload (built-in or plugin) reported an error.
+    #[error("{workload}: {message}")]
+    Workload { workload: String, message: String },
     #[error("{0}")]
     Setup(String),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
 }
 
+impl ExecError {
+    /// The log that explains the failure, when there is one.
+    pub fn log(&self) -> Option<&Path> {
+        match self {
+            ExecError::Exit { log, .. }
+            | ExecError::Signal { log, .. }
+            | ExecError::Timeout { log, .. }
+            | ExecError::Parse { log, .. } => Some(log),
+            ExecError::Step { cause, .. } => cause.log(),
+            _ => None,
+        }
+    }
+}
+
 /// Runs the trials of one test.
 pub trait Executor {
     /// Once before the first trial.
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError>;
-    /// One trial; `label` names its log (`1`, `2`, `warmup-1`); `first` is
-    /// false for every trial after the first (so interim steps run before it).
-    fn trial(&mut self, env: &TestEnv<'_>, label: &str, first: bool) -> Result<TrialRun, ExecError>;
+    /// One trial in `env.scratch`.
+    fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError>;
     /// Once after the last trial, also after a failure.
     fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError>;
 }

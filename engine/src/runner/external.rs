@@ -1,7 +1,7 @@
 //! The `external` executor: a program on the system, run in the scratch
 //! directory in its own process group, stdout and stderr logged per trial.
 
-use super::executor::{ExecError, Executor, TestEnv, TrialRun};
+use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
 use super::process::{self, Exit, Finished};
 use crate::profile::model::{ExternalExecutor, Step};
 use crate::profile::template;
@@ -55,11 +55,31 @@ impl External {
     }
 }
 
-fn fill(s: &str, env: &TestEnv<'_>, shell: bool) -> Result<String, ExecError> {
+/// Where steps and the program run: the bindings, the working directory, the log folder.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    bindings: &'a indexmap::IndexMap<String, String>,
+    cwd: &'a Path,
+    logs: &'a Path,
+}
+
+impl<'a> From<&'a TestEnv<'a>> for Place<'a> {
+    fn from(e: &'a TestEnv<'a>) -> Self {
+        Place { bindings: e.bindings, cwd: e.test_dir, logs: e.logs }
+    }
+}
+
+impl<'a> From<&'a TrialEnv<'a>> for Place<'a> {
+    fn from(e: &'a TrialEnv<'a>) -> Self {
+        Place { bindings: e.bindings, cwd: e.scratch, logs: e.logs }
+    }
+}
+
+fn fill(s: &str, env: Place<'_>, shell: bool) -> Result<String, ExecError> {
     template::render(s, |n| env.bindings.get(n).map(String::as_str), shell).map_err(|e| ExecError::Setup(e.to_string()))
 }
 
-fn fill_args(args: &[String], env: &TestEnv<'_>) -> Result<Vec<String>, ExecError> {
+fn fill_args(args: &[String], env: Place<'_>) -> Result<Vec<String>, ExecError> {
     template::render_args(args, |n| env.bindings.get(n).map(String::as_str))
         .map_err(|e| ExecError::Setup(e.to_string()))
 }
@@ -96,13 +116,7 @@ fn short(program: &str) -> String {
 }
 
 impl External {
-    fn run_steps(
-        &self,
-        which: &'static str,
-        steps: &[Step],
-        env: &TestEnv<'_>,
-        log_name: &str,
-    ) -> Result<(), ExecError> {
+    fn run_steps(&self, which: &'static str, steps: &[Step], env: Place<'_>, log_name: &str) -> Result<(), ExecError> {
         if steps.is_empty() {
             return Ok(());
         }
@@ -129,7 +143,7 @@ impl External {
                 program: OsStr::new(&program),
                 args: &args,
                 env: &self.env(env)?,
-                cwd: env.scratch,
+                cwd: env.cwd,
                 stdin: None,
                 stdout: out,
                 stderr: err,
@@ -147,7 +161,7 @@ impl External {
         Ok(())
     }
 
-    fn env(&self, env: &TestEnv<'_>) -> Result<Vec<(String, String)>, ExecError> {
+    fn env(&self, env: Place<'_>) -> Result<Vec<(String, String)>, ExecError> {
         self.def.env.iter().map(|(k, v)| Ok((k.clone(), fill(v, env, false)?))).collect()
     }
 
@@ -158,19 +172,35 @@ impl External {
 
 impl Executor for External {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
-        self.run_steps("pre", &self.def.pre, env, "pre.log")
+        self.run_steps("pre_test", &self.def.pre_test, env.into(), "pre_test.log")
     }
 
-    fn trial(&mut self, env: &TestEnv<'_>, label: &str, first: bool) -> Result<TrialRun, ExecError> {
-        if !first {
-            self.run_steps("interim", &self.def.interim, env, &format!("interim-{label}.log"))?;
-        }
+    fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
+        let place: Place<'_> = env.into();
+        let label = env.label;
+        self.run_steps("pre_trial", &self.def.pre_trial, place, &format!("pre_trial-{label}.log"))?;
+        let run = self.run_program(place, label);
+        // After every trial, also a failed one; a failing post_trial step
+        // fails a trial that went well.
+        let post = self.run_steps("post_trial", &self.def.post_trial, place, &format!("post_trial-{label}.log"));
+        let run = run?;
+        post?;
+        Ok(run)
+    }
+
+    fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
+        self.run_steps("post_test", &self.def.post_test, env.into(), "post_test.log")
+    }
+}
+
+impl External {
+    fn run_program(&mut self, env: Place<'_>, label: &str) -> Result<TrialRun, ExecError> {
         let program = fill(&self.def.program, env, false)?;
         let args = fill_args(&self.def.args, env)?;
         let envs = self.env(env)?;
         let stdin = match &self.def.stdin {
             Some(s) => {
-                let p = env.scratch.join(fill(s, env, false)?);
+                let p = env.cwd.join(fill(s, env, false)?);
                 Some(File::open(&p).map_err(io(format!("cannot open stdin file {}", p.display())))?)
             }
             None => None,
@@ -182,7 +212,7 @@ impl Executor for External {
             program: OsStr::new(&program),
             args: &args,
             env: &envs,
-            cwd: env.scratch,
+            cwd: env.cwd,
             stdin,
             stdout: out,
             stderr: err,
@@ -191,17 +221,13 @@ impl Executor for External {
         .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
         let stdout = String::from_utf8_lossy(&self.captured(0).map_err(io("cannot read output"))?).into_owned();
         let stderr = String::from_utf8_lossy(&self.captured(1).map_err(io("cannot read output"))?).into_owned();
-        let log_text = log_text(&program, &args, env.scratch, &fin, &stdout, &stderr);
+        let log_text = log_text(&program, &args, env.cwd, &fin, &stdout, &stderr);
         if let Err(e) = outcome(&short(&program), &fin, timeout, &log) {
             // A failed trial's log must exist when the message names it.
             fs::write(&log, &log_text).map_err(io(format!("cannot write {}", log.display())))?;
             return Err(e);
         }
-        Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, log, log_text })
-    }
-
-    fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
-        self.run_steps("post", &self.def.post, env, "post.log")
+        Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, values: Vec::new(), log, log_text })
     }
 }
 

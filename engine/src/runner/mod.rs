@@ -9,11 +9,11 @@ pub mod requirements;
 
 use crate::expand::Test;
 use crate::parse::{Configured, RawOutput};
-use crate::profile::model::{Executor as ExecDef, ParserDef};
+use crate::profile::model::{Executor as ExecDef, ParserDef, ResultDef, ScratchScope};
 use crate::profile::template;
 use crate::result::{ResultEntry, TestResult};
 use crate::stats::{AdaptivePlan, Decision};
-use executor::{ExecError, Executor, TestEnv};
+use executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,6 +43,8 @@ pub enum LogPolicy {
 pub struct RunSettings {
     /// `--runs N`.
     pub runs: Option<u32>,
+    /// `--warmup N`: trials run first and discarded (overrides the profile).
+    pub warmup: Option<u32>,
     /// Parent of the scratch directories.
     pub target_dir: PathBuf,
     pub logs: LogPolicy,
@@ -50,18 +52,49 @@ pub struct RunSettings {
     pub drop_caches: bool,
 }
 
+/// Why a test failed, for the person running it and the result file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub reason: String,
+    /// The log that explains it.
+    pub log: Option<PathBuf>,
+    /// The last lines the tool wrote to its standard error.
+    pub stderr_tail: Vec<String>,
+}
+
+impl Failure {
+    fn new(reason: impl Into<String>) -> Self {
+        Failure { reason: reason.into(), log: None, stderr_tail: Vec::new() }
+    }
+
+    fn of(e: &ExecError) -> Self {
+        let log = e.log().map(Path::to_path_buf);
+        let stderr_tail = log.as_deref().map(stderr_tail).unwrap_or_default();
+        Failure { reason: e.to_string(), log, stderr_tail }
+    }
+}
+
+/// The last five lines of standard error in a trial log.
+fn stderr_tail(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let Some((_, err)) = text.rsplit_once("--- stderr ---\n") else { return Vec::new() };
+    let lines: Vec<String> = err.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+    lines[lines.len().saturating_sub(5)..].to_vec()
+}
+
 /// How one test ended.
 pub enum Outcome {
     /// One (template, entry) per result the test yielded.
     Completed(Vec<(TestResult, ResultEntry)>),
-    Failed(String),
+    Failed(Failure),
     Interrupted,
 }
 
 /// The built-in placeholders plus the test's named values.
-pub fn bindings(test: &Test, scratch: &Path, target: &Path) -> IndexMap<String, String> {
+pub fn bindings(test: &Test, scratch: &Path, test_dir: &Path, target: &Path) -> IndexMap<String, String> {
     let mut b = test.bindings();
     b.insert("scratch_dir".into(), scratch.display().to_string());
+    b.insert("test_dir".into(), test_dir.display().to_string());
     b.insert("target_dir".into(), target.display().to_string());
     let profile_dir = match &test.profile.origin {
         crate::profile::load::Origin::File(p) => p.parent().map(|d| d.display().to_string()).unwrap_or_default(),
@@ -72,15 +105,27 @@ pub fn bindings(test: &Test, scratch: &Path, target: &Path) -> IndexMap<String, 
     b
 }
 
-/// The parser for each result this test yields: the first whose `when` matches.
-fn parsers_for<'a>(test: &'a Test, b: &IndexMap<String, String>) -> Result<Vec<(&'a str, Configured)>, String> {
+/// How each result of a test is read: a parser (the first whose `when`
+/// matches), or the value the workload returns itself.
+enum Source {
+    Parser(Configured),
+    Direct,
+}
+
+fn sources_for<'a>(
+    test: &'a Test,
+    b: &IndexMap<String, String>,
+    direct: bool,
+) -> Result<Vec<(&'a ResultDef, Source)>, String> {
     let p = &test.profile.profile;
     let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string());
     let applies = |d: &ParserDef| d.when.iter().all(|(k, v)| b.get(k).is_some_and(|x| x == v.as_str()));
     let mut out = Vec::new();
     for r in &p.results {
         if let Some(def) = p.parsers.iter().find(|d| d.result == r.id && applies(d)) {
-            out.push((r.id.as_str(), Configured::build(def, &fill).map_err(|e| e.to_string())?));
+            out.push((r, Source::Parser(Configured::build(def, &fill, r.signed).map_err(|e| e.to_string())?)));
+        } else if direct {
+            out.push((r, Source::Direct));
         }
     }
     if out.is_empty() {
@@ -93,56 +138,80 @@ fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
+/// A trial's scratch directory, removed when dropped (after the trial,
+/// also a failed one), unless it is the test's own.
+struct TrialDir {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl TrialDir {
+    fn new(test_dir: &Path, label: &str, scope: ScratchScope) -> Result<TrialDir, ExecError> {
+        if scope == ScratchScope::PerTest {
+            return Ok(TrialDir { path: test_dir.to_path_buf(), remove: false });
+        }
+        let path = test_dir.join(format!("trial-{label}"));
+        std::fs::create_dir(&path)
+            .map_err(|source| ExecError::Io { what: format!("cannot create {}", path.display()), source })?;
+        Ok(TrialDir { path, remove: true })
+    }
+}
+
+impl Drop for TrialDir {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
 /// Runs one test to completion: setup, trials (warm-up, scheduled, added),
 /// teardown. `logs` is this test's log folder; `logs_rel` how the result file names it.
 pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str, progress: &dyn Progress) -> Outcome {
-    let fail = |m: String| Outcome::Failed(m);
+    let fail = |m: String| Outcome::Failed(Failure::new(m));
     if let Err(e) = std::fs::create_dir_all(logs) {
         return fail(format!("cannot create log folder {}: {e}", logs.display()));
     }
-    let scratch = match tempfile::Builder::new().prefix("engine-").tempdir_in(&settings.target_dir) {
+    let test_dir = match tempfile::Builder::new().prefix("engine-").tempdir_in(&settings.target_dir) {
         Ok(s) => s,
         Err(e) => return fail(format!("cannot create a scratch directory in {}: {e}", settings.target_dir.display())),
     };
-    let b = bindings(test, scratch.path(), &settings.target_dir);
-    let parsers = match parsers_for(test, &b) {
+    let b = bindings(test, test_dir.path(), test_dir.path(), &settings.target_dir);
+    let mut exec = executor_for(test);
+    let sources = match sources_for(test, &b, exec.returns_values()) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let env = TestEnv { bindings: &b, scratch: scratch.path(), logs };
-    let mut exec: Box<dyn Executor> = match &test.profile.profile.executor {
-        ExecDef::External(x) => Box::new(external::External::new(x.clone())),
-    };
+    let env = TestEnv { bindings: &b, test_dir: test_dir.path(), logs };
     let mut pending = Vec::new();
-    let result = trials(test, settings, &env, exec.as_mut(), &parsers, progress, &mut pending);
-    let teardown = exec.teardown(&env);
+    let result = trials(test, settings, &env, exec.executor.as_mut(), &sources, progress, &mut pending);
+    let teardown = exec.executor.teardown(&env);
     progress.done();
     // Trial logs are written after the test, not between trials; all of them
     // when something failed, since they explain the failure.
     if settings.logs == LogPolicy::All || result.is_err() {
         for (path, text) in pending {
-            if let Err(e) = std::fs::write(&path, text) {
+            if let Err(e) = crate::fsutil::write_new(&path, text.as_bytes()) {
                 return fail(format!("cannot write {}: {e}", path.display()));
             }
         }
     }
-    let (values, walls, added, warning) = match result {
+    let data = match result {
         Ok(r) => r,
         Err(ExecError::Interrupted) => return Outcome::Interrupted,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return Outcome::Failed(Failure::of(&e)),
     };
     if interrupt::requested() {
         return Outcome::Interrupted;
     }
     if let Err(e) = teardown {
-        return fail(e.to_string());
+        return Outcome::Failed(Failure::of(&e));
     }
     let p = &test.profile.profile;
     let mut out = Vec::new();
     let stamp = now();
-    for (i, (rid, _)) in parsers.iter().enumerate() {
-        let def = p.results.iter().find(|r| r.id == *rid).expect("parser results exist");
-        if values[i].is_empty() {
+    for (i, (def, _)) in sources.iter().enumerate() {
+        if data.values[i].is_empty() {
             continue;
         }
         let mut description = test.description();
@@ -163,56 +232,135 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
             entries: Vec::new(),
             pts: None,
         };
-        let mut entry = ResultEntry::from_trials(
+        let Some(mut entry) = ResultEntry::from_trials(
             "",
-            values[i].clone(),
+            data.values[i].clone(),
             None,
-            walls.iter().map(Duration::as_secs_f64).collect(),
+            data.walls.iter().map(Duration::as_secs_f64).collect(),
             stamp.clone(),
-        )
-        .expect("a completed test has trials");
-        entry.added_trials = added.clone();
-        entry.warning = warning.clone();
+        ) else {
+            continue;
+        };
+        entry.added_trials = data.added.clone();
+        entry.warning = data.warning.clone();
+        entry.notes = crate::stats::shape::notes(&data.values[i]);
+        entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());
         out.push((template, entry));
     }
     Outcome::Completed(out)
 }
 
-type TrialData = (Vec<Vec<f64>>, Vec<Duration>, Vec<String>, Option<String>);
+/// The executor of a test, and whether it returns values itself.
+pub struct Built {
+    pub executor: Box<dyn Executor>,
+    direct: bool,
+}
+
+impl Built {
+    fn returns_values(&self) -> bool {
+        self.direct
+    }
+}
+
+/// The executor for `test`'s profile.
+fn executor_for(test: &Test) -> Built {
+    match &test.profile.profile.executor {
+        ExecDef::External(x) => Built { executor: Box::new(external::External::new(x.clone())), direct: false },
+    }
+}
+
+struct TrialData {
+    /// Per result source, the value of each trial.
+    values: Vec<Vec<f64>>,
+    walls: Vec<Duration>,
+    added: Vec<String>,
+    warning: Option<String>,
+    /// Values of the warm-up trials (discarded), per first result.
+    warmups: Vec<f64>,
+}
+
+/// The value of every result of one trial.
+fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Result<Vec<f64>, ExecError> {
+    let raw = RawOutput { stdout: &run.stdout, stderr: &run.stderr, wall: run.wall };
+    let bad = |rid: &str, cause: String| ExecError::Parse {
+        result: rid.to_string(),
+        trial: k.to_string(),
+        cause,
+        log: run.log.clone(),
+    };
+    sources
+        .iter()
+        .map(|(def, src)| match src {
+            Source::Parser(p) => p.parse(&raw).map_err(|e| bad(&def.id, e.to_string())),
+            Source::Direct => {
+                let v = run
+                    .values
+                    .iter()
+                    .find(|(id, _)| *id == def.id)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| bad(&def.id, "the workload returned no value for it".into()))?;
+                if !v.is_finite() {
+                    return Err(bad(&def.id, format!("the workload returned {v}: not a finite number")));
+                }
+                if v < 0.0 && !def.signed {
+                    return Err(bad(&def.id, format!("the workload returned {v}: a negative value where none can be")));
+                }
+                Ok(v)
+            }
+        })
+        .collect()
+}
 
 fn trials(
     test: &Test,
     settings: &RunSettings,
     env: &TestEnv<'_>,
     exec: &mut dyn Executor,
-    parsers: &[(&str, Configured)],
+    sources: &[(&ResultDef, Source)],
     progress: &dyn Progress,
     pending: &mut Vec<(PathBuf, String)>,
 ) -> Result<TrialData, ExecError> {
-    let t = &test.profile.profile.trials;
-    let plan = AdaptivePlan::new(t.times, t.min, t.max, t.target_rse, settings.runs);
+    let profile = &test.profile.profile;
+    let t = &profile.trials;
+    let plan = AdaptivePlan::new(t.times, t.min, t.max, t.target_ci, settings.runs);
     let label = test.label();
     exec.setup(env)?;
-    let mut first = true;
-    let drop_caches = settings.drop_caches || test.profile.profile.hygiene.drop_caches;
+    let drop_caches = settings.drop_caches || profile.hygiene.drop_caches;
     let hygiene = || -> Result<(), ExecError> {
         if drop_caches {
             crate::state::hygiene::drop_caches().map_err(ExecError::Setup)?;
         }
         Ok(())
     };
-    for w in 1..=t.warmup {
+    let mut one = |k: &str| -> Result<TrialRun, ExecError> {
+        let dir = TrialDir::new(env.test_dir, k, profile.scratch)?;
+        let b = {
+            let mut b = env.bindings.clone();
+            b.insert("scratch_dir".into(), dir.path.display().to_string());
+            b
+        };
+        let tenv = TrialEnv { bindings: &b, scratch: &dir.path, logs: env.logs, label: k };
+        exec.trial(&tenv)
+    };
+    let mut data = TrialData {
+        values: vec![Vec::new(); sources.len()],
+        walls: Vec::new(),
+        added: Vec::new(),
+        warning: None,
+        warmups: Vec::new(),
+    };
+    let warmup = settings.warmup.unwrap_or(t.warmup);
+    for w in 1..=warmup {
         hygiene()?;
-        progress.trial(&format!("{label} (warm-up)"), w, t.warmup);
-        let run = exec.trial(env, &format!("warmup-{w}"), first)?;
+        progress.trial(&format!("{label} (warm-up)"), w, warmup);
+        let k = format!("warmup-{w}");
+        let run = one(&k)?;
+        if let Ok(v) = read_values(sources, &run, &k) {
+            data.warmups.extend(v.first());
+        }
         pending.push((run.log, run.log_text));
-        first = false;
     }
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); parsers.len()];
-    let mut walls: Vec<Duration> = Vec::new();
-    let mut added = Vec::new();
-    let mut warning = None;
     let mut k = 0u32;
     loop {
         if interrupt::requested() {
@@ -222,46 +370,40 @@ fn trials(
         let planned = settings.runs.unwrap_or(t.times).max(k);
         hygiene()?;
         progress.trial(&label, k, planned);
-        let run = exec.trial(env, &k.to_string(), first)?;
-        first = false;
-        let raw = RawOutput { stdout: &run.stdout, stderr: &run.stderr, wall: run.wall };
-        let parsed: Result<Vec<f64>, ExecError> = parsers
-            .iter()
-            .map(|(rid, p)| {
-                p.parse(&raw).map_err(|e| {
-                    let log = run.log.display();
-                    ExecError::Setup(format!("result `{rid}` could not be read from trial {k}: {e}; see {log}"))
-                })
-            })
-            .collect();
+        let run = one(&k.to_string())?;
+        let parsed = read_values(sources, &run, &k.to_string());
         let wall = run.wall;
         pending.push((run.log, run.log_text));
         for (i, v) in parsed?.into_iter().enumerate() {
-            values[i].push(v);
+            data.values[i].push(v);
         }
-        walls.push(wall);
-        let longest = walls.iter().copied().max().unwrap_or_default();
-        // Every result counts: the noisiest decides.
-        let mut decision = Decision::Stop;
-        for v in &values {
+        data.walls.push(wall);
+        let longest = data.walls.iter().copied().max().unwrap_or_default();
+        // Every result counts: any that wants more trials gets them; the
+        // first warning of those that stopped is kept.
+        let mut more = None;
+        let mut warning = None;
+        for v in &data.values {
             match plan.decide(v, longest) {
-                Decision::Stop => {}
-                d @ Decision::More(_) => {
-                    decision = d;
+                Decision::More(r) => {
+                    more = Some(r);
                     break;
                 }
-                d @ Decision::StopAtCap(_) => decision = d,
+                Decision::Stop(w) => {
+                    if warning.is_none() {
+                        warning = w;
+                    }
+                }
             }
         }
-        match decision {
-            Decision::Stop => break,
-            Decision::StopAtCap(w) => {
-                warning = Some(w);
+        match more {
+            None => {
+                data.warning = warning;
                 break;
             }
-            Decision::More(Some(reason)) => added.push(format!("trial {}: {reason}", k + 1)),
-            Decision::More(None) => {}
+            Some(Some(reason)) => data.added.push(format!("trial {}: {reason}", k + 1)),
+            Some(None) => {}
         }
     }
-    Ok((values, walls, added, warning))
+    Ok(data)
 }

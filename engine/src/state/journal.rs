@@ -54,9 +54,28 @@ struct Entry {
 struct File {
     /// Process that made the changes.
     pid: u32,
+    /// When that process started (clock ticks after boot, /proc/PID/stat field 22)
+    /// and the boot it ran in: a pid alone may belong to another process after a reboot.
+    #[serde(default)]
+    start_ticks: Option<u64>,
+    #[serde(default)]
+    boot_id: Option<String>,
     /// Changes not undone yet, in the order they were made.
     pending: Vec<Entry>,
     next_id: u64,
+}
+
+/// Start time of process `pid` in clock ticks after boot.
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields
+    // after the last `)` are plain; start time is field 22, the 20th after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string())
 }
 
 #[derive(Debug, Error)]
@@ -79,8 +98,10 @@ pub type Shared = Arc<Mutex<Journal>>;
 impl Journal {
     /// Starts the journal of this process in `dir`.
     pub fn create(dir: &Path) -> Result<Shared, JournalError> {
-        let path = dir.join(format!("{}.json", std::process::id()));
-        let j = Journal { path, file: File { pid: std::process::id(), ..Default::default() } };
+        let pid = std::process::id();
+        let path = dir.join(format!("{pid}.json"));
+        let file = File { pid, start_ticks: start_ticks(pid), boot_id: boot_id(), ..Default::default() };
+        let j = Journal { path, file };
         j.save()?;
         Ok(Arc::new(Mutex::new(j)))
     }
@@ -100,25 +121,30 @@ impl Journal {
         Ok(id)
     }
 
-    /// Undoes change `id` (if still pending) and forgets it.
+    /// Undoes change `id` (if still pending) and forgets it — only once it
+    /// is undone: a change that could not be undone stays for `engine recover`.
     pub fn undo(&mut self, id: u64) -> Result<(), String> {
         let Some(pos) = self.file.pending.iter().position(|e| e.id == id) else { return Ok(()) };
-        let r = undo(&self.file.pending[pos].change);
+        undo(&self.file.pending[pos].change)?;
         self.file.pending.remove(pos);
-        self.save().map_err(|e| e.to_string())?;
-        r
+        self.save().map_err(|e| e.to_string())
     }
 
-    /// Undoes every pending change, newest first; returns what was done and what failed.
+    /// Undoes every pending change, newest first; returns what was done and
+    /// what failed. What failed stays in the journal.
     pub fn undo_all(&mut self) -> (Vec<String>, Vec<String>) {
         let (mut done, mut failed) = (Vec::new(), Vec::new());
-        while let Some(e) = self.file.pending.pop() {
-            match undo(&e.change) {
-                Ok(()) => done.push(e.change.describe()),
-                Err(msg) => failed.push(format!("{}: {msg}", e.change.describe())),
-            }
-            if let Err(e) = self.save() {
-                failed.push(e.to_string());
+        for i in (0..self.file.pending.len()).rev() {
+            let change = self.file.pending[i].change.clone();
+            match undo(&change) {
+                Ok(()) => {
+                    done.push(change.describe());
+                    self.file.pending.remove(i);
+                    if let Err(e) = self.save() {
+                        failed.push(e.to_string());
+                    }
+                }
+                Err(msg) => failed.push(format!("{}: {msg}", change.describe())),
             }
         }
         (done, failed)
@@ -144,9 +170,23 @@ pub struct Leftover {
     pub changes: Vec<Change>,
 }
 
-fn alive(pid: u32) -> bool {
+/// Whether the process that wrote a journal still runs: its pid exists, in
+/// the same boot, and started when the journal says (not a reused pid).
+fn alive(f: &File) -> bool {
+    let pid = f.pid;
     // SAFETY: signal 0 only checks that the process exists.
-    pid != 0 && unsafe { libc::kill(pid as i32, 0) } == 0 && pid != std::process::id()
+    if pid == 0 || pid == std::process::id() || unsafe { libc::kill(pid as i32, 0) } != 0 {
+        return false;
+    }
+    if let (Some(b), Some(now)) = (&f.boot_id, boot_id())
+        && *b != now
+    {
+        return false;
+    }
+    match (f.start_ticks, start_ticks(pid)) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 /// Every journal in `dir` with pending changes.
@@ -166,7 +206,7 @@ pub fn leftovers(dir: &Path) -> Result<Vec<Leftover>, JournalError> {
             continue;
         }
         out.push(Leftover {
-            alive: alive(f.pid),
+            alive: alive(&f),
             pid: f.pid,
             path,
             changes: f.pending.into_iter().map(|e| e.change).collect(),
@@ -182,15 +222,48 @@ pub fn recover(l: &Leftover) -> (Vec<String>, Vec<String>) {
         path: l.path.clone(),
         file: File {
             pid: l.pid,
+            start_ticks: None,
+            boot_id: None,
             pending: l.changes.iter().cloned().enumerate().map(|(i, change)| Entry { id: i as u64, change }).collect(),
             next_id: l.changes.len() as u64,
         },
     };
     let r = j.undo_all();
-    if r.1.is_empty() {
+    if j.file.pending.is_empty() {
         let _ = std::fs::remove_file(&l.path);
     }
     r
+}
+
+/// One run at a time changes system state: held for the whole sweep (and by
+/// `engine recover`), so two sweeps cannot both pass the pending-changes check.
+pub struct StateLock {
+    _file: std::fs::File,
+}
+
+impl StateLock {
+    /// Takes the lock file `path` (`ENGINE_HOME/state.lock`).
+    pub fn acquire(path: &Path) -> Result<StateLock, String> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let mut f = crate::fsutil::open_lock(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            return Err(format!(
+                "another engine run (pid {}) is changing system state; runs that change system state cannot overlap",
+                holder.trim()
+            ));
+        }
+        let _ = f.set_len(0);
+        let _ = f.rewind();
+        let _ = write!(f, "{}", std::process::id());
+        Ok(StateLock { _file: f })
+    }
 }
 
 fn write(path: &str, value: &str) -> Result<(), String> {
@@ -206,8 +279,11 @@ fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// Whether `target` is a mount point of `source` right now.
+/// Whether `target` is a mount point of `source` right now (compared as
+/// mountinfo shows it: canonical).
 fn mounted(target: &str, source: &str) -> bool {
+    let canon = std::fs::canonicalize(target).map(|p| p.display().to_string()).unwrap_or_else(|_| target.to_string());
+    let target = canon.as_str();
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     crate::sysinfo::mounts::parse_mountinfo(&text)
         .iter()
@@ -300,6 +376,65 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&attr).unwrap(), "old");
         assert!(!mk.exists());
         assert!(leftovers(&dir.path().join("journal")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_change_that_cannot_be_undone_stays_in_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let jdir = dir.path().join("journal");
+        let blocker = dir.path().join("not-empty");
+        std::fs::create_dir(&blocker).unwrap();
+        std::fs::write(blocker.join("f"), "x").unwrap();
+        let ok = dir.path().join("made");
+        std::fs::create_dir(&ok).unwrap();
+        {
+            let j = Journal::create(&jdir).unwrap();
+            let mut g = j.lock().unwrap();
+            g.record(Change::Dir { path: ok.display().to_string() }).unwrap();
+            // remove_dir fails on a folder with a file in it.
+            g.record(Change::Dir { path: blocker.display().to_string() }).unwrap();
+            let (done, failed) = g.undo_all();
+            assert_eq!((done.len(), failed.len()), (1, 1), "{done:?} {failed:?}");
+            assert!(!g.is_empty(), "the failed undo is still pending");
+        }
+        // recover fails once, and the change is still there for the next try.
+        let left = leftovers(&jdir).unwrap();
+        assert_eq!(left.len(), 1);
+        let (_, failed) = recover(&left[0]);
+        assert_eq!(failed.len(), 1);
+        let left = leftovers(&jdir).unwrap();
+        assert_eq!(left.len(), 1, "recover must not forget what it could not undo");
+        std::fs::remove_file(blocker.join("f")).unwrap();
+        let (done, failed) = recover(&left[0]);
+        assert_eq!((done.len(), failed.len()), (1, 0));
+        assert!(leftovers(&jdir).unwrap().is_empty());
+        assert!(!blocker.exists());
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_a_live_run() {
+        // Our parent is alive, but a journal that says it started at another time is stale.
+        let ppid = std::os::unix::process::parent_id();
+        let real = start_ticks(ppid).unwrap();
+        let live = File { pid: ppid, start_ticks: Some(real), boot_id: boot_id(), ..Default::default() };
+        assert!(alive(&live));
+        let reused = File { start_ticks: Some(real + 1), ..live.clone() };
+        assert!(!alive(&reused));
+        let other_boot = File { boot_id: Some("another-boot".into()), ..live };
+        assert!(!alive(&other_boot));
+    }
+
+    #[test]
+    fn one_state_lock_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.lock");
+        let a = StateLock::acquire(&p).unwrap();
+        // flock locks belong to the open file description: a second open in
+        // this process conflicts as another process's would.
+        let e = StateLock::acquire(&p).err().unwrap();
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        drop(a);
+        assert!(StateLock::acquire(&p).is_ok());
     }
 
     #[test]

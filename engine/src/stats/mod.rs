@@ -1,9 +1,11 @@
-//! The statistics rule, in one place (README.md, "Statistics"):
-//! summary statistics, MAD-based outliers, and when to add trials.
+//! The statistics rule, in one place (README.md, "Statistics"): summary
+//! statistics, outliers, drift, shapes, and when to add trials.
 
 pub mod adaptive;
 pub mod outlier;
+pub mod shape;
 pub mod summary;
+pub mod trend;
 
 pub use adaptive::{AdaptivePlan, Decision};
 pub use summary::Summary;

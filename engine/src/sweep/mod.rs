@@ -261,6 +261,15 @@ pub fn run(plan: &Plan, cx: &Context<'_>, session: &mut Session, tests: &[Test])
             Some((dev, name))
         }
     };
+    // Mount points are compared with mountinfo, which shows canonical paths:
+    // a relative or symlinked ENGINE_HOME must not make apply and undo disagree.
+    let mount_root = if plan.filesystems.is_empty() {
+        cx.mount_root.to_path_buf()
+    } else {
+        std::fs::create_dir_all(cx.mount_root)
+            .and_then(|_| std::fs::canonicalize(cx.mount_root))
+            .map_err(|e| SweepError::Refused(format!("cannot use {}: {e}", cx.mount_root.display())))?
+    };
     let fs_states: Vec<Option<&FsSpec>> =
         if plan.filesystems.is_empty() { vec![None] } else { plan.filesystems.iter().map(Some).collect() };
     let mut shuffler = Shuffler::new();
@@ -269,7 +278,7 @@ pub fn run(plan: &Plan, cx: &Context<'_>, session: &mut Session, tests: &[Test])
     for fs in fs_states {
         let (fs_guard, dir) = match (fs, &device) {
             (Some(spec), Some((dev, _))) => {
-                let mp = cx.mount_root.join(format!("{}-{}", std::process::id(), spec.fstype));
+                let mp = mount_root.join(format!("{}-{}", std::process::id(), spec.fstype));
                 let st = FsState { spec: spec.clone(), device: dev.clone(), mount_point: mp.clone() };
                 (Some(st.apply(cx.journal)?), mp)
             }

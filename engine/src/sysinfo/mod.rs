@@ -91,7 +91,11 @@ pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String]) -> (Syst
         s.target = target.map(|p| {
             let canon =
                 if src.live() { std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()) } else { p.to_path_buf() };
-            Target { path: canon.display().to_string(), resolution: device::resolve(src, &canon).ok() }
+            let (resolution, problem) = match device::resolve(src, &canon) {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            Target { path: canon.display().to_string(), mount: mounts::mount_of(src, &canon), resolution, problem }
         });
         tick("target directory and its devices", &mut t);
         let ((compiler, python), took) = tools.join().unwrap_or(((None, None), Duration::ZERO));
@@ -122,6 +126,34 @@ pub fn to_system(identifier: &str, info: SystemInfo) -> System {
         engine_version: env!("CARGO_PKG_VERSION").to_string(),
         details: Some(info),
     }
+}
+
+/// What a file system is when it is not on a block device of this machine:
+/// results measured on it are not a disk's.
+pub fn fs_class(fstype: &str) -> Option<&'static str> {
+    let t = fstype.to_ascii_lowercase();
+    Some(match t.as_str() {
+        "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs" => "memory, not a disk",
+        "overlay" | "overlayfs" | "aufs" => "a container overlay, not the disk itself",
+        "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "ceph" | "glusterfs" | "afs" | "lustre" | "virtiofs"
+        | "beegfs" | "gpfs" => "a network or host-shared file system",
+        "proc" | "sysfs" | "debugfs" | "tracefs" | "cgroup" | "cgroup2" => "a virtual file system",
+        _ if t.starts_with("fuse") => "a FUSE file system",
+        _ => return None,
+    })
+}
+
+/// A warning for a target directory that is not on a local disk (`None` when it is).
+pub fn target_warning(dir: &Path) -> Option<String> {
+    let canon = std::fs::canonicalize(dir).ok()?;
+    let m = mounts::mount_of(&source::Fs::live(), &canon)?;
+    let what = fs_class(&m.fstype)?;
+    Some(format!(
+        "the target directory {} is on {} ({what}): its results do not measure a disk; \
+         point --target-dir at a directory on the disk you want to test",
+        canon.display(),
+        m.fstype
+    ))
 }
 
 pub fn hostname() -> String {

@@ -108,4 +108,10 @@ pub struct Target {
     pub path: String,
     /// The mount and devices under `path`; absent when they could not be read.
     pub resolution: Option<Resolution>,
+    /// The mount holding `path`, also when it has no block device (tmpfs, NFS).
+    #[serde(default)]
+    pub mount: Option<super::mounts::Mount>,
+    /// Why the devices could not be read (`/tmp is on tmpfs (tmpfs), which has no block device`).
+    #[serde(default)]
+    pub problem: Option<String>,
 }

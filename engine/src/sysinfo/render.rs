@@ -94,7 +94,16 @@ pub fn hardware(s: &SystemInfo) -> IndexMap<String, String> {
     }
     h.insert("Memory".into(), memory(s));
     let disks = grouped(s.disks.iter().map(disk_label).collect());
-    h.insert("Disk".into(), if disks.is_empty() { UNKNOWN.into() } else { disks });
+    let mut disk = if disks.is_empty() { UNKNOWN.into() } else { disks };
+    // A target off the disks (tmpfs, NFS) says so where readers look first.
+    if let Some(t) = &s.target
+        && t.resolution.is_none()
+        && let Some(m) = &t.mount
+        && let Some(what) = super::fs_class(&m.fstype)
+    {
+        disk = format!("{disk} (tests ran on {}: {what})", m.fstype);
+    }
+    h.insert("Disk".into(), disk);
     for (k, v) in [("Graphics", &s.graphics), ("Audio", &s.audio), ("Network", &s.network)] {
         if let Some(j) = join(v) {
             h.insert(k.into(), j);
@@ -115,8 +124,18 @@ pub fn software(s: &SystemInfo) -> IndexMap<String, String> {
     if let Some(c) = &s.compiler {
         w.insert("Compiler".into(), c.version.clone());
     }
-    let fs = s.target.as_ref().and_then(|t| t.resolution.as_ref()).map(|r| r.mount.fstype.clone());
-    w.insert("File-System".into(), fs.unwrap_or_else(|| UNKNOWN.into()));
+    let fs = s.target.as_ref().and_then(|t| {
+        let m = t.resolution.as_ref().map(|r| &r.mount).or(t.mount.as_ref())?;
+        Some(match super::fs_class(&m.fstype) {
+            Some(what) => format!("{} ({what})", m.fstype),
+            None => m.fstype.clone(),
+        })
+    });
+    let fs = fs.unwrap_or_else(|| match s.target.as_ref().and_then(|t| t.problem.clone()) {
+        Some(why) => format!("{UNKNOWN} ({why})"),
+        None => UNKNOWN.into(),
+    });
+    w.insert("File-System".into(), fs);
     if let Some(l) = &s.system_layer {
         w.insert("System Layer".into(), l.clone());
     }
@@ -176,7 +195,20 @@ pub fn scheduler_text(r: &Resolution, highlight: &[String]) -> String {
 pub fn disk_notes(s: &SystemInfo) -> Option<String> {
     let t = s.target.as_ref()?;
     let Some(r) = &t.resolution else {
-        return Some(format!("{UNKNOWN} (the devices under {} could not be read)", t.path));
+        return Some(match (&t.mount, &t.problem) {
+            (Some(m), _) => {
+                let what = super::fs_class(&m.fstype).unwrap_or("no block device");
+                format!(
+                    "{} ({what}) / {} / {} on {}, no block device",
+                    m.fstype,
+                    m.sorted_options(),
+                    m.fstype,
+                    m.source
+                )
+            }
+            (None, Some(why)) => format!("{UNKNOWN} ({why})"),
+            (None, None) => format!("{UNKNOWN} (the devices under {} could not be read)", t.path),
+        });
     };
     let mut parts = vec![scheduler_text(r, &s.highlight), r.mount.sorted_options(), r.chain()];
     let queues: Vec<String> =
