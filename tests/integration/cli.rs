@@ -115,23 +115,3 @@ fn on_a_terminal_menus_pick_the_entries() {
         f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();
     assert_eq!(descs, ["Value: V7"], "{text}");
 }
-
-trait SpawnScript {
-    fn spawn_script(&mut self, cmdline: &str) -> std::process::Child;
-}
-
-impl SpawnScript for std::process::Command {
-    /// Runs `cmdline` under `script`, on a pseudo-terminal, with this command's environment.
-    fn spawn_script(&mut self, cmdline: &str) -> std::process::Child {
-        let mut c = std::process::Command::new("script");
-        c.args(["-qfec", cmdline, "/dev/null"]);
-        for (k, v) in self.get_envs() {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-        }
-        c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-        c.spawn().expect("script (util-linux) runs")
-    }
-}

@@ -160,3 +160,23 @@ pub fn stats_of(values: &[f64]) -> (f64, f64, f64) {
 pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
+
+pub trait SpawnScript {
+    fn spawn_script(&mut self, cmdline: &str) -> std::process::Child;
+}
+
+impl SpawnScript for std::process::Command {
+    /// Runs `cmdline` under `script`, on a pseudo-terminal, with this command's environment.
+    fn spawn_script(&mut self, cmdline: &str) -> std::process::Child {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qfec", cmdline, "/dev/null"]);
+        for (k, v) in self.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        c.spawn().expect("script (util-linux) runs")
+    }
+}

@@ -23,13 +23,16 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Root-only tests are `#[ignore = "needs root"]`: `cargo test` skips them
+/// visibly, and CI (root) runs them with `--include-ignored`. Run without
+/// root, they fail here instead of passing without checking anything.
+pub fn require_root() {
+    assert!(is_root(), "this test needs root: run it as root with `cargo test -- --include-ignored`");
+}
+
 impl LoopFs {
-    /// `None` when not root (the test then says so and checks nothing else).
-    pub fn new(size_mb: u64, mount_opts: &str) -> Option<LoopFs> {
-        if !is_root() {
-            eprintln!("skipped: creating loop devices needs root");
-            return None;
-        }
+    pub fn new(size_mb: u64, mount_opts: &str) -> LoopFs {
+        require_root();
         let img_dir = tempfile::tempdir().unwrap();
         let img = img_dir.path().join("disk.img");
         std::fs::File::create(&img).unwrap().set_len(size_mb << 20).unwrap();
@@ -38,7 +41,7 @@ impl LoopFs {
         let fs = LoopFs { dev, mnt, _img_dir: img_dir };
         sh("mkfs.ext4", &["-q", "-F", &fs.dev]);
         sh("mount", &["-o", mount_opts, &fs.dev, fs.mnt.path().to_str().unwrap()]);
-        Some(fs)
+        fs
     }
 
     pub fn name(&self) -> &str {
@@ -53,6 +56,11 @@ impl LoopFs {
         std::fs::write(self.scheduler_path(), s).unwrap();
         let now = std::fs::read_to_string(self.scheduler_path()).unwrap();
         assert!(now.contains(&format!("[{s}]")), "{now}");
+    }
+
+    /// The backing file.
+    pub fn image(&self) -> PathBuf {
+        self._img_dir.path().join("disk.img")
     }
 
     pub fn path(&self) -> &str {

@@ -3,7 +3,7 @@
 //! `kill -9` and `engine recover`.
 
 use crate::common::*;
-use crate::loopdev::{LoopFs, is_root};
+use crate::loopdev::{LoopFs, require_root};
 use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -57,8 +57,9 @@ fn wait_for(what: &str, cond: impl Fn() -> bool) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn four_schedulers_give_four_identifiers_with_their_disk_notes() {
-    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let fs = LoopFs::new(64, "relatime");
     let before = read(fs.scheduler_path().to_str().unwrap());
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1", "2"]));
@@ -83,8 +84,9 @@ fn four_schedulers_give_four_identifiers_with_their_disk_notes() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
-    let Some(fs) = LoopFs::new(64, "noatime") else { return };
+    let fs = LoopFs::new(64, "noatime");
     let queue = format!("/sys/block/{}/queue", fs.name());
     let (sched0, ra0) = (read(&format!("{queue}/scheduler")), read(&format!("{queue}/read_ahead_kb")));
     let offered = sched0.split_whitespace().count();
@@ -130,8 +132,9 @@ fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn kill_9_mid_sweep_then_recover_restores_scheduler_and_tunables() {
-    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let fs = LoopFs::new(64, "relatime");
     let queue = format!("/sys/block/{}/queue", fs.name());
     let (sched0, ra0) = (read(&format!("{queue}/scheduler")), read(&format!("{queue}/read_ahead_kb")));
     let env = Env::new();
@@ -181,10 +184,9 @@ fn kill_9_mid_sweep_then_recover_restores_scheduler_and_tunables() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn kill_9_during_a_file_system_sweep_then_recover_unmounts_and_detaches() {
-    if !is_root() {
-        return;
-    }
+    require_root();
     let env = Env::new();
     sleepy(&env, 22);
     let loop_dir = env.target.path().join("loopfiles");
@@ -230,10 +232,9 @@ fn kill_9_during_a_file_system_sweep_then_recover_unmounts_and_detaches() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_file_system_sweep_on_an_engine_made_loop_device() {
-    if !is_root() {
-        return;
-    }
+    require_root();
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
     let loop_dir = env.target.path().join("loopfiles");
@@ -266,8 +267,9 @@ fn a_file_system_sweep_on_an_engine_made_loop_device() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn devices_that_hold_data_are_refused() {
-    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let fs = LoopFs::new(64, "relatime");
     std::fs::write(fs.mnt.path().join("precious"), "data").unwrap();
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
@@ -310,8 +312,9 @@ fn devices_that_hold_data_are_refused() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_scheduler_the_device_does_not_offer_is_refused_before_anything_runs() {
-    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let fs = LoopFs::new(64, "relatime");
     let before = read(fs.scheduler_path().to_str().unwrap());
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
@@ -344,10 +347,9 @@ fn a_scheduler_the_device_does_not_offer_is_refused_before_anything_runs() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn sweeps_need_root_and_say_why() {
-    if !is_root() {
-        return;
-    }
+    require_root();
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
     for d in [env.home.path(), env.target.path(), env.profiles.path()] {
@@ -381,36 +383,58 @@ fn sweeps_need_root_and_say_why() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn hygiene_drops_caches_trims_and_settles() {
+    use std::os::unix::fs::MetadataExt;
     // fstrim runs on a file system of our own, not on the machine's disk.
-    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let fs = LoopFs::new(64, "relatime");
     let env = Env::new();
+    // The trial reports how much of a 4 MiB file the page cache holds: after
+    // a cache drop before every trial, none of it.
     env.profile(
-        "clean",
-        "id: clean\nversion: 1.0.0\ntitle: Clean\ntest_type: disk\nhygiene: {drop_caches: true, fstrim: true, settle: 300ms}\nexecutor: {external: {program: sh, args: [-c, 'echo value: 1']}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+        "cached",
+        "id: cached\nversion: 1.0.0\ntitle: Cached\ntest_type: disk\nscratch: per_test\n\
+         executor:\n  external:\n    program: sh\n    args: [-c, 'echo value: $(fincore --bytes --noheadings --output RES data)']\n\
+         \x20   pre_test:\n      - shell: dd if=/dev/urandom of=data bs=1M count=4 status=none && cat data > /dev/null\n\
+         results: [{id: cached, unit: Bytes, proportion: LIB}]\nparsers: [{result: cached, regex: 'value: (?P<value>\\d+)'}]\n",
     );
-    let t0 = Instant::now();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["benchmark", "-y", "cached", "--target-dir", fs.path(), "--runs", "2"];
+        a.extend_from_slice(extra);
+        let t0 = Instant::now();
+        let r = env.run(&a);
+        assert_eq!(r.code, 0, "{r:?}");
+        t0.elapsed()
+    };
+    let cached = |name: &str| -> Vec<f64> {
+        env.result(name)["results"][0]["entries"][0]["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let plain = run(&["--save", "warm"]);
+    assert!(cached("warm").iter().all(|&b| b >= 4.0 * 1048576.0 * 0.9), "without a drop the file stays cached");
+    // Leave 16 MiB of freed blocks for fstrim to hand back to the loop file.
+    let junk = std::path::Path::new(fs.path()).join("junk");
+    std::fs::write(&junk, vec![7u8; 16 << 20]).unwrap();
+    Command::new("sync").status().unwrap();
+    std::fs::remove_file(&junk).unwrap();
+    Command::new("sync").status().unwrap();
+    let blocks_before = std::fs::metadata(fs.image()).unwrap().blocks();
+    let settled = run(&["--save", "cold", "--drop-caches", "--fstrim", "--settle", "1500ms"]);
+    assert_eq!(cached("cold"), [0.0, 0.0], "the page cache was dropped before every trial");
+    let blocks_after = std::fs::metadata(fs.image()).unwrap().blocks();
+    assert!(
+        blocks_before - blocks_after >= (12 << 20) / 512,
+        "fstrim freed the deleted file's blocks in the loop file: {blocks_before} → {blocks_after} sectors"
+    );
+    assert!(settled >= plain + Duration::from_millis(1200), "settle paused the run: {settled:?} vs {plain:?}");
     let r = env.run(&[
         "benchmark",
         "-y",
-        "clean",
-        "--target-dir",
-        fs.path(),
-        "--runs",
-        "2",
-        "--save",
-        "h",
-        "--drop-caches",
-        "--fstrim",
-        "--settle",
-        "200ms",
-    ]);
-    assert_eq!(r.code, 0, "{r:?}");
-    assert!(t0.elapsed() >= Duration::from_millis(300), "the profile's longer settle time applies");
-    let r = env.run(&[
-        "benchmark",
-        "-y",
-        "clean",
+        "cached",
         "--target-dir",
         fs.path(),
         "--runs",
@@ -422,11 +446,13 @@ fn hygiene_drops_caches_trims_and_settles() {
     ]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("`soon` is not a duration"), "{r:?}");
+    assert!(!env.home.path().join("results/h2").exists(), "a refused run leaves no result folder");
 }
 
 #[test]
+#[ignore = "needs root"]
 fn ctrl_c_mid_sweep_restores_at_once() {
-    let Some(fs) = LoopFs::new(64, "relatime") else { return };
+    let fs = LoopFs::new(64, "relatime");
     let queue = format!("/sys/block/{}/queue", fs.name());
     let sched0 = read(&format!("{queue}/scheduler"));
     let env = Env::new();

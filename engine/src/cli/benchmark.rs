@@ -7,7 +7,7 @@
 use super::resolve::{Resolved, cli_presets, expand_failure, resolve};
 use super::run_ui::TermUi;
 use super::ui::{self, Menu};
-use super::{Failure, exit};
+use super::{Failure, exit, store_failure};
 use clap::Args;
 use engine::expand::{self, Batch, Chooser, Test};
 use engine::home::Home;
@@ -107,22 +107,6 @@ pub struct BenchmarkArgs {
 
 fn failure(code: i32) -> impl Fn(String) -> Failure {
     move |m| Failure::new(code, m)
-}
-
-fn store_failure(e: StoreError) -> Failure {
-    let hint = match &e {
-        StoreError::Invalid { path, .. } => Some(format!(
-            "the last good version is kept as {}; restore it with `cp` or remove the result with `engine result delete`",
-            store::backup_path(path).display()
-        )),
-        StoreError::Locked(_) => Some("wait for the other run to finish".to_string()),
-        _ => None,
-    };
-    let f = Failure::new(exit::ERROR, e.to_string());
-    match hint {
-        Some(h) => f.hint(h),
-        None => f,
-    }
 }
 
 /// A run that died (or one still running) may have left a scheduler, a mount
@@ -325,9 +309,14 @@ fn destination(
     };
     let name =
         args.save.clone().or(work.rerun.clone()).or(unfinished.as_ref().map(|u| u.name.clone())).unwrap_or_else(|| {
+            // A new result: the references and the time, never an existing name.
             let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-            let stamp: String = stamp.chars().filter(|c| c.is_ascii_digit()).take(12).collect();
-            format!("{}-{stamp}", slug(&args.refs.join("-")))
+            let stamp: String = stamp.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
+            let base = format!("{}-{stamp}", slug(&args.refs.join("-")));
+            std::iter::once(base.clone())
+                .chain((2..).map(|i| format!("{base}-{i}")))
+                .find(|n| !store.dir(n).exists())
+                .expect("some name is free")
         });
     store::check_name(&name).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
     let file = match store.load(&name) {
@@ -470,7 +459,9 @@ fn dry_run(work: &Work, args: &BenchmarkArgs, store: &Store, name: Option<&str>)
         println!("  cannot run: {m}");
     }
     let known = humantime::format_duration(Duration::from_secs(total.ceil() as u64));
-    if unknown == 0 {
+    if unknown == work.tests.len() {
+        println!("estimated: unknown (none of these tests has run here yet; timings come from earlier runs)");
+    } else if unknown == 0 {
         println!("estimated: {known} for the scheduled trials");
     } else {
         println!("estimated: {known} for the tests with earlier timings; {unknown} test(s) never timed here");

@@ -5,7 +5,6 @@ use super::{Failure, exit};
 use clap::Args;
 use engine::home::Home;
 use engine::profile::LoadedProfile;
-use engine::profile::model::Executor;
 use engine::profile::resolve::Catalog;
 use engine::result::Store;
 use engine::runner::requirements;
@@ -23,6 +22,10 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     let app = p.app_version.as_ref().map(|v| format!(" {v}")).unwrap_or_default();
     writeln!(out, "{}{app}  ({})", p.title, lp.reference()).unwrap();
     writeln!(out, "  file: {}", lp.display).unwrap();
+    let hidden = Catalog::from_env(&Home::from_env().user_profiles()).shadowed(&p.id);
+    if !hidden.is_empty() && !lp.display.starts_with("<built-in>") {
+        writeln!(out, "  shadows: {} (this file comes first on the search path)", hidden.join(", ")).unwrap();
+    }
     if !p.description.is_empty() {
         writeln!(out, "  {}", p.description.trim()).unwrap();
     }
@@ -33,8 +36,7 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     if let Some(l) = &p.license {
         writeln!(out, "  license: {l}").unwrap();
     }
-    let Executor::External(x) = &p.executor;
-    writeln!(out, "  runs: {} {}", x.program, x.args.join(" ")).unwrap();
+    writeln!(out, "  runs ({}): {}", p.executor.kind(), fill_known(&p.executor.describe(), lp)).unwrap();
     writeln!(out, "\nOptions:").unwrap();
     if p.options.is_empty() {
         writeln!(out, "  (none)").unwrap();
@@ -73,8 +75,10 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     writeln!(out, "\nRequirements:").unwrap();
     let missing = requirements::missing_programs(p);
     let mut progs: Vec<String> = p.requirements.programs.iter().map(|r| r.name.clone()).collect();
-    if !progs.contains(&x.program) && !x.program.contains('/') && !x.program.contains("{{") {
-        progs.push(x.program.clone());
+    for prog in p.executor.programs() {
+        if !progs.contains(&prog) {
+            progs.push(prog);
+        }
     }
     for name in progs {
         let m = missing.iter().find(|u| matches!(u, requirements::Unmet::Program { program, .. } if *program == name));
@@ -87,8 +91,69 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
         writeln!(out, "  root: yes").unwrap();
     }
     if let Some(s) = &p.requirements.free_space {
-        writeln!(out, "  free space: {s}").unwrap();
+        writeln!(out, "  free space: {}", fill_per_entry(s, lp)).unwrap();
     }
+}
+
+/// A text with `{{name}}` placeholders as the user will see it: built-ins
+/// named in angle brackets, option values listed per entry when they vary.
+fn fill_known(text: &str, lp: &LoadedProfile) -> String {
+    let p = &lp.profile;
+    engine::profile::template::render(
+        text,
+        |n| {
+            if engine::profile::validate::BUILTIN_VARS.contains(&n) {
+                return None;
+            }
+            let vals: Vec<&str> = values_of(p, n);
+            (vals.len() == 1).then(|| vals[0])
+        },
+        false,
+    )
+    .unwrap_or_else(|_| text.to_string())
+}
+
+/// The named value `n` of every entry that sets it, deduplicated.
+fn values_of<'a>(p: &'a engine::profile::model::Profile, n: &str) -> Vec<&'a str> {
+    let mut vals: Vec<&str> = Vec::new();
+    for o in &p.options {
+        for e in &o.entries {
+            let v = if o.id == n { e.value.as_ref().map(|v| v.as_str()) } else { None };
+            if let Some(v) = v.or_else(|| e.values.get(n).map(|v| v.as_str()))
+                && !vals.contains(&v)
+            {
+                vals.push(v);
+            }
+        }
+    }
+    vals
+}
+
+/// `{{space}}` in a requirement, shown as each entry's value: `120MB (100 Files, 1MB Size), 1100MB (…)`.
+fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
+    let p = &lp.profile;
+    let Ok(names) = engine::profile::template::names(text) else { return text.to_string() };
+    if names.is_empty() {
+        return text.to_string();
+    }
+    let mut shown: Vec<String> = Vec::new();
+    for o in &p.options {
+        for e in &o.entries {
+            let mut b = std::collections::HashMap::new();
+            if let Some(v) = &e.value {
+                b.insert(o.id.clone(), v.0.clone());
+            }
+            for (k, v) in &e.values {
+                b.insert(k.clone(), v.0.clone());
+            }
+            if names.iter().all(|n| b.contains_key(*n))
+                && let Ok(s) = engine::profile::template::render(text, |n| b.get(n).map(String::as_str), false)
+            {
+                shown.push(format!("{s} ({})", e.label));
+            }
+        }
+    }
+    if shown.is_empty() { text.to_string() } else { shown.join(", ") }
 }
 
 pub fn run(args: InfoArgs) -> Result<i32, Failure> {
@@ -103,11 +168,21 @@ pub fn run(args: InfoArgs) -> Result<i32, Failure> {
             profile_info(&items[0].profile, &mut out)
         }
         Resolved::Planned(items) => {
-            writeln!(out, "{}: {} profile item(s)", args.reference, items.len()).unwrap();
-            for it in items {
+            let mut lines = Vec::new();
+            let mut total = 0;
+            for it in &items {
                 let presets: Vec<String> =
                     it.presets.iter().map(|p| format!("{}={}", p.option, p.entries.join(","))).collect();
-                writeln!(out, "  {} {}", it.profile.reference(), presets.join(" ")).unwrap();
+                let n = engine::expand::expand(&it.profile, &it.presets, &engine::expand::Batch, false)
+                    .map(|t| t.len())
+                    .unwrap_or(0);
+                total += n;
+                lines.push(format!("  {} {} → {n} test(s)", it.profile.reference(), presets.join(" ")));
+            }
+            writeln!(out, "{}: {} profile item(s), {total} test(s) in batch mode", args.reference, items.len())
+                .unwrap();
+            for l in lines {
+                writeln!(out, "{l}").unwrap();
             }
         }
         Resolved::Saved { name, tests, missing } => {

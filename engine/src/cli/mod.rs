@@ -1,6 +1,7 @@
 //! The command line: clap definitions, one file per command, exit codes.
 
 mod benchmark;
+mod completions;
 mod info;
 mod list;
 mod recover;
@@ -90,6 +91,35 @@ pub enum Command {
     Recover(recover::RecoverArgs),
     /// Describe this machine as results record it: hardware, software, and the devices under the target directory
     SystemInfo(system_info::SystemInfoArgs),
+    /// Print a shell completion script: `engine completions bash > /etc/bash_completion.d/engine`
+    Completions(completions::CompletionsArgs),
+}
+
+/// A result-store error as the command line reports it: an unknown or
+/// badly named result is bad usage; an unreadable file is an error, with
+/// the way back to its last good version.
+pub fn store_failure(e: engine::result::StoreError) -> Failure {
+    use engine::result::{StoreError, store};
+    let hint = match &e {
+        StoreError::BadName(..) | StoreError::NotFound(_) => {
+            Some("list saved results with `engine list results`".to_string())
+        }
+        StoreError::Invalid { path, .. } => Some(format!(
+            "the last good version is kept as {}: restore it with `cp`, or remove the result with `engine result delete NAME`",
+            store::backup_path(path).display()
+        )),
+        StoreError::Locked(_) => Some("wait for the other run to finish".to_string()),
+        _ => None,
+    };
+    let code = match e {
+        StoreError::BadName(..) | StoreError::NotFound(_) => exit::USAGE,
+        _ => exit::ERROR,
+    };
+    let f = Failure::new(code, e.to_string());
+    match hint {
+        Some(h) => f.hint(h),
+        None => f,
+    }
 }
 
 /// Runs the parsed command line.
@@ -103,5 +133,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Result(c) => result::run(c),
         Command::SystemInfo(a) => system_info::run(a),
         Command::Recover(a) => recover::run(a),
+        Command::Completions(a) => completions::run(a),
     }
 }

@@ -80,7 +80,7 @@ pub fn is_suite_file(p: &Path) -> bool {
 /// The tests of saved result `name`, matched to today's profiles by id,
 /// major.minor version and option values.
 fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
-    let file = store.load(name).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    let file = store.load(name).map_err(super::store_failure)?;
     let mut tests: Vec<Test> = Vec::new();
     let mut missing = Vec::new();
     let mut seen = std::collections::HashSet::new();

@@ -1,13 +1,13 @@
 //! `engine result …`: show, compare, edit, import and export saved results.
 
 use super::ui;
-use super::{Failure, exit};
+use super::{Failure, exit, store_failure};
 use clap::{Args, Subcommand};
 use engine::analysis::normalize::Reference;
 use engine::home::Home;
 use engine::profile::resolve::Catalog;
 use engine::report::{self, View};
-use engine::result::{ResultFile, Store, StoreError, edit, store};
+use engine::result::{ResultFile, Store, edit, store};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone)]
@@ -68,6 +68,8 @@ pub enum ResultCommand {
     RemoveIdentifier { name: String, identifier: String },
     /// Remove results: by test identity, profile id, or `profile: description`
     RemoveResult { name: String, what: String },
+    /// Delete a saved result and its logs
+    Delete { name: String },
     /// Import a PTS/OpenBenchmarking composite.xml as a saved result
     Import {
         file: PathBuf,
@@ -77,17 +79,17 @@ pub enum ResultCommand {
     },
 }
 
-fn store_failure(e: StoreError) -> Failure {
-    let code = match e {
-        StoreError::BadName(..) | StoreError::NotFound(_) => exit::USAGE,
-        _ => exit::ERROR,
-    };
-    let f = Failure::new(code, e.to_string());
-    if code == exit::USAGE { f.hint("list saved results with `engine list results`") } else { f }
+/// A saved result by name, or a file: result.json, or a PTS composite.xml;
+/// what loading repaired is said on stderr.
+fn load(store: &Store, catalog: &Catalog, what: &str) -> Result<(String, ResultFile), Failure> {
+    let (label, f) = load_quiet(store, catalog, what)?;
+    for r in &f.repaired {
+        eprintln!("warning: {label}: {r}");
+    }
+    Ok((label, f))
 }
 
-/// A saved result by name, or a file: result.json, or a PTS composite.xml.
-fn load(store: &Store, catalog: &Catalog, what: &str) -> Result<(String, ResultFile), Failure> {
+fn load_quiet(store: &Store, catalog: &Catalog, what: &str) -> Result<(String, ResultFile), Failure> {
     let p = Path::new(what);
     if (what.contains('/') || what.ends_with(".json") || what.ends_with(".xml")) && p.is_file() {
         let label = p
@@ -195,6 +197,11 @@ pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
             eprintln!("removed {n} result(s)");
             Ok(())
         }),
+        ResultCommand::Delete { name } => {
+            store.delete(&name).map_err(store_failure)?;
+            eprintln!("deleted result `{name}`");
+            Ok(exit::OK)
+        }
         ResultCommand::Import { file, save } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| Failure::new(exit::ERROR, format!("cannot read {}: {e}", file.display())))?;

@@ -111,7 +111,24 @@ fn deserialize<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnos
 pub fn profile_from_str(text: &str, display: &str, origin: Origin) -> Result<LoadedProfile, Diagnostics> {
     let profile: Profile = deserialize(text, display)?;
     let index = YamlIndex::build(text);
-    let diags = validate::check_profile(&profile, display, &index);
+    let mut diags = validate::check_profile(&profile, display, &index);
+    // References name a profile by its folder: an id that says otherwise
+    // would make `engine info X` and the result file disagree.
+    if let Some(folder) = display
+        .strip_suffix("/profile.yaml")
+        .and_then(|d| std::path::Path::new(d).file_name())
+        .map(|f| f.to_string_lossy().to_string())
+        && folder != profile.id
+    {
+        diags.push(
+            Diagnostic::new(
+                display,
+                index.value(&path!["id"]),
+                format!("id `{}` does not match the profile's folder `{folder}`", profile.id),
+            )
+            .with_hint(format!("set `id: {folder}`, or rename the folder to `{}`", profile.id)),
+        );
+    }
     if !diags.is_empty() {
         return Err(diags.sorted());
     }

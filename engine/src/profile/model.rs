@@ -182,6 +182,41 @@ pub enum Executor {
     External(ExternalExecutor),
 }
 
+impl Executor {
+    /// The kind, as written in a profile (`external`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Executor::External(_) => "external",
+        }
+    }
+
+    /// Programs that must be on PATH for this executor (besides
+    /// `requirements.programs`): a program given by name, not by path or placeholder.
+    pub fn programs(&self) -> Vec<String> {
+        match self {
+            Executor::External(x) => {
+                let plain = !x.program.contains('/') && !x.program.contains("{{");
+                if plain { vec![x.program.clone()] } else { Vec::new() }
+            }
+        }
+    }
+
+    /// One line for `engine info`: what runs.
+    pub fn describe(&self) -> String {
+        match self {
+            Executor::External(x) => format!("{} {}", x.program, x.args.join(" ")),
+        }
+    }
+
+    /// Whether the executor returns values itself (built-in and WASM
+    /// workloads), so results need no parser.
+    pub fn returns_values(&self) -> bool {
+        match self {
+            Executor::External(_) => false,
+        }
+    }
+}
+
 /// Runs a program in the trial's scratch directory, in its own process group.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -170,6 +170,12 @@ impl Catalog {
             .collect()
     }
 
+    /// Where the profiles that `id`'s first match hides are (a user profile
+    /// named like a built-in one shadows it).
+    pub fn shadowed(&self, id: &str) -> Vec<String> {
+        self.profile_files().into_iter().filter(|(i, _)| i == id).skip(1).map(|(_, f)| f.display).collect()
+    }
+
     pub fn has_profile(&self, id: &str) -> bool {
         let id = id.split('@').next().unwrap_or(id);
         self.profile_files().iter().any(|(i, _)| i == id)

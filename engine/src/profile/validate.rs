@@ -522,6 +522,13 @@ fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<Str
             ),
             (None, Some(sh)) => {
                 c.text(path!["executor", "external", list, i, "shell"], sh, known);
+                for name in quoted_placeholders(sh) {
+                    c.at_value(
+                        path!["executor", "external", list, i, "shell"],
+                        format!("`{{{{{name}}}}}` is inside quotes in a shell step: engine quotes placeholder values for the shell, and the extra quotes undo that"),
+                        Some(format!("write {{{{{name}}}}} without quotes around it")),
+                    );
+                }
                 if !s.args.is_empty() {
                     c.at_key(
                         path!["executor", "external", list, i, "args"],
@@ -543,6 +550,31 @@ fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<Str
             c.at_value(path!["executor", "external", list, i, "timeout"], e.to_string(), Some(units_hint(&e)));
         }
     }
+}
+
+/// Placeholders written inside the author's own single or double quotes in
+/// a shell line (`rm -rf '{{target_dir}}'`): the value, quoted by engine,
+/// would end up unquoted between the two pairs of quotes.
+pub fn quoted_placeholders(sh: &str) -> Vec<String> {
+    let b = sh.as_bytes();
+    let (mut i, mut single, mut double) = (0, false, false);
+    let mut out = Vec::new();
+    while i < b.len() {
+        match b[i] {
+            b'\\' if !single => i += 1,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'{' if b.get(i + 1) == Some(&b'{') && (single || double) => {
+                if let Some(end) = sh[i + 2..].find("}}") {
+                    out.push(sh[i + 2..i + 2 + end].trim().trim_start_matches('@').to_string());
+                    i += end + 3;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String>) {
@@ -597,5 +629,19 @@ fn units_hint(e: &units::UnitError) -> String {
     match e {
         units::UnitError::Size(_) => "kB, MB, GB, TB are powers of 10; KiB, MiB, GiB, TiB powers of 2".into(),
         units::UnitError::Duration(_) => "units: ms, s, m, h (`1h 30m`)".into(),
+    }
+}
+
+#[cfg(test)]
+mod quoting_tests {
+    use super::quoted_placeholders;
+
+    #[test]
+    fn placeholders_inside_quotes_are_found() {
+        assert_eq!(quoted_placeholders("rm -rf '{{target_dir}}'/x"), ["target_dir"]);
+        assert_eq!(quoted_placeholders("echo \"n={{files}}\" {{ok}}"), ["files"]);
+        assert!(quoted_placeholders("rm -rf {{target_dir}}/x && echo 'done'").is_empty());
+        assert!(quoted_placeholders("echo \\'{{x}}").is_empty(), "an escaped quote opens nothing");
+        assert!(quoted_placeholders("awk -v n={{inserts}} 'BEGIN { print n }'").is_empty());
     }
 }

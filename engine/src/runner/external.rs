@@ -7,7 +7,7 @@ use crate::profile::model::{ExternalExecutor, Step};
 use crate::profile::template;
 use crate::units;
 use std::ffi::OsStr;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -131,11 +131,7 @@ impl External {
                 Some(t) => units::parse_duration(t).map_err(|e| ExecError::Setup(e.to_string()))?,
                 None => STEP_TIMEOUT,
             };
-            let mut f = fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)
-                .map_err(io(format!("cannot write {}", log.display())))?;
+            let mut f = crate::fsutil::append(&log).map_err(io(format!("cannot write {}", log.display())))?;
             writeln!(f, "$ {}", command_line(&program, &args)).map_err(io("cannot write log"))?;
             let out = f.try_clone().map_err(io("cannot write log"))?;
             let err = f.try_clone().map_err(io("cannot write log"))?;
@@ -224,7 +220,8 @@ impl External {
         let log_text = log_text(&program, &args, env.cwd, &fin, &stdout, &stderr);
         if let Err(e) = outcome(&short(&program), &fin, timeout, &log) {
             // A failed trial's log must exist when the message names it.
-            fs::write(&log, &log_text).map_err(io(format!("cannot write {}", log.display())))?;
+            crate::fsutil::write_new(&log, log_text.as_bytes())
+                .map_err(io(format!("cannot write {}", log.display())))?;
             return Err(e);
         }
         Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, values: Vec::new(), log, log_text })

@@ -1,35 +1,67 @@
-//! Ctrl-C and SIGTERM: the first one asks the run to stop cleanly (the running
-//! trial's process group is killed, completed results are kept); a second
-//! SIGINT ends the process at once.
+//! Ctrl-C and SIGTERM. The first asks the run to stop cleanly: the running
+//! trial's process group gets SIGTERM and a grace period, completed results
+//! are kept, scratch directories are removed. A second one kills the trial's
+//! process group at once (from the signal handler itself) and skips the grace
+//! period — the run still removes its scratch directory and restores system
+//! state on the way out. A third ends the process immediately.
 
-use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
-static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+static STOP: AtomicBool = AtomicBool::new(false);
+static HARD: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// Process group of the trial running now (0: none).
+static CHILD: AtomicI32 = AtomicI32::new(0);
 
-fn flag() -> &'static Arc<AtomicBool> {
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
-}
-
-/// Installs the handlers; call once, early in `main` of a command that runs tests.
+/// Installs the handlers; call once, early in a command that runs tests.
 pub fn install() -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let f = flag().clone();
-    // Order matters: the conditional shutdown sees the flag before it is set.
-    signal_hook::flag::register_conditional_shutdown(SIGINT, 130, f.clone())?;
     for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register(sig, f.clone())?;
+        // SAFETY: the action only touches atomics and calls kill(2) and
+        // _exit(2), which are async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, on_signal)?;
+        }
     }
     Ok(())
 }
 
+fn on_signal() {
+    let n = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
+    STOP.store(true, Ordering::SeqCst);
+    if n >= 2 {
+        HARD.store(true, Ordering::SeqCst);
+        let pg = CHILD.load(Ordering::SeqCst);
+        if pg > 0 {
+            // SAFETY: kill(2) is async-signal-safe; a negative pid names the group.
+            unsafe {
+                libc::kill(-pg, libc::SIGKILL);
+            }
+        }
+    }
+    if n >= 3 {
+        // SAFETY: _exit(2) is async-signal-safe.
+        unsafe { libc::_exit(130) };
+    }
+}
+
 /// Whether a stop was asked for.
 pub fn requested() -> bool {
-    flag().load(Ordering::Relaxed)
+    STOP.load(Ordering::Relaxed)
+}
+
+/// Whether a second stop was asked for: no grace period for anything.
+pub fn urgent() -> bool {
+    HARD.load(Ordering::Relaxed)
 }
 
 /// Asks for a stop (tests and internal errors).
 pub fn request() {
-    flag().store(true, Ordering::Relaxed);
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Names the process group of the trial now running (0 when none), so a
+/// second Ctrl-C can kill it from the signal handler.
+pub fn set_child(pgid: i32) {
+    CHILD.store(pgid, Ordering::SeqCst);
 }

@@ -112,6 +112,7 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
     drop(child);
+    interrupt::set_child(pid);
     let timeout = spec.timeout;
     let (status, ru, end, forced) = match pidfd_open(pid) {
         Some(fd) => wait_pidfd(pid, &fd, start, timeout),
@@ -119,6 +120,7 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     };
     // Leave no stray members of the group behind (PTS's hung children).
     kill_group(pid, libc::SIGKILL);
+    interrupt::set_child(0);
     let exit = forced.unwrap_or(if libc::WIFEXITED(status) {
         Exit::Code(libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {
@@ -187,12 +189,13 @@ fn stop_pidfd(pid: i32, fd: &OwnedFd, why: Exit) -> Reaped {
     let grace_end = Instant::now() + GRACE;
     loop {
         let left = grace_end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        // A second Ctrl-C cuts the grace period short.
+        if left.is_zero() || interrupt::urgent() {
             kill_group(pid, libc::SIGKILL);
             break;
         }
         // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().max(1) as i32) } > 0 {
+        if unsafe { libc::poll(&mut pfd, 1, left.min(POLL).as_millis().max(1) as i32) } > 0 {
             break;
         }
     }

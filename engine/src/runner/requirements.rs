@@ -1,7 +1,7 @@
 //! What must hold before a test runs: its programs on PATH, root, a writable
 //! target directory with enough free space. Checked before any trial.
 
-use crate::profile::model::{Executor, Profile};
+use crate::profile::model::Profile;
 use crate::profile::template;
 use crate::units;
 use std::path::Path;
@@ -20,13 +20,11 @@ pub fn missing_programs(p: &Profile) -> Vec<Unmet> {
     let mut out = Vec::new();
     let mut names: Vec<(String, Option<String>)> =
         p.requirements.programs.iter().map(|r| (r.name.clone(), r.apt.clone())).collect();
-    let Executor::External(x) = &p.executor;
     // The executor's program counts too, unless it is a path or a placeholder.
-    if !x.program.contains('/')
-        && template::names(&x.program).map(|n| n.is_empty()).unwrap_or(false)
-        && !names.iter().any(|(n, _)| n == &x.program)
-    {
-        names.push((x.program.clone(), None));
+    for prog in p.executor.programs() {
+        if !names.iter().any(|(n, _)| *n == prog) {
+            names.push((prog, None));
+        }
     }
     for (name, apt) in names {
         if which::which(&name).is_err() {

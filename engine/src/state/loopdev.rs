@@ -18,7 +18,8 @@ pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String)
     ));
     let mut g = Guard::new(journal);
     g.record(Change::Loop { backing_file: file.display().to_string(), remove_file: true })?;
-    let f = std::fs::File::create(&file)
+    // A fresh name, created exclusively: never a file (or a link) someone put there.
+    let f = crate::fsutil::create_exclusive(&file)
         .map_err(|e| StateError::Apply(format!("cannot create {}: {e}", file.display())))?;
     f.set_len(size).map_err(|e| StateError::Apply(format!("cannot size {}: {e}", file.display())))?;
     drop(f);

@@ -21,6 +21,14 @@ impl Setting {
                 "`--set {s}`: the attribute must be under queue/ or iosched/ (queue/read_ahead_kb, iosched/slice_idle)"
             ));
         }
+        // The scheduler file reads back as `none [mq-deadline] kyber`, which
+        // cannot be written back: schedulers have their own flag and journal entry.
+        if k == "queue/scheduler" {
+            return Err(format!(
+                "`--set {s}`: set the I/O scheduler with `--scheduler {}` (it is journaled and restored by name)",
+                v.trim()
+            ));
+        }
         Ok(Setting { attr: k.to_string(), value: v.trim().to_string() })
     }
 
@@ -104,5 +112,7 @@ mod tests {
         assert!(Setting::parse("queue/../../etc=1").is_err());
         assert!(Setting::parse("device/delete=1").is_err());
         assert!(Setting::parse("queue/x").is_err());
+        let e = Setting::parse("queue/scheduler=bfq").unwrap_err();
+        assert!(e.contains("--scheduler bfq"), "{e}");
     }
 }

@@ -386,11 +386,20 @@ mod tests {
     }
 
     #[test]
-    fn shuffles_are_permutations() {
+    fn shuffles_are_permutations_and_all_orders_come_up() {
         let mut s = Shuffler::new();
-        let mut v: Vec<usize> = (0..5).collect();
-        s.shuffle(&mut v);
-        v.sort();
-        assert_eq!(v, vec![0, 1, 2, 3, 4]);
+        let mut counts = std::collections::HashMap::new();
+        for _ in 0..600 {
+            let mut v: Vec<usize> = (0..3).collect();
+            s.shuffle(&mut v);
+            let mut sorted = v.clone();
+            sorted.sort();
+            assert_eq!(sorted, vec![0, 1, 2], "a permutation");
+            *counts.entry(v).or_insert(0) += 1;
+        }
+        // Each of the 6 orders about 100 times; a shuffle that does nothing
+        // (or always the same thing) fails here.
+        assert_eq!(counts.len(), 6, "{counts:?}");
+        assert!(counts.values().all(|&c| c >= 50), "{counts:?}");
     }
 }
