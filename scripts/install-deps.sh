@@ -13,7 +13,7 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# WASM plugins are built for this target.
-if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip1; then
-  rustup target add wasm32-wasip1
+# WASM plugins (component model) are built for this target.
+if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
+  rustup target add wasm32-wasip2
 fi
