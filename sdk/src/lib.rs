@@ -1,24 +1,93 @@
-//! The crate plugin authors will use to write WASM workloads and parsers for
-//! `engine`. Only the value type the host and guests will share exists so far;
-//! the WASM executor lands in a later issue.
+//! The workload contract of `engine`: what a workload sees and returns,
+//! whether it is built into the engine or shipped as a WASM plugin.
+//!
+//! A workload is a type implementing [`Workload`]: it is made from its
+//! [`Config`] (the profile's `config:` with the chosen option values filled
+//! in) — which is where it rejects bad values, before the first trial — and
+//! runs one trial at a time in a [`Context`] (scratch directory,
+//! cancellation, progress, clock, log), returning a [`Report`]: one value per
+//! result id of the profile. Units and "higher is better" come from the
+//! profile, so a workload only measures.
+//!
+//! ```
+//! use engine_sdk::{Config, Context, Error, Report, Workload};
+//!
+//! /// Writes `size` bytes to a file and fsyncs it; reports MB/s.
+//! struct WriteOnce { size: u64 }
+//!
+//! impl Workload for WriteOnce {
+//!     const KEYS: &'static [&'static str] = &["size"];
+//!     fn new(config: &Config) -> Result<Self, Error> {
+//!         config.only(Self::KEYS)?;
+//!         Ok(WriteOnce { size: config.size_or("size", 1 << 20)? })
+//!     }
+//!     fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {
+//!         use std::io::Write;
+//!         let path = cx.scratch_dir().join("data");
+//!         let t0 = cx.elapsed();
+//!         let mut f = std::fs::File::create(&path).map_err(|e| Error::io("create data", &e))?;
+//!         f.write_all(&vec![0u8; self.size as usize]).map_err(|e| Error::io("write data", &e))?;
+//!         f.sync_all().map_err(|e| Error::io("fsync data", &e))?;
+//!         let secs = (cx.elapsed() - t0).as_secs_f64();
+//!         Ok(Report::new().value("bandwidth", self.size as f64 / secs / 1e6))
+//!     }
+//! }
+//! ```
 
-/// One measured value a workload reports, with its unit spelled exactly
-/// (`MB/s` is 10^6 bytes/s, `MiB/s` is 2^20).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measurement {
-    pub result: String,
-    pub value: f64,
-    pub unit: String,
+mod config;
+mod context;
+mod error;
+mod report;
+
+pub use config::Config;
+pub use context::Context;
+pub use error::{Error, ErrorKind};
+pub use report::{Measurement, Report};
+
+/// A workload: made from its configuration, run once per trial.
+pub trait Workload: Sized {
+    /// The configuration keys it reads; the engine rejects others when the
+    /// profile is loaded (`file:line:col`, with a did-you-mean).
+    const KEYS: &'static [&'static str];
+
+    /// Checks and takes the configuration. Called once per test, before the
+    /// first trial: a bad value fails the test here, naming the key.
+    fn new(config: &Config) -> Result<Self, Error>;
+
+    /// One trial, in `cx.scratch_dir()` (fresh for every trial unless the
+    /// profile says `scratch: per_test`). Returns a value per result id.
+    fn run(&mut self, cx: &dyn Context) -> Result<Report, Error>;
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A [`Workload`] behind a pointer (what the engine's registry holds).
+pub trait DynWorkload {
+    fn run(&mut self, cx: &dyn Context) -> Result<Report, Error>;
+}
 
-    #[test]
-    fn measurement_keeps_its_unit() {
-        let m = Measurement { result: "bw".into(), value: 1.5, unit: "MB/s".into() };
-        assert_eq!(m.unit, "MB/s");
-        assert_ne!(m, Measurement { unit: "MiB/s".into(), ..m.clone() });
+impl<W: Workload> DynWorkload for W {
+    fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {
+        Workload::run(self, cx)
     }
+}
+
+/// Makes a boxed workload of type `W` from a configuration.
+pub fn make<W: Workload + 'static>(config: &Config) -> Result<Box<dyn DynWorkload>, Error> {
+    Ok(Box::new(W::new(config)?))
+}
+
+/// A trial's output as a parser sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct TrialOutput<'a> {
+    pub stdout: &'a str,
+    pub stderr: &'a str,
+    /// The program's exit code (`-1` when a signal ended it).
+    pub exit_code: i32,
+}
+
+/// A parser for a tool's output whose text is awkward for a regex: made from
+/// its configuration, it reads one trial's output into values per result id.
+pub trait Parser: Sized {
+    const KEYS: &'static [&'static str];
+    fn new(config: &Config) -> Result<Self, Error>;
+    fn parse(&self, output: &TrialOutput<'_>) -> Result<Report, Error>;
 }
