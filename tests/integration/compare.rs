@@ -207,6 +207,43 @@ fn truncated_or_foreign_files_are_refused_with_a_position() {
 }
 
 #[test]
+fn chart_images_as_svg_and_png() {
+    let env = imported();
+    let svg = env.target.path().join("charts.svg");
+    let r = env.run(&["result", "show", "loop-fsmark", "--format", "svg", "-o", svg.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    let bars = doc.descendants().filter(|n| n.has_tag_name("rect") && n.attribute("class") == Some("bar")).count();
+    assert_eq!(bars, 2 * 2 + 2, "a bar per identifier per result, then the geometric means");
+    assert!(text.contains("SE +/- 93.44, N = 3"), "{text}");
+
+    let png = env.target.path().join("charts.png");
+    let r = env.run(&["result", "show", "loop-fsmark", "--format", "png", "-o", png.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "PNG signature");
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 900, "width");
+    // Standard output that is not a terminal takes the same bytes.
+    let out = env.cmd(&["result", "show", "loop-fsmark", "--format", "png"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, bytes);
+    // A terminal gets no PNG: `script` (util-linux) runs engine on a pseudo-terminal.
+    let line = format!("'{}' result show loop-fsmark --format png", bin());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("ENGINE_HOME", env.home.path())
+        .env("ENGINE_PROFILE_PATH", env.profiles.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("not written to a terminal") && shown.contains("-o FILE"), "{shown}");
+    assert!(!shown.contains("PNG"), "{shown}");
+}
+
+#[test]
 fn the_html_report_renders_in_chromium() {
     let env = imported();
     // A third identifier for the two fs_mark results, and a result only it has.
@@ -221,6 +258,10 @@ fn the_html_report_renders_in_chromium() {
         !text.contains("http://") || text.matches("http://").all(|_| text.contains("http://www.w3.org/2000/svg")),
         "no network"
     );
+    // The charts are in the page as drawn by the engine: no script needed to read it.
+    let page = &text[..text.find("<script").unwrap()];
+    assert_eq!(page.matches("class=\"chart result-chart\"").count(), 3, "charts drawn without scripts");
+    assert!(page.contains("SE +/- 93.44, N = 3"), "bars carry SE and N without scripts");
     assert!(!text.contains("https://") && !text.contains("src=\""), "self-contained");
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .iter()

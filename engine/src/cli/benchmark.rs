@@ -101,7 +101,7 @@ pub struct BenchmarkArgs {
     #[arg(long, value_name = "DURATION", help_heading = "Hygiene")]
     pub settle: Option<String>,
     /// Report format printed at the end
-    #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::FORMATS))]
+    #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::TEXT_FORMATS))]
     pub format: String,
 }
 

@@ -8,6 +8,7 @@ use engine::home::Home;
 use engine::profile::resolve::Catalog;
 use engine::report::{self, View};
 use engine::result::{ResultFile, Store, edit, store};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone)]
@@ -110,6 +111,15 @@ fn load_quiet(store: &Store, catalog: &Catalog, what: &str) -> Result<(String, R
 }
 
 fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
+    let exporter = report::by_name(&v.format, ui::width()).expect("clap checked the format");
+    // An image on a terminal is garbage on the screen: refuse before any work.
+    if exporter.binary() && v.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("--format {} is a binary image: not written to a terminal", v.format),
+        )
+        .hint("write it to a file with -o FILE (or redirect standard output)"));
+    }
     let mut file = file.clone();
     if v.remove_outliers {
         engine::analysis::noise::remove_outliers(&mut file);
@@ -136,14 +146,18 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         noise_pct: v.noise,
         notable: v.notable,
     };
-    let exporter = report::by_name(&v.format, ui::width()).expect("clap checked the format");
-    let text = exporter.export(&file, &view);
+    let bytes = exporter.export_bytes(&file, &view).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
     match &v.output {
         Some(path) => {
-            store::write_atomic(path, text.as_bytes()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+            store::write_atomic(path, &bytes).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
             eprintln!("wrote {}", path.display());
         }
-        None => print!("{text}"),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| Failure::new(exit::ERROR, format!("cannot write the report: {e}")))?;
+        }
     }
     Ok(exit::OK)
 }

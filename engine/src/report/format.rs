@@ -21,3 +21,19 @@ pub fn se_text(se: Option<f64>, n: usize, decimals: usize) -> String {
         None => format!("N = {n}"),
     }
 }
+
+/// A value with the decimals its own magnitude calls for ([`decimals_for`]):
+/// what the charts print next to a bar, as the HTML report's script does.
+pub fn number(v: f64) -> String {
+    // No "-0.00": the script's toFixed drops the sign of zero.
+    let v = if v == 0.0 { 0.0 } else { v };
+    format!("{v:.*}", decimals_for(v.abs()))
+}
+
+/// What stands after a bar: `505.80   SE +/- 93.44, N = 3`.
+pub fn bar_text(value: f64, se: Option<f64>, n: usize) -> String {
+    match se {
+        Some(se) => format!("{}   SE +/- {}, N = {n}", number(value), number(se)),
+        None => format!("{}   N = {n}", number(value)),
+    }
+}

@@ -1,18 +1,39 @@
 //! A self-contained HTML report: the system table, one horizontal bar chart
-//! per result as inline SVG with SE and N, the geometric-mean chart, wins and
-//! losses, the verdicts against the baseline, and the viewer's toggles
-//! (normalize, hide noisy results, sort) — all working offline: the data is
-//! embedded as JSON and drawn by the page's own script.
+//! per result as inline SVG with SE and N, the verdicts against the baseline,
+//! the geometric-mean chart, wins and losses, and the viewer's toggles
+//! (normalize, hide noisy results, sort). The charts and verdicts are in the
+//! page as the engine drew them (svg.rs), so it reads with scripting off, in
+//! mail clients and in print; the page's script only redraws them, from the
+//! data embedded as JSON, when a toggle changes — all offline.
 
 use super::noise_rsd;
+use super::svg;
 use super::{Exporter, View};
 use crate::analysis::significance::Verdict;
-use crate::result::ResultFile;
+use crate::result::{ResultFile, TestResult};
+use std::fmt::Write;
 
 pub struct Html;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Appends JSON for a `<script>` element: no `<`, `>` or `&` at all (JSON
+/// has them only inside strings, where `\\u003c` means the same), so no
+/// identifier can close the element or open a comment that confuses the parser.
+fn push_script_json(h: &mut String, json: &str) {
+    let mut rest = json;
+    while let Some(i) = rest.find(['<', '>', '&']) {
+        h.push_str(&rest[..i]);
+        h.push_str(match rest.as_bytes()[i] {
+            b'<' => "\\u003c",
+            b'>' => "\\u003e",
+            _ => "\\u0026",
+        });
+        rest = &rest[i + 1..];
+    }
+    h.push_str(rest);
 }
 
 const STYLE: &str = r#"
@@ -23,11 +44,15 @@ table.systems{table-layout:fixed;width:100%;font-size:12px} table.systems th:fir
 table.systems td div{max-height:4.2em;overflow:auto;overflow-wrap:anywhere}
 details.changes-list{margin:.5em 0}
 tr.changed td{background:#fff6d6} .controls{position:sticky;top:0;background:#f4f6f8;padding:.6em 1em;border:1px solid #dde;margin:1em 0}
-.controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
-.unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
+.controls[hidden]{display:none} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
+.unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0;max-width:100%;height:auto} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
 .changes{color:#7a5b00;font-size:13px}
+@media print{.controls{display:none} section.result{break-inside:avoid} table.systems td div{max-height:none}}
 "#;
 
+/// Redraws the charts for the toggles, in place of the engine's drawing of
+/// the default view the page starts with; `chart` draws what `svg::bars`
+/// does. Headings and verdicts stay as the engine wrote them.
 const SCRIPT: &str = r#"
 (function(){
 const D = JSON.parse(document.getElementById('data').textContent);
@@ -35,28 +60,33 @@ const NS = 'http://www.w3.org/2000/svg';
 const colors = ['#3465a4','#f57900','#4e9a06','#cc0000','#75507b','#c4a000','#06989a','#8f5902'];
 function el(tag, attrs, text){ const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); if (text !== undefined) e.textContent = text; return e; }
 function fmt(v){ if (v === null || v === undefined) return 'n/a'; const a = Math.abs(v); return a < 1 ? v.toFixed(4) : a < 1000 ? v.toFixed(2) : a < 10000 ? v.toFixed(1) : v.toFixed(0); }
+function cut(s, max){ const a = Array.from(s); return a.length > max ? a.slice(0, max - 1).join('') + '\u2026' : s; }
 function chart(svgClass, rows, unitLabel){
-  const W = 900, rowH = 24, labelW = 240, textW = 230, barW = W - labelW - textW;
-  const svg = el('svg', {class: 'chart ' + svgClass, width: W, height: rows.length * rowH + 8, viewBox: '0 0 ' + W + ' ' + (rows.length * rowH + 8), role: 'img'});
+  const W = 900, rowH = 24, labelW = 240, textW = 230, barW = W - labelW - textW, top = 4, H = top + rows.length * rowH + 4;
+  const svg = el('svg', {class: 'chart ' + svgClass, width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'font-family': 'sans-serif', 'font-size': 12});
   svg.appendChild(el('title', {}, unitLabel));
-  const max = Math.max(0, ...rows.map(r => (r.value || 0) + (r.se || 0)));
+  const has = r => r.value !== null && r.value !== undefined && isFinite(r.value);
+  const max = rows.reduce((m, r) => has(r) ? Math.max(m, r.value + (r.se || 0)) : m, 0);
+  const scale = x => max > 0 ? x / max * barW : 0;
   rows.forEach((r, i) => {
-    const y = 4 + i * rowH;
-    svg.appendChild(el('text', {x: labelW - 6, y: y + 15, 'text-anchor': 'end', 'font-size': 12}, r.id));
-    if (r.value !== null && r.value !== undefined && max > 0) {
-      const w = Math.max(1, r.value / max * barW);
-      svg.appendChild(el('rect', {x: labelW, y: y + 3, width: w, height: rowH - 8, fill: colors[D.ids.indexOf(r.id) % colors.length]}));
-      if (r.se) {
-        const x1 = labelW + (r.value - r.se) / max * barW, x2 = labelW + (r.value + r.se) / max * barW, ym = y + rowH / 2 - 1;
-        svg.appendChild(el('line', {x1: x1, x2: x2, y1: ym, y2: ym, stroke: '#000', 'stroke-width': 1.2}));
-        svg.appendChild(el('line', {x1: x1, x2: x1, y1: ym - 4, y2: ym + 4, stroke: '#000'}));
-        svg.appendChild(el('line', {x1: x2, x2: x2, y1: ym - 4, y2: ym + 4, stroke: '#000'}));
-      }
-      const end = Math.max(w, r.se ? (r.value + r.se) / max * barW : 0);
-      svg.appendChild(el('text', {x: labelW + end + 6, y: y + 15, 'font-size': 12}, fmt(r.value) + (r.note ? '   ' + r.note : '')));
-    } else {
-      svg.appendChild(el('text', {x: labelW + 4, y: y + 15, 'font-size': 12, fill: '#777'}, 'no value'));
+    const y = top + i * rowH, label = cut(r.id, 34);
+    const t = el('text', {x: labelW - 6, y: y + 15, 'text-anchor': 'end'});
+    if (label !== r.id) t.appendChild(el('title', {}, r.id));
+    t.appendChild(document.createTextNode(label));
+    svg.appendChild(t);
+    if (!has(r)) { svg.appendChild(el('text', {x: labelW + 4, y: y + 15, fill: '#777'}, 'no value')); return; }
+    const w = Math.max(1, scale(r.value));
+    svg.appendChild(el('rect', {class: 'bar', x: labelW, y: y + 3, width: w, height: rowH - 8, fill: colors[r.i % colors.length]}));
+    let end = w;
+    if (r.se > 0 && max > 0) {
+      const x1 = labelW + Math.max(0, scale(r.value - r.se)), x2 = labelW + scale(r.value + r.se), ym = y + rowH / 2 - 1;
+      const d = 'M' + x1 + ' ' + ym + 'H' + x2 + 'M' + x1 + ' ' + (ym - 4) + 'V' + (ym + 4) + 'M' + x2 + ' ' + (ym - 4) + 'V' + (ym + 4);
+      svg.appendChild(el('path', {class: 'se', d: d, stroke: '#000', 'stroke-width': 1.2}));
+      end = Math.max(end, scale(r.value + r.se));
     }
+    const v = el('text', {x: labelW + end + 6, y: y + 15}, r.text);
+    v.setAttributeNS('http://www.w3.org/XML/1998/namespace', 'xml:space', 'preserve');
+    svg.appendChild(v);
   });
   return svg;
 }
@@ -64,81 +94,102 @@ function render(){
   const norm = document.getElementById('normalize').value;
   const hide = document.getElementById('hide-noisy').checked;
   const sort = document.getElementById('sort').value;
-  const box = document.getElementById('results');
-  box.textContent = '';
+  const sections = document.querySelectorAll('#results > section.result');
   let shown = 0;
-  D.results.forEach(res => {
-    if (hide && res.noisy) return;
+  D.results.forEach((res, k) => {
+    const sec = sections[k];
+    sec.hidden = hide && res.noisy;
+    if (sec.hidden) return;
     shown++;
-    const sec = document.createElement('section'); sec.className = 'result';
-    const h = document.createElement('h3'); h.textContent = res.title; sec.appendChild(h);
-    if (res.description) { const p = document.createElement('div'); p.className = 'desc'; p.textContent = res.description; sec.appendChild(p); }
-    let rows = res.entries.map(e => ({id: e.id, value: e.value, se: e.se, note: e.se !== null ? 'SE +/- ' + fmt(e.se) + ', N = ' + e.n : 'N = ' + e.n}));
-    let unit = res.unit + (res.hib ? ', More Is Better' : ', Fewer Is Better');
+    let rows = res.entries.map(e => ({id: D.ids[e.i], i: e.i, value: e.value, se: e.se, text: e.text}));
+    let unit = res.unit_line;
     if (norm !== 'none') {
       const vals = rows.filter(r => r.value > 0).map(r => r.value);
       const ref = norm === 'baseline' ? (rows.find(r => r.id === D.baseline) || {}).value : (res.hib ? Math.min(...vals) : Math.max(...vals));
-      rows = rows.map(r => ({id: r.id, value: (r.value > 0 && ref > 0) ? (res.hib ? r.value / ref : ref / r.value) : null, se: null, note: ''}));
-      unit = 'Relative performance (' + res.unit + '), More Is Better';
+      rows = rows.map(r => { const v = (r.value > 0 && ref > 0) ? (res.hib ? r.value / ref : ref / r.value) : null; return {id: r.id, i: r.i, value: v, se: null, text: v === null ? '' : fmt(v)}; });
+      unit = 'Relative to ' + (norm === 'baseline' ? D.baseline : 'the lowest') + ' (' + res.unit + '), More Is Better';
     }
     if (sort === 'value') rows.sort((a, b) => (b.value || 0) - (a.value || 0));
-    const u = document.createElement('div'); u.className = 'unit'; u.textContent = unit; sec.appendChild(u);
-    sec.appendChild(chart('result-chart', rows, unit));
-    if (res.verdicts.length) {
-      const v = document.createElement('div');
-      res.verdicts.forEach(x => { const s = document.createElement('div'); s.className = x.kind; s.textContent = x.id + ' vs ' + D.baseline + ': ' + x.text; v.appendChild(s); });
-      sec.appendChild(v);
-    }
-    box.appendChild(sec);
+    sec.querySelector('.unit').textContent = unit;
+    sec.querySelector('svg.chart').replaceWith(chart('result-chart', rows, unit));
   });
   document.getElementById('shown').textContent = shown + ' of ' + D.results.length + ' results shown';
   const g = document.getElementById('geomean');
-  g.textContent = '';
-  if (D.geomean) {
-    let rows = D.geomean.map(([id, v]) => ({id: id, value: v, se: null, note: ''}));
+  if (g && D.geomean) {
+    const rows = D.geomean.map(x => ({id: D.ids[x.i], i: x.i, value: x.value, se: null, text: x.text}));
     if (sort === 'value') rows.sort((a, b) => b.value - a.value);
-    g.appendChild(chart('geomean-chart', rows, 'Geometric mean, More Is Better'));
+    g.querySelector('svg.chart').replaceWith(chart('geomean-chart', rows, 'Geometric mean, More Is Better'));
   }
 }
-['normalize', 'hide-noisy', 'sort'].forEach(id => document.getElementById(id).addEventListener('change', render));
-render();
+const ids = ['normalize', 'hide-noisy', 'sort'];
+ids.forEach(id => document.getElementById(id).addEventListener('change', render));
+document.querySelector('.controls').hidden = false;
+// Settings a browser restored on reload are not the drawn default view.
+if (document.getElementById('normalize').value !== 'none' || document.getElementById('hide-noisy').checked || document.getElementById('sort').value !== 'identifier') render();
 })();
 "#;
 
+/// What the script redraws from: per result the values, not the words the
+/// page already holds. Identifiers by their index in `ids`.
 #[derive(serde::Serialize)]
-struct Bar<'a> {
-    id: &'a str,
+struct Bar {
+    i: usize,
     value: f64,
     se: Option<f64>,
-    n: usize,
+    /// The value and SE as the engine's chart prints them.
+    text: String,
 }
 
 #[derive(serde::Serialize)]
+struct Chart<'a> {
+    unit: &'a str,
+    unit_line: String,
+    hib: bool,
+    entries: Vec<Bar>,
+    noisy: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Mean {
+    i: usize,
+    value: f64,
+    text: String,
+}
+
+#[derive(serde::Serialize)]
+struct Data<'a> {
+    ids: &'a [String],
+    baseline: Option<&'a str>,
+    results: Vec<Chart<'a>>,
+    geomean: Option<Vec<Mean>>,
+}
+
+/// A verdict line: identifier, what changed, and its class (`better`, ...).
 struct Said<'a> {
     id: &'a str,
     text: String,
     kind: &'static str,
 }
 
-#[derive(serde::Serialize)]
-struct Chart<'a> {
-    title: String,
-    description: &'a str,
-    unit: &'a str,
-    hib: bool,
-    entries: Vec<Bar<'a>>,
-    noisy: bool,
-    verdicts: Vec<Said<'a>>,
-}
-
-#[derive(serde::Serialize)]
-struct Data<'a> {
-    title: &'a str,
-    ids: &'a [String],
-    baseline: Option<&'a str>,
-    results: Vec<Chart<'a>>,
-    geomean: Option<&'a [(String, f64)]>,
-    shared: usize,
+/// One result as the page shows it before any toggle: heading, unit line,
+/// the engine's chart, the verdicts. Written in place: a comparison of a
+/// thousand identifiers makes a page of tens of megabytes.
+fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<'_>], baseline: Option<&str>) {
+    write!(h, "<section class=\"result\"><h3>{}</h3>", esc(&drawn.title)).unwrap();
+    if !t.description.is_empty() {
+        write!(h, "<div class=\"desc\">{}</div>", esc(&t.description)).unwrap();
+    }
+    write!(h, "<div class=\"unit\">{}</div>", esc(&drawn.unit)).unwrap();
+    svg::write_chart(h, drawn, false);
+    if !verdicts.is_empty() {
+        let baseline = esc(baseline.unwrap_or(""));
+        h.push_str("<div class=\"verdicts\">");
+        for v in verdicts {
+            write!(h, "<div class=\"{}\">{} vs {baseline}: {}</div>", v.kind, esc(v.id), esc(&v.text)).unwrap();
+        }
+        h.push_str("</div>");
+    }
+    h.push_str("</section>");
 }
 
 impl Exporter for Html {
@@ -164,37 +215,30 @@ impl Exporter for Html {
             .results
             .iter()
             .zip(&m.rows)
-            .zip(verdicts)
-            .map(|((t, row), verdicts)| Chart {
-                title: match &t.app_version {
-                    Some(v) => format!("{} {v}", t.title),
-                    None => t.title.clone(),
-                },
-                description: &t.description,
+            .map(|(t, row)| Chart {
                 unit: &t.unit,
+                unit_line: svg::unit_line(&t.unit, t.proportion),
                 hib: t.proportion == crate::profile::model::Proportion::Hib,
                 entries: row
                     .iter()
-                    .flatten()
-                    .map(|e| Bar { id: &e.identifier, value: e.value, se: e.se, n: e.n })
+                    .enumerate()
+                    .filter_map(|(i, e)| e.map(|e| (i, e)))
+                    .map(|(i, e)| Bar {
+                        i,
+                        value: e.value,
+                        se: e.se,
+                        text: super::format::bar_text(e.value, e.se, e.n),
+                    })
                     .collect(),
                 noisy: t.entries.iter().any(|e| crate::analysis::noise::is_noisy(e, noise_rsd())),
-                verdicts,
             })
             .collect();
-        let data = Data {
-            title: &r.title,
-            ids: &a.ids,
-            baseline: a.baseline.as_deref(),
-            results,
-            geomean: a.geometric.as_deref(),
-            shared: a.shared,
-        };
-        // `</` inside a script element would end it.
-        let data = serde_json::to_string(&data).expect("report data serializes").replace("</", "<\\/");
-
-        let mut h = String::with_capacity(64 * 1024 + data.len());
+        // The geometric mean compares identifiers: none with only one.
+        let geomean = a.geometric.as_deref().filter(|_| a.ids.len() > 1);
+        // About what a bar and its data take, so the page is rarely copied.
+        let mut h = String::with_capacity(64 * 1024 + r.results.len() * a.ids.len() * 700);
         h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+        h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
         h.push_str(&format!("<title>{}</title><style>{STYLE}</style></head><body>\n", esc(&r.title)));
         h.push_str(&format!("<h1>{}</h1>", esc(&r.title)));
         if !r.description.is_empty() {
@@ -234,19 +278,29 @@ impl Exporter for Html {
                 h.push_str("</details>");
             }
         }
-        h.push_str(
-            "<div class=\"controls\"><label>Normalize <select id=\"normalize\"><option value=\"none\">no</option>\
+        // The toggles need the script: hidden until it runs.
+        let n = r.results.len();
+        h.push_str(&format!(
+            "<div class=\"controls\" hidden><label>Normalize <select id=\"normalize\"><option value=\"none\">no</option>\
              <option value=\"lowest\">to the lowest</option><option value=\"baseline\">to the baseline</option></select></label>\
              <label><input type=\"checkbox\" id=\"hide-noisy\"> Hide noisy results (relative SD over 6 %)</label>\
              <label>Sort bars <select id=\"sort\"><option value=\"identifier\">by identifier</option>\
-             <option value=\"value\">by value</option></select></label> <span id=\"shown\"></span></div>",
-        );
-        h.push_str("<div id=\"results\"></div>");
+             <option value=\"value\">by value</option></select></label> <span id=\"shown\">{n} of {n} results shown</span></div>",
+        ));
+        h.push_str("<div id=\"results\">");
+        for ((t, row), said) in r.results.iter().zip(&m.rows).zip(&verdicts) {
+            section(&mut h, t, &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
+        }
+        h.push_str("</div>");
         if a.ids.len() > 1 {
             if let Some(b) = &a.baseline {
                 h.push_str(&format!("<p class=\"desc\">Baseline: {}. Verdicts: Welch's t-test at 5 %, changes under {} % do not count.</p>", esc(b), view.noise_pct));
             }
-            h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} results every identifier has; lower-is-better results inverted.</p><div id=\"geomean\"></div>", a.shared));
+            h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} results every identifier has; lower-is-better results inverted.</p><div id=\"geomean\">", a.shared));
+            if let Some(g) = geomean {
+                h.push_str(&svg::bars(&svg::geomean_chart(g, &a.ids, a.shared)));
+            }
+            h.push_str("</div>");
             h.push_str("<h2>Wins and losses</h2><table class=\"wins\"><tr><th>Identifier</th><th>Wins</th><th>Losses</th></tr>");
             for t in &a.wins {
                 h.push_str(&format!(
@@ -270,11 +324,99 @@ impl Exporter for Html {
                 }
                 h.push_str("</table>");
             }
-        } else {
-            h.push_str("<div id=\"geomean\"></div>");
         }
-        h.push_str(&format!("<script type=\"application/json\" id=\"data\">{data}</script>"));
+        let data = Data {
+            ids: &a.ids,
+            baseline: a.baseline.as_deref(),
+            results,
+            geomean: geomean.map(|g| {
+                g.iter()
+                    .map(|(id, v)| Mean { i: m.index(id).unwrap_or(0), value: *v, text: super::format::number(*v) })
+                    .collect()
+            }),
+        };
+        let json = serde_json::to_string(&data).expect("report data serializes");
+        // Freed before the page grows by the JSON: large comparisons are large.
+        drop(data);
+        h.push_str("<script type=\"application/json\" id=\"data\">");
+        push_script_json(&mut h, &json);
+        h.push_str("</script>");
         h.push_str(&format!("<script>{SCRIPT}</script>\n</body></html>\n"));
         h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::svg_export::tests::sample;
+
+    /// The page before its scripts: what a reader without scripting sees.
+    fn static_part(html: &str) -> &str {
+        &html[..html.find("<script").expect("the data block")]
+    }
+
+    /// The text of the JSON data block, up to the first `</script>`.
+    fn data_block(html: &str) -> &str {
+        let open = "<script type=\"application/json\" id=\"data\">";
+        let start = html.find(open).expect("data block") + open.len();
+        &html[start..start + html[start..].find("</script>").unwrap()]
+    }
+
+    #[test]
+    fn charts_and_verdicts_are_in_the_page_without_scripts() {
+        let f = sample(&["A", "B"]);
+        let html = Html.export(&f, &View::default());
+        let page = static_part(&html);
+        assert_eq!(page.matches("<svg ").count(), 3);
+        assert_eq!(page.matches("class=\"chart result-chart\"").count(), 2, "one chart per result");
+        assert_eq!(page.matches("class=\"chart geomean-chart\"").count(), 1);
+        assert!(page.contains(">100.00   SE +/- 5.77, N = 3</text>"), "bars carry SE and N");
+        assert!(page.contains("<div class=\"unit\">ms, Fewer Is Better</div>"));
+        assert!(page.contains("<span id=\"shown\">2 of 2 results shown</span>"));
+        assert_eq!(page.matches("<div class=\"worse\">B vs A: ").count(), 1, "{page}");
+        assert_eq!(page.matches("<div class=\"better\">B vs A: ").count(), 1, "{page}");
+        // Every chart is well-formed XML on its own, one bar per identifier.
+        for svg in page.split("<svg ").skip(1) {
+            let svg = format!("<svg {}</svg>", svg.split("</svg>").next().unwrap());
+            let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
+            assert_eq!(doc.descendants().filter(|n| n.has_tag_name("rect")).count(), 2);
+        }
+        // The data the toggles redraw from carries the same texts.
+        let data: serde_json::Value = serde_json::from_str(data_block(&html)).unwrap();
+        assert_eq!(data["results"][0]["entries"][0]["text"], "100.00   SE +/- 5.77, N = 3");
+        assert_eq!(data["geomean"][1]["text"], "0.9975");
+        assert_eq!(html, Html.export(&f, &View::default()), "same input, same bytes");
+    }
+
+    #[test]
+    fn one_identifier_has_no_geometric_mean() {
+        let html = Html.export(&sample(&["A"]), &View::default());
+        assert!(!html.contains("id=\"geomean\"") && !html.contains("geomean-chart\""));
+        let data: serde_json::Value = serde_json::from_str(data_block(&html)).unwrap();
+        assert!(data["geomean"].is_null());
+    }
+
+    #[test]
+    fn an_identifier_cannot_break_out_of_the_data_block() {
+        let evil = "<!--<script>x</script>";
+        let f = sample(&["A", evil]);
+        let html = Html.export(&f, &View::default());
+        let block = data_block(&html);
+        assert!(!block.contains('<') && !block.contains('>'), "{block}");
+        assert!(!block.contains("<!--") && !block.contains("</script>"));
+        let data: serde_json::Value = serde_json::from_str(block).unwrap();
+        assert_eq!(data["ids"][1], evil, "the identifier survives the escaping");
+        assert_eq!(data["results"][0]["entries"][1]["i"], 1);
+        // Outside the data: two script elements and no comment anywhere.
+        assert_eq!(html.matches("<script").count(), 2);
+        assert_eq!(html.matches("</script>").count(), 2);
+        assert!(!html.contains("<!--"));
+        // The charts show it, escaped: two results and the geometric mean, as
+        // do the two verdicts, the system table and the wins.
+        let page = static_part(&html);
+        let shown = "&lt;!--&lt;script&gt;x&lt;/script&gt;";
+        assert_eq!(page.matches(&format!(">{shown}</text>")).count(), 3, "{page}");
+        assert_eq!(page.matches(shown).count(), 3 + 2 + 1 + 1, "{page}");
     }
 }
