@@ -25,3 +25,4 @@ pub mod stats;
 pub mod sweep;
 pub mod sysinfo;
 pub mod units;
+pub mod workloads;

@@ -173,6 +173,10 @@ fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
         }
         prev[b.len()]
     };
+    // A key that starts like the word (`journal` for `journal_mode`) counts too.
+    if let Some(k) = known.iter().find(|k| k.starts_with(word) || word.starts_with(**k)) {
+        return Some(k);
+    }
     known.iter().map(|k| (d(word, k), *k)).filter(|(n, _)| *n <= word.len().max(3) / 3 + 1).min().map(|(_, k)| k)
 }
 

@@ -17,6 +17,7 @@
 //!
 //! impl Workload for WriteOnce {
 //!     const KEYS: &'static [&'static str] = &["size"];
+//!     const RESULTS: &'static [&'static str] = &["bandwidth"];
 //!     fn new(config: &Config) -> Result<Self, Error> {
 //!         config.only(Self::KEYS)?;
 //!         Ok(WriteOnce { size: config.size_or("size", 1 << 20)? })
@@ -49,6 +50,8 @@ pub trait Workload: Sized {
     /// The configuration keys it reads; the engine rejects others when the
     /// profile is loaded (`file:line:col`, with a did-you-mean).
     const KEYS: &'static [&'static str];
+    /// The result ids it can return; a profile may declare any of them.
+    const RESULTS: &'static [&'static str];
 
     /// Checks and takes the configuration. Called once per test, before the
     /// first trial: a bad value fails the test here, naming the key.
@@ -88,6 +91,7 @@ pub struct TrialOutput<'a> {
 /// its configuration, it reads one trial's output into values per result id.
 pub trait Parser: Sized {
     const KEYS: &'static [&'static str];
+    const RESULTS: &'static [&'static str];
     fn new(config: &Config) -> Result<Self, Error>;
     fn parse(&self, output: &TrialOutput<'_>) -> Result<Report, Error>;
 }

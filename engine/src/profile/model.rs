@@ -180,6 +180,23 @@ impl JsonSchema for Scalar {
 pub enum Executor {
     /// A program on the system (or installed by the profile).
     External(ExternalExecutor),
+    /// A workload built into engine, written against the workload contract
+    /// in `sdk/`; it returns its values itself (no parsers needed).
+    Builtin(BuiltinExecutor),
+}
+
+/// A built-in workload and its configuration.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltinExecutor {
+    /// The workload: `io`, `files`, `compile`, `sqlite`, `startup-time`.
+    pub workload: String,
+    /// Its configuration (the workload's keys); values may hold placeholders.
+    #[serde(default)]
+    pub config: IndexMap<String, Scalar>,
+    /// Longest a trial may take (`90s`, `10m`); the workload is asked to stop after it.
+    #[serde(default)]
+    pub timeout: Option<String>,
 }
 
 impl Executor {
@@ -187,6 +204,7 @@ impl Executor {
     pub fn kind(&self) -> &'static str {
         match self {
             Executor::External(_) => "external",
+            Executor::Builtin(_) => "builtin",
         }
     }
 
@@ -198,6 +216,7 @@ impl Executor {
                 let plain = !x.program.contains('/') && !x.program.contains("{{");
                 if plain { vec![x.program.clone()] } else { Vec::new() }
             }
+            Executor::Builtin(_) => Vec::new(),
         }
     }
 
@@ -205,6 +224,10 @@ impl Executor {
     pub fn describe(&self) -> String {
         match self {
             Executor::External(x) => format!("{} {}", x.program, x.args.join(" ")),
+            Executor::Builtin(b) => {
+                let cfg: Vec<String> = b.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("workload {} {}", b.workload, cfg.join(" "))
+            }
         }
     }
 
@@ -213,6 +236,7 @@ impl Executor {
     pub fn returns_values(&self) -> bool {
         match self {
             Executor::External(_) => false,
+            Executor::Builtin(_) => true,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! labels that must be unique, parsers that must name a result.
 
 use super::diag::{Diagnostic, Diagnostics, did_you_mean};
-use super::model::{Executor, ExternalExecutor, OptionDef, ParserDef, Profile, Step};
+use super::model::{BuiltinExecutor, Executor, ExternalExecutor, OptionDef, ParserDef, Profile, Step};
 use super::template::{self, TemplateError};
 use super::yaml_index::{Path, YamlIndex};
 use crate::path;
@@ -293,7 +293,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
         parsed.insert(pd.result.as_str());
     }
     for (i, r) in p.results.iter().enumerate() {
-        if !parsed.contains(r.id.as_str()) {
+        if !parsed.contains(r.id.as_str()) && !p.executor.returns_values() {
             c.at_value(
                 path!["results", i, "id"],
                 format!("result `{}` has no parser", r.id),
@@ -305,6 +305,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
     // Executor.
     match &p.executor {
         Executor::External(x) => check_external(&mut c, x, &known),
+        Executor::Builtin(b) => check_builtin(&mut c, b, p, &known),
     }
 
     // Trials.
@@ -575,6 +576,50 @@ pub fn quoted_placeholders(sh: &str) -> Vec<String> {
         i += 1;
     }
     out
+}
+
+fn check_builtin(c: &mut Checker, b: &BuiltinExecutor, p: &Profile, known: &BTreeSet<String>) {
+    let Some(w) = crate::workloads::find(&b.workload) else {
+        let names = crate::workloads::names();
+        let hint = match super::diag::did_you_mean(&b.workload, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("built-in workloads: {}", names.join(", ")),
+        };
+        c.at_value(
+            path!["executor", "builtin", "workload"],
+            format!("no built-in workload `{}`", b.workload),
+            Some(hint),
+        );
+        return;
+    };
+    for (k, v) in &b.config {
+        if !w.keys.contains(&k.as_str()) {
+            let hint = match super::diag::did_you_mean(k, w.keys.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("`{}` reads: {}", w.name, w.keys.join(", ")),
+            };
+            c.at_key(
+                path!["executor", "builtin", "config", k.as_str()],
+                format!("workload `{}` has no config key `{k}`", w.name),
+                Some(hint),
+            );
+        }
+        c.text(path!["executor", "builtin", "config", k.as_str()], v.as_str(), known);
+    }
+    for (i, r) in p.results.iter().enumerate() {
+        if !w.results.contains(&r.id.as_str()) && !p.parsers.iter().any(|d| d.result == r.id) {
+            c.at_value(
+                path!["results", i, "id"],
+                format!("workload `{}` returns no result `{}`", w.name, r.id),
+                Some(format!("it returns: {}", w.results.join(", "))),
+            );
+        }
+    }
+    if let Some(t) = &b.timeout
+        && let Err(e) = units::parse_duration(t)
+    {
+        c.at_value(path!["executor", "builtin", "timeout"], e.to_string(), Some(units_hint(&e)));
+    }
 }
 
 fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String>) {

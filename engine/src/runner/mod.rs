@@ -1,6 +1,7 @@
 //! Running tests: scratch directory, executor, trials until the statistics
 //! rule is met, parsing, and the entries that go into the result file.
 
+pub mod builtin;
 pub mod executor;
 pub mod external;
 pub mod interrupt;
@@ -267,6 +268,9 @@ impl Built {
 fn executor_for(test: &Test) -> Built {
     match &test.profile.profile.executor {
         ExecDef::External(x) => Built { executor: Box::new(external::External::new(x.clone())), direct: false },
+        ExecDef::Builtin(b) => {
+            Built { executor: Box::new(builtin::Builtin::new(b.clone(), &test.profile.profile.id)), direct: true }
+        }
     }
 }
 

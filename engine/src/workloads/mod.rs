@@ -1,0 +1,70 @@
+//! The workloads built into engine, each written against the contract in
+//! `sdk/` (the same one WASM plugins implement), and the registry that names
+//! them for `executor: {builtin: {workload: …}}`.
+
+use engine_sdk::{Config, DynWorkload, Error, Workload};
+
+/// One built-in workload.
+pub struct Entry {
+    pub name: &'static str,
+    /// One line for `engine info` and `engine list`.
+    pub summary: &'static str,
+    /// Configuration keys it reads.
+    pub keys: &'static [&'static str],
+    /// Result ids it returns.
+    pub results: &'static [&'static str],
+    pub make: fn(&Config) -> Result<Box<dyn DynWorkload>, Error>,
+}
+
+const fn entry<W: Workload + 'static>(name: &'static str, summary: &'static str) -> Entry {
+    Entry { name, summary, keys: W::KEYS, results: W::RESULTS, make: engine_sdk::make::<W> }
+}
+
+pub mod sqlite;
+
+/// Every built-in workload.
+pub static ALL: &[Entry] =
+    &[entry::<sqlite::Sqlite>("sqlite", "timed SQLite inserts (linked in), each its own transaction")];
+
+/// The workload named `name`.
+pub fn find(name: &str) -> Option<&'static Entry> {
+    ALL.iter().find(|e| e.name == name)
+}
+
+/// Names of all built-in workloads.
+pub fn names() -> Vec<&'static str> {
+    ALL.iter().map(|e| e.name).collect()
+}
+
+/// A [`Context`](engine_sdk::Context) for unit tests of the workloads.
+#[cfg(test)]
+pub mod testing {
+    use std::path::{Path, PathBuf};
+    use std::time::Instant;
+
+    pub struct Cx {
+        pub dir: PathBuf,
+        start: Instant,
+    }
+
+    impl Cx {
+        pub fn new(dir: &Path) -> Self {
+            Cx { dir: dir.to_path_buf(), start: Instant::now() }
+        }
+    }
+
+    impl engine_sdk::Context for Cx {
+        fn scratch_dir(&self) -> &Path {
+            &self.dir
+        }
+        fn target_dir(&self) -> &Path {
+            &self.dir
+        }
+        fn elapsed(&self) -> std::time::Duration {
+            self.start.elapsed()
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+}
