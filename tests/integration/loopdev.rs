@@ -68,9 +68,16 @@ impl LoopFs {
     }
 }
 
+/// Unmounts `path`; lazily when something still holds it, so no test leaves a mount behind.
+pub fn unmount(path: &str) {
+    if !Command::new("umount").arg(path).status().is_ok_and(|s| s.success()) {
+        let _ = Command::new("umount").args(["-l", path]).status();
+    }
+}
+
 impl Drop for LoopFs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.mnt.path()).output();
+        unmount(self.mnt.path().to_str().unwrap());
         let _ = Command::new("losetup").args(["-d", &self.dev]).output();
     }
 }

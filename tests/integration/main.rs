@@ -6,6 +6,7 @@ mod common;
 mod compare;
 
 mod benchmark;
+mod builtin;
 mod cli;
 mod failures;
 mod first_users;

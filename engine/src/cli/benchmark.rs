@@ -206,6 +206,8 @@ fn check_flags(args: &BenchmarkArgs, home: &Home) -> Result<Flags, Failure> {
 /// Phases 2 and 3: the references resolved and expanded into tests.
 struct Work {
     tests: Vec<Test>,
+    /// Keys of the tests only optional suite items asked for.
+    optional: HashSet<String>,
     /// The saved result whose tests are re-run (`engine benchmark NAME`).
     rerun: Option<String>,
     /// Tests of a saved result that cannot run here.
@@ -219,6 +221,7 @@ fn expand_refs(args: &BenchmarkArgs, catalog: &Catalog, store: &Store) -> Result
     let mut rerun: Option<String> = None;
     let mut used_presets = HashSet::new();
     let mut not_runnable = Vec::new();
+    let (mut optional, mut required) = (HashSet::new(), HashSet::new());
     for r in &args.refs {
         match resolve(r, catalog, store)? {
             Resolved::Planned(items) => {
@@ -234,6 +237,13 @@ fn expand_refs(args: &BenchmarkArgs, catalog: &Catalog, store: &Store) -> Result
                         .map_err(|e| expand_failure(e, exit::USAGE))?;
                     if t.is_empty() {
                         eprintln!("nothing chosen for {}: its tests are left out", item.profile.profile.id);
+                    }
+                    for x in &t {
+                        if item.optional {
+                            optional.insert(x.key())
+                        } else {
+                            required.insert(x.key())
+                        };
                     }
                     tests.extend(t);
                 }
@@ -267,7 +277,8 @@ fn expand_refs(args: &BenchmarkArgs, catalog: &Catalog, store: &Store) -> Result
     if tests.is_empty() && not_runnable.is_empty() {
         return Err(Failure::new(exit::USAGE, "nothing to run: no test was chosen"));
     }
-    Ok(Work { tests, rerun, not_runnable })
+    optional.retain(|k| !required.contains(k));
+    Ok(Work { tests, optional, rerun, not_runnable })
 }
 
 /// What the run is asked to do, as a key for resuming (not --save/--identifier).
@@ -338,8 +349,14 @@ fn destination(
     Ok(Destination { name, identifier, key, resumed })
 }
 
-/// Phase 5: what cannot run here (missing programs, not root) is skipped.
-fn requirements_phase(tests: &mut Vec<Test>, skipped: &mut Vec<FailedTest>, identifier: &str) {
+/// Phase 5: what cannot run here (missing programs, not root) is skipped;
+/// quietly for optional suite items (the run still succeeds).
+fn requirements_phase(
+    tests: &mut Vec<Test>,
+    optional: &HashSet<String>,
+    skipped: &mut Vec<FailedTest>,
+    identifier: &str,
+) {
     let mut unmet_profiles: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for t in tests.iter() {
         let p = &t.profile.profile;
@@ -349,14 +366,21 @@ fn requirements_phase(tests: &mut Vec<Test>, skipped: &mut Vec<FailedTest>, iden
         let mut unmet: Vec<String> = requirements::missing_programs(p).iter().map(ToString::to_string).collect();
         unmet.extend(requirements::missing_root(p).map(|u| u.to_string()));
         if !unmet.is_empty() {
+            let all_optional =
+                tests.iter().filter(|x| x.profile.profile.id == p.id).all(|x| optional.contains(&x.key()));
             for u in &unmet {
-                eprintln!("skipped {}: {u}", p.id);
+                if all_optional {
+                    eprintln!("not run (optional in this suite) {}: {u}", p.id);
+                } else {
+                    eprintln!("skipped {}: {u}", p.id);
+                }
             }
             unmet_profiles.insert(p.id.clone(), unmet.join("; "));
         }
     }
     let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     tests.retain(|t| match unmet_profiles.get(&t.profile.profile.id) {
+        Some(_) if optional.contains(&t.key()) => false,
         Some(why) => {
             skipped.push(FailedTest {
                 test: t.key(),
@@ -480,14 +504,14 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
         return Ok(dry_run(&work, &args, &store, args.save.as_deref().or(work.rerun.as_deref())));
     }
     let dest = destination(&args, &flags, &work, &home, &store)?;
-    let Work { mut tests, not_runnable, .. } = work;
+    let Work { mut tests, not_runnable, optional, .. } = work;
     let mut skipped: Vec<FailedTest> = Vec::new();
     if !not_runnable.is_empty() {
         for m in &not_runnable {
             eprintln!("cannot run: {m}");
         }
     }
-    requirements_phase(&mut tests, &mut skipped, &dest.identifier);
+    requirements_phase(&mut tests, &optional, &mut skipped, &dest.identifier);
     let target = target_phase(&flags, &tests)?;
     refuse_unfinished_changes(&home)?;
 

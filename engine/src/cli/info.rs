@@ -177,7 +177,8 @@ pub fn run(args: InfoArgs) -> Result<i32, Failure> {
                     .map(|t| t.len())
                     .unwrap_or(0);
                 total += n;
-                lines.push(format!("  {} {} → {n} test(s)", it.profile.reference(), presets.join(" ")));
+                let opt = if it.optional { " (optional: runs where its tool is installed)" } else { "" };
+                lines.push(format!("  {} {} → {n} test(s){opt}", it.profile.reference(), presets.join(" ")));
             }
             writeln!(out, "{}: {} profile item(s), {total} test(s) in batch mode", args.reference, items.len())
                 .unwrap();

@@ -36,7 +36,8 @@ fn looks_like_path(r: &str) -> bool {
 }
 
 pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
-    let planned = |p| Ok(Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new() }]));
+    let planned =
+        |p| Ok(Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new(), optional: false }]));
     if let Some(id) = reference.strip_prefix("suite/") {
         let s = catalog.suite(id).map_err(failure)?;
         return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));

@@ -497,6 +497,10 @@ pub struct SuiteItem {
     /// Entries to run, by option id and entry label or value.
     #[serde(default)]
     pub options: IndexMap<String, OneOrMany>,
+    /// Run where its requirements are met (its program installed, root when
+    /// it needs root) and skip it quietly elsewhere: the run still succeeds.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// One entry or a list of entries.

@@ -264,6 +264,9 @@ pub fn suite_from_path(path: &Path) -> Result<LoadedSuite, ResolveError> {
 pub struct Planned {
     pub profile: Arc<LoadedProfile>,
     pub presets: Vec<crate::expand::Preset>,
+    /// From a suite item marked `optional`: skipped quietly when its
+    /// programs are missing or it needs root.
+    pub optional: bool,
 }
 
 /// Flattens a suite (and the suites it includes) into planned profiles.
@@ -310,7 +313,7 @@ pub fn flatten_suite(
                             }
                         })
                         .collect();
-                    out.push(Planned { profile: Arc::new(lp), presets });
+                    out.push(Planned { profile: Arc::new(lp), presets, optional: item.optional });
                 }
                 Err(ResolveError::NotFound { hint, .. }) => diags.push(
                     Diagnostic::new(

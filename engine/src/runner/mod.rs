@@ -243,7 +243,7 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
             continue;
         };
         entry.added_trials = data.added.clone();
-        entry.warning = data.warning.clone();
+        entry.warning = data.warnings.get(i).cloned().flatten();
         entry.notes = crate::stats::shape::notes(&data.values[i]);
         entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());
@@ -279,7 +279,8 @@ struct TrialData {
     values: Vec<Vec<f64>>,
     walls: Vec<Duration>,
     added: Vec<String>,
-    warning: Option<String>,
+    /// Per result: why it stopped short of the target, if it did.
+    warnings: Vec<Option<String>>,
     /// Values of the warm-up trials (discarded), per first result.
     warmups: Vec<f64>,
 }
@@ -351,7 +352,7 @@ fn trials(
         values: vec![Vec::new(); sources.len()],
         walls: Vec::new(),
         added: Vec::new(),
-        warning: None,
+        warnings: Vec::new(),
         warmups: Vec::new(),
     };
     let warmup = settings.warmup.unwrap_or(t.warmup);
@@ -383,26 +384,22 @@ fn trials(
         }
         data.walls.push(wall);
         let longest = data.walls.iter().copied().max().unwrap_or_default();
-        // Every result counts: any that wants more trials gets them; the
-        // first warning of those that stopped is kept.
+        // Every result counts: any that wants more trials gets them. When
+        // all stop, each keeps its own warning (its own CI, drift, groups).
         let mut more = None;
-        let mut warning = None;
+        let mut warnings = Vec::with_capacity(data.values.len());
         for v in &data.values {
             match plan.decide(v, longest) {
                 Decision::More(r) => {
                     more = Some(r);
                     break;
                 }
-                Decision::Stop(w) => {
-                    if warning.is_none() {
-                        warning = w;
-                    }
-                }
+                Decision::Stop(w) => warnings.push(w),
             }
         }
         match more {
             None => {
-                data.warning = warning;
+                data.warnings = warnings;
                 break;
             }
             Some(Some(reason)) => data.added.push(format!("trial {}: {reason}", k + 1)),

@@ -20,11 +20,23 @@ const fn entry<W: Workload + 'static>(name: &'static str, summary: &'static str)
     Entry { name, summary, keys: W::KEYS, results: W::RESULTS, make: engine_sdk::make::<W> }
 }
 
+pub mod compile;
+pub mod files;
+pub mod io;
 pub mod sqlite;
+pub mod startup;
 
 /// Every built-in workload.
-pub static ALL: &[Entry] =
-    &[entry::<sqlite::Sqlite>("sqlite", "timed SQLite inserts (linked in), each its own transaction")];
+pub static ALL: &[Entry] = &[
+    entry::<compile::Compile>(
+        "compile",
+        "compilebench-class: create, compile, read, stat and delete kernel-like trees",
+    ),
+    entry::<files::Files>("files", "fs_mark-class: files of a size over directories and threads, fsync before close"),
+    entry::<io::Io>("io", "fio-class block I/O: sequential or random, read, write or mixed, io_uring or psync"),
+    entry::<sqlite::Sqlite>("sqlite", "timed SQLite inserts (linked in), each its own transaction"),
+    entry::<startup::Startup>("startup-time", "cold start of an application-sized set of files under background I/O"),
+];
 
 /// The workload named `name`.
 pub fn find(name: &str) -> Option<&'static Entry> {

@@ -1,0 +1,167 @@
+//! One job (thread) of the I/O workload: what it does and what it counted.
+
+use super::hist::Histogram;
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What one job does.
+pub struct Job<'a> {
+    pub file: &'a File,
+    /// Bytes of the file the job uses.
+    pub size: u64,
+    /// The largest block size (buffers are this big).
+    pub bs: u64,
+    /// Block sizes and their weights (percent); one entry `(bs, 100)` without a split.
+    pub split: &'a [(u64, u32)],
+    pub depth: u32,
+    pub sequential: bool,
+    /// Percentage of reads (100: reads only, 0: writes only).
+    pub read_pct: u32,
+    /// Sync the file after every N writes (0: never).
+    pub fsync_every: u64,
+    pub seed: u64,
+    /// Completions before this are not counted (ramp time).
+    pub count_from: Instant,
+    /// Time-based: stop issuing at this instant. Size-based (`None`): stop
+    /// once `size` bytes were issued.
+    pub until: Option<Instant>,
+    pub stop: &'a AtomicBool,
+}
+
+/// What one job counted.
+#[derive(Default, Clone)]
+pub struct Tally {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub fsyncs: u64,
+    pub lat: Histogram,
+    /// Completion time of the last counted operation.
+    pub last: Option<Instant>,
+    /// CPU time of the job's thread (user + system).
+    pub cpu: Duration,
+}
+
+impl Tally {
+    pub fn merge(&mut self, o: &Tally) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        self.fsyncs += o.fsyncs;
+        self.lat.merge(&o.lat);
+        self.last = self.last.max(o.last);
+        self.cpu += o.cpu;
+    }
+
+    /// Counts one completed operation.
+    pub fn done(&mut self, job: &Job<'_>, write: bool, bytes: u64, started: Instant, now: Instant) {
+        if now < job.count_from {
+            return;
+        }
+        if write {
+            self.writes += 1;
+            self.write_bytes += bytes;
+        } else {
+            self.reads += 1;
+            self.read_bytes += bytes;
+        }
+        self.lat.record((now - started).as_nanos() as u64);
+        self.last = Some(now);
+    }
+}
+
+/// Where the next operations go, and whether they read or write.
+pub struct Pattern {
+    x: u64,
+    next_seq: u64,
+    size: u64,
+    /// Offsets are multiples of the smallest block size.
+    align: u64,
+    split: Vec<(u64, u32)>,
+    sequential: bool,
+    read_pct: u32,
+    issued_bytes: u64,
+}
+
+impl Pattern {
+    pub fn new(job: &Job<'_>) -> Pattern {
+        Pattern {
+            x: job.seed | 1,
+            next_seq: 0,
+            size: job.size,
+            align: job.split.iter().map(|s| s.0).min().unwrap_or(job.bs),
+            split: job.split.to_vec(),
+            sequential: job.sequential,
+            read_pct: job.read_pct,
+            issued_bytes: 0,
+        }
+    }
+
+    fn rand(&mut self) -> u64 {
+        self.x ^= self.x << 13;
+        self.x ^= self.x >> 7;
+        self.x ^= self.x << 17;
+        self.x
+    }
+
+    /// Whether another operation may be issued now.
+    pub fn more(&self, job: &Job<'_>, now: Instant) -> bool {
+        if job.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match job.until {
+            Some(t) => now < t,
+            None => self.issued_bytes < job.size,
+        }
+    }
+
+    /// The next operation: (offset, length, write).
+    pub fn next(&mut self) -> (u64, u64, bool) {
+        let len = if self.split.len() == 1 {
+            self.split[0].0
+        } else {
+            let mut pick = self.rand() % 100;
+            let mut len = self.split[self.split.len() - 1].0;
+            for &(bs, pct) in &self.split {
+                if pick < pct as u64 {
+                    len = bs;
+                    break;
+                }
+                pick -= pct as u64;
+            }
+            len
+        };
+        self.issued_bytes += len;
+        // Blocks of the smallest size that leave room for this operation.
+        let slots = ((self.size - len) / self.align + 1).max(1);
+        let off = if self.sequential {
+            if self.next_seq + len > self.size {
+                self.next_seq = 0;
+            }
+            let o = self.next_seq;
+            self.next_seq += len;
+            o
+        } else {
+            self.rand() % slots * self.align
+        };
+        let write = match self.read_pct {
+            100 => false,
+            0 => true,
+            p => self.rand() % 100 >= p as u64,
+        };
+        (off, len, write)
+    }
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu() -> Duration {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: our own thread's usage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
