@@ -389,3 +389,47 @@ fn a_relative_symlinked_engine_home_leaves_nothing_mounted() {
     let loops = Command::new("losetup").arg("-a").output().unwrap();
     assert!(!String::from_utf8_lossy(&loops.stdout).contains(home.to_str().unwrap()));
 }
+
+/// On a terminal the progress line says which trial of how many, with an
+/// ETA once a trial has been timed, within 80 columns.
+#[test]
+fn a_terminal_gets_trial_k_of_n_and_an_eta() {
+    let env = Env::new();
+    env.profile(
+        "paced",
+        "id: paced\nversion: 1.0.0\ntitle: Paced\ntest_type: other\nexecutor: {external: {program: sh, args: [-c, 'sleep 0.4; echo value: 1']}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let cmdline =
+        format!("{} benchmark paced -y --runs 3 --save t --target-dir {}", bin(), env.target.path().display());
+    let child = env.cmd(&[]).env("COLUMNS", "80").spawn_script(&cmdline);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("trial 1 of 3"), "{text}");
+    assert!(text.contains("trial 3 of 3, ETA 0:00"), "{text}");
+    // Every drawn line fits in 80 columns (escape sequences aside).
+    let plain = regex_lite_strip(&text);
+    for line in plain.lines().filter(|l| l.contains("trial ")) {
+        assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+    }
+}
+
+/// Removes ANSI escape sequences and splits redraws (\r) into lines.
+fn regex_lite_strip(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(if c == '\r' { '\n' } else { c });
+    }
+    out
+}
