@@ -128,6 +128,17 @@ fn drive(
                 unsafe { ring.submission().push(&entry.user_data(i as u64)) }
                     .map_err(|_| Error::failed("io_uring submission queue full"))?;
                 in_flight += 1;
+                // Hand each operation to the kernel as soon as it is ready, as
+                // fio does: batching the refills delays them behind one another
+                // and cost 10–15 % of IOPS at depth 32 on this VM.
+                match ring.submit() {
+                    Ok(_) => {}
+                    Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => {}
+                    Err(e) => {
+                        *in_flight_left = true;
+                        return Err(Error::io("io_uring submit", &e));
+                    }
+                }
                 if write {
                     since_sync += 1;
                     if job.fsync_every > 0 && since_sync >= job.fsync_every {
