@@ -38,6 +38,8 @@
 mod config;
 mod context;
 mod error;
+#[cfg(feature = "guest")]
+pub mod guest;
 mod report;
 
 pub use config::Config;
