@@ -12,6 +12,7 @@ mod first_users;
 mod loopdev;
 mod malformed;
 mod parsers;
+mod plugins;
 mod readme;
 mod schemas;
 mod sweeps;

@@ -59,6 +59,9 @@ pub struct InfoArgs {
     /// Memory cap for `--run` (default 256MiB)
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
+    /// Time limit for `--run` (default 10m)
+    #[arg(long, value_name = "DURATION")]
+    pub time: Option<String>,
 }
 
 pub fn run(cmd: PluginCommand) -> Result<i32, Failure> {
@@ -315,6 +318,9 @@ fn info(a: InfoArgs) -> Result<i32, Failure> {
     let mut limits = Limits::default();
     if let Some(m) = &a.memory {
         limits.memory = engine::units::parse_size(m).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    }
+    if let Some(t) = &a.time {
+        limits.time = engine::units::parse_duration(t).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
     }
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
     let sb = Sandbox {

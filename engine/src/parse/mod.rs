@@ -104,7 +104,8 @@ impl Configured {
                 config.push((k.clone(), fill(v.as_str()).map_err(|e| ParseError::Build(format!("config `{k}`: {e}")))?));
             }
             let limits = crate::runner::wasm::limits(&pl.limits).map_err(ParseError::Build)?;
-            ("plugin", Box::new(plugin::PluginParser::new(&path, &pl.path, &def.result, config, limits)?))
+            let value = pl.value.as_deref().unwrap_or(&def.result);
+            ("plugin", Box::new(plugin::PluginParser::new(&path, &pl.path, value, config, limits)?))
         } else {
             return Err(ParseError::Build("parser has no kind".into()));
         };

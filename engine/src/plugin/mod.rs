@@ -305,14 +305,43 @@ fn failed(e: wit::Error) -> PluginError {
 }
 
 /// Signs, in a plugin's own error, that the sandbox refused a path: Rust's
-/// std (no preopen covers the path) and WASI's errno for a path that climbs
-/// out of its directory.
+/// std when no preopen covers a path, and WASI's errno for a path that
+/// climbs out of its directory.
 const ESCAPE_SIGNS: &[&str] = &["pre-opened file descriptor", "Capabilities insufficient", "ENOTCAPABLE"];
+
+/// An absolute path in `text` outside the scratch directory (after `..` is
+/// resolved). The sandbox has no other directory, so an I/O error about
+/// such a path is an attempt to reach out of it (the host never sees the
+/// attempt: the guest's libc finds no preopen for it and gives up).
+pub fn outside_path(text: &str) -> Option<String> {
+    let words = text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | '(' | ')'));
+    for w in words {
+        let w = w.trim_end_matches([':', '.', ';']);
+        if !w.starts_with('/') || w.len() < 2 {
+            continue;
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for c in w.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                c => parts.push(c),
+            }
+        }
+        if parts.first() != Some(&host::SCRATCH.trim_start_matches('/')) {
+            return Some(w.to_string());
+        }
+    }
+    None
+}
 
 fn failed_sdk(e: SdkError) -> PluginError {
     match e.kind {
         ErrorKind::Config => PluginError::Config(e),
         _ if ESCAPE_SIGNS.iter().any(|s| e.message.contains(s)) => PluginError::Escape(e),
+        ErrorKind::Io if outside_path(&e.message).is_some() => PluginError::Escape(e),
         _ => PluginError::Failed(e),
     }
 }
@@ -347,6 +376,10 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
             let mut lines = stderr[i..].lines();
             let at = lines.next().unwrap_or("").trim_start_matches("panicked at ").trim_end_matches(':');
             let msg = lines.next().unwrap_or("").trim();
+            // `File::open("/etc/passwd").unwrap()`: the panic names the path.
+            if outside_path(msg).is_some() && msg.contains("os error") {
+                return PluginError::Escape(SdkError::failed(format!("panicked: {msg}")));
+            }
             return PluginError::Panic(format!("{msg} (at {at})"));
         }
         return PluginError::Trap { trap: trap.to_string(), stderr: stderr.to_string() };
@@ -357,4 +390,17 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
 /// The cache of compiled plugins under `home`.
 pub fn cache(home: &crate::home::Home) -> cache::Cache {
     cache::Cache::new(home.root.join("cache").join("wasm"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outside_path;
+
+    #[test]
+    fn paths_outside_the_scratch_directory() {
+        assert_eq!(outside_path("open /etc/passwd: No such file or directory").as_deref(), Some("/etc/passwd"));
+        assert_eq!(outside_path("open \"/scratch/../etc/shadow\": denied").as_deref(), Some("/scratch/../etc/shadow"));
+        assert_eq!(outside_path("create /scratch/file-1: No space left on device (ENOSPC)"), None);
+        assert_eq!(outside_path("write: Input/output error"), None);
+    }
 }

@@ -226,6 +226,10 @@ pub struct PluginParserDef {
     /// Its configuration (the keys the parser reads); values may hold placeholders.
     #[serde(default)]
     pub config: IndexMap<String, Scalar>,
+    /// Which of the values the plugin returns this parser takes (default:
+    /// the one named like the parser's `result`).
+    #[serde(default)]
+    pub value: Option<String>,
     /// What one parse may use.
     #[serde(default)]
     pub limits: PluginLimits,

@@ -62,6 +62,10 @@ impl Parser for Dbench {
             }
         }
         let throughput = throughput.ok_or_else(|| Error::failed("no `Throughput … MB/sec` line: dbench did not finish"))?;
+        // dbench measures after its first second; a shorter run prints zeros.
+        if throughput == 0.0 {
+            return Err(Error::failed("dbench measured nothing (`Throughput 0`): give it `-t 2` or more"));
+        }
         let mut r = Report::new().value("throughput", throughput).value("operations", count as f64);
         if let Some(m) = max_latency {
             r = r.value("max_latency", m);
