@@ -215,7 +215,10 @@ trials: {{times: 2}}
     .unwrap();
     let r = env.bench(&["dbench-fixture", "--save", "d2"]);
     assert_eq!(r.code, 4, "{r:?}");
-    assert!(r.stderr.contains("parser plugin plugin.wasm: config `operaton`: unknown key; did you mean `operation`?"), "{r:?}");
+    assert!(
+        r.stderr.contains("parser plugin plugin.wasm: config `operaton`: unknown key; did you mean `operation`?"),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -257,7 +260,10 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
     let f = env.result("abuse");
     assert_eq!(results_of(&f), [("echo".to_string(), "number".to_string())], "the run went on");
     let cases = [
-        ("abuse-escape", "tried to open a file outside its scratch directory (a plugin sees only /scratch): open /etc/passwd"),
+        (
+            "abuse-escape",
+            "tried to open a file outside its scratch directory (a plugin sees only /scratch): open /etc/passwd",
+        ),
         ("abuse-loop", "ran past its time limit of 1s and was stopped"),
         ("abuse-bomb", "allocated past its memory cap of 64 MiB"),
         ("abuse-trap", "trapped: wasm trap: wasm `unreachable` instruction executed"),
@@ -306,9 +312,21 @@ fn plugin_paths_must_stay_in_the_profile_folder() {
     assert_eq!(r.code, 3, "{r:?}");
     let out = format!("{}{}", r.stdout, r.stderr);
     for (id, want, hint) in [
-        ("climbs", "plugin path `../../outside.wasm` climbs out of the profile's folder with `..`", "hint: put the `.wasm` file in the profile's folder"),
-        ("absolute", &format!("plugin path `{}` is absolute; it must be inside the profile's folder", outside.display()), "hint: put the `.wasm` file"),
-        ("linked", "plugin path `plugin.wasm` leads out of the profile's folder (through a symlink or `..`)", "hint: copy the `.wasm` file into the profile's folder"),
+        (
+            "climbs",
+            "plugin path `../../outside.wasm` climbs out of the profile's folder with `..`",
+            "hint: put the `.wasm` file in the profile's folder",
+        ),
+        (
+            "absolute",
+            &format!("plugin path `{}` is absolute; it must be inside the profile's folder", outside.display()),
+            "hint: put the `.wasm` file",
+        ),
+        (
+            "linked",
+            "plugin path `plugin.wasm` leads out of the profile's folder (through a symlink or `..`)",
+            "hint: copy the `.wasm` file into the profile's folder",
+        ),
         ("missing", "plugin file `plugin.wasm` does not exist", "hint: build the plugin (`engine plugin build`)"),
     ] {
         let line = format!("test-profiles/{id}/profile.yaml:7:13: {want}");
@@ -340,7 +358,8 @@ fn a_config_key_the_plugin_rejects_fails_before_the_first_trial() {
         "{f}"
     );
     // Before the first trial: no trial log was written.
-    let trial_logs = walk(&env.home.path().join("results/c")).into_iter().filter(|p| p.to_string_lossy().contains("trial-")).count();
+    let trial_logs =
+        walk(&env.home.path().join("results/c")).into_iter().filter(|p| p.to_string_lossy().contains("trial-")).count();
     assert_eq!(trial_logs, 0);
 }
 
@@ -396,12 +415,7 @@ fn a_new_plugin_from_nothing_to_a_result() {
     assert!(lib.lines().count() <= 35, "a simple plugin stays short:\n{lib}");
     // Share the plugins' target folder: the SDK's dependencies are built once.
     let mut c = env.cmd(&["plugin", "build"]);
-    let r: Run = c
-        .current_dir(&krate)
-        .env("CARGO_TARGET_DIR", repo().join("plugins/target"))
-        .output()
-        .unwrap()
-        .into();
+    let r: Run = c.current_dir(&krate).env("CARGO_TARGET_DIR", repo().join("plugins/target")).output().unwrap().into();
     assert_eq!(r.code, 0, "{r:?}");
     let mut lines = r.stdout.lines();
     let art = lines.next().unwrap();
@@ -410,7 +424,15 @@ fn a_new_plugin_from_nothing_to_a_result() {
     assert_eq!(sha.len(), 64);
     assert!(r.stdout.contains("copied to ./my-plugin-profile/my_plugin.wasm"), "{r:?}");
     let r: Run = env
-        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "./my-plugin-profile", "--save", "mine"])
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "--target-dir",
+            env.target.path().to_str().unwrap(),
+            "./my-plugin-profile",
+            "--save",
+            "mine",
+        ])
         .current_dir(&krate)
         .output()
         .unwrap()

@@ -108,8 +108,11 @@ fn new(a: NewArgs) -> Result<i32, Failure> {
     let sdk = match a.sdk.clone().or_else(checkout_sdk) {
         Some(p) => p.canonicalize().map_err(|e| Failure::new(exit::USAGE, format!("{}: {e}", p.display())))?,
         None => {
-            return Err(Failure::new(exit::USAGE, "cannot find engine-sdk: this engine was not built from a checkout here")
-                .hint("pass the `sdk/` folder of an engine checkout with `--sdk PATH`"));
+            return Err(Failure::new(
+                exit::USAGE,
+                "cannot find engine-sdk: this engine was not built from a checkout here",
+            )
+            .hint("pass the `sdk/` folder of an engine checkout with `--sdk PATH`"));
         }
     };
     let crate_file = a.name.replace('-', "_");
@@ -258,7 +261,8 @@ fn build(a: BuildArgs) -> Result<i32, Failure> {
         if v["reason"] != "compiler-artifact" {
             continue;
         }
-        let local = v["manifest_path"].as_str().is_some_and(|m| Path::new(m) == manifest.canonicalize().unwrap_or_default());
+        let local =
+            v["manifest_path"].as_str().is_some_and(|m| Path::new(m) == manifest.canonicalize().unwrap_or_default());
         for f in v["filenames"].as_array().into_iter().flatten().filter_map(|f| f.as_str()) {
             if f.ends_with(".wasm") && local {
                 artifacts.push(PathBuf::from(f));
@@ -290,7 +294,8 @@ fn profile_folders(dir: &Path, art: &Path) -> Vec<PathBuf> {
         let yaml = e.path().join("profile.yaml");
         let Ok(text) = std::fs::read_to_string(&yaml) else { continue };
         let Ok(p) = serde_saphyr::from_str::<Profile>(&text) else { continue };
-        let mut names: Vec<&str> = p.parsers.iter().filter_map(|d| d.plugin.as_ref().map(|pl| pl.path.as_str())).collect();
+        let mut names: Vec<&str> =
+            p.parsers.iter().filter_map(|d| d.plugin.as_ref().map(|pl| pl.path.as_str())).collect();
         if let Executor::Wasm(w) = &p.executor {
             names.push(&w.plugin);
         }
@@ -323,12 +328,8 @@ fn info(a: InfoArgs) -> Result<i32, Failure> {
         limits.time = engine::units::parse_duration(t).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
     }
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
-    let sb = Sandbox {
-        scratch: Some(scratch.path()),
-        env: &[],
-        limits,
-        interrupted: engine::runner::interrupt::requested,
-    };
+    let sb =
+        Sandbox { scratch: Some(scratch.path()), env: &[], limits, interrupted: engine::runner::interrupt::requested };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;
     println!("plugin:     {}", a.file.display());

@@ -101,7 +101,8 @@ impl Configured {
                 .map_err(|e| ParseError::Plugin { plugin: pl.path.clone(), message: e.to_string() })?;
             let mut config = Vec::new();
             for (k, v) in &pl.config {
-                config.push((k.clone(), fill(v.as_str()).map_err(|e| ParseError::Build(format!("config `{k}`: {e}")))?));
+                config
+                    .push((k.clone(), fill(v.as_str()).map_err(|e| ParseError::Build(format!("config `{k}`: {e}")))?));
             }
             let limits = crate::runner::wasm::limits(&pl.limits).map_err(ParseError::Build)?;
             let value = pl.value.as_deref().unwrap_or(&def.result);

@@ -34,7 +34,10 @@ impl PluginParser {
         let sb = Sandbox { scratch: None, env: &[], limits, interrupted: crate::runner::interrupt::requested };
         let iface = plugin.check(&config, &sb).0.map_err(|e| fail(e.to_string()))?;
         if let Some((k, _)) = config.iter().find(|(k, _)| !iface.keys.contains(k)) {
-            return Err(fail(format!("config `{k}`: the parser reads no such key (it reads: {})", iface.keys.join(", "))));
+            return Err(fail(format!(
+                "config `{k}`: the parser reads no such key (it reads: {})",
+                iface.keys.join(", ")
+            )));
         }
         if !iface.results.iter().any(|r| r == result) {
             return Err(fail(format!("returns no result `{result}` (it returns: {})", iface.results.join(", "))));
@@ -47,7 +50,8 @@ impl Parser for PluginParser {
     fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError> {
         // A trial reaches its parsers only when its program exited 0.
         let output = engine_sdk::TrialOutput { stdout: out.stdout, stderr: out.stderr, exit_code: 0 };
-        let sb = Sandbox { scratch: None, env: &[], limits: self.limits, interrupted: crate::runner::interrupt::requested };
+        let sb =
+            Sandbox { scratch: None, env: &[], limits: self.limits, interrupted: crate::runner::interrupt::requested };
         let fail = |message: String| ParseError::Plugin { plugin: self.name.clone(), message };
         let report = self.plugin.parse(&self.config, &output, &sb).0.map_err(|e| fail(e.to_string()))?;
         let value = report.get(&self.result).ok_or_else(|| fail(format!("returned no value for `{}`", self.result)))?;

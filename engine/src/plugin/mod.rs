@@ -78,7 +78,7 @@ pub enum PluginError {
 }
 
 fn size(b: u64) -> String {
-    if b % (1 << 20) == 0 { format!("{} MiB", b >> 20) } else { format!("{b} bytes") }
+    if b.is_multiple_of(1 << 20) { format!("{} MiB", b >> 20) } else { format!("{b} bytes") }
 }
 
 fn tail(stderr: &str) -> String {
@@ -136,7 +136,10 @@ pub struct Interface {
 
 fn linker() -> Result<&'static wasmtime::component::Linker<State>, PluginError> {
     static LINKER: OnceLock<Result<wasmtime::component::Linker<State>, String>> = OnceLock::new();
-    LINKER.get_or_init(|| host::linker().map_err(|e| format!("{e:#}"))).as_ref().map_err(|e| PluginError::Host(e.clone()))
+    LINKER
+        .get_or_init(|| host::linker().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| PluginError::Host(e.clone()))
 }
 
 impl Plugin {
@@ -162,9 +165,9 @@ impl Plugin {
             Kind::Workload => Pre::Workload(
                 workload_world::WorkloadPluginPre::new(pre).map_err(|e| PluginError::Exports(first_line(&e)))?,
             ),
-            Kind::Parser => Pre::Parser(
-                parser_world::ParserPluginPre::new(pre).map_err(|e| PluginError::Exports(first_line(&e)))?,
-            ),
+            Kind::Parser => {
+                Pre::Parser(parser_world::ParserPluginPre::new(pre).map_err(|e| PluginError::Exports(first_line(&e)))?)
+            }
         };
         Ok(Plugin { path: path.to_path_buf(), sha256, kind, loaded, pre })
     }
@@ -232,10 +235,7 @@ impl Plugin {
     fn with_instance<T>(
         &self,
         sb: &Sandbox<'_>,
-        f: impl FnOnce(
-            &mut wasmtime::Store<State>,
-            &Instance,
-        ) -> Result<Result<T, PluginError>, wasmtime::Error>,
+        f: impl FnOnce(&mut wasmtime::Store<State>, &Instance) -> Result<Result<T, PluginError>, wasmtime::Error>,
     ) -> (Result<T, PluginError>, Output) {
         let mut out = Output::default();
         let mut call = match Call::new(sb) {
@@ -347,7 +347,14 @@ fn failed_sdk(e: SdkError) -> PluginError {
 }
 
 fn report(r: wit::Report) -> Report {
-    Report { measurements: r.measurements.into_iter().map(|m| engine_sdk::Measurement { result: m.result, value: m.value }).collect(), log: r.log }
+    Report {
+        measurements: r
+            .measurements
+            .into_iter()
+            .map(|m| engine_sdk::Measurement { result: m.result, value: m.value })
+            .collect(),
+        log: r.log,
+    }
 }
 
 fn first_line(e: &wasmtime::Error) -> String {

@@ -653,11 +653,23 @@ impl Checker<'_> {
         if rel.trim().is_empty() {
             self.at_value(at, "plugin path is empty", Some(hint.into()));
         } else if rel.starts_with('/') {
-            self.at_value(at, format!("plugin path `{rel}` is absolute; it must be inside the profile's folder"), Some(hint.into()));
+            self.at_value(
+                at,
+                format!("plugin path `{rel}` is absolute; it must be inside the profile's folder"),
+                Some(hint.into()),
+            );
         } else if std::path::Path::new(rel).components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-            self.at_value(at, format!("plugin path `{rel}` climbs out of the profile's folder with `..`"), Some(hint.into()));
+            self.at_value(
+                at,
+                format!("plugin path `{rel}` climbs out of the profile's folder with `..`"),
+                Some(hint.into()),
+            );
         } else if template::names(rel).is_ok_and(|n| !n.is_empty()) {
-            self.at_value(at, format!("plugin path `{rel}` holds a placeholder"), Some("name one file; put choices in `config:`".into()));
+            self.at_value(
+                at,
+                format!("plugin path `{rel}` holds a placeholder"),
+                Some("name one file; put choices in `config:`".into()),
+            );
         }
     }
 
@@ -724,7 +736,11 @@ pub fn check_plugin_files(p: &Profile, dir: &std::path::Path, file: &str, index:
     }
     for (at, rel) in paths {
         // Lexical problems were reported by `check_profile`.
-        if rel.trim().is_empty() || rel.starts_with('/') || rel.contains("..") || template::names(rel).is_ok_and(|n| !n.is_empty()) {
+        if rel.trim().is_empty()
+            || rel.starts_with('/')
+            || rel.contains("..")
+            || template::names(rel).is_ok_and(|n| !n.is_empty())
+        {
             continue;
         }
         if let Err(e) = plugin_file(dir, rel) {

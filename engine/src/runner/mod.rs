@@ -280,8 +280,12 @@ fn executor_for(test: &Test) -> Built {
                 }
                 crate::profile::load::Origin::Builtin => None,
             };
-            let direct: Vec<String> =
-                p.results.iter().filter(|r| !p.parsers.iter().any(|d| d.result == r.id)).map(|r| r.id.clone()).collect();
+            let direct: Vec<String> = p
+                .results
+                .iter()
+                .filter(|r| !p.parsers.iter().any(|d| d.result == r.id))
+                .map(|r| r.id.clone())
+                .collect();
             Built { executor: Box::new(wasm::Wasm::new(w.clone(), &p.id, dir, direct)), direct: true }
         }
     }

@@ -114,7 +114,12 @@ impl Executor for Wasm {
         plugin.expect(Kind::Workload).map_err(|e| self.error(e))?;
         // Ask the plugin what it reads and returns, and hand it the
         // configuration once: a bad key or value fails here, not in trial 1.
-        let sb = Sandbox { scratch: Some(env.test_dir), env: &self.env, limits: self.limits, interrupted: interrupt::requested };
+        let sb = Sandbox {
+            scratch: Some(env.test_dir),
+            env: &self.env,
+            limits: self.limits,
+            interrupted: interrupt::requested,
+        };
         let (iface, _) = plugin.check(&self.config, &sb);
         let iface = iface.map_err(|e| self.error(e))?;
         for (k, _) in &self.config {
@@ -151,7 +156,12 @@ impl Executor for Wasm {
 
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
         let plugin = self.plugin.as_ref().expect("setup loaded the plugin");
-        let sb = Sandbox { scratch: Some(env.scratch), env: &self.env, limits: self.limits, interrupted: interrupt::requested };
+        let sb = Sandbox {
+            scratch: Some(env.scratch),
+            env: &self.env,
+            limits: self.limits,
+            interrupted: interrupt::requested,
+        };
         let start = Instant::now();
         let (u0, s0, _) = cpu_now();
         let (r, out) = plugin.run(&self.config, &sb);
@@ -181,7 +191,9 @@ impl Executor for Wasm {
             Err(e) => {
                 // A plugin that saw `cancelled()` at its deadline and stopped.
                 let e = match e {
-                    PluginError::Failed(c) if c.kind == ErrorKind::Cancelled => PluginError::TimeLimit(self.limits.time),
+                    PluginError::Failed(c) if c.kind == ErrorKind::Cancelled => {
+                        PluginError::TimeLimit(self.limits.time)
+                    }
                     e => e,
                 };
                 let err = ExecError::Workload { workload: self.name(), message: format!("{e}; see {}", log.display()) };

@@ -38,7 +38,8 @@ impl Parser for Dbench {
         }
         let text = out.stdout;
         // The summary follows the last table header; earlier lines are progress.
-        let start = text.rfind(" Operation ").ok_or_else(|| Error::failed("no operation table: dbench did not finish"))?;
+        let start =
+            text.rfind(" Operation ").ok_or_else(|| Error::failed("no operation table: dbench did not finish"))?;
         let mut count = 0u64;
         let mut op_latency = None;
         let mut throughput = None;
@@ -61,7 +62,8 @@ impl Parser for Dbench {
                 _ => {}
             }
         }
-        let throughput = throughput.ok_or_else(|| Error::failed("no `Throughput … MB/sec` line: dbench did not finish"))?;
+        let throughput =
+            throughput.ok_or_else(|| Error::failed("no `Throughput … MB/sec` line: dbench did not finish"))?;
         // dbench measures after its first second; a shorter run prints zeros.
         if throughput == 0.0 {
             return Err(Error::failed("dbench measured nothing (`Throughput 0`): give it `-t 2` or more"));

@@ -28,7 +28,12 @@ impl Workload for FilesIo {
         if block == 0 || block > 64 << 20 {
             return Err(Error::config("block", "must be between 1 byte and 64MiB"));
         }
-        Ok(FilesIo { files, size: config.size_or("size", 8 << 20)?, block: block as usize, fsync: config.bool_or("fsync", true)? })
+        Ok(FilesIo {
+            files,
+            size: config.size_or("size", 8 << 20)?,
+            block: block as usize,
+            fsync: config.bool_or("fsync", true)?,
+        })
     }
 
     fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {
@@ -39,7 +44,8 @@ impl Workload for FilesIo {
         let t0 = cx.elapsed();
         for n in 0..self.files {
             let path = dir.join(format!("file-{n}"));
-            let mut f = std::fs::File::create(&path).map_err(|e| Error::io(&format!("create {}", path.display()), &e))?;
+            let mut f =
+                std::fs::File::create(&path).map_err(|e| Error::io(&format!("create {}", path.display()), &e))?;
             let mut left = self.size;
             while left > 0 {
                 let k = left.min(buf.len() as u64) as usize;
@@ -80,10 +86,9 @@ impl Workload for FilesIo {
             }
         }
         let read = (cx.elapsed() - t1).as_secs_f64().max(1e-9);
-        Ok(Report::new()
-            .value("write", total as f64 / write / 1e6)
-            .value("read", total as f64 / read / 1e6)
-            .line(format!("{} files of {} bytes, blocks of {}, fsync {}", self.files, self.size, self.block, self.fsync)))
+        Ok(Report::new().value("write", total as f64 / write / 1e6).value("read", total as f64 / read / 1e6).line(
+            format!("{} files of {} bytes, blocks of {}, fsync {}", self.files, self.size, self.block, self.fsync),
+        ))
     }
 }
 
