@@ -46,3 +46,14 @@ pub fn fingerprint() -> String {
 
 /// The wasmtime version linked in (checked against Cargo.lock by a test).
 pub const WASMTIME_VERSION: &str = "48.0.8";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wasmtime_version_is_the_locked_one() {
+        let lock = include_str!("../../../Cargo.lock");
+        let at = lock.find("name = \"wasmtime\"\nversion = \"").expect("wasmtime in Cargo.lock");
+        let version = lock[at..].lines().nth(1).unwrap().trim_start_matches("version = ").trim_matches('"');
+        assert_eq!(version, super::WASMTIME_VERSION);
+    }
+}
