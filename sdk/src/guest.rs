@@ -376,16 +376,3 @@ world parser-plugin {
         }
     };
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_macro_compiles_in_the_wit_file() {
-        let src = include_str!("guest.rs");
-        assert!(
-            src.contains(&format!("inline: r#\"{}\"#", super::WIT)),
-            "copy sdk/wit/plugin.wit into `inline:` in sdk/src/guest.rs"
-        );
-        assert!(super::WIT.contains(&format!("package engine:plugin@{};", super::INTERFACE_VERSION)));
-    }
-}

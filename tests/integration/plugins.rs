@@ -266,7 +266,7 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
         ),
         ("abuse-loop", "ran past its time limit of 1s and was stopped"),
         ("abuse-bomb", "allocated past its memory cap of 64 MiB"),
-        ("abuse-trap", "trapped: wasm trap: wasm `unreachable` instruction executed"),
+        ("abuse-trap", "trapped: wasm `unreachable` instruction executed"),
         ("abuse-panic", "panicked: the abuse plugin panics on purpose (at abuse/src/lib.rs:"),
         (
             "wrong-version",

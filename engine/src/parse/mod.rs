@@ -95,9 +95,9 @@ impl Configured {
             ("wall_time", Box::new(wall_time::WallTime))
         } else if let Some(pl) = &def.plugin {
             // Named relative to the profile's folder, as the executor's plugin.
-            let dir = fill("{{profile_dir}}").map_err(ParseError::Build)?;
-            let dir = if dir.is_empty() { None } else { Some(std::path::PathBuf::from(dir)) };
-            let path = crate::runner::wasm::plugin_path(dir.as_deref(), &pl.path, "")
+            let folder = fill("{{profile_dir}}").map_err(ParseError::Build)?;
+            let dir = if folder.is_empty() { None } else { Some(std::path::PathBuf::from(&folder)) };
+            let path = crate::runner::wasm::plugin_path(dir.as_deref(), &pl.path, &folder)
                 .map_err(|e| ParseError::Plugin { plugin: pl.path.clone(), message: e.to_string() })?;
             let mut config = Vec::new();
             for (k, v) in &pl.config {

@@ -78,7 +78,11 @@ pub enum PluginError {
 }
 
 fn size(b: u64) -> String {
-    if b.is_multiple_of(1 << 20) { format!("{} MiB", b >> 20) } else { format!("{b} bytes") }
+    if b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+    }
 }
 
 fn tail(stderr: &str) -> String {
@@ -263,7 +267,11 @@ impl Plugin {
             }
         };
         (out.stdout, out.stderr) = call.output();
-        out.log = std::mem::take(&mut call.store.data_mut().log);
+        let data = call.store.data_mut();
+        out.log = std::mem::take(&mut data.log);
+        if let Some((fraction, note)) = data.progress.take() {
+            out.log.push_str(&format!("# last progress: {:.0} % {note}\n", fraction * 100.0));
+        }
         (r, out)
     }
 }
@@ -389,7 +397,9 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
             }
             return PluginError::Panic(format!("{msg} (at {at})"));
         }
-        return PluginError::Trap { trap: trap.to_string(), stderr: stderr.to_string() };
+        let trap = trap.to_string();
+        let trap = trap.trim_start_matches("wasm trap: ").to_string();
+        return PluginError::Trap { trap, stderr: stderr.to_string() };
     }
     PluginError::Host(text)
 }

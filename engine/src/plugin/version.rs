@@ -84,6 +84,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_wit_file_has_this_version() {
+        let wit = include_str!("../../../sdk/wit/plugin.wit");
+        assert!(wit.contains(&format!("package engine:plugin@{INTERFACE_VERSION};")));
+    }
+
+    #[test]
     fn versions() {
         assert_eq!(check(["engine:plugin/workload@0.1.0"]).unwrap().0, Kind::Workload);
         assert_eq!(check(["wasi:cli/run@0.2.0", "engine:plugin/parser@0.1.0"]).unwrap().0, Kind::Parser);
