@@ -175,29 +175,34 @@ lto = true
 fn lib_rs(name: &str, ty: &str) -> String {
     format!(
         r#"//! {name}: a workload plugin for engine. It sums `size` bytes of memory
-//! and reports MB/s; replace `run` with what you want to measure.
+//! `passes` times and reports MB/s; replace `run` with what you want to measure.
 
 use engine_sdk::{{Config, Context, Error, Report, Workload}};
 
 pub struct {ty} {{
     data: Vec<u8>,
+    passes: u32,
 }}
 
 impl Workload for {ty} {{
-    const KEYS: &'static [&'static str] = &["size"];
+    const KEYS: &'static [&'static str] = &["size", "passes"];
     const RESULTS: &'static [&'static str] = &["throughput"];
 
     fn new(config: &Config) -> Result<Self, Error> {{
         config.only(Self::KEYS)?;
         let size = config.size_or("size", 16 << 20)? as usize;
-        Ok({ty} {{ data: (0..size).map(|i| (i * 7) as u8).collect() }})
+        Ok({ty} {{ data: (0..size).map(|i| (i * 7) as u8).collect(), passes: config.parse_or("passes", 16)? }})
     }}
 
     fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {{
         let t0 = cx.elapsed();
-        let sum: u64 = self.data.iter().map(|&b| b as u64).sum();
+        let mut sum = 0u64;
+        for _ in 0..self.passes {{
+            sum = sum.wrapping_add(std::hint::black_box(&self.data).iter().map(|&b| b as u64).sum::<u64>());
+        }}
         let secs = (cx.elapsed() - t0).as_secs_f64().max(1e-9);
-        Ok(Report::new().value("throughput", self.data.len() as f64 / secs / 1e6).line(format!("sum {{sum}}")))
+        let bytes = self.data.len() as f64 * self.passes as f64;
+        Ok(Report::new().value("throughput", bytes / secs / 1e6).line(format!("sum {{sum}}")))
     }}
 }}
 
