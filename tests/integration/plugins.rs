@@ -441,3 +441,35 @@ fn a_new_plugin_from_nothing_to_a_result() {
     let f = env.result("mine");
     assert_eq!(results_of(&f), [("my-plugin-profile".to_string(), "throughput".to_string())]);
 }
+
+#[test]
+#[ignore = "needs root"]
+fn the_io_plugin_runs_under_a_scheduler_sweep() {
+    let fs = crate::loopdev::LoopFs::new(64, "relatime");
+    let env = Env::new();
+    wasm_profile(&env, "wasm-files", Some("files_io_plugin"), FILES);
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "wasm-files",
+        "--runs",
+        "2",
+        "--save",
+        "sweep",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "none,mq-deadline",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("sweep");
+    let ids: Vec<&str> = f["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
+    let n = fs.name();
+    assert_eq!(ids, [format!("{n}: NONE"), format!("{n}: MQ-DEADLINE")]);
+    assert_eq!(results_of(&f).len(), 2);
+    for r in f["results"].as_array().unwrap() {
+        let entries = r["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 2, "{r}");
+        assert!(entries.iter().all(|e| e["n"].as_u64().unwrap() >= 2), "{r}");
+    }
+}
