@@ -136,22 +136,22 @@ macro_rules! export_workload {
             use super::*;
             $crate::__plugin_bindings!("workload-plugin");
             use exports::engine::plugin::workload::Guest;
-            type Workload = $w;
+            type __Plugin = $w;
 
             thread_local! {
-                static SLOT: $crate::guest::Slot<Workload> = const { $crate::guest::Slot::new() };
+                static SLOT: $crate::guest::Slot<__Plugin> = const { $crate::guest::Slot::new() };
             }
 
             struct Export;
             impl Guest for Export {
                 fn keys() -> Vec<String> {
-                    $crate::guest::names(<Workload as $crate::Workload>::KEYS)
+                    $crate::guest::names(<__Plugin as $crate::Workload>::KEYS)
                 }
                 fn results() -> Vec<String> {
-                    $crate::guest::names(<Workload as $crate::Workload>::RESULTS)
+                    $crate::guest::names(<__Plugin as $crate::Workload>::RESULTS)
                 }
                 fn configure(config: Vec<(String, String)>) -> Result<(), engine::plugin::types::Error> {
-                    let w = <Workload as $crate::Workload>::new(&$crate::guest::config(config)).map_err(__error)?;
+                    let w = <__Plugin as $crate::Workload>::new(&$crate::guest::config(config)).map_err(__error)?;
                     SLOT.with(|s| s.set(w));
                     Ok(())
                 }
@@ -178,22 +178,22 @@ macro_rules! export_parser {
             use super::*;
             $crate::__plugin_bindings!("parser-plugin");
             use exports::engine::plugin::parser::Guest;
-            type Parser = $p;
+            type __Plugin = $p;
 
             thread_local! {
-                static SLOT: $crate::guest::Slot<Parser> = const { $crate::guest::Slot::new() };
+                static SLOT: $crate::guest::Slot<__Plugin> = const { $crate::guest::Slot::new() };
             }
 
             struct Export;
             impl Guest for Export {
                 fn keys() -> Vec<String> {
-                    $crate::guest::names(<Parser as $crate::Parser>::KEYS)
+                    $crate::guest::names(<__Plugin as $crate::Parser>::KEYS)
                 }
                 fn results() -> Vec<String> {
-                    $crate::guest::names(<Parser as $crate::Parser>::RESULTS)
+                    $crate::guest::names(<__Plugin as $crate::Parser>::RESULTS)
                 }
                 fn configure(config: Vec<(String, String)>) -> Result<(), engine::plugin::types::Error> {
-                    let p = <Parser as $crate::Parser>::new(&$crate::guest::config(config)).map_err(__error)?;
+                    let p = <__Plugin as $crate::Parser>::new(&$crate::guest::config(config)).map_err(__error)?;
                     SLOT.with(|s| s.set(p));
                     Ok(())
                 }

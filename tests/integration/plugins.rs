@@ -27,8 +27,46 @@ fn built() -> &'static Path {
             "building plugins/ failed (scripts/install-deps.sh installs the wasm32-wasip2 target):\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        target.join("wasm32-wasip2/release")
+        let release = target.join("wasm32-wasip2/release");
+        // Compile each plugin once into a cache the tests copy (a debug
+        // engine's Cranelift takes 1–2 s per plugin; each test has its own
+        // ENGINE_HOME). The compile path itself is tested without it.
+        let children: Vec<_> = std::fs::read_dir(&release)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .map(|p| {
+                Command::new(bin())
+                    .args(["plugin", "info"])
+                    .arg(&p)
+                    .env("ENGINE_HOME", seed_home(&target))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            let _ = c.wait();
+        }
+        release
     })
+}
+
+/// The ENGINE_HOME whose `cache/wasm` holds the plugins compiled once.
+fn seed_home(target: &Path) -> PathBuf {
+    target.join("engine-test-home")
+}
+
+/// Copies the compiled plugins into `env`'s ENGINE_HOME.
+fn seed_cache(env: &Env) {
+    let from = seed_home(&built().join("../..")).join("cache/wasm");
+    let to = env.home.path().join("cache/wasm");
+    std::fs::create_dir_all(&to).unwrap();
+    for e in std::fs::read_dir(&from).into_iter().flatten().flatten() {
+        let _ = std::fs::copy(e.path(), to.join(e.file_name()));
+    }
 }
 
 /// The built `.wasm` of crate `name` (`sha256_plugin`).
@@ -39,6 +77,7 @@ pub fn wasm(name: &str) -> PathBuf {
 /// A profile folder `id` in the extra profile root, with `plugin` copied in
 /// as `plugin.wasm` (when given) and `body` after the header.
 fn wasm_profile(env: &Env, id: &str, plugin: Option<&str>, body: &str) -> PathBuf {
+    seed_cache(env);
     let dir = env.profiles.path().join("test-profiles").join(id);
     std::fs::create_dir_all(&dir).unwrap();
     if let Some(p) = plugin {

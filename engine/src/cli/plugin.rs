@@ -121,7 +121,7 @@ fn new(a: NewArgs) -> Result<i32, Failure> {
     let files = [
         ("Cargo.toml".to_string(), cargo_toml(&a.name, &sdk)),
         ("src/lib.rs".to_string(), lib_rs(&a.name, &ty)),
-        (".gitignore".to_string(), "target/\n*.wasm\n".to_string()),
+        (".gitignore".to_string(), "target/\n".to_string()),
         (format!("{profile_id}/profile.yaml"), profile_yaml(&a.name, &profile_id, &crate_file)),
     ];
     for (rel, text) in &files {
