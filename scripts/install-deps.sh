@@ -2,7 +2,7 @@
 # Installs what engine's tests and built-in profiles need on Debian/Ubuntu.
 # Safe to run again: it skips what is present.
 set -euo pipefail
-pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids chromium fonts-dejavu-core)
+pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids chromium fonts-dejavu-core dbench)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

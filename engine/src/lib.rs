@@ -13,6 +13,7 @@ pub mod fsutil;
 pub mod home;
 pub mod interop;
 pub mod parse;
+pub mod plugin;
 pub mod profile;
 pub mod report;
 pub mod result;

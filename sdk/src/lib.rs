@@ -38,6 +38,8 @@
 mod config;
 mod context;
 mod error;
+#[cfg(feature = "guest")]
+pub mod guest;
 mod report;
 
 pub use config::Config;
@@ -94,4 +96,19 @@ pub trait Parser: Sized {
     const RESULTS: &'static [&'static str];
     fn new(config: &Config) -> Result<Self, Error>;
     fn parse(&self, output: &TrialOutput<'_>) -> Result<Report, Error>;
+}
+
+#[cfg(test)]
+mod wit_tests {
+    /// The export macros generate bindings from a copy of `wit/plugin.wit`
+    /// (a macro cannot hand this crate's file to `generate!`).
+    #[test]
+    fn the_guest_macros_carry_the_wit_file() {
+        let guest = include_str!("guest.rs");
+        let wit = include_str!("../wit/plugin.wit");
+        assert!(
+            guest.contains(&format!("inline: r#\"{wit}\"#")),
+            "copy sdk/wit/plugin.wit into `inline:` in sdk/src/guest.rs"
+        );
+    }
 }

@@ -13,6 +13,7 @@ mod first_users;
 mod loopdev;
 mod malformed;
 mod parsers;
+mod plugins;
 mod readme;
 mod schemas;
 mod sweeps;

@@ -4,6 +4,7 @@ mod benchmark;
 mod completions;
 mod info;
 mod list;
+mod plugin;
 mod recover;
 mod resolve;
 mod result;
@@ -93,6 +94,9 @@ pub enum Command {
     SystemInfo(system_info::SystemInfoArgs),
     /// Print a shell completion script: `engine completions bash > /etc/bash_completion.d/engine`
     Completions(completions::CompletionsArgs),
+    /// Write, build and inspect WASM plugins (workloads and parsers in one `.wasm` file)
+    #[command(subcommand)]
+    Plugin(plugin::PluginCommand),
 }
 
 /// A result-store error as the command line reports it: an unknown or
@@ -134,5 +138,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::SystemInfo(a) => system_info::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Completions(a) => completions::run(a),
+        Command::Plugin(c) => plugin::run(c),
     }
 }

@@ -3,6 +3,7 @@
 
 mod json_pointer;
 mod number;
+mod plugin;
 mod regex;
 mod template;
 mod wall_time;
@@ -39,6 +40,8 @@ pub enum ParseError {
     NotFinite { kind: &'static str, raw: String, value: f64 },
     #[error("the {kind} parser read `{raw}`, which gives {value}: a negative value where none can be")]
     Negative { kind: &'static str, raw: String, value: f64 },
+    #[error("parser plugin {plugin}: {message}")]
+    Plugin { plugin: String, message: String },
 }
 
 /// A value read from the output, and the text it came from (for messages).
@@ -90,6 +93,20 @@ impl Configured {
             )
         } else if def.wall_time {
             ("wall_time", Box::new(wall_time::WallTime))
+        } else if let Some(pl) = &def.plugin {
+            // Named relative to the profile's folder, as the executor's plugin.
+            let folder = fill("{{profile_dir}}").map_err(ParseError::Build)?;
+            let dir = if folder.is_empty() { None } else { Some(std::path::PathBuf::from(&folder)) };
+            let path = crate::runner::wasm::plugin_path(dir.as_deref(), &pl.path, &folder)
+                .map_err(|e| ParseError::Plugin { plugin: pl.path.clone(), message: e.to_string() })?;
+            let mut config = Vec::new();
+            for (k, v) in &pl.config {
+                config
+                    .push((k.clone(), fill(v.as_str()).map_err(|e| ParseError::Build(format!("config `{k}`: {e}")))?));
+            }
+            let limits = crate::runner::wasm::limits(&pl.limits).map_err(ParseError::Build)?;
+            let value = pl.value.as_deref().unwrap_or(&def.result);
+            ("plugin", Box::new(plugin::PluginParser::new(&path, &pl.path, value, config, limits)?))
         } else {
             return Err(ParseError::Build("parser has no kind".into()));
         };

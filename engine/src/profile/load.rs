@@ -112,6 +112,11 @@ pub fn profile_from_str(text: &str, display: &str, origin: Origin) -> Result<Loa
     let profile: Profile = deserialize(text, display)?;
     let index = YamlIndex::build(text);
     let mut diags = validate::check_profile(&profile, display, &index);
+    // Plugin files are named relative to the profile's folder.
+    if let Origin::File(f) = &origin {
+        let dir = f.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        diags.extend(validate::check_plugin_files(&profile, dir, display, &index));
+    }
     // References name a profile by its folder: an id that says otherwise
     // would make `engine info X` and the result file disagree.
     if let Some(folder) = display

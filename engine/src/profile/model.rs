@@ -183,6 +183,56 @@ pub enum Executor {
     /// A workload built into engine, written against the workload contract
     /// in `sdk/`; it returns its values itself (no parsers needed).
     Builtin(BuiltinExecutor),
+    /// A WASM plugin (a component built with `sdk/` for `wasm32-wasip2`) run
+    /// by wasmtime in a sandbox; it returns its values itself.
+    Wasm(WasmExecutor),
+}
+
+/// A WASM plugin workload, its configuration and its limits.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WasmExecutor {
+    /// The plugin's `.wasm` file, relative to the profile's folder and inside it.
+    pub plugin: String,
+    /// Its configuration (the keys the plugin reads); values may hold placeholders.
+    #[serde(default)]
+    pub config: IndexMap<String, Scalar>,
+    /// What one trial may use.
+    #[serde(default)]
+    pub limits: PluginLimits,
+    /// Environment variables the plugin sees; it sees no others.
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+}
+
+/// Limits of one plugin call (a trial, or a parse).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PluginLimits {
+    /// Linear memory of the instance (`256MiB`, the default).
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// Wall-clock time of one call (`60s`; default 10m); the plugin is stopped after it.
+    #[serde(default)]
+    pub time: Option<String>,
+}
+
+/// A parser plugin: a component that reads a trial's output.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PluginParserDef {
+    /// The plugin's `.wasm` file, relative to the profile's folder and inside it.
+    pub path: String,
+    /// Its configuration (the keys the parser reads); values may hold placeholders.
+    #[serde(default)]
+    pub config: IndexMap<String, Scalar>,
+    /// Which of the values the plugin returns this parser takes (default:
+    /// the one named like the parser's `result`).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// What one parse may use.
+    #[serde(default)]
+    pub limits: PluginLimits,
 }
 
 /// A built-in workload and its configuration.
@@ -205,6 +255,7 @@ impl Executor {
         match self {
             Executor::External(_) => "external",
             Executor::Builtin(_) => "builtin",
+            Executor::Wasm(_) => "wasm",
         }
     }
 
@@ -216,7 +267,7 @@ impl Executor {
                 let plain = !x.program.contains('/') && !x.program.contains("{{");
                 if plain { vec![x.program.clone()] } else { Vec::new() }
             }
-            Executor::Builtin(_) => Vec::new(),
+            Executor::Builtin(_) | Executor::Wasm(_) => Vec::new(),
         }
     }
 
@@ -228,6 +279,10 @@ impl Executor {
                 let cfg: Vec<String> = b.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("workload {} {}", b.workload, cfg.join(" "))
             }
+            Executor::Wasm(w) => {
+                let cfg: Vec<String> = w.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("plugin {} {}", w.plugin, cfg.join(" "))
+            }
         }
     }
 
@@ -236,7 +291,7 @@ impl Executor {
     pub fn returns_values(&self) -> bool {
         match self {
             Executor::External(_) => false,
-            Executor::Builtin(_) => true,
+            Executor::Builtin(_) | Executor::Wasm(_) => true,
         }
     }
 }
@@ -332,7 +387,7 @@ pub struct ResultDef {
 }
 
 /// How one result is read from a trial. Exactly one of `regex`, `json_pointer`,
-/// `template` or `wall_time` is set.
+/// `template`, `wall_time` or `plugin` is set.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParserDef {
@@ -359,6 +414,11 @@ pub struct ParserDef {
     /// The trial's wall time in seconds.
     #[serde(default)]
     pub wall_time: bool,
+    /// A parser plugin (WASM) that reads the trial's stdout, stderr and exit
+    /// status and returns values by result id; this parser takes the one
+    /// named by `result`.
+    #[serde(default)]
+    pub plugin: Option<PluginParserDef>,
     /// Which match to use when there are several: `last` (default), `first`, `mean`, `sum`.
     #[serde(default)]
     pub pick: Pick,

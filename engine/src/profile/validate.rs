@@ -2,7 +2,9 @@
 //! labels that must be unique, parsers that must name a result.
 
 use super::diag::{Diagnostic, Diagnostics, did_you_mean};
-use super::model::{BuiltinExecutor, Executor, ExternalExecutor, OptionDef, ParserDef, Profile, Step};
+use super::model::{
+    BuiltinExecutor, Executor, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, Step, WasmExecutor,
+};
 use super::template::{self, TemplateError};
 use super::yaml_index::{Path, YamlIndex};
 use crate::path;
@@ -306,6 +308,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
     match &p.executor {
         Executor::External(x) => check_external(&mut c, x, &known),
         Executor::Builtin(b) => check_builtin(&mut c, b, p, &known),
+        Executor::Wasm(w) => check_wasm(&mut c, w, &known),
     }
 
     // Trials.
@@ -402,6 +405,7 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
         pd.json_pointer.as_ref().map(|_| "json_pointer"),
         pd.template.as_ref().map(|_| "template"),
         pd.wall_time.then_some("wall_time"),
+        pd.plugin.as_ref().map(|_| "plugin"),
     ]
     .into_iter()
     .flatten()
@@ -410,7 +414,7 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
         0 => c.at_value(
             path!["parsers", i],
             "parser has no kind",
-            Some("set one of `regex`, `json_pointer`, `template` or `wall_time: true`".into()),
+            Some("set one of `regex`, `json_pointer`, `template`, `wall_time: true` or `plugin`".into()),
         ),
         1 => {}
         _ => c.at_key(
@@ -455,6 +459,13 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             "template has no `#_RESULT_#` marker",
             Some("copy a sample output line and put `#_RESULT_#` where the value is".into()),
         );
+    }
+    if let Some(pl) = &pd.plugin {
+        c.plugin_path(path!["parsers", i, "plugin", "path"], &pl.path);
+        for (k, v) in &pl.config {
+            c.text(path!["parsers", i, "plugin", "config", k.as_str()], v.as_str(), known);
+        }
+        c.plugin_limits(path!["parsers", i, "plugin", "limits"], &pl.limits);
     }
     for hint_key in ["line_hint", "line_before_hint", "line_after_hint"] {
         let set = match hint_key {
@@ -620,6 +631,133 @@ fn check_builtin(c: &mut Checker, b: &BuiltinExecutor, p: &Profile, known: &BTre
     {
         c.at_value(path!["executor", "builtin", "timeout"], e.to_string(), Some(units_hint(&e)));
     }
+}
+
+fn check_wasm(c: &mut Checker, w: &WasmExecutor, known: &BTreeSet<String>) {
+    c.plugin_path(path!["executor", "wasm", "plugin"], &w.plugin);
+    for (k, v) in &w.config {
+        c.text(path!["executor", "wasm", "config", k.as_str()], v.as_str(), known);
+    }
+    for (k, v) in &w.env {
+        c.text(path!["executor", "wasm", "env", k.as_str()], v, known);
+    }
+    c.plugin_limits(path!["executor", "wasm", "limits"], &w.limits);
+}
+
+impl Checker<'_> {
+    /// A plugin path must name a file inside the profile's folder: relative,
+    /// and never climbing with `..` (symlinks are checked on disk, see
+    /// [`check_plugin_files`]).
+    fn plugin_path(&mut self, at: Path, rel: &str) {
+        let hint = "put the `.wasm` file in the profile's folder and name it relative to it, like `plugin.wasm`";
+        if rel.trim().is_empty() {
+            self.at_value(at, "plugin path is empty", Some(hint.into()));
+        } else if rel.starts_with('/') {
+            self.at_value(
+                at,
+                format!("plugin path `{rel}` is absolute; it must be inside the profile's folder"),
+                Some(hint.into()),
+            );
+        } else if std::path::Path::new(rel).components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+            self.at_value(
+                at,
+                format!("plugin path `{rel}` climbs out of the profile's folder with `..`"),
+                Some(hint.into()),
+            );
+        } else if template::names(rel).is_ok_and(|n| !n.is_empty()) {
+            self.at_value(
+                at,
+                format!("plugin path `{rel}` holds a placeholder"),
+                Some("name one file; put choices in `config:`".into()),
+            );
+        }
+    }
+
+    fn plugin_limits(&mut self, at: Path, l: &PluginLimits) {
+        if let Some(m) = &l.memory
+            && let Err(e) = units::parse_size(m)
+        {
+            let mut at = at.clone();
+            at.push("memory".into());
+            self.at_value(at, e.to_string(), Some(units_hint(&e)));
+        }
+        if let Some(t) = &l.time
+            && let Err(e) = units::parse_duration(t)
+        {
+            let mut at = at;
+            at.push("time".into());
+            self.at_value(at, e.to_string(), Some(units_hint(&e)));
+        }
+    }
+}
+
+/// Why a plugin path does not name a usable file in the profile's folder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PluginFileError {
+    #[error("plugin file `{0}` does not exist")]
+    Missing(String),
+    #[error("plugin path `{0}` is a directory, not a `.wasm` file")]
+    Directory(String),
+    #[error("plugin path `{0}` leads out of the profile's folder (through a symlink or `..`)")]
+    Escapes(String),
+}
+
+/// The plugin file `rel` names in the profile folder `dir`, checked on disk:
+/// it exists, is a file, and resolves (symlinks followed) inside `dir`.
+pub fn plugin_file(dir: &std::path::Path, rel: &str) -> Result<std::path::PathBuf, PluginFileError> {
+    let lexical_escape = rel.starts_with('/')
+        || std::path::Path::new(rel).components().any(|c| matches!(c, std::path::Component::ParentDir));
+    if lexical_escape {
+        return Err(PluginFileError::Escapes(rel.to_string()));
+    }
+    let joined = dir.join(rel);
+    let real = joined.canonicalize().map_err(|_| PluginFileError::Missing(rel.to_string()))?;
+    let root = dir.canonicalize().map_err(|_| PluginFileError::Missing(rel.to_string()))?;
+    if !real.starts_with(&root) {
+        return Err(PluginFileError::Escapes(rel.to_string()));
+    }
+    if real.is_dir() {
+        return Err(PluginFileError::Directory(rel.to_string()));
+    }
+    Ok(real)
+}
+
+/// On-disk checks of the plugin files a profile in folder `dir` names.
+pub fn check_plugin_files(p: &Profile, dir: &std::path::Path, file: &str, index: &YamlIndex) -> Diagnostics {
+    let mut c = Checker { file, index, out: Diagnostics::default() };
+    let mut paths: Vec<(Path, &str)> = Vec::new();
+    if let Executor::Wasm(w) = &p.executor {
+        paths.push((path!["executor", "wasm", "plugin"], &w.plugin));
+    }
+    for (i, pd) in p.parsers.iter().enumerate() {
+        if let Some(pl) = &pd.plugin {
+            paths.push((path!["parsers", i, "plugin", "path"], &pl.path));
+        }
+    }
+    for (at, rel) in paths {
+        // Lexical problems were reported by `check_profile`.
+        if rel.trim().is_empty()
+            || rel.starts_with('/')
+            || rel.contains("..")
+            || template::names(rel).is_ok_and(|n| !n.is_empty())
+        {
+            continue;
+        }
+        if let Err(e) = plugin_file(dir, rel) {
+            let hint = match e {
+                PluginFileError::Missing(_) => format!(
+                    "build the plugin (`engine plugin build`) and copy its `.wasm` to {}",
+                    dir.join(rel).display()
+                ),
+                PluginFileError::Directory(_) => "name the `.wasm` file itself".to_string(),
+                PluginFileError::Escapes(_) => {
+                    "copy the `.wasm` file into the profile's folder instead of linking to it".to_string()
+                }
+            };
+            c.at_value(at, e.to_string(), Some(hint));
+        }
+    }
+    c.out
 }
 
 fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String>) {

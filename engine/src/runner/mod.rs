@@ -7,6 +7,7 @@ pub mod external;
 pub mod interrupt;
 pub mod process;
 pub mod requirements;
+pub mod wasm;
 
 use crate::expand::Test;
 use crate::parse::{Configured, RawOutput};
@@ -270,6 +271,22 @@ fn executor_for(test: &Test) -> Built {
         ExecDef::External(x) => Built { executor: Box::new(external::External::new(x.clone())), direct: false },
         ExecDef::Builtin(b) => {
             Built { executor: Box::new(builtin::Builtin::new(b.clone(), &test.profile.profile.id)), direct: true }
+        }
+        ExecDef::Wasm(w) => {
+            let p = &test.profile.profile;
+            let dir = match &test.profile.origin {
+                crate::profile::load::Origin::File(f) => {
+                    Some(f.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf())
+                }
+                crate::profile::load::Origin::Builtin => None,
+            };
+            let direct: Vec<String> = p
+                .results
+                .iter()
+                .filter(|r| !p.parsers.iter().any(|d| d.result == r.id))
+                .map(|r| r.id.clone())
+                .collect();
+            Built { executor: Box::new(wasm::Wasm::new(w.clone(), &p.id, dir, direct)), direct: true }
         }
     }
 }

@@ -1,0 +1,423 @@
+//! WASM plugins: components of the `engine:plugin` world (`sdk/wit`), built
+//! for `wasm32-wasip2` from a [`engine_sdk::Workload`] or
+//! [`engine_sdk::Parser`] and run by wasmtime in a sandbox.
+//!
+//! - `runtime`: the process's engine and the epoch ticker;
+//! - `cache`: compiled code under `ENGINE_HOME/cache/wasm/`, checksummed;
+//! - `version`: which interface a component exports, and its version;
+//! - `limits`: memory cap and time limit;
+//! - `host`: bindings, host imports and the WASI sandbox of one call.
+//!
+//! Every call gets a fresh instance in a fresh store: a trial cannot see
+//! what the previous one left in memory, as it cannot see its files.
+
+pub mod cache;
+pub mod host;
+pub mod limits;
+pub mod runtime;
+pub mod version;
+
+use engine_sdk::{Error as SdkError, ErrorKind, Report};
+use host::{Call, Sandbox, State, parser_world, wit, workload_world};
+pub use limits::Limits;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+pub use version::{INTERFACE_VERSION, Kind};
+
+/// Why a plugin could not be loaded or a call of it failed. Each message
+/// says which of these happened; the caller names the plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    #[error("not a WebAssembly file (it does not start with `\\0asm`)")]
+    NotWasm,
+    #[error("a core WebAssembly module, not a component: build it for the wasm32-wasip2 target")]
+    CoreModule,
+    #[error("truncated or corrupt WebAssembly: {0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Version(#[from] version::VersionError),
+    #[error("it is a {found} plugin where a {expected} plugin is needed")]
+    WrongKind { expected: Kind, found: Kind },
+    #[error("its exports do not match engine:plugin@{INTERFACE_VERSION}: {0}")]
+    Exports(String),
+    #[error("it needs imports the sandbox does not offer: {0}")]
+    Imports(String),
+    #[error("cannot set up its sandbox: {0}")]
+    Sandbox(std::io::Error),
+    /// The plugin rejected its configuration (the key is named).
+    #[error("{0}")]
+    Config(SdkError),
+    /// The plugin returned an error.
+    #[error("{0}")]
+    Failed(SdkError),
+    /// The plugin's error says it reached for a file outside the sandbox.
+    #[error("tried to open a file outside its scratch directory (a plugin sees only {scratch}): {0}", scratch = host::SCRATCH)]
+    Escape(SdkError),
+    #[error("trapped: {trap}{}", tail(.stderr))]
+    Trap { trap: String, stderr: String },
+    #[error("panicked: {0}")]
+    Panic(String),
+    #[error("ran past its time limit of {} and was stopped", humantime::format_duration(*.0))]
+    TimeLimit(Duration),
+    #[error(
+        "allocated past its memory cap of {} (it asked for {}); raise `limits.memory` if it needs more",
+        size(*.cap), size(*.desired)
+    )]
+    MemoryCap { cap: u64, desired: u64 },
+    #[error("wrote more than {} MiB to its standard output or error", host::OUTPUT_CAP >> 20)]
+    OutputCap,
+    #[error("interrupted")]
+    Interrupted,
+    #[error("returned no value for `{0}`")]
+    Missing(String),
+    #[error("{0}")]
+    Host(String),
+}
+
+fn size(b: u64) -> String {
+    if b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+    }
+}
+
+fn tail(stderr: &str) -> String {
+    let last: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    match last.last() {
+        Some(l) => format!(" (its stderr: {l})"),
+        None => String::new(),
+    }
+}
+
+impl PluginError {
+    /// The configuration key the plugin rejected, if that is the error.
+    pub fn config_key(&self) -> Option<&str> {
+        match self {
+            PluginError::Config(e) => e.key.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// What one call produced besides its result.
+#[derive(Debug, Default, Clone)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    /// Lines from `host.log`.
+    pub log: String,
+    /// Making the instance (not counted in the plugin's time).
+    pub instantiate: Duration,
+    /// The call itself.
+    pub call: Duration,
+}
+
+enum Pre {
+    Workload(workload_world::WorkloadPluginPre<State>),
+    Parser(parser_world::ParserPluginPre<State>),
+}
+
+/// A loaded plugin: compiled (or taken from the cache), its interface
+/// checked, ready to instantiate.
+pub struct Plugin {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub kind: Kind,
+    pub loaded: cache::Loaded,
+    pre: Pre,
+}
+
+/// What a plugin declares, asked before the first trial.
+#[derive(Debug, Clone)]
+pub struct Interface {
+    pub keys: Vec<String>,
+    pub results: Vec<String>,
+}
+
+fn linker() -> Result<&'static wasmtime::component::Linker<State>, PluginError> {
+    static LINKER: OnceLock<Result<wasmtime::component::Linker<State>, String>> = OnceLock::new();
+    LINKER
+        .get_or_init(|| host::linker().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| PluginError::Host(e.clone()))
+}
+
+impl Plugin {
+    /// Loads `path`, compiling it or taking its compiled code from `cache`.
+    pub fn load(path: &Path, cache: &cache::Cache) -> Result<Plugin, PluginError> {
+        let bytes = std::fs::read(path).map_err(PluginError::Read)?;
+        if !bytes.starts_with(b"\0asm") {
+            return Err(PluginError::NotWasm);
+        }
+        // Bytes 4..8: version 1 layer 0 is a core module; components are layer 1.
+        if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
+            return Err(PluginError::CoreModule);
+        }
+        let sha256 = cache::sha256_hex(&bytes);
+        let engine = runtime::engine();
+        let (component, loaded) =
+            cache.component(engine, &bytes, &sha256).map_err(|e| PluginError::Invalid(first_line(&e)))?;
+        let ty = component.component_type();
+        let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+        let (kind, _) = version::check(names.iter().map(String::as_str))?;
+        let pre = linker()?.instantiate_pre(&component).map_err(|e| PluginError::Imports(first_line(&e)))?;
+        let pre = match kind {
+            Kind::Workload => Pre::Workload(
+                workload_world::WorkloadPluginPre::new(pre).map_err(|e| PluginError::Exports(first_line(&e)))?,
+            ),
+            Kind::Parser => {
+                Pre::Parser(parser_world::ParserPluginPre::new(pre).map_err(|e| PluginError::Exports(first_line(&e)))?)
+            }
+        };
+        Ok(Plugin { path: path.to_path_buf(), sha256, kind, loaded, pre })
+    }
+
+    /// Fails unless the plugin is of kind `expected`.
+    pub fn expect(&self, expected: Kind) -> Result<(), PluginError> {
+        if self.kind != expected {
+            return Err(PluginError::WrongKind { expected, found: self.kind });
+        }
+        Ok(())
+    }
+
+    /// Instantiates the plugin, asks its keys and results, and hands it
+    /// `config`: what is checked before the first trial.
+    pub fn check(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Interface, PluginError>, Output) {
+        self.with_instance(sb, |store, inst| {
+            let (keys, results) = match inst {
+                Instance::Workload(w) => {
+                    let g = w.engine_plugin_workload();
+                    (g.call_keys(&mut *store)?, g.call_results(&mut *store)?)
+                }
+                Instance::Parser(p) => {
+                    let g = p.engine_plugin_parser();
+                    (g.call_keys(&mut *store)?, g.call_results(&mut *store)?)
+                }
+            };
+            Ok(configure(store, inst, config)?.map(|()| Interface { keys, results }))
+        })
+    }
+
+    /// One trial of a workload plugin: configure, then run.
+    pub fn run(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Report, PluginError>, Output) {
+        self.with_instance(sb, |store, inst| {
+            if let Err(e) = configure(store, inst, config)? {
+                return Ok(Err(e));
+            }
+            let Instance::Workload(w) = inst else { unreachable!("checked by expect") };
+            Ok(w.engine_plugin_workload().call_run(&mut *store)?.map(report).map_err(failed))
+        })
+    }
+
+    /// Reads one trial's output with a parser plugin.
+    pub fn parse(
+        &self,
+        config: &[(String, String)],
+        output: &engine_sdk::TrialOutput<'_>,
+        sb: &Sandbox<'_>,
+    ) -> (Result<Report, PluginError>, Output) {
+        let out = wit::TrialOutput {
+            stdout: output.stdout.to_string(),
+            stderr: output.stderr.to_string(),
+            exit_code: output.exit_code,
+        };
+        self.with_instance(sb, |store, inst| {
+            if let Err(e) = configure(store, inst, config)? {
+                return Ok(Err(e));
+            }
+            let Instance::Parser(p) = inst else { unreachable!("checked by expect") };
+            Ok(p.engine_plugin_parser().call_parse(&mut *store, &out)?.map(report).map_err(failed))
+        })
+    }
+
+    /// A fresh store and instance, `f` run on them, and every way that can
+    /// fail turned into a [`PluginError`] that says which it was.
+    fn with_instance<T>(
+        &self,
+        sb: &Sandbox<'_>,
+        f: impl FnOnce(&mut wasmtime::Store<State>, &Instance) -> Result<Result<T, PluginError>, wasmtime::Error>,
+    ) -> (Result<T, PluginError>, Output) {
+        let mut out = Output::default();
+        let mut call = match Call::new(sb) {
+            Ok(c) => c,
+            Err(e) => return (Err(PluginError::Sandbox(e)), out),
+        };
+        let t0 = Instant::now();
+        let inst = match &self.pre {
+            Pre::Workload(p) => p.instantiate(&mut call.store).map(Instance::Workload),
+            Pre::Parser(p) => p.instantiate(&mut call.store).map(Instance::Parser),
+        };
+        out.instantiate = t0.elapsed();
+        let r = match inst {
+            Err(e) => Err(classify(e, sb.limits, "")),
+            Ok(inst) => {
+                call.restart_clock(sb.limits);
+                let t1 = Instant::now();
+                let r = f(&mut call.store, &inst);
+                out.call = t1.elapsed();
+                let (_, stderr) = call.output();
+                match r {
+                    Ok(r) => r,
+                    Err(e) => Err(classify(e, sb.limits, &stderr)),
+                }
+            }
+        };
+        (out.stdout, out.stderr) = call.output();
+        let data = call.store.data_mut();
+        out.log = std::mem::take(&mut data.log);
+        if let Some((fraction, note)) = data.progress.take() {
+            out.log.push_str(&format!("# last progress: {:.0} % {note}\n", fraction * 100.0));
+        }
+        (r, out)
+    }
+}
+
+enum Instance {
+    Workload(workload_world::WorkloadPlugin),
+    Parser(parser_world::ParserPlugin),
+}
+
+fn configure(
+    store: &mut wasmtime::Store<State>,
+    inst: &Instance,
+    config: &[(String, String)],
+) -> Result<Result<(), PluginError>, wasmtime::Error> {
+    let config = config.to_vec();
+    let r = match inst {
+        Instance::Workload(w) => w.engine_plugin_workload().call_configure(&mut *store, &config)?,
+        Instance::Parser(p) => p.engine_plugin_parser().call_configure(&mut *store, &config)?,
+    };
+    Ok(r.map_err(|e| match sdk_error(e) {
+        e if e.kind == ErrorKind::Config => PluginError::Config(e),
+        e => failed_sdk(e),
+    }))
+}
+
+fn sdk_error(e: wit::Error) -> SdkError {
+    let kind = match e.kind {
+        wit::ErrorKind::Config => ErrorKind::Config,
+        wit::ErrorKind::Io => ErrorKind::Io,
+        wit::ErrorKind::Unsupported => ErrorKind::Unsupported,
+        wit::ErrorKind::Cancelled => ErrorKind::Cancelled,
+        wit::ErrorKind::Failed => ErrorKind::Failed,
+    };
+    SdkError { kind, key: e.key, message: e.message }
+}
+
+fn failed(e: wit::Error) -> PluginError {
+    failed_sdk(sdk_error(e))
+}
+
+/// Signs, in a plugin's own error, that the sandbox refused a path: Rust's
+/// std when no preopen covers a path, and WASI's errno for a path that
+/// climbs out of its directory.
+const ESCAPE_SIGNS: &[&str] = &["pre-opened file descriptor", "Capabilities insufficient", "ENOTCAPABLE"];
+
+/// An absolute path in `text` outside the scratch directory (after `..` is
+/// resolved). The sandbox has no other directory, so an I/O error about
+/// such a path is an attempt to reach out of it (the host never sees the
+/// attempt: the guest's libc finds no preopen for it and gives up).
+pub fn outside_path(text: &str) -> Option<String> {
+    let words = text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | '(' | ')'));
+    for w in words {
+        let w = w.trim_end_matches([':', '.', ';']);
+        if !w.starts_with('/') || w.len() < 2 {
+            continue;
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for c in w.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                c => parts.push(c),
+            }
+        }
+        if parts.first() != Some(&host::SCRATCH.trim_start_matches('/')) {
+            return Some(w.to_string());
+        }
+    }
+    None
+}
+
+fn failed_sdk(e: SdkError) -> PluginError {
+    match e.kind {
+        ErrorKind::Config => PluginError::Config(e),
+        _ if ESCAPE_SIGNS.iter().any(|s| e.message.contains(s)) => PluginError::Escape(e),
+        ErrorKind::Io if outside_path(&e.message).is_some() => PluginError::Escape(e),
+        _ => PluginError::Failed(e),
+    }
+}
+
+fn report(r: wit::Report) -> Report {
+    Report {
+        measurements: r
+            .measurements
+            .into_iter()
+            .map(|m| engine_sdk::Measurement { result: m.result, value: m.value })
+            .collect(),
+        log: r.log,
+    }
+}
+
+fn first_line(e: &wasmtime::Error) -> String {
+    let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+    chain.join(": ")
+}
+
+/// Which of the ways a call can end abnormally this error is.
+fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
+    if let Some(m) = e.downcast_ref::<limits::MemoryCapExceeded>() {
+        return PluginError::MemoryCap { cap: m.cap, desired: m.desired };
+    }
+    if e.is::<limits::TimeUp>() {
+        return PluginError::TimeLimit(limits.time);
+    }
+    if e.is::<limits::Interrupted>() {
+        return PluginError::Interrupted;
+    }
+    let text = first_line(&e);
+    if text.contains("write beyond capacity") {
+        return PluginError::OutputCap;
+    }
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        // Rust guests abort on panic after printing the message to stderr.
+        if let Some(i) = stderr.find("panicked at ") {
+            let mut lines = stderr[i..].lines();
+            let at = lines.next().unwrap_or("").trim_start_matches("panicked at ").trim_end_matches(':');
+            let msg = lines.next().unwrap_or("").trim();
+            // `File::open("/etc/passwd").unwrap()`: the panic names the path.
+            if outside_path(msg).is_some() && msg.contains("os error") {
+                return PluginError::Escape(SdkError::failed(format!("panicked: {msg}")));
+            }
+            return PluginError::Panic(format!("{msg} (at {at})"));
+        }
+        let trap = trap.to_string();
+        let trap = trap.trim_start_matches("wasm trap: ").to_string();
+        return PluginError::Trap { trap, stderr: stderr.to_string() };
+    }
+    PluginError::Host(text)
+}
+
+/// The cache of compiled plugins under `home`.
+pub fn cache(home: &crate::home::Home) -> cache::Cache {
+    cache::Cache::new(home.root.join("cache").join("wasm"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outside_path;
+
+    #[test]
+    fn paths_outside_the_scratch_directory() {
+        assert_eq!(outside_path("open /etc/passwd: No such file or directory").as_deref(), Some("/etc/passwd"));
+        assert_eq!(outside_path("open \"/scratch/../etc/shadow\": denied").as_deref(), Some("/scratch/../etc/shadow"));
+        assert_eq!(outside_path("create /scratch/file-1: No space left on device (ENOSPC)"), None);
+        assert_eq!(outside_path("write: Input/output error"), None);
+    }
+}

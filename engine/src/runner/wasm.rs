@@ -1,0 +1,224 @@
+//! The `wasm` executor: a workload plugin (a component built with `sdk/`)
+//! run by wasmtime in a sandbox (`crate::plugin`). Setup loads the plugin
+//! (from the compiled-code cache when it can), checks its interface, the
+//! profile's results and the configuration — where a bad value fails the
+//! test before its first trial — and each trial runs in a fresh instance
+//! whose only directory is the trial's scratch directory. Values come back
+//! directly: nothing is parsed.
+
+use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
+use super::interrupt;
+use super::process::Usage;
+use crate::plugin::host::Sandbox;
+use crate::plugin::{Kind, Limits, Plugin, PluginError};
+use crate::profile::model::{PluginLimits, WasmExecutor};
+use crate::profile::{template, validate};
+use engine_sdk::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub struct Wasm {
+    def: WasmExecutor,
+    profile: String,
+    /// The profile's folder; `None` for a profile compiled into engine.
+    dir: Option<PathBuf>,
+    /// Result ids the profile takes from the plugin.
+    results: Vec<String>,
+    plugin: Option<Plugin>,
+    config: Vec<(String, String)>,
+    env: Vec<(String, String)>,
+    limits: Limits,
+}
+
+impl Wasm {
+    pub fn new(def: WasmExecutor, profile: &str, dir: Option<PathBuf>, results: Vec<String>) -> Self {
+        Wasm {
+            def,
+            profile: profile.to_string(),
+            dir,
+            results,
+            plugin: None,
+            config: Vec::new(),
+            env: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+
+    /// `plugin sha256.wasm`: how messages name it.
+    fn name(&self) -> String {
+        format!("plugin {}", self.def.plugin)
+    }
+
+    fn error(&self, e: PluginError) -> ExecError {
+        let message = match &e {
+            PluginError::Config(_) => format!("{e} (profile {}, plugin {})", self.profile, self.def.plugin),
+            _ => e.to_string(),
+        };
+        ExecError::Workload { workload: self.name(), message }
+    }
+}
+
+/// The limits a profile sets, over the defaults.
+pub fn limits(def: &PluginLimits) -> Result<Limits, String> {
+    let mut l = Limits::default();
+    if let Some(m) = &def.memory {
+        l.memory = crate::units::parse_size(m).map_err(|e| format!("limits.memory: {e}"))?;
+    }
+    if let Some(t) = &def.time {
+        l.time = crate::units::parse_duration(t).map_err(|e| format!("limits.time: {e}"))?;
+    }
+    Ok(l)
+}
+
+/// A profile's plugin file, checked again on disk at setup (the profile was
+/// checked when it was loaded; the file may have changed since).
+pub fn plugin_path(dir: Option<&Path>, rel: &str, profile: &str) -> Result<PathBuf, ExecError> {
+    let dir = dir.ok_or_else(|| {
+        ExecError::Setup(format!("profile {profile} is built into engine and has no folder for plugin `{rel}`"))
+    })?;
+    validate::plugin_file(dir, rel).map_err(|e| ExecError::Setup(format!("profile {profile}: {e}")))
+}
+
+/// Renders `{{placeholders}}` of a config or env map from the test's values.
+pub fn render<'a>(
+    pairs: impl Iterator<Item = (&'a String, &'a str)>,
+    b: &indexmap::IndexMap<String, String>,
+) -> Result<Vec<(String, String)>, ExecError> {
+    pairs
+        .map(|(k, v)| {
+            template::render(v, |n| b.get(n).map(String::as_str), false)
+                .map(|v| (k.clone(), v))
+                .map_err(|e| ExecError::Setup(format!("config `{k}`: {e}")))
+        })
+        .collect()
+}
+
+/// CPU time of this thread (the plugin runs on it).
+fn cpu_now() -> (Duration, Duration, u64) {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to our own rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
+    (tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_maxrss.max(0) as u64)
+}
+
+impl Executor for Wasm {
+    fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
+        let path = plugin_path(self.dir.as_deref(), &self.def.plugin, &self.profile)?;
+        self.limits = limits(&self.def.limits).map_err(ExecError::Setup)?;
+        self.config = render(self.def.config.iter().map(|(k, v)| (k, v.as_str())), env.bindings)?;
+        self.env = render(self.def.env.iter().map(|(k, v)| (k, v.as_str())), env.bindings)?;
+        let cache = crate::plugin::cache(&crate::home::Home::from_env());
+        let plugin = Plugin::load(&path, &cache).map_err(|e| self.error(e))?;
+        plugin.expect(Kind::Workload).map_err(|e| self.error(e))?;
+        // Ask the plugin what it reads and returns, and hand it the
+        // configuration once: a bad key or value fails here, not in trial 1.
+        let sb = Sandbox {
+            scratch: Some(env.test_dir),
+            env: &self.env,
+            limits: self.limits,
+            interrupted: interrupt::requested,
+        };
+        let (iface, _) = plugin.check(&self.config, &sb);
+        let iface = iface.map_err(|e| self.error(e))?;
+        for (k, _) in &self.config {
+            if !iface.keys.contains(k) {
+                let known: Vec<&str> = iface.keys.iter().map(String::as_str).collect();
+                let hint = crate::profile::diag::did_you_mean(k, known.iter().copied())
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                return Err(ExecError::Workload {
+                    workload: self.name(),
+                    message: format!(
+                        "config `{k}`: the plugin reads no such key{hint} (it reads: {}) (profile {})",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") },
+                        self.profile
+                    ),
+                });
+            }
+        }
+        for r in &self.results {
+            if !iface.results.contains(r) {
+                return Err(ExecError::Workload {
+                    workload: self.name(),
+                    message: format!(
+                        "returns no result `{r}` (it returns: {}) (profile {})",
+                        iface.results.join(", "),
+                        self.profile
+                    ),
+                });
+            }
+        }
+        self.plugin = Some(plugin);
+        Ok(())
+    }
+
+    fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
+        let plugin = self.plugin.as_ref().expect("setup loaded the plugin");
+        let sb = Sandbox {
+            scratch: Some(env.scratch),
+            env: &self.env,
+            limits: self.limits,
+            interrupted: interrupt::requested,
+        };
+        let start = Instant::now();
+        let (u0, s0, _) = cpu_now();
+        let (r, out) = plugin.run(&self.config, &sb);
+        let wall = start.elapsed();
+        let (u1, s1, rss) = cpu_now();
+        let log = env.logs.join(format!("trial-{}.log", env.label));
+        let mut text = format!(
+            "# plugin {} (sha256 {}, {:?}) {}\n# scratch: {} (seen as /scratch)\n# instantiate {:.3} ms, call {:.6} s (user {:.3} s, system {:.3} s, max RSS {rss} KiB)\n",
+            self.def.plugin,
+            plugin.sha256,
+            plugin.loaded.source,
+            self.config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+            env.scratch.display(),
+            out.instantiate.as_secs_f64() * 1e3,
+            out.call.as_secs_f64(),
+            (u1 - u0).as_secs_f64(),
+            (s1 - s0).as_secs_f64(),
+        );
+        text.push_str(&out.log);
+        let streams = format!("--- stdout ---\n{}--- stderr ---\n{}", out.stdout, out.stderr);
+        let report = match r {
+            Ok(report) => report,
+            Err(PluginError::Interrupted) => return Err(ExecError::Interrupted),
+            Err(PluginError::Failed(e)) if e.kind == ErrorKind::Cancelled && interrupt::requested() => {
+                return Err(ExecError::Interrupted);
+            }
+            Err(e) => {
+                // A plugin that saw `cancelled()` at its deadline and stopped.
+                let e = match e {
+                    PluginError::Failed(c) if c.kind == ErrorKind::Cancelled => {
+                        PluginError::TimeLimit(self.limits.time)
+                    }
+                    e => e,
+                };
+                let err = ExecError::Workload { workload: self.name(), message: format!("{e}; see {}", log.display()) };
+                let _ = crate::fsutil::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
+                return Err(err);
+            }
+        };
+        text.push_str(&report.log);
+        for m in &report.measurements {
+            text.push_str(&format!("# {} = {}\n", m.result, m.value));
+        }
+        text.push_str(&streams);
+        Ok(TrialRun {
+            stdout: format!("{}{}", out.stdout, report.log),
+            stderr: out.stderr,
+            wall,
+            usage: Usage { user: u1 - u0, system: s1 - s0, max_rss_kib: rss },
+            values: report.measurements.iter().map(|m| (m.result.clone(), m.value)).collect(),
+            log,
+            log_text: text,
+        })
+    }
+
+    fn teardown(&mut self, _env: &TestEnv<'_>) -> Result<(), ExecError> {
+        self.plugin = None;
+        Ok(())
+    }
+}

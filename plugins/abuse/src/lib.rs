@@ -1,0 +1,54 @@
+//! A plugin that misbehaves as its `mode` says, for the sandbox tests:
+//! `escape` reads /etc/passwd, `loop` never returns, `bomb` allocates
+//! without end, `trap` executes `unreachable`, `panic` panics, `ok` returns 1.
+
+use engine_sdk::{Config, Context, Error, Report, Workload};
+
+pub struct Abuse {
+    mode: &'static str,
+}
+
+impl Workload for Abuse {
+    const KEYS: &'static [&'static str] = &["mode"];
+    const RESULTS: &'static [&'static str] = &["value"];
+
+    fn new(config: &Config) -> Result<Self, Error> {
+        config.only(Self::KEYS)?;
+        let mode = config.choice_or("mode", &["escape", "loop", "bomb", "trap", "panic", "ok"], "ok")?;
+        Ok(Abuse { mode })
+    }
+
+    fn run(&mut self, _cx: &dyn Context) -> Result<Report, Error> {
+        match self.mode {
+            "escape" => {
+                let text = std::fs::read_to_string("/etc/passwd").map_err(|e| Error::io("open /etc/passwd", &e))?;
+                Ok(Report::new().value("value", text.len() as f64))
+            }
+            "loop" => {
+                let mut n = 0u64;
+                // Never calls the host: only the engine's epoch deadline ends it.
+                while std::hint::black_box(n) != u64::MAX {
+                    n = n.wrapping_add(2);
+                }
+                Ok(Report::new().value("value", n as f64))
+            }
+            "bomb" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 16 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "trap" => {
+                #[cfg(target_arch = "wasm32")]
+                core::arch::wasm32::unreachable();
+                #[cfg(not(target_arch = "wasm32"))]
+                std::process::abort()
+            }
+            "panic" => panic!("the abuse plugin panics on purpose"),
+            _ => Ok(Report::new().value("value", 1.0)),
+        }
+    }
+}
+
+engine_sdk::export_workload!(Abuse);

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# WASM plugin performance, in one invocation (numbers in README.md, "WASM plugins"):
+#   1. sha256 of 256 MiB: the sha256 example as a plugin vs the same code
+#      built natively (plugins/native-bench); goal >= 0.8x.
+#   2. cached instantiate + first call (cache read and checksum, deserialize,
+#      instantiate, configure + run of a 1 KiB hash); goal <= 5 ms.
+#   3. cold compile time of each example (fresh cache).
+#   4. the I/O example's write/read MB/s vs the same code native, in the same
+#      directory (the built-in `files` workload is not on this branch yet).
+# Usage: scripts/bench-wasm.sh [DIR]   (DIR: where the I/O runs; default /tmp)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+io_dir="${1:-/tmp}"
+reps=3
+
+echo "building (release): engine, plugins for wasm32-wasip2, native-bench" >&2
+cargo build --release -q -p engine
+(cd plugins && CARGO_TARGET_DIR="$PWD/target" cargo build --release -q --target wasm32-wasip2 \
+  && CARGO_TARGET_DIR="$PWD/target" cargo build --release -q -p native-bench \
+  && CARGO_TARGET_DIR="$PWD/target/soft" cargo build --release -q -p native-bench --features soft)
+engine="$CARGO_TARGET_DIR/release/engine"
+wasm=plugins/target/wasm32-wasip2/release
+native=plugins/target/soft/release/native-bench
+native_hw=plugins/target/release/native-bench
+
+work=$(mktemp -d)
+scratch=$(mktemp -d -p "$io_dir" bench-wasm.XXXXXX)
+trap 'rm -rf "$work" "$scratch"' EXIT
+export ENGINE_HOME="$work/home"
+
+# `engine plugin info … --run` prints `value:      NAME = X`.
+value() { awk -v n="$1" '$1 == "value:" && $2 == n { print $4 }'; }
+best() { sort -g | tail -1; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+echo "== 1. sha256 of 256 MiB (MB/s = 10^6 B/s, best of $reps)"
+w=$(for _ in $(seq $reps); do
+  "$engine" plugin info "$wasm/sha256_plugin.wasm" -c size=256MiB --memory 512MiB --run | value throughput
+done | best)
+n=$(for _ in $(seq $reps); do "$native" sha256 size=256MiB | awk '$1 == "throughput" { print $2 }'; done | best)
+h=$(for _ in $(seq $reps); do "$native_hw" sha256 size=256MiB | awk '$1 == "throughput" { print $2 }'; done | best)
+printf '   wasm %8.1f MB/s   native, same code %8.1f MB/s   ratio %s (goal >= 0.8)\n' "$w" "$n" "$(ratio "$w" "$n")"
+printf '   (native with the CPU'"'"'s SHA instructions, which WebAssembly lacks: %.1f MB/s, ratio %s)\n' "$h" "$(ratio "$w" "$h")"
+
+echo "== 2. cached instantiate + first call (median of 7; the cache is warm)"
+"$engine" plugin info "$wasm/sha256_plugin.wasm" >/dev/null
+for _ in $(seq 7); do
+  "$engine" plugin info "$wasm/sha256_plugin.wasm" -c size=1KiB --run \
+    | awk '$1 == "code:" { load = $(NF - 1) } $1 == "run:" { inst = $3; call = $6 } $1 == "total:" { total = $2 }
+           END { printf "%.3f %.3f %.3f %.3f %.3f\n", load, inst, call, load + inst + call, total }'
+done > "$work/cached"
+for col in 1 2 3 4 5; do cut -d' ' -f$col "$work/cached" | median; done | paste -sd' ' \
+  | awk '{ printf "   load from cache %.2f ms + instantiate %.2f ms + configure/run %.2f ms = %.2f ms (goal <= 5); whole process %.1f ms\n", $1, $2, $3, $4, $5 }'
+
+echo "== 3. cold compile (Cranelift, release engine; fresh cache each)"
+for p in sha256_plugin files_io_plugin dbench_parser; do
+  rm -rf "$ENGINE_HOME/cache"
+  ms=$("$engine" plugin info "$wasm/$p.wasm" | awk '$1 == "code:" { print $(NF - 1) }')
+  printf '   %-16s %7.1f ms  (%s KiB)\n' "$p" "$ms" "$(( $(stat -c %s "$wasm/$p.wasm") / 1024 ))"
+done
+
+echo "== 4. files-io: 8 files x 32 MiB, 1 MiB blocks, fsync, in $io_dir (MB/s, best of $reps)"
+fs=$(df -T "$scratch" | awk 'NR == 2 { print $2 }')
+cfg=(files=8 size=32MiB block=1MiB)
+ww=(); wr=(); nw=(); nr=()
+for _ in $(seq $reps); do
+  out=$(TMPDIR="$scratch" "$engine" plugin info "$wasm/files_io_plugin.wasm" "${cfg[@]/#/-c}" --run)
+  ww+=("$(value write <<<"$out")"); wr+=("$(value read <<<"$out")")
+  out=$("$native" files-io "$scratch" "${cfg[@]}")
+  nw+=("$(awk '$1 == "write" { print $2 }' <<<"$out")"); nr+=("$(awk '$1 == "read" { print $2 }' <<<"$out")")
+done
+bw=$(printf '%s\n' "${ww[@]}" | best); br=$(printf '%s\n' "${wr[@]}" | best)
+bnw=$(printf '%s\n' "${nw[@]}" | best); bnr=$(printf '%s\n' "${nr[@]}" | best)
+printf '   write: wasm %8.1f   native %8.1f   ratio %s\n' "$bw" "$bnw" "$(ratio "$bw" "$bnw")"
+printf '   read:  wasm %8.1f   native %8.1f   ratio %s\n' "$br" "$bnr" "$(ratio "$br" "$bnr")"
+echo "   (file system: $fs; native = plugins/native-bench, the same FilesIo code built for the host)"
