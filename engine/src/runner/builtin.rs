@@ -71,12 +71,8 @@ impl Context for Trial<'_> {
 
 /// CPU time of the whole process so far (workloads may run threads).
 fn cpu_now() -> (Duration, Duration, u64) {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to our own rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
-    (tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_maxrss.max(0) as u64)
+    let u = super::process::usage_now(libc::RUSAGE_SELF);
+    (u.user, u.system, u.max_rss_kib)
 }
 
 impl Executor for Builtin {

@@ -64,6 +64,16 @@ fn kill_group(pgid: i32, sig: i32) {
     }
 }
 
+/// CPU time and peak memory of this process (`libc::RUSAGE_SELF`) or of the
+/// calling thread (`libc::RUSAGE_THREAD`) so far.
+pub fn usage_now(who: i32) -> Usage {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to our own rusage.
+    unsafe { libc::getrusage(who, &mut ru) };
+    Usage { user: tv(ru.ru_utime), system: tv(ru.ru_stime), max_rss_kib: ru.ru_maxrss.max(0) as u64 }
+}
+
 fn tv(t: libc::timeval) -> Duration {
     Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000)
 }

@@ -95,12 +95,8 @@ pub fn render<'a>(
 
 /// CPU time of this thread (the plugin runs on it).
 fn cpu_now() -> (Duration, Duration, u64) {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to our own rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
-    (tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_maxrss.max(0) as u64)
+    let u = super::process::usage_now(libc::RUSAGE_THREAD);
+    (u.user, u.system, u.max_rss_kib)
 }
 
 impl Executor for Wasm {

@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// fs_mark's write size.
 const CHUNK: usize = 16 * 1024;
@@ -65,16 +65,7 @@ impl Workload for Files {
                     s.spawn(move || write_files(&dir, n, size, dirs, fsync, t as u64, stop))
                 })
                 .collect();
-            while !handles.iter().all(|h| h.is_finished()) {
-                if cx.cancelled() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::failed("a files thread panicked"))))
-                .collect()
+            super::join_watching(cx, &stop, handles, "a files thread")
         });
         let secs = t0.elapsed().as_secs_f64();
         if cx.cancelled() {

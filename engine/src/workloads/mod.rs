@@ -38,6 +38,24 @@ pub static ALL: &[Entry] = &[
     entry::<startup::Startup>("startup-time", "cold start of an application-sized set of files under background I/O"),
 ];
 
+/// Waits for a workload's threads, passing the context's cancellation on to
+/// them through `stop` (threads cannot see the context); `what` names a
+/// thread in the error when one panics.
+pub fn join_watching<T>(
+    cx: &dyn engine_sdk::Context,
+    stop: &std::sync::atomic::AtomicBool,
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T, Error>>>,
+    what: &str,
+) -> Vec<Result<T, Error>> {
+    while !handles.iter().all(|h| h.is_finished()) {
+        if cx.cancelled() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::failed(format!("{what} panicked"))))).collect()
+}
+
 /// The workload named `name`.
 pub fn find(name: &str) -> Option<&'static Entry> {
     ALL.iter().find(|e| e.name == name)

@@ -158,10 +158,6 @@ impl Pattern {
 
 /// CPU time of the calling thread.
 pub fn thread_cpu() -> Duration {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: our own thread's usage.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    let u = crate::runner::process::usage_now(libc::RUSAGE_THREAD);
+    u.user + u.system
 }

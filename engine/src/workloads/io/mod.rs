@@ -18,7 +18,7 @@ mod uring;
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
 use job::{Job, Tally};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,17 +203,7 @@ impl Workload for Io {
                     })
                 })
                 .collect();
-            // The jobs cannot see the context: pass a stop on to them.
-            while !handles.iter().all(|h| h.is_finished()) {
-                if cx.cancelled() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::failed("an I/O job panicked"))))
-                .collect()
+            super::join_watching(cx, &stop, handles, "an I/O job")
         });
         let io1 = proc_io();
         if cx.cancelled() {
