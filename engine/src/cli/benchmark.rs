@@ -367,6 +367,7 @@ fn requirements_phase(
             continue;
         }
         let mut unmet: Vec<String> = requirements::missing_programs(p).iter().map(ToString::to_string).collect();
+        unmet.extend(requirements::missing_files(p).iter().map(ToString::to_string));
         unmet.extend(requirements::missing_root(p).map(|u| u.to_string()));
         if !unmet.is_empty() {
             let all_optional =

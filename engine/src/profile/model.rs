@@ -583,6 +583,23 @@ pub struct Requirements {
     /// Free space needed in the target directory (`512MiB`, `2GB`; exact units).
     #[serde(default)]
     pub free_space: Option<String>,
+    /// Files that must exist (data a package ships, such as a source tarball).
+    #[serde(default)]
+    pub files: Vec<FileReq>,
+}
+
+/// A file the test needs, and the package that provides it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileReq {
+    /// Absolute path.
+    pub path: String,
+    /// Debian/Ubuntu package that provides it.
+    #[serde(default)]
+    pub apt: Option<String>,
+    /// Fedora/RHEL package that provides it.
+    #[serde(default)]
+    pub dnf: Option<String>,
 }
 
 /// A program the test needs, and how to get it.

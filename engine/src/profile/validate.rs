@@ -391,6 +391,15 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
             }
         }
     }
+    for (i, f) in p.requirements.files.iter().enumerate() {
+        if !f.path.starts_with('/') {
+            c.at_value(
+                path!["requirements", "files", i, "path"],
+                format!("`{}` is not an absolute path", f.path),
+                Some("name the file where its package installs it: `/usr/src/linux-source-6.1.tar.xz`".into()),
+            );
+        }
+    }
     c.out
 }
 

@@ -11,6 +11,8 @@ use thiserror::Error;
 pub enum Unmet {
     #[error("{program} not found — install it with `{install}` or put it on PATH")]
     Program { program: String, install: String },
+    #[error("{path} not found — install it with `{install}`")]
+    File { path: String, install: String },
     #[error("{profile} must run as root (it {why})")]
     Root { profile: String, why: &'static str },
 }
@@ -85,6 +87,22 @@ pub fn missing_programs(p: &Profile) -> Vec<Unmet> {
         }
     }
     out
+}
+
+/// Files the profile needs that are missing.
+pub fn missing_files(p: &Profile) -> Vec<Unmet> {
+    p.requirements
+        .files
+        .iter()
+        .filter(|f| !Path::new(&f.path).exists())
+        .map(|f| Unmet::File {
+            path: f.path.clone(),
+            install: match &f.apt {
+                Some(a) => format!("apt-get install {a}"),
+                None => "the package that provides it".to_string(),
+            },
+        })
+        .collect()
 }
 
 /// Whether root is required and missing.
