@@ -141,6 +141,11 @@ impl Server {
             .collect::<Vec<_>>()
             .join(" ");
         let _ = writeln!(log, "$ {line}\n# cwd: {}\n--- stderr ---", spec.cwd.display());
+        if let Some(u) = spec.user {
+            // A server that reopens its standard error (Apache's
+            // `ErrorLog /dev/stderr`) must be allowed to.
+            let _ = u.own(&spec.log);
+        }
         let mut cmd = std::process::Command::new(spec.program);
         cmd.args(spec.args)
             .current_dir(spec.cwd)
