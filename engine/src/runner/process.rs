@@ -116,6 +116,21 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
     if let Some(u) = user {
         u.apply(&mut cmd);
     }
+    // A trial does not outlive engine: after a kill -9 of engine its tool
+    // is killed too (the kernel's parent-death signal), not left running.
+    // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("engine exited"));
+            }
+            Ok(())
+        });
+    }
     let start = Instant::now();
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
