@@ -122,8 +122,8 @@ tests:
   - {profile: dbench, options: {clients: "1", run_time: 5 Seconds}}
   - {profile: postmark, options: {transactions: "2500"}}
   - {profile: git, options: {repository: "1000 Commits, 300 Files"}}
-  - {profile: nginx, options: {concurrency: "20", requests: "2000"}}
-  - {profile: apache, options: {concurrency: "20", requests: "2000"}}
+  - {profile: nginx, options: {concurrency: "20", requests: "5000"}}
+  - {profile: apache, options: {concurrency: "20", requests: "5000"}}
   - {profile: compress-gzip, options: {file_size: 16MB}}
   - {profile: compress-pbzip2, options: {file_size: 16MB}}
   - {profile: compress-7zip, options: {file_size: 16MB}}
@@ -142,7 +142,9 @@ tests:
     let results = v["results"].as_array().unwrap();
     let has = |profile: &str, result: &str| {
         results.iter().any(|x| {
-            x["profile"] == profile && x["result"] == result && x["entries"][0]["value"].as_f64().is_some_and(|v| v > 0.0)
+            x["profile"] == profile
+                && x["result"] == result
+                && x["entries"][0]["value"].as_f64().is_some_and(|v| v > 0.0)
         })
     };
     for (p, res) in [
@@ -294,7 +296,7 @@ fn web_serving_leaves_no_server_listening_after_a_failed_trial() {
     let log = std::fs::read_dir(env.home.path().join("results/web/logs")).unwrap().flatten().next().unwrap().path();
     let test = std::fs::read_dir(&log).unwrap().flatten().next().unwrap().path();
     let trial = std::fs::read_to_string(test.join("trial-1.log")).unwrap();
-    let port: u16 = trial.split("port ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let port: u16 = trial.lines().find_map(|l| l.strip_prefix("port ")).unwrap().trim().parse().unwrap();
     // The server was up during the trial (its log says it ran) and is gone now.
     assert!(test.join("server-nginx.log").exists());
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "something still listens on {port}");
@@ -328,12 +330,23 @@ fn a_server_whose_port_is_taken_fails_the_test_quoting_its_log() {
 fn a_postgres_with_a_bad_setting_fails_the_test_quoting_its_log_and_leaves_nothing() {
     let env = Env::new();
     let shipped = std::fs::read_to_string(repo().join("test-profiles/pgbench/profile.yaml")).unwrap();
-    let bad = shipped
-        .replace("id: pgbench", "id: pg-bad")
-        .replace(r#"args: [-D, "{{test_dir}}/pgdata", -k, "{{test_dir}}"]"#, r#"args: [-D, "{{test_dir}}/pgdata", -k, "{{test_dir}}", -c, "shared_buffers=lots"]"#);
+    let bad = shipped.replace("id: pgbench", "id: pg-bad").replace(
+        r#"args: [-D, "{{test_dir}}/pgdata", -k, "{{test_dir}}"]"#,
+        r#"args: [-D, "{{test_dir}}/pgdata", -k, "{{test_dir}}", -c, "shared_buffers=lots"]"#,
+    );
     assert_ne!(bad, shipped.replace("id: pgbench", "id: pg-bad"), "the server's args were not found");
     env.profile("pg-bad", &bad);
-    let r = env.bench(&["pg-bad", "-o", "scaling=Scale 1", "-o", "mode=Read Only", "-o", "run_time=3 Seconds", "--runs", "1"]);
+    let r = env.bench(&[
+        "pg-bad",
+        "-o",
+        "scaling=Scale 1",
+        "-o",
+        "mode=Read Only",
+        "-o",
+        "run_time=3 Seconds",
+        "--runs",
+        "1",
+    ]);
     assert_eq!(r.code, 4, "{r:?}");
     assert!(r.stderr.contains("server postgres exited with code 1 before it was ready"), "{r:?}");
     assert!(r.stderr.contains(r#"invalid value for parameter "shared_buffers": "lots""#), "{r:?}");
