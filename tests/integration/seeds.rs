@@ -260,6 +260,46 @@ fn pgbench_killed_mid_trial_is_cleaned_up_by_recover() {
     assert!(r.stdout.contains("nothing to recover"), "{r:?}");
 }
 
+#[test]
+fn pgbench_stopped_by_sigterm_mid_trial_stops_its_server_and_removes_the_cluster() {
+    let env = Env::new();
+    let target = env.target.path().to_str().unwrap().to_string();
+    let child = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "--target-dir",
+            &target,
+            "pgbench",
+            "-o",
+            "scaling=Scale 1",
+            "-o",
+            "test=Single Thread",
+            "-o",
+            "mode=Read Only",
+            "-o",
+            "run_time=30 Seconds",
+            "--runs",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let running = wait_for(Duration::from_secs(60), || {
+        processes_mentioning(&target).iter().any(|p| p.contains("pgbench -h") && p.contains("-T"))
+    });
+    assert!(running, "the trial never started: {:?}", processes_mentioning(&target));
+    let t0 = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let r: crate::common::Run = child.wait_with_output().unwrap().into();
+    assert_eq!(r.code, 130, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "stopping took {:?}", t0.elapsed());
+    assert!(processes_mentioning(&target).is_empty(), "{:?}", processes_mentioning(&target));
+    assert!(journal_files(&env).is_empty(), "{:?}", journal_files(&env));
+    assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0, "the cluster was left");
+}
+
 /// A profile with an nginx server (the shipped profile's configuration) and
 /// a trial that fails after printing the server's port.
 fn nginx_profile(id: &str, port: &str, trial: &str) -> String {
