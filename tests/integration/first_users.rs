@@ -314,12 +314,12 @@ fn what_users_of_pts_and_hyperfine_expect() {
     }
     let r = env.run(&["benchmark", "suite/disk-quick", "--dry-run"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.starts_with("16 test(s):"), "{}", r.stdout);
+    assert!(r.stdout.starts_with("28 test(s):"), "{}", r.stdout);
     assert!(r.stdout.contains("fs-mark: Test: 100 Files, 1MB Size: 3 trial(s) (up to 12)"), "{}", r.stdout);
     assert!(r.stdout.contains("estimated: "), "{}", r.stdout);
     assert!(!env.home.path().join("results").exists(), "a dry run writes nothing");
     let r = env.run(&["info", "suite/disk"]);
-    assert!(r.stdout.starts_with("suite/disk: 9 profile item(s), 31 test(s) in batch mode"), "{}", r.stdout);
+    assert!(r.stdout.starts_with("suite/disk: 21 profile item(s), 61 test(s) in batch mode"), "{}", r.stdout);
     let r = env.run(&["list", "profiles"]);
     assert!(r.stdout.lines().any(|l| l.starts_with("fio@") && l.contains(" ready ")), "{}", r.stdout);
     let r = env.run(&["info", "fs-mark"]);

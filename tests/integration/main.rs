@@ -16,6 +16,7 @@ mod parsers;
 mod plugins;
 mod readme;
 mod schemas;
+mod seeds;
 mod sweeps;
 mod sysinfo;
 mod trust;

@@ -113,7 +113,10 @@ fn failure(code: i32) -> impl Fn(String) -> Failure {
 /// or a loop device changed: nothing runs until that is settled.
 fn refuse_unfinished_changes(home: &Home) -> Result<(), Failure> {
     let left = journal::leftovers(&home.journal()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
-    if let Some(l) = left.first() {
+    // Servers another live run started are its own business (they listen on
+    // their own sockets and ports); a dead run's need `engine recover`.
+    let blocking = left.iter().find(|l| !(l.alive && l.changes.iter().all(|c| c.is_process())));
+    if let Some(l) = blocking {
         let what: Vec<String> = l.changes.iter().map(|c| c.describe()).collect();
         return Err(if l.alive {
             Failure::new(exit::ERROR, format!("engine (pid {}) is changing system state: {}", l.pid, what.join("; ")))
@@ -364,6 +367,7 @@ fn requirements_phase(
             continue;
         }
         let mut unmet: Vec<String> = requirements::missing_programs(p).iter().map(ToString::to_string).collect();
+        unmet.extend(requirements::missing_files(p).iter().map(ToString::to_string));
         unmet.extend(requirements::missing_root(p).map(|u| u.to_string()));
         if !unmet.is_empty() {
             let all_optional =

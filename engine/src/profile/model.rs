@@ -342,9 +342,73 @@ pub struct Step {
     pub args: Vec<String>,
     #[serde(default)]
     pub shell: Option<String>,
-    /// Longest the step may take (default 10m).
+    /// Longest the step may take (default 10m); for a `server` step, how
+    /// long it may take to become ready (default 60s).
     #[serde(default)]
     pub timeout: Option<String>,
+    /// When engine runs as root, run this step (or server) as an
+    /// unprivileged user (`nobody`) that keeps only the right to traverse
+    /// directories; engine hands it the test's directories. Programs that
+    /// refuse root (PostgreSQL's `initdb`, `postgres`) need this. Without
+    /// root it changes nothing.
+    #[serde(default)]
+    pub unprivileged: bool,
+    /// Start a server (a database, a web server) that runs until the end of
+    /// the step's scope: a `pre_test` server until after `post_test`, a
+    /// `pre_trial` one until after `post_trial`. It is journaled, so
+    /// `engine recover` stops it after a `kill -9`.
+    #[serde(default)]
+    pub server: Option<ServerDef>,
+}
+
+/// A server a step starts. It must stay in the foreground (`postgres -D …`,
+/// `nginx -g 'daemon off;'`, `apache2 -DFOREGROUND`); engine runs it in its
+/// own process group with its output in the test's log folder
+/// (`server-NAME.log`), waits until it is ready, and stops it afterwards
+/// with `stop_signal`, then SIGKILL. A server that exits or is not ready in
+/// time fails the test, quoting the last lines of its log.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerDef {
+    /// Name in messages, logs and the journal (`postgres`).
+    pub name: String,
+    /// Program name (looked up on PATH) or path.
+    pub program: String,
+    /// Arguments; placeholders as in `args`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables (values may hold placeholders).
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+    /// When the server counts as ready; every condition given must hold.
+    pub ready: ReadyDef,
+    /// Signal that asks it to stop (`TERM`, the default; `INT` is
+    /// PostgreSQL's fast shutdown; `QUIT`, `HUP`, `WINCH`, `USR1`, `USR2`).
+    #[serde(default)]
+    pub stop_signal: Option<String>,
+    /// How long it may take to stop before it is killed (default 30s).
+    #[serde(default)]
+    pub stop_timeout: Option<String>,
+    /// Paths removed once it stopped (a database cluster); `engine recover`
+    /// removes them too. They must lie inside the test's directory.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+/// When a server is ready.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadyDef {
+    /// A Unix socket it listens on (accepts a connection).
+    #[serde(default)]
+    pub socket: Option<String>,
+    /// A TCP port on 127.0.0.1 that it (not another process) listens on.
+    #[serde(default)]
+    pub tcp: Option<String>,
+    /// A command (program, then arguments) that must succeed, tried until it
+    /// does (`[pg_isready, -h, "{{test_dir}}"]`).
+    #[serde(default)]
+    pub command: Vec<String>,
 }
 
 /// Higher or lower is better.
@@ -519,6 +583,23 @@ pub struct Requirements {
     /// Free space needed in the target directory (`512MiB`, `2GB`; exact units).
     #[serde(default)]
     pub free_space: Option<String>,
+    /// Files that must exist (data a package ships, such as a source tarball).
+    #[serde(default)]
+    pub files: Vec<FileReq>,
+}
+
+/// A file the test needs, and the package that provides it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileReq {
+    /// Absolute path.
+    pub path: String,
+    /// Debian/Ubuntu package that provides it.
+    #[serde(default)]
+    pub apt: Option<String>,
+    /// Fedora/RHEL package that provides it.
+    #[serde(default)]
+    pub dnf: Option<String>,
 }
 
 /// A program the test needs, and how to get it.
@@ -532,6 +613,11 @@ pub struct ProgramReq {
     /// Fedora/RHEL package that provides it.
     #[serde(default)]
     pub dnf: Option<String>,
+    /// Directories where the package puts it when not on PATH (`*` matches
+    /// one path component: `/usr/lib/postgresql/*/bin`); found there, the
+    /// directory is added to PATH for the test's commands.
+    #[serde(default)]
+    pub dirs: Vec<String>,
 }
 
 /// A suite: a list of tests (profiles with option presets) and other suites.

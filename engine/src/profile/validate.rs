@@ -13,7 +13,7 @@ use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders every test has, whatever its options.
-pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus"];
+pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus", "free_port"];
 
 struct Checker<'a> {
     file: &'a str,
@@ -381,6 +381,24 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                 Some("name the program as found on PATH, like `fio`".into()),
             );
         }
+        for (j, d) in pr.dirs.iter().enumerate() {
+            if !d.starts_with('/') || d.split('/').any(|part| part == "..") {
+                c.at_value(
+                    path!["requirements", "programs", i, "dirs", j],
+                    format!("`{d}` is not an absolute directory"),
+                    Some("write where the package installs the program: `/usr/lib/postgresql/*/bin`".into()),
+                );
+            }
+        }
+    }
+    for (i, f) in p.requirements.files.iter().enumerate() {
+        if !f.path.starts_with('/') {
+            c.at_value(
+                path!["requirements", "files", i, "path"],
+                format!("`{}` is not an absolute path", f.path),
+                Some("name the file where its package installs it: `/usr/src/linux-source-6.1.tar.xz`".into()),
+            );
+        }
     }
     c.out
 }
@@ -519,8 +537,127 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
     }
 }
 
-fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<String>) {
+fn check_server(
+    c: &mut Checker,
+    list: &str,
+    i: usize,
+    s: &Step,
+    known: &BTreeSet<String>,
+    names: &mut HashSet<String>,
+) {
+    let Some(d) = &s.server else { return };
+    let at = |rest: &[&str]| {
+        let mut p = path!["executor", "external", list, i, "server"];
+        p.extend(rest.iter().map(|r| (*r).into()));
+        p
+    };
+    for (key, set) in [("program", s.program.is_some()), ("shell", s.shell.is_some()), ("args", !s.args.is_empty())] {
+        if set {
+            c.at_key(
+                path!["executor", "external", list, i, key],
+                format!("a `server` step has no `{key}`: the server's own `program` and `args` say what runs"),
+                Some("move it into `server:`".into()),
+            );
+        }
+    }
+    if list == "post_trial" || list == "post_test" {
+        c.at_key(
+            path!["executor", "external", list, i, "server"],
+            format!("a server cannot start in `{list}`: nothing would run while it does"),
+            Some("start it in `pre_test` (it runs for the whole test) or `pre_trial` (for one trial)".into()),
+        );
+    }
+    if !is_valid_id(&d.name) {
+        c.at_value(
+            at(&["name"]),
+            format!("server name `{}` is not valid", d.name),
+            Some("use lower-case letters, digits, `-` and `_` (`postgres`)".into()),
+        );
+    } else if !names.insert(d.name.clone()) {
+        c.at_value(
+            at(&["name"]),
+            format!("two servers are named `{}`", d.name),
+            Some("each server needs its own name (it names its log)".into()),
+        );
+    }
+    if d.program.trim().is_empty() {
+        c.at_value(at(&["program"]), "server program is empty", Some("name the program, like `postgres`".into()));
+    }
+    c.text(at(&["program"]), &d.program, known);
+    for (j, a) in d.args.iter().enumerate() {
+        let mut p = at(&["args"]);
+        p.push(j.into());
+        c.arg(p, a, known);
+    }
+    for (k, v) in &d.env {
+        c.text(at(&["env", k.as_str()]), v, known);
+    }
+    let r = &d.ready;
+    if r.socket.is_none() && r.tcp.is_none() && r.command.is_empty() {
+        c.at_value(
+            at(&["ready"]),
+            "`ready` names no condition",
+            Some(
+                "say when the server is ready: `socket: PATH`, `tcp: \"{{free_port}}\"` or `command: [prog, args…]`"
+                    .into(),
+            ),
+        );
+    }
+    if let Some(sock) = &r.socket {
+        c.text(at(&["ready", "socket"]), sock, known);
+    }
+    if let Some(t) = &r.tcp {
+        c.text(at(&["ready", "tcp"]), t, known);
+        if template::names(t).is_ok_and(|n| n.is_empty())
+            && t.rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).is_none()
+        {
+            c.at_value(
+                at(&["ready", "tcp"]),
+                format!("`{t}` is not a TCP port"),
+                Some("write a port (`8080`) or `\"{{free_port}}\"`".into()),
+            );
+        }
+    }
+    for (j, a) in r.command.iter().enumerate() {
+        let mut p = at(&["ready", "command"]);
+        p.push(j.into());
+        c.arg(p, a, known);
+    }
+    if let Some(sig) = &d.stop_signal
+        && crate::runner::server::signal_by_name(sig).is_none()
+    {
+        c.at_value(
+            at(&["stop_signal"]),
+            format!("unknown signal `{sig}`"),
+            Some("use TERM, INT, QUIT, HUP, WINCH, USR1 or USR2".into()),
+        );
+    }
+    if let Some(t) = &d.stop_timeout
+        && let Err(e) = units::parse_duration(t)
+    {
+        c.at_value(at(&["stop_timeout"]), e.to_string(), Some(units_hint(&e)));
+    }
+    for (j, r) in d.remove.iter().enumerate() {
+        let mut p = at(&["remove"]);
+        p.push(j.into());
+        c.text(p.clone(), r, known);
+        let inside = ["{{test_dir}}/", "{{scratch_dir}}/"].iter().any(|pre| r.starts_with(pre) && r.len() > pre.len());
+        if !inside || r.split('/').any(|part| part == "..") {
+            c.at_value(
+                p,
+                format!("`remove` path `{r}` is not inside the test's directory"),
+                Some("engine (and `engine recover`, as root) deletes these: start them with `{{test_dir}}/` or `{{scratch_dir}}/`".into()),
+            );
+        }
+    }
+}
+
+fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<String>, servers: &mut HashSet<String>) {
     for (i, s) in steps.iter().enumerate() {
+        if s.server.is_some() {
+            check_server(c, list, i, s, known, servers);
+            continue;
+        }
         match (&s.program, &s.shell) {
             (Some(_), Some(_)) => c.at_key(
                 path!["executor", "external", list, i, "shell"],
@@ -529,8 +666,8 @@ fn check_steps(c: &mut Checker, list: &str, steps: &[Step], known: &BTreeSet<Str
             ),
             (None, None) => c.at_value(
                 path!["executor", "external", list, i],
-                "step has neither `program` nor `shell`",
-                Some("write `- shell: \"…\"` or `- program: …`".into()),
+                "step has neither `program`, `shell` nor `server`",
+                Some("write `- shell: \"…\"`, `- program: …` or `- server: {…}`".into()),
             ),
             (None, Some(sh)) => {
                 c.text(path!["executor", "external", list, i, "shell"], sh, known);
@@ -783,10 +920,11 @@ fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTreeSet<String
     {
         c.at_value(path!["executor", "external", "timeout"], e.to_string(), Some(units_hint(&e)));
     }
-    check_steps(c, "pre_test", &x.pre_test, known);
-    check_steps(c, "pre_trial", &x.pre_trial, known);
-    check_steps(c, "post_trial", &x.post_trial, known);
-    check_steps(c, "post_test", &x.post_test, known);
+    let mut servers = HashSet::new();
+    check_steps(c, "pre_test", &x.pre_test, known, &mut servers);
+    check_steps(c, "pre_trial", &x.pre_trial, known, &mut servers);
+    check_steps(c, "post_trial", &x.post_trial, known, &mut servers);
+    check_steps(c, "post_test", &x.post_test, known, &mut servers);
 }
 
 /// The named values of each option's entries, one map per entry (enough to

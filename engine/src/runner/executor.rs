@@ -67,6 +67,9 @@ pub enum ExecError {
     /// A workload (built-in or plugin) reported an error.
     #[error("{workload}: {message}")]
     Workload { workload: String, message: String },
+    /// A server a step started failed to start, or stopped while the test ran.
+    #[error("server {name} {what}; see {}", log.display())]
+    Server { name: String, what: String, log: PathBuf },
     #[error("{0}")]
     Setup(String),
     #[error("{what}: {source}")]
@@ -80,7 +83,8 @@ impl ExecError {
             ExecError::Exit { log, .. }
             | ExecError::Signal { log, .. }
             | ExecError::Timeout { log, .. }
-            | ExecError::Parse { log, .. } => Some(log),
+            | ExecError::Parse { log, .. }
+            | ExecError::Server { log, .. } => Some(log),
             ExecError::Step { cause, .. } => cause.log(),
             _ => None,
         }

@@ -2,8 +2,10 @@
 //! directory in its own process group, stdout and stderr logged per trial.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
+use super::privilege::{self, Unprivileged};
 use super::process::{self, Exit, Finished};
-use crate::profile::model::{ExternalExecutor, Step};
+use super::server::{self, Server};
+use crate::profile::model::{ExternalExecutor, ServerDef, Step};
 use crate::profile::template;
 use crate::units;
 use std::ffi::OsStr;
@@ -19,11 +21,48 @@ pub struct External {
     /// In-memory files for stdout and stderr, reused across trials, and
     /// whether the last trial wrote to each.
     capture: Option<[(File, bool); 2]>,
+    /// Directories added to PATH for every command (where a requirement's
+    /// program was found off PATH).
+    extra_path: Vec<std::path::PathBuf>,
+    /// Who `unprivileged` steps run as (when engine is root).
+    user: Option<Unprivileged>,
+    /// Servers started by `pre_test` steps (stopped after `post_test`) and
+    /// by `pre_trial` steps (stopped after `post_trial`).
+    test_servers: Vec<Server>,
+    trial_servers: Vec<Server>,
+}
+
+/// Which scope a server a step starts belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Test,
+    Trial,
+    /// Steps after the trial or test: no server may start there.
+    None,
 }
 
 impl External {
     pub fn new(def: ExternalExecutor) -> Self {
-        External { def, capture: None }
+        External {
+            def,
+            capture: None,
+            extra_path: Vec::new(),
+            user: None,
+            test_servers: Vec::new(),
+            trial_servers: Vec::new(),
+        }
+    }
+
+    /// Adds `dirs` to the PATH of every command this executor runs.
+    pub fn with_extra_path(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
+        self.extra_path = dirs;
+        self
+    }
+
+    /// Whether some step or server asks to run unprivileged.
+    fn wants_unprivileged(&self) -> bool {
+        let d = &self.def;
+        [&d.pre_test, &d.pre_trial, &d.post_trial, &d.post_test].iter().any(|l| l.iter().any(|s| s.unprivileged))
     }
 
     /// The capture files, emptied; handles to give the child.
@@ -116,12 +155,31 @@ fn short(program: &str) -> String {
 }
 
 impl External {
-    fn run_steps(&self, which: &'static str, steps: &[Step], env: Place<'_>, log_name: &str) -> Result<(), ExecError> {
+    fn run_steps(
+        &mut self,
+        which: &'static str,
+        steps: &[Step],
+        env: Place<'_>,
+        log_name: &str,
+        scope: Scope,
+    ) -> Result<(), ExecError> {
         if steps.is_empty() {
             return Ok(());
         }
         let log = env.logs.join(log_name);
         for (i, step) in steps.iter().enumerate() {
+            if let Some(def) = &step.server {
+                let wrap = |cause| ExecError::Step { step: which, index: i + 1, cause: Box::new(cause) };
+                if scope == Scope::None {
+                    return Err(wrap(ExecError::Setup(format!("server {} cannot start in {which}", def.name))));
+                }
+                let s = self.start_server(def, step, env).map_err(wrap)?;
+                match scope {
+                    Scope::Test => self.test_servers.push(s),
+                    _ => self.trial_servers.push(s),
+                }
+                continue;
+            }
             let (program, args) = match (&step.program, &step.shell) {
                 (Some(p), _) => (fill(p, env, false)?, fill_args(&step.args, env)?),
                 (None, Some(sh)) => ("/bin/sh".to_string(), vec!["-c".to_string(), fill(sh, env, true)?]),
@@ -135,16 +193,20 @@ impl External {
             writeln!(f, "$ {}", command_line(&program, &args)).map_err(io("cannot write log"))?;
             let out = f.try_clone().map_err(io("cannot write log"))?;
             let err = f.try_clone().map_err(io("cannot write log"))?;
-            let fin = process::run(process::Spec {
-                program: OsStr::new(&program),
-                args: &args,
-                env: &self.env(env)?,
-                cwd: env.cwd,
-                stdin: None,
-                stdout: out,
-                stderr: err,
-                timeout: Some(timeout),
-            })
+            let user = if step.unprivileged { self.user } else { None };
+            let fin = process::run_as(
+                process::Spec {
+                    program: OsStr::new(&program),
+                    args: &args,
+                    env: &self.env(env)?,
+                    cwd: env.cwd,
+                    stdin: None,
+                    stdout: out,
+                    stderr: err,
+                    timeout: Some(timeout),
+                },
+                user,
+            )
             .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
             writeln!(f, "# exit: {:?} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
                 .map_err(io("cannot write log"))?;
@@ -158,7 +220,117 @@ impl External {
     }
 
     fn env(&self, env: Place<'_>) -> Result<Vec<(String, String)>, ExecError> {
-        self.def.env.iter().map(|(k, v)| Ok((k.clone(), fill(v, env, false)?))).collect()
+        let mut out: Vec<(String, String)> =
+            self.def.env.iter().map(|(k, v)| Ok((k.clone(), fill(v, env, false)?))).collect::<Result<_, _>>()?;
+        if !self.extra_path.is_empty() && !out.iter().any(|(k, _)| k == "PATH") {
+            let mut dirs: Vec<std::path::PathBuf> =
+                std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+            dirs.extend(self.extra_path.iter().cloned());
+            if let Ok(p) = std::env::join_paths(dirs) {
+                out.push(("PATH".into(), p.to_string_lossy().into_owned()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Starts the server of a step and waits until it is ready.
+    fn start_server(&self, def: &ServerDef, step: &Step, env: Place<'_>) -> Result<Server, ExecError> {
+        let program = fill(&def.program, env, false)?;
+        let args = fill_args(&def.args, env)?;
+        let mut envs = self.env(env)?;
+        for (k, v) in &def.env {
+            envs.push((k.clone(), fill(v, env, false)?));
+        }
+        let duration = |s: &Option<String>, default| -> Result<std::time::Duration, ExecError> {
+            match s {
+                Some(t) => units::parse_duration(t).map_err(|e| ExecError::Setup(e.to_string())),
+                None => Ok(default),
+            }
+        };
+        let signal = match &def.stop_signal {
+            Some(s) => server::signal_by_name(s)
+                .ok_or_else(|| ExecError::Setup(format!("server {}: unknown stop_signal `{s}`", def.name)))?,
+            None => libc::SIGTERM,
+        };
+        let test_dir = env.bindings.get("test_dir").map(std::path::PathBuf::from).unwrap_or_default();
+        let mut remove = Vec::new();
+        for r in &def.remove {
+            let p = std::path::PathBuf::from(fill(r, env, false)?);
+            // Recover deletes these as root: never anything outside the test's directory.
+            let inside = p.starts_with(&test_dir)
+                && p != test_dir
+                && !p.components().any(|c| matches!(c, std::path::Component::ParentDir));
+            if !inside {
+                return Err(ExecError::Setup(format!(
+                    "server {}: `remove` path {} is not inside the test's directory {}",
+                    def.name,
+                    p.display(),
+                    test_dir.display()
+                )));
+            }
+            remove.push(p);
+        }
+        let tcp = match &def.ready.tcp {
+            Some(t) => {
+                let t = fill(t, env, false)?;
+                let port = t.rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).ok_or_else(|| {
+                    ExecError::Setup(format!("server {}: ready.tcp `{t}` is not a port on 127.0.0.1", def.name))
+                })?;
+                Some(port)
+            }
+            None => None,
+        };
+        let ready = server::Ready {
+            socket: def.ready.socket.as_ref().map(|s| fill(s, env, false).map(std::path::PathBuf::from)).transpose()?,
+            tcp,
+            command: fill_args(&def.ready.command, env)?,
+        };
+        let journal_dir = crate::home::Home::from_env().journal();
+        Server::start(server::Spec {
+            name: &def.name,
+            program: &program,
+            args: &args,
+            env: &envs,
+            cwd: env.cwd,
+            log: env.logs.join(format!("server-{}.log", def.name)),
+            user: if step.unprivileged { self.user } else { None },
+            ready,
+            ready_timeout: duration(&step.timeout, server::READY_TIMEOUT)?,
+            signal,
+            stop_timeout: duration(&def.stop_timeout, server::STOP_TIMEOUT)?,
+            remove,
+            journal_dir: &journal_dir,
+        })
+    }
+
+    /// Stops `servers` (all of them, whatever fails); the first error.
+    fn stop_servers(servers: &mut Vec<Server>) -> Result<(), ExecError> {
+        let mut first = Ok(());
+        // Newest first: a server may depend on one started before it.
+        while let Some(s) = servers.pop() {
+            if let Err(e) = s.stop()
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+
+    /// Fails when a server of the test died.
+    fn check_servers(&mut self) -> Result<(), ExecError> {
+        for s in self.test_servers.iter_mut().chain(self.trial_servers.iter_mut()) {
+            s.check_alive()?;
+        }
+        Ok(())
+    }
+
+    /// Hands `dir` to the unprivileged user when a step needs it.
+    fn hand_over(&self, dir: &Path) -> Result<(), ExecError> {
+        if let Some(u) = self.user {
+            u.own(dir).map_err(io(format!("cannot hand {} to user {}", dir.display(), privilege::USER)))?;
+        }
+        Ok(())
     }
 
     fn timeout(&self) -> Result<Option<Duration>, ExecError> {
@@ -168,24 +340,49 @@ impl External {
 
 impl Executor for External {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
-        self.run_steps("pre_test", &self.def.pre_test, env.into(), "pre_test.log")
+        if self.wants_unprivileged() {
+            self.user = privilege::when_root().map_err(ExecError::Setup)?;
+            self.hand_over(env.test_dir)?;
+        }
+        let steps = self.def.pre_test.clone();
+        self.run_steps("pre_test", &steps, env.into(), "pre_test.log", Scope::Test)
     }
 
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
         let place: Place<'_> = env.into();
         let label = env.label;
-        self.run_steps("pre_trial", &self.def.pre_trial, place, &format!("pre_trial-{label}.log"))?;
-        let run = self.run_program(place, label);
+        self.hand_over(env.scratch)?;
+        let steps = self.def.pre_trial.clone();
+        let run = match self.run_steps("pre_trial", &steps, place, &format!("pre_trial-{label}.log"), Scope::Trial) {
+            Ok(()) => self.run_program(place, label),
+            Err(e) => Err(e),
+        };
         // After every trial, also a failed one; a failing post_trial step
         // fails a trial that went well.
-        let post = self.run_steps("post_trial", &self.def.post_trial, place, &format!("post_trial-{label}.log"));
+        let steps = self.def.post_trial.clone();
+        let post = self.run_steps("post_trial", &steps, place, &format!("post_trial-{label}.log"), Scope::None);
+        // A server that died explains a failed trial better than the
+        // client's complaint about it.
+        let alive = self.check_servers();
+        let stopped = Self::stop_servers(&mut self.trial_servers);
+        if matches!(run, Err(ExecError::Interrupted)) {
+            return run;
+        }
+        alive?;
         let run = run?;
         post?;
+        stopped?;
         Ok(run)
     }
 
     fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
-        self.run_steps("post_test", &self.def.post_test, env.into(), "post_test.log")
+        let steps = self.def.post_test.clone();
+        let post = self.run_steps("post_test", &steps, env.into(), "post_test.log", Scope::None);
+        let trial = Self::stop_servers(&mut self.trial_servers);
+        let test = Self::stop_servers(&mut self.test_servers);
+        post?;
+        trial?;
+        test
     }
 }
 

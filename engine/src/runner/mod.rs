@@ -5,8 +5,10 @@ pub mod builtin;
 pub mod executor;
 pub mod external;
 pub mod interrupt;
+pub mod privilege;
 pub mod process;
 pub mod requirements;
+pub mod server;
 pub mod wasm;
 
 use crate::expand::Test;
@@ -104,6 +106,8 @@ pub fn bindings(test: &Test, scratch: &Path, test_dir: &Path, target: &Path) -> 
     };
     b.insert("profile_dir".into(), profile_dir);
     b.insert("num_cpus".into(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string());
+    // A TCP port on 127.0.0.1 free when the test starts, for servers it runs.
+    b.insert("free_port".into(), server::free_port().map(|p| p.to_string()).unwrap_or_default());
     b
 }
 
@@ -268,7 +272,10 @@ impl Built {
 /// The executor for `test`'s profile.
 fn executor_for(test: &Test) -> Built {
     match &test.profile.profile.executor {
-        ExecDef::External(x) => Built { executor: Box::new(external::External::new(x.clone())), direct: false },
+        ExecDef::External(x) => {
+            let extra = requirements::extra_path(&test.profile.profile);
+            Built { executor: Box::new(external::External::new(x.clone()).with_extra_path(extra)), direct: false }
+        }
         ExecDef::Builtin(b) => {
             Built { executor: Box::new(builtin::Builtin::new(b.clone(), &test.profile.profile.id)), direct: true }
         }

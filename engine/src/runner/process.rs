@@ -57,7 +57,7 @@ const GRACE: Duration = Duration::from_secs(2);
 /// How often a waiting run looks at the interrupt flag.
 const POLL: Duration = Duration::from_millis(50);
 
-fn kill_group(pgid: i32, sig: i32) {
+pub fn kill_group(pgid: i32, sig: i32) {
     // SAFETY: plain syscall; a negative pid names the process group.
     unsafe {
         libc::kill(-pgid, sig);
@@ -109,6 +109,11 @@ pub fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
 
 /// Runs `spec` to completion, timeout or interrupt.
 pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+    run_as(spec, None)
+}
+
+/// Runs `spec` as `user` (see [`super::privilege`]), or as engine's user.
+pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> std::io::Result<Finished> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(spec.program);
     cmd.args(spec.args)
@@ -118,6 +123,24 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         .stdin(spec.stdin.map(Stdio::from).unwrap_or_else(Stdio::null))
         .stdout(spec.stdout)
         .stderr(spec.stderr);
+    if let Some(u) = user {
+        u.apply(&mut cmd);
+    }
+    // A trial does not outlive engine: after a kill -9 of engine its tool
+    // is killed too (the kernel's parent-death signal), not left running.
+    // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("engine exited"));
+            }
+            Ok(())
+        });
+    }
     let start = Instant::now();
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
@@ -147,7 +170,7 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
 
 type Reaped = (i32, libc::rusage, Instant, Option<Exit>);
 
-fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: plain syscall; a non-negative result is a new file descriptor we own.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })

@@ -11,28 +11,98 @@ use thiserror::Error;
 pub enum Unmet {
     #[error("{program} not found — install it with `{install}` or put it on PATH")]
     Program { program: String, install: String },
+    #[error("{path} not found — install it with `{install}`")]
+    File { path: String, install: String },
     #[error("{profile} must run as root (it {why})")]
     Root { profile: String, why: &'static str },
+}
+
+/// The directories matching `pattern`, where `*` stands for one path
+/// component (`/usr/lib/postgresql/*/bin`), newest-looking last.
+fn expand_dir(pattern: &str) -> Vec<std::path::PathBuf> {
+    let mut found = vec![std::path::PathBuf::from("/")];
+    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+        let mut next = Vec::new();
+        for base in &found {
+            if part.contains('*') {
+                let (pre, post) = part.split_once('*').unwrap_or((part, ""));
+                let Ok(rd) = std::fs::read_dir(base) else { continue };
+                let mut names: Vec<String> = rd
+                    .flatten()
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| n.len() >= pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post))
+                    .collect();
+                // Version directories: 9 before 15.
+                names.sort_by_key(|n| (n.chars().filter(|c| c.is_ascii_digit()).count(), n.clone()));
+                next.extend(names.into_iter().map(|n| base.join(n)));
+            } else {
+                next.push(base.join(part));
+            }
+        }
+        found = next;
+    }
+    found.into_iter().filter(|d| d.is_dir()).collect()
+}
+
+/// Where program `name` is: on PATH, else in one of `dirs` (newest first).
+fn locate(name: &str, dirs: &[String]) -> Option<std::path::PathBuf> {
+    if let Ok(p) = which::which(name) {
+        return Some(p);
+    }
+    dirs.iter().flat_map(|d| expand_dir(d).into_iter().rev()).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// Directories to add to PATH for `p`'s commands: where its required
+/// programs are when they are not on PATH.
+pub fn extra_path(p: &Profile) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for r in p.requirements.programs.iter().filter(|r| !r.dirs.is_empty()) {
+        if which::which(&r.name).is_ok() {
+            continue;
+        }
+        if let Some(dir) = locate(&r.name, &r.dirs).and_then(|f| f.parent().map(|d| d.to_path_buf()))
+            && !out.contains(&dir)
+        {
+            out.push(dir);
+        }
+    }
+    out
 }
 
 /// Programs the profile needs that are not on PATH.
 pub fn missing_programs(p: &Profile) -> Vec<Unmet> {
     let mut out = Vec::new();
-    let mut names: Vec<(String, Option<String>)> =
-        p.requirements.programs.iter().map(|r| (r.name.clone(), r.apt.clone())).collect();
+    let mut names: Vec<(String, Option<String>, Vec<String>)> =
+        p.requirements.programs.iter().map(|r| (r.name.clone(), r.apt.clone(), r.dirs.clone())).collect();
     // The executor's program counts too, unless it is a path or a placeholder.
     for prog in p.executor.programs() {
-        if !names.iter().any(|(n, _)| *n == prog) {
-            names.push((prog, None));
+        if !names.iter().any(|(n, _, _)| *n == prog) {
+            names.push((prog, None, Vec::new()));
         }
     }
-    for (name, apt) in names {
-        if which::which(&name).is_err() {
+    for (name, apt, dirs) in names {
+        if locate(&name, &dirs).is_none() {
             let install = format!("apt-get install {}", apt.unwrap_or_else(|| name.clone()));
             out.push(Unmet::Program { program: name, install });
         }
     }
     out
+}
+
+/// Files the profile needs that are missing.
+pub fn missing_files(p: &Profile) -> Vec<Unmet> {
+    p.requirements
+        .files
+        .iter()
+        .filter(|f| !Path::new(&f.path).exists())
+        .map(|f| Unmet::File {
+            path: f.path.clone(),
+            install: match &f.apt {
+                Some(a) => format!("apt-get install {a}"),
+                None => "the package that provides it".to_string(),
+            },
+        })
+        .collect()
 }
 
 /// Whether root is required and missing.

@@ -23,6 +23,21 @@ pub enum Change {
     /// Loop devices over `backing_file` that engine attached; the file is
     /// removed too when engine created it.
     Loop { backing_file: String, remove_file: bool },
+    /// A server a test started (a database, a web server), leader of its
+    /// own process group: asked to stop with `signal`, killed if it does not,
+    /// then the paths in `remove` (its data) are deleted. Recorded before it
+    /// starts (`pid` 0) and updated with its pid once it runs.
+    Server {
+        name: String,
+        pid: i32,
+        /// Start time of `pid` (clock ticks after boot), so a reused pid is
+        /// never signalled.
+        #[serde(default)]
+        start_ticks: Option<u64>,
+        signal: i32,
+        #[serde(default)]
+        remove: Vec<String>,
+    },
 }
 
 impl Change {
@@ -40,7 +55,22 @@ impl Change {
             Change::Loop { backing_file, remove_file } => {
                 format!("detach loop devices over {backing_file}{}", if *remove_file { " and delete it" } else { "" })
             }
+            Change::Server { name, pid, remove, .. } => {
+                let data = if remove.is_empty() { String::new() } else { format!(" and remove {}", remove.join(", ")) };
+                if *pid > 0 {
+                    format!("stop server {name} (pid {pid}){data}")
+                } else {
+                    format!("stop server {name}{data}")
+                }
+            }
         }
+    }
+
+    /// Whether this change is a process engine started (a server), which
+    /// lives and dies with the run, rather than a change to the machine
+    /// that other runs would see.
+    pub fn is_process(&self) -> bool {
+        matches!(self, Change::Server { .. })
     }
 }
 
@@ -98,8 +128,13 @@ pub type Shared = Arc<Mutex<Journal>>;
 impl Journal {
     /// Starts the journal of this process in `dir`.
     pub fn create(dir: &Path) -> Result<Shared, JournalError> {
+        Self::create_named(dir, &std::process::id().to_string())
+    }
+
+    /// Starts a journal of this process named `stem` (`<pid>-servers`).
+    pub fn create_named(dir: &Path, stem: &str) -> Result<Shared, JournalError> {
         let pid = std::process::id();
-        let path = dir.join(format!("{pid}.json"));
+        let path = dir.join(format!("{stem}.json"));
         let file = File { pid, start_ticks: start_ticks(pid), boot_id: boot_id(), ..Default::default() };
         let j = Journal { path, file };
         j.save()?;
@@ -119,6 +154,25 @@ impl Journal {
         self.file.pending.push(Entry { id, change });
         self.save()?;
         Ok(id)
+    }
+
+    /// Replaces pending change `id` (a server's pid, known once it runs).
+    pub fn update(&mut self, id: u64, change: Change) -> Result<(), JournalError> {
+        if let Some(e) = self.file.pending.iter_mut().find(|e| e.id == id) {
+            e.change = change;
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// Forgets change `id` without undoing it (whoever made it undid it).
+    pub fn forget(&mut self, id: u64) -> Result<(), JournalError> {
+        let before = self.file.pending.len();
+        self.file.pending.retain(|e| e.id != id);
+        if self.file.pending.len() != before {
+            self.save()?;
+        }
+        Ok(())
     }
 
     /// Undoes change `id` (if still pending) and forgets it — only once it
@@ -160,6 +214,23 @@ impl Journal {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// The journal of the servers this process starts (`<pid>-servers.json`
+/// in `dir`), created on first use; its file is removed whenever nothing is
+/// pending.
+pub fn servers(dir: &Path) -> Result<Shared, JournalError> {
+    use std::sync::OnceLock;
+    static SERVERS: OnceLock<Mutex<Vec<(PathBuf, Shared)>>> = OnceLock::new();
+    let all = SERVERS.get_or_init(|| Mutex::new(Vec::new()));
+    let mut all = all.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, j)) = all.iter().find(|(d, _)| d == dir) {
+        return Ok(j.clone());
+    }
+    let j = Journal::create_named(dir, &format!("{}-servers", std::process::id()))?;
+    j.lock().unwrap_or_else(|p| p.into_inner()).close();
+    all.push((dir.to_path_buf(), j.clone()));
+    Ok(j)
 }
 
 /// Journals left by earlier runs (or running ones) that still hold changes.
@@ -330,6 +401,10 @@ pub fn undo(c: &Change) -> Result<(), String> {
             // one detaches it now and frees it when the last user leaves.
             run("umount", &[target]).or_else(|_| run("umount", &["-l", target])).map(|_| ())
         }
+        Change::Server { name, pid, start_ticks, signal, remove } => {
+            stop_server(name, *pid, *start_ticks, *signal)?;
+            remove_paths(remove)
+        }
         Change::Loop { backing_file, remove_file } => {
             let list = run("losetup", &["-j", backing_file]).unwrap_or_default();
             for line in list.lines() {
@@ -349,9 +424,142 @@ pub fn undo(c: &Change) -> Result<(), String> {
     }
 }
 
+/// Whether process `pid` runs (a zombie does not) and is the one that
+/// started at `ticks` (when known).
+pub fn process_running(pid: i32, ticks: Option<u64>) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return false };
+    let mut fields = rest.split_whitespace();
+    if fields.next() == Some("Z") {
+        return false;
+    }
+    match ticks {
+        Some(t) => start_ticks(pid as u32) == Some(t),
+        None => true,
+    }
+}
+
+/// Start time of a process (clock ticks after boot), to recognise it later.
+pub fn process_start_ticks(pid: i32) -> Option<u64> {
+    start_ticks(pid as u32)
+}
+
+/// Whether any live (not zombie) process is in process group `pgid`.
+pub fn group_running(pgid: i32) -> bool {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return false };
+    rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())).any(|pid| {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return false };
+        let f: Vec<&str> = rest.split_whitespace().take(3).collect();
+        // Fields after the name: state, ppid, pgrp.
+        f.len() == 3 && f[0] != "Z" && f[2].parse::<i32>().ok() == Some(pgid)
+    })
+}
+
+/// Stops a server engine started and no longer watches (its run died):
+/// `signal` to its process group, SIGKILL after 30 s. A pid that now
+/// belongs to another process is left alone.
+fn stop_server(name: &str, pid: i32, ticks: Option<u64>, signal: i32) -> Result<(), String> {
+    if pid <= 0 {
+        return Ok(());
+    }
+    let ours = process_running(pid, ticks);
+    // The leader gone but members of its group left: the pgid cannot have
+    // been reused while they live, so they are the server's.
+    let orphans = !process_running(pid, None) && group_running(pid);
+    if !ours && !orphans {
+        return Ok(());
+    }
+    let wait = |limit: std::time::Duration| {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if !group_running(pid) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        !group_running(pid)
+    };
+    // SAFETY: plain syscalls; a negative pid names the process group.
+    unsafe { libc::kill(-pid, signal) };
+    if wait(std::time::Duration::from_secs(30)) {
+        return Ok(());
+    }
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    if wait(std::time::Duration::from_secs(5)) {
+        Ok(())
+    } else {
+        Err(format!("server {name} (process group {pid}) is still running after SIGKILL"))
+    }
+}
+
+/// Removes what a server left (its data); what is already gone is fine.
+fn remove_paths(paths: &[String]) -> Result<(), String> {
+    for p in paths {
+        let path = Path::new(p);
+        let r = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+            Ok(_) => std::fs::remove_file(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        match r {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove {p}: {e}")),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recover_stops_a_server_group_and_removes_its_data() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("cluster");
+        std::fs::create_dir(&data).unwrap();
+        std::fs::write(data.join("file"), "x").unwrap();
+        // A "server" with a child in its group that ignores SIGTERM: the
+        // group is killed after the signal does not end it... here both
+        // end on SIGTERM, as a server's workers do.
+        let child =
+            std::process::Command::new("sh").args(["-c", "sleep 1000 & sleep 1000"]).process_group(0).spawn().unwrap();
+        let pid = child.id() as i32;
+        // The run that started it dies: nobody waits for it any more.
+        std::mem::forget(child);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(group_running(pid));
+        let change = Change::Server {
+            name: "demo".into(),
+            pid,
+            start_ticks: process_start_ticks(pid),
+            signal: libc::SIGTERM,
+            remove: vec![data.display().to_string()],
+        };
+        assert!(change.describe().contains("stop server demo"), "{}", change.describe());
+        undo(&change).unwrap();
+        // Reap our own child so it does not linger as a zombie.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        assert!(!group_running(pid), "the server's group survived recover");
+        assert!(!data.exists(), "its data was not removed");
+        // A pid that now belongs to another process is never signalled.
+        let me = std::process::id() as i32;
+        let other = Change::Server {
+            name: "stale".into(),
+            pid: me,
+            start_ticks: process_start_ticks(me).map(|t| t + 1),
+            signal: libc::SIGKILL,
+            remove: vec![],
+        };
+        undo(&other).unwrap();
+    }
 
     #[test]
     fn records_before_and_undoes_in_reverse() {

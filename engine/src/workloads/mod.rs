@@ -20,6 +20,7 @@ const fn entry<W: Workload + 'static>(name: &'static str, summary: &'static str)
     Entry { name, summary, keys: W::KEYS, results: W::RESULTS, make: engine_sdk::make::<W> }
 }
 
+pub mod blog;
 pub mod compile;
 pub mod files;
 pub mod io;
@@ -28,6 +29,10 @@ pub mod startup;
 
 /// Every built-in workload.
 pub static ALL: &[Entry] = &[
+    entry::<blog::Blog>(
+        "blog",
+        "BlogBench-class: writers, rewriters, commenters and readers of blog files for a fixed time",
+    ),
     entry::<compile::Compile>(
         "compile",
         "compilebench-class: create, compile, read, stat and delete kernel-like trees",

@@ -1,0 +1,479 @@
+//! Servers a test starts (a PostgreSQL cluster, nginx, Apache httpd): run in
+//! the foreground in their own process group, journaled before they start
+//! (so `engine recover` stops them after a `kill -9`), waited on until
+//! ready, and always stopped afterwards — at the end of their scope, on a
+//! failed trial, on Ctrl-C or SIGTERM, and on drop.
+
+use super::executor::ExecError;
+use super::privilege::Unprivileged;
+use super::{interrupt, process};
+use crate::state::journal::{self, Change, Shared};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to become ready, unless the step says.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server may take to stop before it is killed, unless it says.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+const POLL: Duration = Duration::from_millis(50);
+
+/// When a server is ready (every condition given must hold).
+#[derive(Debug, Clone, Default)]
+pub struct Ready {
+    pub socket: Option<PathBuf>,
+    /// A port on 127.0.0.1 the server itself listens on.
+    pub tcp: Option<u16>,
+    /// A command that must succeed (program, arguments).
+    pub command: Vec<String>,
+}
+
+/// Everything needed to start one server.
+pub struct Spec<'a> {
+    pub name: &'a str,
+    pub program: &'a str,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+    /// Its output goes here (`server-NAME.log` in the test's log folder).
+    pub log: PathBuf,
+    pub user: Option<Unprivileged>,
+    pub ready: Ready,
+    pub ready_timeout: Duration,
+    pub signal: i32,
+    pub stop_timeout: Duration,
+    pub remove: Vec<PathBuf>,
+    /// Where the journal lives (`ENGINE_HOME/journal`).
+    pub journal_dir: &'a Path,
+}
+
+/// A running server; stopped (and its data removed) by [`Server::stop`] or on drop.
+pub struct Server {
+    name: String,
+    pid: i32,
+    signal: i32,
+    stop_timeout: Duration,
+    remove: Vec<PathBuf>,
+    log: PathBuf,
+    journal: Shared,
+    id: u64,
+    /// Reaped already (it exited, or was stopped).
+    done: bool,
+}
+
+/// The signal named in a profile (`TERM`, `SIGINT`, `quit`).
+pub fn signal_by_name(s: &str) -> Option<i32> {
+    let n = s.trim().to_ascii_uppercase();
+    let n = n.strip_prefix("SIG").unwrap_or(&n);
+    Some(match n {
+        "TERM" => libc::SIGTERM,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "HUP" => libc::SIGHUP,
+        "WINCH" => libc::SIGWINCH,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "KILL" => libc::SIGKILL,
+        _ => return None,
+    })
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExecError {
+    let what = what.into();
+    move |source| ExecError::Io { what, source }
+}
+
+fn describe_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exited with code {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("was killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        "ended".to_string()
+    }
+}
+
+impl Server {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fail(&self, what: String) -> ExecError {
+        ExecError::Server { name: self.name.clone(), what, log: self.log.clone() }
+    }
+
+    /// Starts the server and waits until it is ready. On any failure it is
+    /// stopped and its data removed before the error is returned.
+    pub fn start(spec: Spec<'_>) -> Result<Server, ExecError> {
+        use std::os::unix::process::CommandExt;
+        let journal = journal::servers(spec.journal_dir)
+            .map_err(|e| ExecError::Setup(format!("cannot journal server {}: {e}", spec.name)))?;
+        let remove: Vec<String> = spec.remove.iter().map(|p| p.display().to_string()).collect();
+        let change = |pid: i32, start_ticks: Option<u64>| Change::Server {
+            name: spec.name.to_string(),
+            pid,
+            start_ticks,
+            signal: spec.signal,
+            remove: remove.clone(),
+        };
+        // Journaled before it starts: a kill -9 from here on is recoverable.
+        let id = journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(change(0, None))
+            .map_err(|e| ExecError::Setup(e.to_string()))?;
+        let mut server = Server {
+            name: spec.name.to_string(),
+            pid: 0,
+            signal: spec.signal,
+            stop_timeout: spec.stop_timeout,
+            remove: spec.remove.clone(),
+            log: spec.log.clone(),
+            journal: journal.clone(),
+            id,
+            done: true,
+        };
+        let mut log = crate::fsutil::append(&spec.log).map_err(io(format!("cannot write {}", spec.log.display())))?;
+        let line = std::iter::once(spec.program.to_string())
+            .chain(spec.args.iter().map(|a| crate::profile::template::quote(a)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = writeln!(log, "$ {line}\n# cwd: {}\n--- stderr ---", spec.cwd.display());
+        if let Some(u) = spec.user {
+            // A server that reopens its standard error (Apache's
+            // `ErrorLog /dev/stderr`) must be allowed to.
+            let _ = u.own(&spec.log);
+        }
+        let mut cmd = std::process::Command::new(spec.program);
+        cmd.args(spec.args)
+            .current_dir(spec.cwd)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .process_group(0)
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().map_err(io("cannot write the server log"))?)
+            .stderr(log.try_clone().map_err(io("cannot write the server log"))?);
+        if let Some(u) = spec.user {
+            u.apply(&mut cmd);
+        }
+        // If engine dies without stopping it (kill -9), the kernel asks the
+        // server to stop; `engine recover` removes its data.
+        // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
+        let parent = unsafe { libc::getpid() };
+        let signal = spec.signal;
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::other("engine exited while the server started"));
+                }
+                Ok(())
+            });
+        }
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                server.forget();
+                return Err(ExecError::Spawn { program: spec.name.to_string(), source: e });
+            }
+        };
+        server.pid = child.id() as i32;
+        server.done = false;
+        drop(child);
+        journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .update(id, change(server.pid, journal::process_start_ticks(server.pid)))
+            .map_err(|e| ExecError::Setup(e.to_string()))?;
+        server.wait_ready(&spec)?;
+        Ok(server)
+    }
+
+    fn wait_ready(&mut self, spec: &Spec<'_>) -> Result<(), ExecError> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.try_reap() {
+                let e = self.fail(format!("{} before it was ready", describe_status(status)));
+                self.stop_quietly();
+                return Err(e);
+            }
+            if interrupt::requested() {
+                self.stop_quietly();
+                return Err(ExecError::Interrupted);
+            }
+            if self.is_ready(&spec.ready, spec.cwd, spec.env) {
+                return Ok(());
+            }
+            if start.elapsed() >= spec.ready_timeout {
+                let e = self.fail(format!(
+                    "was not ready after {}",
+                    humantime::format_duration(Duration::from_secs(spec.ready_timeout.as_secs()))
+                ));
+                self.stop_quietly();
+                return Err(e);
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn is_ready(&self, r: &Ready, cwd: &Path, env: &[(String, String)]) -> bool {
+        if let Some(s) = &r.socket
+            && std::os::unix::net::UnixStream::connect(s).is_err()
+        {
+            return false;
+        }
+        if let Some(port) = r.tcp {
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+            if std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+                return false;
+            }
+            // Another program on the port must not pass for the server.
+            if !group_listens_on(self.pid, port) {
+                return false;
+            }
+        }
+        if let Some((program, args)) = r.command.split_first() {
+            let (Ok(out), Ok(err)) = (File::create("/dev/null"), File::create("/dev/null")) else { return false };
+            let probe = process::run(process::Spec {
+                program: std::ffi::OsStr::new(program),
+                args,
+                env,
+                cwd,
+                stdin: None,
+                stdout: out,
+                stderr: err,
+                timeout: Some(Duration::from_secs(10)),
+            });
+            if !probe.is_ok_and(|f| f.exit.success()) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reaps the server if it has exited; its wait status.
+    fn try_reap(&mut self) -> Option<i32> {
+        if self.done {
+            return None;
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child without blocking.
+        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        if r == self.pid {
+            self.done = true;
+            // Its group may hold workers that outlive it.
+            process::kill_group(self.pid, libc::SIGKILL);
+            Some(status)
+        } else {
+            None
+        }
+    }
+
+    /// Fails when the server is no longer running (it died during a trial).
+    pub fn check_alive(&mut self) -> Result<(), ExecError> {
+        match self.try_reap() {
+            Some(status) => Err(self.fail(format!("{} while the test ran", describe_status(status)))),
+            None if self.done => Err(self.fail("is not running".into())),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the server (its signal, then SIGKILL after the stop timeout or
+    /// at a second Ctrl-C) and removes its data.
+    pub fn stop(mut self) -> Result<(), ExecError> {
+        self.stop_inner()
+    }
+
+    fn stop_quietly(&mut self) {
+        if let Err(e) = self.stop_inner() {
+            eprintln!("engine: {e}");
+        }
+    }
+
+    fn stop_inner(&mut self) -> Result<(), ExecError> {
+        if !self.done {
+            process::kill_group(self.pid, self.signal);
+            let end = Instant::now() + self.stop_timeout;
+            let fd = process::pidfd_open(self.pid);
+            loop {
+                if self.try_reap().is_some() {
+                    break;
+                }
+                if Instant::now() >= end || interrupt::urgent() {
+                    process::kill_group(self.pid, libc::SIGKILL);
+                    let mut status = 0;
+                    // SAFETY: waiting for our own child, which was just killed.
+                    unsafe { libc::waitpid(self.pid, &mut status, 0) };
+                    self.done = true;
+                    break;
+                }
+                match &fd {
+                    Some(fd) => {
+                        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                        // SAFETY: one valid pollfd.
+                        unsafe { libc::poll(&mut pfd, 1, POLL.as_millis() as i32) };
+                    }
+                    None => std::thread::sleep(POLL),
+                }
+            }
+            process::kill_group(self.pid, libc::SIGKILL);
+        }
+        for p in &self.remove {
+            let r = match std::fs::symlink_metadata(p) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
+                Ok(_) => std::fs::remove_file(p),
+                Err(_) => Ok(()),
+            };
+            if let Err(e) = r
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                // Left in the journal for `engine recover`.
+                return Err(ExecError::Io {
+                    what: format!("cannot remove {} of server {}", p.display(), self.name),
+                    source: e,
+                });
+            }
+        }
+        self.forget();
+        Ok(())
+    }
+
+    /// Drops the server's journal entry (nothing is left to undo).
+    fn forget(&mut self) {
+        let mut j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        if j.forget(self.id).is_ok() {
+            j.close();
+        }
+        self.remove.clear();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if !self.done || !self.remove.is_empty() {
+            self.stop_quietly();
+        }
+    }
+}
+
+/// Whether a process of group `pgid` holds a socket listening on TCP `port`.
+pub fn group_listens_on(pgid: i32, port: u16) -> bool {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else { continue };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            if f.len() < 10 || f[3] != "0A" {
+                continue;
+            }
+            let local_port = f[1].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+            if local_port == Some(port) {
+                inodes.push(format!("socket:[{}]", f[9]));
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return false;
+    }
+    let Ok(rd) = std::fs::read_dir("/proc") else { return false };
+    for pid in rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())) {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        if rest.split_whitespace().nth(2).and_then(|g| g.parse::<i32>().ok()) != Some(pgid) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path())
+                && inodes.iter().any(|i| target.as_os_str() == i.as_str())
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on now (the kernel picks it).
+pub fn free_port() -> Option<u16> {
+    std::net::TcpListener::bind(("127.0.0.1", 0)).ok().and_then(|l| l.local_addr().ok()).map(|a| a.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec<'a>(dir: &'a Path, args: &'a [String], ready: Ready, remove: Vec<PathBuf>) -> Spec<'a> {
+        Spec {
+            name: "demo",
+            program: "sh",
+            args,
+            env: &[],
+            cwd: dir,
+            log: dir.join("server-demo.log"),
+            user: None,
+            ready,
+            ready_timeout: Duration::from_secs(5),
+            signal: libc::SIGTERM,
+            stop_timeout: Duration::from_secs(5),
+            remove,
+            journal_dir: dir,
+        }
+    }
+
+    #[test]
+    fn a_server_that_exits_early_fails_quoting_its_log_and_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let data = d.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let args =
+            vec!["-c".to_string(), "echo 'FATAL: could not bind: Address already in use' >&2; exit 1".to_string()];
+        let ready = Ready { socket: Some(d.path().join("sock")), ..Ready::default() };
+        let e = Server::start(spec(d.path(), &args, ready, vec![data.clone()])).err().unwrap();
+        let msg = e.to_string();
+        assert!(msg.contains("server demo exited with code 1 before it was ready"), "{msg}");
+        let log = std::fs::read_to_string(e.log().unwrap()).unwrap();
+        assert!(log.contains("--- stderr ---\nFATAL: could not bind"), "{log}");
+        assert!(!data.exists(), "its data must be removed");
+        assert!(journal::leftovers(d.path()).unwrap().is_empty(), "nothing may stay journaled");
+    }
+
+    #[test]
+    fn a_server_is_ready_on_its_socket_and_stops_with_its_group() {
+        let d = tempfile::tempdir().unwrap();
+        let sock = d.path().join("s.sock");
+        // A stand-in server: listens on a Unix socket (python3 is on every CI machine here).
+        let script = format!(
+            "python3 -c 'import socket,time; s=socket.socket(socket.AF_UNIX); s.bind(\"{}\"); s.listen(); time.sleep(100)' & sleep 100",
+            sock.display()
+        );
+        let args = vec!["-c".to_string(), script];
+        let ready = Ready { socket: Some(sock.clone()), ..Ready::default() };
+        let mut s = Server::start(spec(d.path(), &args, ready, vec![sock.clone()])).unwrap();
+        let pid = s.pid;
+        s.check_alive().unwrap();
+        assert_eq!(journal::leftovers(d.path()).unwrap().len(), 1, "a running server is journaled");
+        s.stop().unwrap();
+        assert!(!journal::group_running(pid), "a member of the server's group survived");
+        assert!(!sock.exists());
+        assert!(journal::leftovers(d.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_port_held_by_another_program_does_not_count_as_ready() {
+        let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        // Our own process group is not the one listening... we are, in fact:
+        // the listener belongs to this test process.
+        // SAFETY: getpgrp cannot fail.
+        let mine = unsafe { libc::getpgrp() };
+        assert!(group_listens_on(mine, port));
+        assert!(!group_listens_on(1_999_999, port));
+        drop(l);
+        assert!(!group_listens_on(mine, port));
+    }
+}
