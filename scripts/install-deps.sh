@@ -7,7 +7,9 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # Git, nginx and Apache httpd with ab, the compressors, and the kernel
   # tarball unpack-linux extracts.
   postgresql postgresql-client postmark git nginx-light apache2 apache2-utils
-  gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1)
+  gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
+  # Fleets (issue 16): the tests' SSH hosts, and Python for Ansible.
+  openssh-server openssh-client python3 python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,4 +32,15 @@ fi
 # WASM plugins (component model) are built for this target.
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
   rustup target add wasm32-wasip2
+fi
+# Fleets (issue 16): ansible-core and kubernetes-validate from PyPI, in a
+# virtualenv of their own (ENGINE_TOOLS, default /opt/engine-tools); the fleet
+# tests look for ansible-playbook there first. ansible-core 2.19 is the last
+# line that runs on Debian 12's Python 3.11.
+ENGINE_TOOLS="${ENGINE_TOOLS:-/opt/engine-tools}"
+if ! "$ENGINE_TOOLS/bin/python" -c 'import ansible, kubernetes_validate' 2>/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO /usr/bin/python3 -m venv "$ENGINE_TOOLS"
+  $SUDO "$ENGINE_TOOLS/bin/pip" install -q --disable-pip-version-check \
+    'ansible-core>=2.16,<2.20' 'kubernetes-validate>=1.30'
 fi

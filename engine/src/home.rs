@@ -41,6 +41,10 @@ impl Home {
     pub fn state_lock(&self) -> PathBuf {
         self.root.join("state.lock")
     }
+    /// Held by the one `engine benchmark` (or `run`) running with this home.
+    pub fn benchmark_lock(&self) -> PathBuf {
+        self.root.join("benchmark.lock")
+    }
     /// Records of runs that did not finish (so the same command resumes them).
     pub fn runs(&self) -> PathBuf {
         self.root.join("runs")

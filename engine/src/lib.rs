@@ -8,9 +8,11 @@
 
 pub mod analysis;
 pub mod env;
+pub mod events;
 pub mod expand;
 pub mod fsutil;
 pub mod home;
+pub mod hostlock;
 pub mod interop;
 pub mod parse;
 pub mod plugin;

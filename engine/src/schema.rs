@@ -12,6 +12,14 @@ fn generate<T: schemars::JsonSchema>(id: &str) -> String {
     s
 }
 
+const RESULT_ID: &str = "https://engine.invalid/schemas/result.schema.json";
+
+/// The result file's schema: the content of `schemas/result.schema.json`
+/// (a test keeps the committed file equal to it).
+pub fn result() -> serde_json::Value {
+    serde_json::from_str(&generate::<crate::result::ResultFile>(RESULT_ID)).expect("schemas parse")
+}
+
 /// `(file name, content)` of every schema in `schemas/`.
 pub fn all() -> Vec<(&'static str, String)> {
     vec![
@@ -23,9 +31,10 @@ pub fn all() -> Vec<(&'static str, String)> {
             "suite.schema.json",
             generate::<crate::profile::model::Suite>("https://engine.invalid/schemas/suite.schema.json"),
         ),
+        ("result.schema.json", generate::<crate::result::ResultFile>(RESULT_ID)),
         (
-            "result.schema.json",
-            generate::<crate::result::ResultFile>("https://engine.invalid/schemas/result.schema.json"),
+            "progress.schema.json",
+            generate::<crate::events::EventLine>("https://engine.invalid/schemas/progress.schema.json"),
         ),
     ]
 }

@@ -13,12 +13,19 @@ use std::path::Path;
 pub trait Ui {
     /// The progress display of one test (`prefix` is `[3/12]`).
     fn progress(&self, prefix: &str, label: &str, identifier: &str) -> Box<dyn Progress>;
+    /// The progress display of `test`: what [`Ui::progress`] shows, for
+    /// displays that want the test itself (its identity), not only its label.
+    fn test_progress(&self, prefix: &str, test: &Test, identifier: &str) -> Box<dyn Progress> {
+        self.progress(prefix, &test.label(), identifier)
+    }
     /// The system an identifier runs on was captured (before its first test).
     fn captured(&self, _system: &System) {}
     /// A test finished: `file` holds its results (under `test` for `identifier`).
     fn finished(&self, _file: &ResultFile, _test: &str, _identifier: &str) {}
     /// A line for the person running it (failures, skips, warnings).
     fn message(&self, msg: &str);
+    /// A test failed for an identifier (after [`Ui::message`] said so).
+    fn test_failed(&self, _failed: &FailedTest) {}
 }
 
 pub struct Session<'a> {
@@ -131,7 +138,7 @@ impl<'a> Session<'a> {
             format!("logs/{}/{}-{}", unique_slug(identifier), slug(&test.profile.profile.id), short_hash(&test.key()));
         let logs = self.store.dir(&self.name).join(&rel);
         let settings = RunSettings { target_dir: target.to_path_buf(), ..self.settings.clone() };
-        let progress = self.ui.progress(prefix, &test.label(), identifier);
+        let progress = self.ui.test_progress(prefix, test, identifier);
         match runner::run_test(test, &settings, &logs, &rel, progress.as_ref()) {
             Outcome::Completed(results) => {
                 if self.file.system(identifier).is_none()
@@ -171,6 +178,7 @@ impl<'a> Session<'a> {
                 };
                 self.file.record_failure(failed.clone());
                 self.store.save(&self.name, &self.file)?;
+                self.ui.test_failed(&failed);
                 self.failed.push(failed);
             }
             Outcome::Interrupted => self.interrupted = true,

@@ -4,6 +4,7 @@
 //! (plain or sweep) → report. Nothing is created on disk before the lock
 //! phase, so a refused run leaves nothing behind.
 
+use super::progress_json::{JsonUi, Summary};
 use super::resolve::{Resolved, cli_presets, expand_failure, resolve};
 use super::run_ui::TermUi;
 use super::ui::{self, Menu};
@@ -11,12 +12,13 @@ use super::{Failure, exit, store_failure};
 use clap::Args;
 use engine::expand::{self, Batch, Chooser, Test};
 use engine::home::Home;
+use engine::hostlock::{Holder, HostLock, HostLockError};
 use engine::profile::resolve::Catalog;
 use engine::report;
 use engine::result::{FailedTest, ResultFile, Store, StoreError, store};
 use engine::resume::{self, Runs, Unfinished};
 use engine::runner::{LogPolicy, RunSettings, interrupt, requirements};
-use engine::session::{Session, slug};
+use engine::session::{Session, Ui, slug};
 use engine::state::hygiene::Hygiene;
 use engine::state::journal::{self, Journal};
 use engine::sweep::{self, Plan, SweepArgs, SweepError};
@@ -103,6 +105,11 @@ pub struct BenchmarkArgs {
     /// Report format printed at the end
     #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(report::TEXT_FORMATS))]
     pub format: String,
+    /// How progress is shown: `text` (a progress line on a terminal, a line per test
+    /// otherwise) or `json` (one JSON object per line on standard output, for
+    /// orchestrators: schemas/progress.schema.json)
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub progress: String,
 }
 
 fn failure(code: i32) -> impl Fn(String) -> Failure {
@@ -497,7 +504,42 @@ fn dry_run(work: &Work, args: &BenchmarkArgs, store: &Store, name: Option<&str>)
     exit::OK
 }
 
-pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
+/// The whole-host lock: one benchmark at a time per ENGINE_HOME.
+fn host_lock(home: &Home, dest: &Destination) -> Result<HostLock, Failure> {
+    HostLock::acquire(&home.benchmark_lock(), &Holder::this_process(&dest.name, &dest.identifier)).map_err(|e| {
+        let f = Failure::new(exit::ERROR, e.to_string());
+        match e {
+            HostLockError::Busy(_) => f.hint(
+                "wait for it to finish: two benchmarks at once on one machine measure each other \
+                 (the lock goes when that process ends, however it ends)",
+            ),
+            HostLockError::Io { .. } => f,
+        }
+    })
+}
+
+pub fn run(args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
+    if args.progress != "json" {
+        return run_with(args, install, None);
+    }
+    let ui = JsonUi::default();
+    let outcome = if args.format != "text" {
+        Err(Failure::new(
+            exit::USAGE,
+            format!(
+                "--progress json writes events to standard output; --format {} would be mixed into them",
+                args.format
+            ),
+        )
+        .hint("write the report afterwards: `engine result show NAME --format FORMAT`"))
+    } else {
+        run_with(args, install, Some(&ui))
+    };
+    ui.finish(&outcome);
+    outcome
+}
+
+fn run_with(args: BenchmarkArgs, _install: bool, json: Option<&JsonUi>) -> Result<i32, Failure> {
     let home = Home::from_env();
     let store = Store::new(home.results());
     let catalog = Catalog::from_env(&home.user_profiles());
@@ -517,6 +559,7 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
     }
     requirements_phase(&mut tests, &optional, &mut skipped, &dest.identifier);
     let target = target_phase(&flags, &tests)?;
+    let _host_lock = host_lock(&home, &dest)?;
     refuse_unfinished_changes(&home)?;
 
     // Lock: from here on the result folder exists.
@@ -558,6 +601,33 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
             Failure::new(exit::ERROR, format!("cannot record the run in {}: {e}", home.runs().display()))
         })?;
     }
+    if let Some(j) = json {
+        j.set_summary(Summary { result: Some(dest.name.clone()), skipped: skipped.len(), ..Summary::default() });
+        j.emit(engine::events::Event::RunStarted {
+            version: engine::events::EVENTS_VERSION,
+            engine_version: env!("CARGO_PKG_VERSION").to_string(),
+            pid: std::process::id(),
+            result: dest.name.clone(),
+            path: store.path(&dest.name).display().to_string(),
+            identifier: identifier.clone(),
+            tests: tests.len(),
+            kept: before - tests.len(),
+            resumed: dest.resumed,
+        });
+        for s in &skipped {
+            j.test_error(s);
+        }
+        for m in &not_runnable {
+            j.emit(engine::events::Event::Error {
+                message: format!("cannot run: {m}"),
+                hint: None,
+                test: None,
+                identifier: Some(identifier.clone()),
+                status: Some("skipped".into()),
+                log: None,
+            });
+        }
+    }
 
     interrupt::install().map_err(|e| Failure::new(exit::ERROR, format!("cannot install signal handlers: {e}")))?;
     let mut env: Vec<String> = tests.iter().flat_map(|t| t.profile.profile.relevant_env.iter().cloned()).collect();
@@ -572,9 +642,13 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
     };
     let hygiene = Hygiene { drop_caches: args.drop_caches, fstrim: args.fstrim, settle: flags.settle };
     let term = TermUi { tty: std::io::stderr().is_terminal(), results: args.format == "text", width: ui::width() };
-    let mut session = Session::new(&store, dest.name.clone(), file, settings, hygiene, env, &term);
+    let shown: &dyn Ui = match json {
+        Some(j) => j,
+        None => &term,
+    };
+    let mut session = Session::new(&store, dest.name.clone(), file, settings, hygiene, env, shown);
     let outcome = if flags.plan.is_active() {
-        sweep_phase(&flags.plan, &home, &target, args.identifier.as_deref(), &mut session, &tests, &term)
+        sweep_phase(&flags.plan, &home, &target, args.identifier.as_deref(), &mut session, &tests, shown)
     } else {
         let total = tests.len();
         let mut r = Ok(());
@@ -602,6 +676,16 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
         store.save(&dest.name, &file).map_err(store_failure)?;
     }
     let exists = store.exists(&dest.name);
+    if let Some(j) = json {
+        j.set_summary(Summary {
+            result: exists.then(|| dest.name.clone()),
+            path: exists.then(|| store.path(&dest.name).display().to_string()),
+            saved,
+            failed: failed.len(),
+            skipped: skipped.len() + not_runnable.len(),
+            interrupted,
+        });
+    }
     drop(lock);
     if !exists && !existed {
         // Nothing was saved: leave no empty result folder behind.
@@ -610,7 +694,7 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
     outcome?;
 
     // Report.
-    if exists {
+    if exists && json.is_none() {
         let shown = store.load(&dest.name).unwrap_or(file);
         if args.format == "text" {
             let a = report::text::analysis_only(&shown, &report::View::default(), ui::width());
@@ -669,7 +753,7 @@ fn sweep_phase(
     prefix: Option<&str>,
     session: &mut Session,
     tests: &[Test],
-    term: &TermUi,
+    term: &dyn Ui,
 ) -> Result<(), Failure> {
     let _state_lock = journal::StateLock::acquire(&home.state_lock()).map_err(failure(exit::ERROR))?;
     refuse_unfinished_changes(home)?;

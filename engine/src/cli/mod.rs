@@ -5,6 +5,7 @@ mod completions;
 mod info;
 mod list;
 mod plugin;
+mod progress_json;
 mod recover;
 mod resolve;
 mod result;

@@ -55,13 +55,25 @@ pub enum ResultCommand {
         #[command(flatten)]
         view: ViewArgs,
     },
-    /// Merge results into a new one: tests aligned by identity, every identifier kept
+    /// Merge results into a new one: tests aligned by identity, every identifier kept.
+    /// Every result.json must satisfy schemas/result.schema.json and come from this engine's major version
     Merge {
-        #[arg(required = true, num_args = 2.., value_name = "NAME|FILE")]
+        #[arg(required = true, num_args = 1.., value_name = "NAME|FILE")]
         names: Vec<String>,
         /// Name of the merged result
         #[arg(long, value_name = "NAME")]
         save: String,
+        /// Leave out inputs that are not valid results (or come from another engine major
+        /// version), say which and why, and merge the rest (exit code 4)
+        #[arg(long)]
+        skip_invalid: bool,
+        /// Record a source that has no result to merge, with why (`host3=unreachable`):
+        /// listed in the merged result and its reports
+        #[arg(long = "left-out", value_name = "SOURCE=REASON")]
+        left_out: Vec<String>,
+        /// Replace a result of that name (atomically) instead of refusing
+        #[arg(long)]
+        replace: bool,
     },
     /// Rename an identifier
     RenameIdentifier { name: String, from: String, to: String },
@@ -181,24 +193,8 @@ pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
             let title = files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ");
             render(&edit::merge(files, &title), &view)
         }
-        ResultCommand::Merge { names, save } => {
-            store::check_name(&save).map_err(store_failure)?;
-            let files: Vec<(String, ResultFile)> =
-                names.iter().map(|n| load(&store, &catalog, n)).collect::<Result<_, _>>()?;
-            let _lock = store.lock(&save).map_err(store_failure)?;
-            if store.exists(&save) {
-                return Err(Failure::new(exit::USAGE, format!("a result named `{save}` exists"))
-                    .hint("pick another name with --save"));
-            }
-            let count = files.len();
-            let merged = edit::merge(files, &save);
-            store.save(&save, &merged).map_err(store_failure)?;
-            eprintln!(
-                "merged {count} result(s) into `{save}`: {} identifiers, {} results",
-                merged.systems.len(),
-                merged.results.len()
-            );
-            Ok(exit::OK)
+        ResultCommand::Merge { names, save, skip_invalid, left_out, replace } => {
+            merge(&store, &catalog, &names, &save, skip_invalid, &left_out, replace)
         }
         ResultCommand::RenameIdentifier { name, from, to } => {
             change(&store, &name, |f| edit::rename_identifier(f, &from, &to).map_err(edit_failure))
@@ -240,6 +236,127 @@ pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
             Ok(exit::OK)
         }
     }
+}
+
+/// `engine result merge`: every input checked (schema, format, engine
+/// version) before anything is merged; refused inputs stop the merge, or with
+/// `--skip-invalid` are left out and named in the merged result.
+fn merge(
+    store: &Store,
+    catalog: &Catalog,
+    names: &[String],
+    save: &str,
+    skip_invalid: bool,
+    left_out: &[String],
+    replace: bool,
+) -> Result<i32, Failure> {
+    store::check_name(save).map_err(store_failure)?;
+    let mut declared = Vec::new();
+    for l in left_out {
+        let Some((source, reason)) = l.split_once('=').filter(|(s, r)| !s.trim().is_empty() && !r.trim().is_empty())
+        else {
+            return Err(Failure::new(exit::USAGE, format!("--left-out `{l}`: expected SOURCE=REASON"))
+                .hint("e.g. --left-out 'host3=unreachable: connection refused'"));
+        };
+        declared.push(engine::result::LeftOut { source: source.trim().to_string(), reason: reason.trim().to_string() });
+    }
+    let validator = engine::result::validate::Validator::new();
+    let mut files: Vec<(String, ResultFile)> = Vec::new();
+    let mut skipped = Vec::new();
+    for n in names {
+        match load_checked(store, catalog, &validator, n) {
+            Ok((label, f)) => {
+                for r in &f.repaired {
+                    eprintln!("warning: {label}: {r}");
+                }
+                files.push((label, f));
+            }
+            Err(Checked::Refused { label, reason }) if skip_invalid => {
+                eprintln!("left out {label}: {reason}");
+                skipped.push(engine::result::LeftOut { source: label, reason });
+            }
+            Err(Checked::Refused { label, reason }) => {
+                return Err(Failure::new(exit::ERROR, format!("{label} is not merged: {reason}"))
+                    .hint("nothing was written; leave such inputs out with --skip-invalid"));
+            }
+            Err(Checked::Failed(f)) => return Err(f),
+        }
+    }
+    if files.is_empty() {
+        return Err(Failure::new(exit::ERROR, "nothing to merge: every input was left out"));
+    }
+    let _lock = store.lock(save).map_err(store_failure)?;
+    if store.exists(save) && !replace {
+        return Err(Failure::new(exit::USAGE, format!("a result named `{save}` exists"))
+            .hint("pick another name with --save, or replace it with --replace"));
+    }
+    let count = files.len();
+    let mut merged = edit::merge(files, save);
+    merged.left_out.extend(declared);
+    merged.left_out.extend(skipped.iter().cloned());
+    store.save(save, &merged).map_err(store_failure)?;
+    eprintln!(
+        "merged {count} result(s) into `{save}`: {} identifiers, {} results",
+        merged.systems.len(),
+        merged.results.len()
+    );
+    for l in &merged.left_out {
+        eprintln!("  left out {}: {}", l.source, l.reason);
+    }
+    Ok(if skipped.is_empty() { exit::OK } else { exit::TESTS_FAILED })
+}
+
+/// Why an input of a merge is not used.
+enum Checked {
+    /// Not a valid result (named by its label); `--skip-invalid` leaves it out.
+    Refused { label: String, reason: String },
+    /// Bad usage or an error that stops the command either way.
+    Failed(Failure),
+}
+
+/// Loads a merge input: a saved result or result.json (checked against the
+/// schema and engine version), or a PTS composite.xml (imported).
+fn load_checked(
+    store: &Store,
+    catalog: &Catalog,
+    validator: &engine::result::validate::Validator,
+    what: &str,
+) -> Result<(String, ResultFile), Checked> {
+    let p = Path::new(what);
+    let looks_like_path = what.contains('/') || what.ends_with(".json") || what.ends_with(".xml");
+    let is_file = looks_like_path && p.is_file();
+    if looks_like_path && !is_file && !store.exists(what) {
+        let reason = match std::fs::metadata(p) {
+            Ok(_) => "not a file".to_string(),
+            Err(e) => format!("cannot read it: {e}"),
+        };
+        return Err(Checked::Refused { label: what.to_string(), reason });
+    }
+    if is_file && what.ends_with(".xml") {
+        return load_quiet(store, catalog, what).map_err(Checked::Failed);
+    }
+    let (label, path) = if is_file {
+        let label = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| what.to_string());
+        (label, p.to_path_buf())
+    } else {
+        if let Err(e) = store.load(what) {
+            return match e {
+                engine::result::StoreError::Invalid { .. } => {
+                    Err(Checked::Refused { label: what.to_string(), reason: e.to_string() })
+                }
+                e => Err(Checked::Failed(store_failure(e))),
+            };
+        }
+        (what.to_string(), store.path(what))
+    };
+    validator
+        .check_file(&path)
+        .map(|f| (label.clone(), f))
+        .map_err(|e| Checked::Refused { label, reason: format!("{}: {}", path.display(), e.reason) })
 }
 
 /// Loads `name`, applies `f`, writes it back atomically under the lock.

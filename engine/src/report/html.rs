@@ -244,6 +244,13 @@ impl Exporter for Html {
         if !r.description.is_empty() {
             h.push_str(&format!("<p class=\"desc\">{}</p>", esc(&r.description)));
         }
+        if !r.left_out.is_empty() {
+            h.push_str("<h2>Left out</h2><ul class=\"left-out\">");
+            for l in &r.left_out {
+                h.push_str(&format!("<li><b>{}</b>: {}</li>", esc(&l.source), esc(&l.reason)));
+            }
+            h.push_str("</ul>");
+        }
         // System table: one column per identifier; rows that differ are marked.
         if !r.systems.is_empty() {
             h.push_str("<h2>Systems</h2><table class=\"systems\"><tr><th></th>");

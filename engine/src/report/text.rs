@@ -178,6 +178,12 @@ impl Exporter for Text {
         if !r.description.is_empty() {
             writeln!(out, "{}", r.description).unwrap();
         }
+        if !r.left_out.is_empty() {
+            writeln!(out, "\nLeft out of this result ({}):", r.left_out.len()).unwrap();
+            for l in &r.left_out {
+                writeln!(out, "  {}: {}", l.source, l.reason).unwrap();
+            }
+        }
         if !r.systems.is_empty() {
             out.push('\n');
             out.push_str(&super::systems::text(r));

@@ -17,7 +17,8 @@ pub enum EditError {
 /// Merges `files` in order: tests are aligned by identity (test and result
 /// id); every identifier is kept — one that appears in several files gets the
 /// file's title added (`host (run-2)`). Tests that only some files have are
-/// kept; the identifiers without them simply have no entry there.
+/// kept; the identifiers without them simply have no entry there. Failed
+/// tests and left-out sources of every file come along.
 pub fn merge(files: Vec<(String, ResultFile)>, title: &str) -> ResultFile {
     let mut out = ResultFile::new(title);
     // Where each (test, result id) already is, so merging stays linear.
@@ -35,6 +36,8 @@ pub fn merge(files: Vec<(String, ResultFile)>, title: &str) -> ResultFile {
             rename_in(&mut f, &id, &new);
         }
         out.systems.extend(f.systems);
+        out.failures.extend(f.failures);
+        out.left_out.extend(f.left_out);
         if out.description.is_empty() {
             out.description = f.description.clone();
         }
@@ -63,6 +66,11 @@ fn rename_in(f: &mut ResultFile, from: &str, to: &str) {
             if e.identifier == from {
                 e.identifier = to.to_string();
             }
+        }
+    }
+    for x in &mut f.failures {
+        if x.identifier == from {
+            x.identifier = to.to_string();
         }
     }
 }
@@ -152,6 +160,30 @@ mod tests {
         assert_eq!(ids, ["A", "B", "A (b)"]);
         let tests: Vec<(&str, usize)> = m.results.iter().map(|r| (r.test.as_str(), r.entries.len())).collect();
         assert_eq!(tests, [("t1", 1), ("t2", 3), ("t3", 2)]);
+    }
+
+    #[test]
+    fn merging_keeps_failures_and_left_out_sources() {
+        let mut a = file(&["A"], &["t1"]);
+        let mut b = file(&["A"], &["t1"]);
+        let failed = crate::result::FailedTest {
+            test: "t2".into(),
+            profile: "p".into(),
+            title: "T".into(),
+            description: "d".into(),
+            identifier: "A".into(),
+            status: "failed".into(),
+            reason: "exit 1".into(),
+            log: None,
+            stderr_tail: vec![],
+            timestamp: "t".into(),
+        };
+        b.failures.push(failed);
+        a.left_out.push(crate::result::LeftOut { source: "h3".into(), reason: "unreachable".into() });
+        let m = merge(vec![("a".into(), a), ("b".into(), b)], "m");
+        assert_eq!(m.failures.len(), 1);
+        assert_eq!(m.failures[0].identifier, "A (b)", "renamed with its identifier");
+        assert_eq!(m.left_out[0].source, "h3");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod edit;
 pub mod model;
 pub mod store;
+pub mod validate;
 
-pub use model::{FailedTest, OptionChoice, PtsOrigin, ResultEntry, ResultFile, System, TestResult};
+pub use model::{FailedTest, LeftOut, OptionChoice, PtsOrigin, ResultEntry, ResultFile, System, TestResult};
 pub use store::{Store, StoreError};

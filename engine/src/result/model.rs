@@ -24,6 +24,10 @@ pub struct ResultFile {
     /// Tests that failed for an identifier (and have not succeeded since).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailedTest>,
+    /// What a merge could not take in (a host that failed, a file that is not
+    /// a valid result), with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
     /// What loading repaired (values that were not numbers), for the reader.
     #[serde(skip)]
     pub repaired: Vec<String>,
@@ -121,6 +125,15 @@ pub struct FailedTest {
     #[serde(default)]
     pub stderr_tail: Vec<String>,
     pub timestamp: String,
+}
+
+/// A source a merge left out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeftOut {
+    /// The host, result name or file it would have come from.
+    pub source: String,
+    pub reason: String,
 }
 
 /// A PTS result's own identity.

@@ -24,7 +24,11 @@ use std::time::Duration;
 
 /// Hears about trials as they run (a progress line on a TTY).
 pub trait Progress {
+    /// Trial `k` of `planned` starts.
     fn trial(&self, _label: &str, _k: u32, _planned: u32) {}
+    /// Trial `k` ended and its values were read (`warmup`: a discarded warm-up
+    /// trial); `seconds` is its wall time.
+    fn trial_done(&self, _k: u32, _warmup: bool, _seconds: f64) {}
     fn done(&self) {}
 }
 
@@ -388,6 +392,7 @@ fn trials(
         if let Ok(v) = read_values(sources, &run, &k) {
             data.warmups.extend(v.first());
         }
+        progress.trial_done(w, true, run.wall.as_secs_f64());
         pending.push((run.log, run.log_text));
     }
     let mut k = 0u32;
@@ -406,6 +411,7 @@ fn trials(
         for (i, v) in parsed?.into_iter().enumerate() {
             data.values[i].push(v);
         }
+        progress.trial_done(k, false, wall.as_secs_f64());
         data.walls.push(wall);
         let longest = data.walls.iter().copied().max().unwrap_or_default();
         // Every result counts: any that wants more trials gets them. When
