@@ -13,7 +13,9 @@ use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders every test has, whatever its options.
-pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus"];
+pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus", "install_dir"];
+
+mod install;
 
 struct Checker<'a> {
     file: &'a str,
@@ -381,7 +383,11 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                 Some("name the program as found on PATH, like `fio`".into()),
             );
         }
+        if let Some(pkg) = &pr.package {
+            install::check_package_name(&mut c, path!["requirements", "programs", i, "package"], pkg);
+        }
     }
+    install::check(&mut c, p, &known);
     c.out
 }
 

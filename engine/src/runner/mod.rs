@@ -104,6 +104,8 @@ pub fn bindings(test: &Test, scratch: &Path, test_dir: &Path, target: &Path) -> 
     };
     b.insert("profile_dir".into(), profile_dir);
     b.insert("num_cpus".into(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string());
+    let install_dir = crate::install::dir_of(&crate::home::Home::from_env(), &test.profile.profile);
+    b.insert("install_dir".into(), install_dir.display().to_string());
     b
 }
 
