@@ -2,7 +2,12 @@
 # Installs what engine's tests and built-in profiles need on Debian/Ubuntu.
 # Safe to run again: it skips what is present.
 set -euo pipefail
-pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids chromium fonts-dejavu-core dbench)
+# nginx serves downloads in the install tests; build-essential, bc, bison,
+# flex, libelf-dev, libssl-dev and linux-source-6.1 build Linux (the
+# build-linux-kernel profile, from Debian's sources: kernel.org is not
+# reachable from CI); curl is the download benchmark's reference.
+pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids chromium fonts-dejavu-core dbench
+  nginx-light curl build-essential bc bison flex libelf-dev libssl-dev xz-utils linux-source-6.1)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -170,7 +170,7 @@ pub fn run_install(args: InstallArgs) -> Result<i32, Failure> {
     for (plan, r) in only.iter().zip(results) {
         match r {
             Ok(d) if !plan.has_files() => println!("{}: nothing to install", d.reference),
-            Ok(d) if d.already => println!("{}: installed ({})", d.reference, d.dir.display()),
+            Ok(d) if d.already => println!("{}: already installed ({})", d.reference, d.dir.display()),
             Ok(d) => {
                 let from: Vec<String> = d.fetched.iter().map(|(f, o)| format!("{f} from {o}")).collect();
                 println!("{}: installed in {:.1} s into {}", d.reference, d.seconds, d.dir.display());
