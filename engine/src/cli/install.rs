@@ -77,7 +77,8 @@ pub fn batch_tests(
 
 /// One plan per profile version, for the tests of it that will run.
 pub fn plans(home: &Home, tests: &[Test]) -> Vec<(Arc<LoadedProfile>, Plan)> {
-    let mut by: IndexMap<String, (Arc<LoadedProfile>, Vec<IndexMap<String, String>>)> = IndexMap::new();
+    type Bindings = Vec<IndexMap<String, String>>;
+    let mut by: IndexMap<String, (Arc<LoadedProfile>, Bindings)> = IndexMap::new();
     for t in tests {
         let e = by.entry(t.profile.reference()).or_insert_with(|| (t.profile.clone(), Vec::new()));
         e.1.push(t.bindings());
@@ -256,7 +257,16 @@ pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: boo
             dialoguer::Confirm::new().with_prompt(format!("Install {what}?")).default(true).interact().unwrap_or(false)
         })
     };
-    // Packages per profile (checked once per generic name).
+    // Packages per profile (checked once per generic name). Programs named
+    // without a generic package are left to the requirement check.
+    let all: Vec<(Arc<LoadedProfile>, Plan)> = all
+        .into_iter()
+        .map(|(lp, mut p)| {
+            let adhoc = p.adhoc.clone();
+            p.packages.retain(|(n, _)| !adhoc.contains(n));
+            (lp, p)
+        })
+        .collect();
     let mut pkg_missing: Vec<(&Plan, Needs)> = Vec::new();
     for (_, plan) in &all {
         let n = package_needs(&[plan], family);
@@ -267,10 +277,14 @@ pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: boo
     let wanted: Vec<&Plan> = pkg_missing.iter().filter(|(p, _)| !optional_only(&p.id)).map(|(p, _)| *p).collect();
     let needs = package_needs(&wanted, family);
     let mut packages_done = false;
-    if install && !needs.missing.is_empty() && root && family.is_some() {
+    if install
+        && !needs.missing.is_empty()
+        && root
+        && let Some(f) = family
+    {
         let what = format!("system packages {}", needs.packages().join(" "));
         if ask(&what) {
-            match packages::install(family.expect("checked"), &needs) {
+            match packages::install(f, &needs) {
                 Ok(()) => packages_done = true,
                 Err(e) => eprintln!("error: {e}"),
             }

@@ -209,23 +209,30 @@ struct Part {
 
 impl Part {
     fn open(path: PathBuf) -> io::Result<Part> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .mode(0o644)
-            .open(&path)?;
-        // SAFETY: flock on a descriptor we own; blocks while another engine downloads it.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io::Error::last_os_error());
+        use std::os::unix::fs::MetadataExt;
+        for _ in 0..20 {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .mode(0o644)
+                .open(&path)?;
+            // SAFETY: flock on a descriptor we own; blocks while another engine downloads it.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The holder before us may have renamed the file into the cache
+            // meanwhile: the lock only counts if the path still names our file.
+            let ours = file.metadata()?.ino();
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.ino() == ours) {
+                let mut part = Part { path, file, len: 0, hasher: Sha256::new(), done: false };
+                part.rehash()?;
+                return Ok(part);
+            }
         }
-        // The lock holder before us may have finished and removed the file:
-        // make sure the path still names the file we locked.
-        let mut part = Part { path, file, len: 0, hasher: Sha256::new(), done: false };
-        part.rehash()?;
-        Ok(part)
+        Err(io::Error::other(format!("{} keeps changing under another engine", path.display())))
     }
 
     /// Hashes what an earlier, killed run left, so the download resumes after it.
@@ -372,7 +379,7 @@ impl Downloader {
                 }
                 Extra::Base(base) => {
                     let url = format!("{}/{}", base.trim_end_matches('/'), w.file);
-                    match self.from_url(&url, w, &mut part, 1, &mut tried) {
+                    match self.try_url(&url, w, &mut part, 1, &mut tried) {
                         Ok(()) => return self.finish(part, w, Origin::Url(url), start),
                         Err(Some(e)) => return Err(e),
                         Err(None) => {}
@@ -381,7 +388,7 @@ impl Downloader {
             }
         }
         for url in &w.urls {
-            match self.from_url(url, w, &mut part, self.settings.retries, &mut tried) {
+            match self.try_url(url, w, &mut part, self.settings.retries, &mut tried) {
                 Ok(()) => return self.finish(part, w, Origin::Url(url.clone()), start),
                 Err(Some(e)) => return Err(e),
                 Err(None) => {}
@@ -394,7 +401,7 @@ impl Downloader {
     }
 
     /// Attempts at one URL; `Err(None)`: try the next source.
-    fn from_url(
+    fn try_url(
         &self,
         url: &str,
         w: &Want,
@@ -511,30 +518,77 @@ impl Downloader {
         } else if self.bars.is_none() && resume_from == 0 {
             eprintln!("downloading {} from {url}", w.file);
         }
-        let mut buf = vec![0u8; 256 * 1024];
-        let result = loop {
-            if interrupt::requested() {
-                break Err(Failed::Stop(DownloadError::Interrupted { file: w.file.clone() }));
-            }
-            let n = match resp.read(&mut buf) {
-                Ok(0) => break Ok(()),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => break Err(Failed::Retry(format!("transfer broke after {} bytes: {e}", part.len))),
+        // SHA-256 runs on its own thread while this one reads the socket and
+        // writes the file: on two cores the download then costs what the
+        // copy costs, not the copy plus the hash.
+        const CHUNK: usize = 512 * 1024;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let mut hasher = std::mem::take(&mut part.hasher);
+        let result = std::thread::scope(|scope| {
+            let h = scope.spawn(move || {
+                for buf in rx {
+                    hasher.update(&buf);
+                    let _ = back_tx.send(buf);
+                }
+                hasher
+            });
+            let result = loop {
+                if interrupt::requested() {
+                    break Err(Failed::Stop(DownloadError::Interrupted { file: w.file.clone() }));
+                }
+                let mut buf = back_rx.try_recv().unwrap_or_default();
+                buf.resize(CHUNK, 0);
+                // Fill the chunk (fewer, larger writes), stopping at the end.
+                let mut filled = 0;
+                let mut end = None;
+                while filled < CHUNK {
+                    match resp.read(&mut buf[filled..]) {
+                        Ok(0) => {
+                            end = Some(Ok(()));
+                            break;
+                        }
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            end = Some(Err(format!("transfer broke after {} bytes: {e}", part.len + filled as u64)));
+                            break;
+                        }
+                    }
+                }
+                buf.truncate(filled);
+                if filled > 0 {
+                    if let Err(e) = part.file.write_all(&buf) {
+                        break Err(self.stop_write(w, part, e));
+                    }
+                    part.len += filled as u64;
+                    if tx.send(buf).is_err() {
+                        break Err(Failed::Retry("the hashing thread stopped".into()));
+                    }
+                }
+                if let Some(size) = w.size
+                    && part.len > size
+                {
+                    break Err(Failed::Source(format!("sends more than the expected {size} bytes")));
+                }
+                if let Some(pb) = &pb {
+                    pb.set_position(part.len);
+                }
+                match end {
+                    Some(Ok(())) => break Ok(()),
+                    Some(Err(m)) => break Err(Failed::Retry(m)),
+                    None => {}
+                }
             };
-            if let Err(e) = part.write(&buf[..n]) {
-                break Err(self.stop_write(w, part, e));
-            }
-            if let Some(size) = w.size
-                && part.len > size
-            {
-                part.reset().map_err(|e| self.stop_write(w, part, e))?;
-                break Err(Failed::Source(format!("sends more than the expected {size} bytes")));
-            }
-            if let Some(pb) = &pb {
-                pb.set_position(part.len);
-            }
-        };
+            drop(tx);
+            part.hasher = h.join().unwrap_or_default();
+            result
+        });
+        if let Err(Failed::Source(m)) = &result
+            && m.starts_with("sends more")
+        {
+            part.reset().map_err(|e| self.stop_write(w, part, e))?;
+        }
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }

@@ -280,4 +280,100 @@ mod tests {
         assert_eq!(Format::of("x.TGZ"), Some(Format::TarGz));
         assert_eq!(Format::of("tool.bin"), None);
     }
+
+    fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, data) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            b.append_data(&mut h, name, *data).unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    fn unpack(name: &str, bytes: &[u8]) -> Result<tempfile::TempDir, ExtractError> {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join(name);
+        std::fs::write(&src, bytes).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        extract(&src, name, Format::of(name).unwrap(), out.path())?;
+        Ok(out)
+    }
+
+    #[test]
+    fn every_format_unpacks() {
+        use std::io::Write;
+        let tar = tar_of(&[("pkg/a.txt", b"alpha"), ("pkg/sub/b.txt", b"beta")]);
+        let gz = {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&tar).unwrap();
+            e.finish().unwrap()
+        };
+        let xz = {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+            e.write_all(&tar).unwrap();
+            e.finish().unwrap()
+        };
+        let bz = {
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            e.write_all(&tar).unwrap();
+            e.finish().unwrap()
+        };
+        let zst = ruzstd::encoding::compress_to_vec(&tar[..], ruzstd::encoding::CompressionLevel::Fastest);
+        let zip = {
+            let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+            let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+            z.start_file("pkg/a.txt", o).unwrap();
+            z.write_all(b"alpha").unwrap();
+            z.start_file("pkg/sub/b.txt", o).unwrap();
+            z.write_all(b"beta").unwrap();
+            z.finish().unwrap().into_inner()
+        };
+        for (name, bytes) in [
+            ("x.tar", &tar),
+            ("x.tar.gz", &gz),
+            ("x.tar.xz", &xz),
+            ("x.tar.bz2", &bz),
+            ("x.tar.zst", &zst),
+            ("x.zip", &zip),
+        ] {
+            let out = unpack(name, bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(std::fs::read_to_string(out.path().join("pkg/a.txt")).unwrap(), "alpha", "{name}");
+            assert_eq!(std::fs::read_to_string(out.path().join("pkg/sub/b.txt")).unwrap(), "beta", "{name}");
+        }
+    }
+
+    #[test]
+    fn zip_members_that_escape_are_refused() {
+        use std::io::Write;
+        for (member, want) in [("../evil", "climbs out"), ("/abs/evil", "absolute")] {
+            let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+            z.start_file(member, zip::write::SimpleFileOptions::default()).unwrap();
+            z.write_all(b"x").unwrap();
+            let bytes = z.finish().unwrap().into_inner();
+            let e = unpack("e.zip", &bytes).unwrap_err().to_string();
+            assert!(e.contains(&format!("member `{member}`")) && e.contains(want), "{e}");
+        }
+        let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        z.add_symlink("etc", "/etc", zip::write::SimpleFileOptions::default()).unwrap();
+        let bytes = z.finish().unwrap().into_inner();
+        let e = unpack("s.zip", &bytes).unwrap_err().to_string();
+        assert!(e.contains("member `etc` is a symlink to `/etc`"), "{e}");
+    }
+
+    #[test]
+    fn a_symlink_chain_that_resolves_outside_is_refused() {
+        // `up -> .` is inside; `out -> up/..` reads as inside but is the parent.
+        let mut b = tar::Builder::new(Vec::new());
+        for (name, target) in [("up", "."), ("out", "up/..")] {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Symlink);
+            h.set_size(0);
+            b.append_link(&mut h, name, target).unwrap();
+        }
+        let bytes = b.into_inner().unwrap();
+        let e = unpack("c.tar", &bytes).unwrap_err().to_string();
+        assert!(e.contains("member `out` is a symlink that resolves to"), "{e}");
+    }
 }

@@ -98,6 +98,10 @@ pub struct Plan {
     pub keys: Vec<String>,
     /// Generic packages (and ad hoc ones from `requirements.programs`).
     pub packages: Vec<(String, packages::Package)>,
+    /// Names in `packages` made from a program's `apt`/`dnf` fields (no
+    /// generic `package:`): `engine install-deps` installs them, while the
+    /// requirement check reports them as missing programs.
+    pub adhoc: Vec<String>,
     profile: Profile,
     profile_dir: String,
 }
@@ -116,6 +120,7 @@ impl Plan {
             build: Vec::new(),
             keys: Vec::new(),
             packages: Vec::new(),
+            adhoc: Vec::new(),
             profile: p.clone(),
             profile_dir: match &lp.origin {
                 ProfileOrigin::File(f) => f.parent().map(|d| d.display().to_string()).unwrap_or_default(),
@@ -125,7 +130,7 @@ impl Plan {
         let catalog = packages::Catalog::global();
         if let Some(inst) = &p.install {
             for item in &inst.packages {
-                if item.when().is_none_or(|w| any(w))
+                if item.when().is_none_or(&any)
                     && let Some(pkg) = catalog.get(item.name())
                 {
                     plan.packages.push((item.name().to_string(), pkg.clone()));
@@ -154,6 +159,9 @@ impl Plan {
             if let Some(pkg) = pkg
                 && !plan.packages.iter().any(|(n, _)| *n == pkg.0)
             {
+                if r.package.is_none() {
+                    plan.adhoc.push(pkg.0.clone());
+                }
                 plan.packages.push(pkg);
             }
         }
