@@ -643,3 +643,36 @@ fn build_linux_kernel_tinyconfig_from_debian_sources() {
     let secs = res["results"][0]["entries"][0]["trials"][0].as_f64().unwrap();
     assert!(secs > 10.0, "{secs}");
 }
+
+/// `benchmark` asks on a terminal (Enter accepts) and shows a progress bar;
+/// without a terminal and without --yes it installs nothing and says how.
+#[test]
+fn benchmark_asks_on_a_terminal_and_needs_yes_in_batch() {
+    use crate::common::SpawnScript;
+    use std::io::Write;
+    let env = Env::new();
+    let data = tgz(&[("value.txt", b"value: 11\n"), ("x.bin", &noise(3_000_000, 8))]);
+    let srv = FaultServer::start(HashMap::from([(
+        "p.tar.gz".to_string(),
+        Route::Drip { data: data.clone(), chunk: 200_000, every: Duration::from_millis(40) },
+    )]));
+    env.profile("asked", &profile("asked", "p.tar.gz", &data, &[srv.url("p.tar.gz")], "", "true"));
+    // Batch without --yes: nothing is installed, the test is skipped with the way out.
+    let r = env.run(&["benchmark", "asked", "--runs", "1", "--target-dir", env.target.path().to_str().unwrap()]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(r.stderr.contains("not installed: pass --yes to install it, or run `engine install asked`"), "{r:?}");
+    assert!(srv.requests().is_empty());
+    // On a terminal: the question, Enter, a progress bar, the result.
+    let cmdline = format!("{} benchmark asked --runs 1 --save t --target-dir {}", bin(), env.target.path().display());
+    let mut child = env.cmd(&[]).spawn_script(&cmdline);
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    stdin.write_all(b"\r").unwrap();
+    stdin.flush().unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Install asked@1.0.0 (downloads up to 2.9 MiB"), "{text}");
+    assert!(text.contains("p.tar.gz") && text.contains("MiB/s"), "a progress bar with the rate: {text}");
+    assert!(env.result("t")["results"][0]["entries"][0]["value"].as_f64() == Some(11.0), "{text}");
+}
