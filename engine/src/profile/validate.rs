@@ -13,7 +13,10 @@ use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders every test has, whatever its options.
-pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus", "free_port"];
+pub const BUILTIN_VARS: &[&str] =
+    &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus", "free_port", "install_dir"];
+
+mod install;
 
 struct Checker<'a> {
     file: &'a str,
@@ -381,6 +384,9 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                 Some("name the program as found on PATH, like `fio`".into()),
             );
         }
+        if let Some(pkg) = &pr.package {
+            install::check_package_name(&mut c, path!["requirements", "programs", i, "package"], pkg);
+        }
         for (j, d) in pr.dirs.iter().enumerate() {
             if !d.starts_with('/') || d.split('/').any(|part| part == "..") {
                 c.at_value(
@@ -400,6 +406,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
             );
         }
     }
+    install::check(&mut c, p, &known);
     c.out
 }
 
