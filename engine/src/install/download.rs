@@ -9,10 +9,9 @@
 
 use crate::runner::interrupt;
 use sha2::{Digest, Sha256};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -211,14 +210,7 @@ impl Part {
     fn open(path: PathBuf) -> io::Result<Part> {
         use std::os::unix::fs::MetadataExt;
         for _ in 0..20 {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .mode(0o644)
-                .open(&path)?;
+            let file = crate::fsutil::open_lock(&path)?;
             // SAFETY: flock on a descriptor we own; blocks while another engine downloads it.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
                 return Err(io::Error::last_os_error());

@@ -2,14 +2,13 @@
 //! fetched over HTTPS unless the author says otherwise, generic package
 //! names that the mapping knows, build steps that can run.
 
-use super::{Checker, list};
+use super::Checker;
 use crate::install::{extract, packages, platform};
 use crate::path;
 use crate::profile::diag::did_you_mean;
-use crate::profile::model::{Profile, Scalar};
+use crate::profile::model::Profile;
 use crate::profile::yaml_index::Path;
 use crate::units;
-use indexmap::IndexMap;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders a build step may use: the install is shared by all tests of
@@ -24,35 +23,6 @@ pub(super) fn check_package_name(c: &mut Checker, at: Path, name: &str) {
             None => "generic names are listed in packages.yaml (add your own in $ENGINE_HOME/packages.yaml)".into(),
         };
         c.at_value(at, format!("no generic package `{name}`"), Some(hint));
-    }
-}
-
-fn check_when(c: &mut Checker, at: Path, when: &IndexMap<String, Scalar>, p: &Profile, known: &BTreeSet<String>) {
-    for (k, v) in when {
-        let mut here = at.clone();
-        here.push(k.as_str().into());
-        let values: Vec<&str> = p
-            .options
-            .iter()
-            .flat_map(|o| o.entries.iter().map(move |e| (o, e)))
-            .flat_map(|(o, e)| e.values.get(k).into_iter().chain(e.value.as_ref().filter(|_| &o.id == k)))
-            .map(|s| s.as_str())
-            .collect();
-        if !known.contains(k) || super::BUILTIN_VARS.contains(&k.as_str()) {
-            let names: BTreeSet<String> =
-                known.iter().filter(|n| !super::BUILTIN_VARS.contains(&n.as_str())).cloned().collect();
-            c.at_key(
-                here,
-                format!("`when` names `{k}`, which no option sets"),
-                Some(format!("option values are: {}", list(&names))),
-            );
-        } else if !values.contains(&v.as_str()) {
-            c.at_value(
-                here,
-                format!("no entry sets `{k}` to `{v}`"),
-                Some("compare with the entries' `values:`".into()),
-            );
-        }
     }
 }
 
@@ -76,7 +46,7 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
         };
         check_package_name(c, at, item.name());
         if let Some(w) = item.when() {
-            check_when(c, path!["install", "packages", i, "when"], w, p, known);
+            super::check_when(c, path!["install", "packages", i, "when"], w, p, known);
         }
     }
     let mut files = HashSet::new();
@@ -152,7 +122,7 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
                 Some(format!("archives end in {}; or set `extract: false`", extract::Format::SUFFIXES.join(", "))),
             );
         }
-        check_when(c, path!["install", "downloads", i, "when"], &d.when, p, known);
+        super::check_when(c, path!["install", "downloads", i, "when"], &d.when, p, known);
     }
     for (i, s) in inst.build.iter().enumerate() {
         match (&s.program, &s.shell) {
@@ -188,7 +158,7 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
         {
             c.at_value(path!["install", "build", i, "timeout"], e.to_string(), Some(super::units_hint(&e)));
         }
-        check_when(c, path!["install", "build", i, "when"], &s.when, p, known);
+        super::check_when(c, path!["install", "build", i, "when"], &s.when, p, known);
     }
     if inst.downloads.is_empty() && inst.build.is_empty() && inst.packages.is_empty() {
         c.at_value(
