@@ -9,7 +9,12 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   postgresql postgresql-client postmark git nginx-light apache2 apache2-utils
   gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
   # Fleets (issue 16): the tests' SSH hosts, and Python for Ansible.
-  openssh-server openssh-client python3 python3-venv)
+  openssh-server openssh-client python3 python3-venv
+  # Installs (issue 12): nginx serves downloads in the install tests;
+  # build-essential, bc, bison, flex, libelf-dev, libssl-dev build Linux (the
+  # build-linux-kernel profile, from Debian's sources: kernel.org is not
+  # reachable from CI); curl is the download benchmark's reference.
+  curl build-essential bc bison flex libelf-dev libssl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,6 +13,7 @@ pub mod expand;
 pub mod fsutil;
 pub mod home;
 pub mod hostlock;
+pub mod install;
 pub mod interop;
 pub mod parse;
 pub mod plugin;

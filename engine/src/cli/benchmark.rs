@@ -1,6 +1,6 @@
 //! `engine benchmark` and `engine run`, as a sequence of named phases:
 //! check every flag → resolve → expand → destination (name, identifier,
-//! resume) → install/requirements → target → lock → capture and trials
+//! resume) → install (benchmark) / what is missing (run) → requirements → target → lock → capture and trials
 //! (plain or sweep) → report. Nothing is created on disk before the lock
 //! phase, so a refused run leaves nothing behind.
 
@@ -366,6 +366,7 @@ fn requirements_phase(
     optional: &HashSet<String>,
     skipped: &mut Vec<FailedTest>,
     identifier: &str,
+    not_installed: &std::collections::HashMap<String, String>,
 ) {
     let mut unmet_profiles: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for t in tests.iter() {
@@ -373,8 +374,13 @@ fn requirements_phase(
         if unmet_profiles.contains_key(&p.id) {
             continue;
         }
-        let mut unmet: Vec<String> = requirements::missing_programs(p).iter().map(ToString::to_string).collect();
-        unmet.extend(requirements::missing_files(p).iter().map(ToString::to_string));
+        let mut unmet: Vec<String> = Vec::new();
+        if let Some(why) = not_installed.get(&p.id) {
+            unmet.push(why.clone());
+        } else {
+            unmet.extend(requirements::missing_programs(p).iter().map(ToString::to_string));
+            unmet.extend(requirements::missing_files(p).iter().map(ToString::to_string));
+        }
         unmet.extend(requirements::missing_root(p).map(|u| u.to_string()));
         if !unmet.is_empty() {
             let all_optional =
@@ -539,7 +545,7 @@ pub fn run(args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
     outcome
 }
 
-fn run_with(args: BenchmarkArgs, _install: bool, json: Option<&JsonUi>) -> Result<i32, Failure> {
+fn run_with(args: BenchmarkArgs, install: bool, json: Option<&JsonUi>) -> Result<i32, Failure> {
     let home = Home::from_env();
     let store = Store::new(home.results());
     let catalog = Catalog::from_env(&home.user_profiles());
@@ -550,6 +556,8 @@ fn run_with(args: BenchmarkArgs, _install: bool, json: Option<&JsonUi>) -> Resul
         return Ok(dry_run(&work, &args, &store, args.save.as_deref().or(work.rerun.as_deref())));
     }
     let dest = destination(&args, &flags, &work, &home, &store)?;
+    // Before installing: an install next to a running benchmark disturbs it too.
+    let _host_lock = host_lock(&home, &dest)?;
     let Work { mut tests, not_runnable, optional, .. } = work;
     let mut skipped: Vec<FailedTest> = Vec::new();
     if !not_runnable.is_empty() {
@@ -557,9 +565,15 @@ fn run_with(args: BenchmarkArgs, _install: bool, json: Option<&JsonUi>) -> Resul
             eprintln!("cannot run: {m}");
         }
     }
-    requirements_phase(&mut tests, &optional, &mut skipped, &dest.identifier);
+    // Install phase: `benchmark` installs what is missing (asking on a
+    // terminal, or with --yes); `run` never installs and says what is missing.
+    let not_installed = super::install::phase(&tests, &optional, install, args.yes);
+    if install && interrupt::requested() {
+        eprintln!("interrupted while installing; nothing ran");
+        return Ok(exit::INTERRUPTED);
+    }
+    requirements_phase(&mut tests, &optional, &mut skipped, &dest.identifier, &not_installed);
     let target = target_phase(&flags, &tests)?;
-    let _host_lock = host_lock(&home, &dest)?;
     refuse_unfinished_changes(&home)?;
 
     // Lock: from here on the result folder exists.

@@ -63,10 +63,10 @@ pub enum ResultCommand {
         /// Name of the merged result
         #[arg(long, value_name = "NAME")]
         save: String,
-        /// Leave out inputs that are not valid results (or come from another engine major
-        /// version), say which and why, and merge the rest (exit code 4)
+        /// Merge nothing when any input is refused (by default refused inputs are left
+        /// out, named with the reason, and the rest merged with exit code 4)
         #[arg(long)]
-        skip_invalid: bool,
+        strict: bool,
         /// Record a source that has no result to merge, with why (`host3=unreachable`):
         /// listed in the merged result and its reports
         #[arg(long = "left-out", value_name = "SOURCE=REASON")]
@@ -193,8 +193,8 @@ pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
             let title = files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ");
             render(&edit::merge(files, &title), &view)
         }
-        ResultCommand::Merge { names, save, skip_invalid, left_out, replace } => {
-            merge(&store, &catalog, &names, &save, skip_invalid, &left_out, replace)
+        ResultCommand::Merge { names, save, strict, left_out, replace } => {
+            merge(&store, &catalog, &names, &save, strict, &left_out, replace)
         }
         ResultCommand::RenameIdentifier { name, from, to } => {
             change(&store, &name, |f| edit::rename_identifier(f, &from, &to).map_err(edit_failure))
@@ -239,14 +239,14 @@ pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
 }
 
 /// `engine result merge`: every input checked (schema, format, engine
-/// version) before anything is merged; refused inputs stop the merge, or with
-/// `--skip-invalid` are left out and named in the merged result.
+/// version) before anything is merged; refused inputs are left out and named
+/// in the merged result with the reason (`--strict`: nothing is merged).
 fn merge(
     store: &Store,
     catalog: &Catalog,
     names: &[String],
     save: &str,
-    skip_invalid: bool,
+    strict: bool,
     left_out: &[String],
     replace: bool,
 ) -> Result<i32, Failure> {
@@ -271,13 +271,13 @@ fn merge(
                 }
                 files.push((label, f));
             }
-            Err(Checked::Refused { label, reason }) if skip_invalid => {
+            Err(Checked::Refused { label, reason }) if !strict => {
                 eprintln!("left out {label}: {reason}");
                 skipped.push(engine::result::LeftOut { source: label, reason });
             }
             Err(Checked::Refused { label, reason }) => {
                 return Err(Failure::new(exit::ERROR, format!("{label} is not merged: {reason}"))
-                    .hint("nothing was written; leave such inputs out with --skip-invalid"));
+                    .hint("nothing was written (--strict); without --strict such inputs are left out and named"));
             }
             Err(Checked::Failed(f)) => return Err(f),
         }
@@ -308,7 +308,7 @@ fn merge(
 
 /// Why an input of a merge is not used.
 enum Checked {
-    /// Not a valid result (named by its label); `--skip-invalid` leaves it out.
+    /// Not a valid result (named by its label): left out, or with `--strict` the merge stops.
     Refused { label: String, reason: String },
     /// Bad usage or an error that stops the command either way.
     Failed(Failure),
@@ -325,23 +325,25 @@ fn load_checked(
     let p = Path::new(what);
     let looks_like_path = what.contains('/') || what.ends_with(".json") || what.ends_with(".xml");
     let is_file = looks_like_path && p.is_file();
+    // A fetched file is named by its folder (`fetched/host3/result.json`: host3).
+    let folder = || {
+        p.parent()
+            .and_then(|d| d.file_name())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| what.to_string())
+    };
     if looks_like_path && !is_file && !store.exists(what) {
         let reason = match std::fs::metadata(p) {
-            Ok(_) => "not a file".to_string(),
-            Err(e) => format!("cannot read it: {e}"),
+            Ok(_) => format!("{what}: not a file"),
+            Err(e) => format!("{what}: cannot read it: {e}"),
         };
-        return Err(Checked::Refused { label: what.to_string(), reason });
+        return Err(Checked::Refused { label: folder(), reason });
     }
     if is_file && what.ends_with(".xml") {
         return load_quiet(store, catalog, what).map_err(Checked::Failed);
     }
     let (label, path) = if is_file {
-        let label = p
-            .parent()
-            .and_then(|d| d.file_name())
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| what.to_string());
-        (label, p.to_path_buf())
+        (folder(), p.to_path_buf())
     } else {
         if let Err(e) = store.load(what) {
             return match e {
