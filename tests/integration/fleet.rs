@@ -367,7 +367,7 @@ impl Control {
         sh(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key));
         // The debug binary carries hundreds of MB of debug info; hosts need none.
         let binary = dir.path().join("engine");
-        sh(Command::new("strip").args(["--strip-debug", "-o"]).arg(&binary).arg(bin()));
+        sh(Command::new("strip").args(["-o"]).arg(&binary).arg(bin()));
         let c = Control { key, binary, profiles: dir.path().join("profiles"), dir };
         sh(c.ansible("ansible-galaxy")
             .args(["collection", "build", "--force", "--output-path"])
@@ -391,6 +391,7 @@ impl Control {
             .env("ANSIBLE_HOST_KEY_CHECKING", "False")
             .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=auto -o ControlPersist=60s -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no")
             .env("ANSIBLE_FORKS", "20")
+            .env("ANSIBLE_PIPELINING", "True")
             .env("ANSIBLE_NOCOLOR", "1")
             .env("LC_ALL", "C.UTF-8")
             .env_remove("ENGINE_HOME");
@@ -494,7 +495,9 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     std::fs::write(engine_dir(&hosts[1]).join("interrupt-once"), "").unwrap();
     hosts[2].stop();
 
+    eprintln!("fleet test: control node ready after {:.1} s", started.elapsed().as_secs_f64());
     let r = control.playbook(&inventory, &vars);
+    eprintln!("fleet test: first run done after {:.1} s", started.elapsed().as_secs_f64());
     assert_ne!(r.code, 0, "host failures fail the play at the end: {r:?}");
     let out = &r.stdout;
     assert!(out.contains("host(s) failed:"), "{r:?}");
@@ -525,6 +528,7 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     // done is run again.
     hosts[2].start();
     let r = control.playbook(&inventory, &vars);
+    eprintln!("fleet test: second run done after {:.1} s", started.elapsed().as_secs_f64());
     assert_eq!(r.code, 0, "{r:?}");
     let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged_path).unwrap()).unwrap();
     let ids: Vec<&str> = m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
