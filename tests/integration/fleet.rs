@@ -517,9 +517,10 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     assert!(left[1].1.starts_with("unreachable: ") && left[1].1.contains("127.0.0.43"), "{left:?}");
     assert!(fetch.join("fleet.html").is_file());
     for h in ["host1", "host4"] {
-        for f in ["result.json", "fleet.events.jsonl", "fleet.stderr.log", "fleet.logs.tar.gz"] {
+        for f in ["result.json", "fleet.events.jsonl", "fleet.stderr.log", "fleet.tar.gz", "fleet.result/result.json"] {
             assert!(fetch.join(h).join(f).is_file(), "{h}/{f}");
         }
+        assert!(fetch.join(h).join("fleet.result/logs").is_dir(), "{h}: the tests' logs");
     }
     assert_eq!(lines(&engine_dir(&hosts[1]).join("count-a")), 1, "host2 ran its first test");
     assert_eq!(lines(&engine_dir(&hosts[1]).join("count-b")), 0, "and was stopped in its second");
