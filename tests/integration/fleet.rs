@@ -250,7 +250,7 @@ fn require_root() {
     assert!(unsafe { libc::geteuid() } == 0, "needs root: sshd and root logins on 127.0.0.x");
 }
 
-/// `ansible-playbook` and friends: the virtualenv scripts/install-deps.sh makes.
+/// `ansible-playbook`, `kubernetes-validate`: the virtualenv scripts/install-deps.sh makes.
 fn ansible_bin(tool: &str) -> PathBuf {
     let tools = std::env::var_os("ENGINE_TOOLS").map(PathBuf::from).unwrap_or_else(|| "/opt/engine-tools".into());
     let p = tools.join("bin").join(tool);
@@ -561,4 +561,97 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
         assert!(line.contains("changed=0"), "{line}");
     }
     eprintln!("fleet test: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+// ---------------------------------------------------------------------------
+// Kubernetes: the manifests README "Many machines" describes.
+
+fn k8s_docs(file: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(repo().join("deploy/kubernetes").join(file)).unwrap();
+    serde_saphyr::from_multiple::<Value>(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn job<'a>(docs: &'a [Value], name: &str) -> &'a Value {
+    docs.iter().find(|d| d["kind"] == "Job" && d["metadata"]["name"] == name).unwrap_or_else(|| panic!("no Job {name}"))
+}
+
+#[test]
+fn the_kubernetes_job_is_indexed_with_a_privileged_pod_per_node() {
+    let docs = k8s_docs("engine-fleet.yaml");
+    let j = job(&docs, "engine-fleet");
+    assert_eq!(j["apiVersion"], "batch/v1");
+    let spec = &j["spec"];
+    assert_eq!(spec["completionMode"], "Indexed");
+    assert_eq!(spec["completions"], spec["parallelism"], "every node at once");
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Never");
+    // One pod per node: required anti-affinity on the node's name, matching
+    // the pod's own labels.
+    let anti = &pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+    assert_eq!(anti["topologyKey"], "kubernetes.io/hostname");
+    for (k, v) in anti["labelSelector"]["matchLabels"].as_object().unwrap() {
+        assert_eq!(&spec["template"]["metadata"]["labels"][k], v, "{k}");
+    }
+    let c = &pod["containers"][0];
+    assert_eq!(c["securityContext"]["privileged"], true);
+    let env = c["env"].as_array().unwrap();
+    let node = env.iter().find(|e| e["name"] == "NODE_NAME").expect("NODE_NAME");
+    assert_eq!(node["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName");
+    assert!(env.iter().any(|e| e["name"] == "ENGINE_HOME"), "ENGINE_HOME on the node");
+    let script = c["command"].as_array().unwrap().last().unwrap().as_str().unwrap();
+    for needle in
+        ["engine benchmark", "--identifier \"$NODE_NAME\"", "--progress json", "--save \"$ENGINE_SAVE\"", "result.json"]
+    {
+        assert!(script.contains(needle), "{needle} in {script}");
+    }
+    // ENGINE_HOME lives on the node (hostPath), so a re-run resumes there.
+    let mounts = c["volumeMounts"].as_array().unwrap();
+    let home = env.iter().find(|e| e["name"] == "ENGINE_HOME").unwrap()["value"].as_str().unwrap();
+    let m = mounts.iter().find(|m| home.starts_with(m["mountPath"].as_str().unwrap())).expect("ENGINE_HOME mounted");
+    let vol = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == m["name"]).unwrap();
+    assert!(vol["hostPath"]["path"].is_string(), "{vol}");
+    // The ConfigMap and claim it uses exist.
+    let cm = c["envFrom"][0]["configMapRef"]["name"].as_str().unwrap();
+    let cm = docs.iter().find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == cm).expect("ConfigMap");
+    assert!(cm["data"]["ENGINE_REF"].is_string() && cm["data"]["ENGINE_SAVE"].is_string());
+    let claims: Vec<&str> = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["persistentVolumeClaim"]["claimName"].as_str())
+        .collect();
+    for claim in &claims {
+        assert!(
+            docs.iter().any(|d| d["kind"] == "PersistentVolumeClaim" && d["metadata"]["name"] == *claim),
+            "{claim}"
+        );
+    }
+    let merge = k8s_docs("engine-fleet-merge.yaml");
+    let mj = job(&merge, "engine-fleet-merge");
+    let mpod = &mj["spec"]["template"]["spec"];
+    let mscript = mpod["containers"][0]["command"].as_array().unwrap().last().unwrap().as_str().unwrap();
+    assert!(
+        mscript.contains("engine result merge /results/*/result.json") && mscript.contains("--format html"),
+        "{mscript}"
+    );
+    assert_eq!(mpod["volumes"][0]["persistentVolumeClaim"]["claimName"], claims[0]);
+}
+
+#[test]
+fn the_kubernetes_manifests_satisfy_the_kubernetes_schemas() {
+    // kubernetes-validate (PyPI, installed by scripts/install-deps.sh) checks
+    // them offline against the API's own schemas, unknown fields included.
+    let r: Run = Command::new(ansible_bin("kubernetes-validate"))
+        .arg("--strict")
+        .args(["engine-fleet.yaml", "engine-fleet-merge.yaml"])
+        .current_dir(repo().join("deploy/kubernetes"))
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout.matches(" passed for resource ").count() + r.stderr.matches(" passed for resource ").count(),
+        4,
+        "{r:?}"
+    );
 }
