@@ -330,18 +330,20 @@ impl SshHost {
         }
     }
 
-    /// The host's line in an INI inventory.
-    pub fn inventory_line(&self, key: &Path, extra: &str) -> String {
-        format!(
-            "{} ansible_host={} ansible_port={} ansible_user=root ansible_ssh_private_key_file={} \
-             ansible_python_interpreter=/usr/bin/python3 ansible_remote_tmp={d}/.ansible-tmp \
-             ansible_async_dir={d}/.ansible-async engine_remote_dir={d}/engine {extra}",
-            self.name,
-            self.addr,
-            self.port,
-            key.display(),
-            d = self.dir.display()
-        )
+    /// The host's variables in an inventory.
+    pub fn inventory_vars(&self, key: &Path) -> serde_json::Map<String, Value> {
+        let d = self.dir.display();
+        let v = serde_json::json!({
+            "ansible_host": self.addr,
+            "ansible_port": self.port,
+            "ansible_user": "root",
+            "ansible_ssh_private_key_file": key,
+            "ansible_python_interpreter": "/usr/bin/python3",
+            "ansible_remote_tmp": format!("{d}/.ansible-tmp"),
+            "ansible_async_dir": format!("{d}/.ansible-async"),
+            "engine_remote_dir": format!("{d}/engine"),
+        });
+        v.as_object().unwrap().clone()
     }
 }
 
@@ -399,9 +401,10 @@ impl Control {
     }
 
     /// `ansible-playbook engine.fleet.benchmark` with `inventory` and `vars`.
-    pub fn playbook(&self, inventory: &str, vars: &Value) -> Run {
-        let inv = self.dir.path().join("hosts.ini");
-        std::fs::write(&inv, inventory).unwrap();
+    /// `inventory` is YAML (here written as JSON, which YAML includes).
+    pub fn playbook(&self, inventory: &Value, vars: &Value) -> Run {
+        let inv = self.dir.path().join("hosts.yml");
+        std::fs::write(&inv, inventory.to_string()).unwrap();
         let out = self
             .ansible("ansible-playbook")
             .arg("-i")
@@ -415,7 +418,8 @@ impl Control {
     }
 }
 
-/// Two quick tests: `count-a` and `count-b` append a line per trial to the
+/// Three quick tests: `needs-tool` runs `fleet-tool` (on PATH or skipped);
+/// `count-a` and `count-b` append a line per trial to the
 /// host's counters (next to its ENGINE_HOME), so a test can see what ran
 /// where; `count-b` stops the run (SIGINT to engine) once on a host with an
 /// `interrupt-once` file.
@@ -444,10 +448,17 @@ parsers:
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("profile.yaml"), profile(id, script)).unwrap();
     }
+    let d = root.join("test-profiles/needs-tool");
+    std::fs::create_dir_all(&d).unwrap();
+    let needs = profile("needs-tool", "fleet-tool")
+        .replace("program: sh\n    args: [\"-c\", \"fleet-tool\"]", "program: fleet-tool")
+        + "requirements:\n  programs:\n    - {name: fleet-tool}\n";
+    assert!(needs.contains("program: fleet-tool"), "{needs}");
+    std::fs::write(d.join("profile.yaml"), needs).unwrap();
     std::fs::create_dir_all(root.join("suites")).unwrap();
     std::fs::write(
         root.join("suites/fleet-small.yaml"),
-        "title: Fleet (small)\ntests:\n  - profile: count-a\n  - profile: count-b\n",
+        "title: Fleet (small)\ntests:\n  - profile: count-a\n  - profile: count-b\n  - profile: needs-tool\n",
     )
     .unwrap();
 }
@@ -474,10 +485,26 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
             )
         })
         .collect();
-    let inventory: String = std::iter::once("[bench]".to_string())
-        .chain(hosts.iter().map(|h| h.inventory_line(&control.key, "disk_model=loop")))
-        .collect::<Vec<_>>()
-        .join("\n");
+    // host4 lacks a tool the suite's third test needs (fleet-tool, on the
+    // others' PATH): that test is skipped there and the host still merges.
+    let tools = control.dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("fleet-tool"), "#!/bin/sh\necho value: 3\n").unwrap();
+    sh(Command::new("chmod").arg("755").arg(tools.join("fleet-tool")));
+    let inventory = {
+        let mut hs = serde_json::Map::new();
+        for h in &hosts {
+            let mut v = h.inventory_vars(&control.key);
+            v.insert("disk_model".into(), "loop".into());
+            let path = if h.name == "host4" { String::new() } else { format!("{}:", tools.display()) };
+            v.insert(
+                "engine_environment".into(),
+                serde_json::json!({"PATH": format!("{path}/usr/sbin:/usr/bin:/sbin:/bin")}),
+            );
+            hs.insert(h.name.clone(), Value::Object(v));
+        }
+        serde_json::json!({"bench": {"hosts": hs}})
+    };
     let fetch = control.dir.path().join("fetched");
     let vars = serde_json::json!({
         "engine_ref": "suite/fleet-small",
@@ -516,6 +543,15 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     assert_eq!(left.iter().map(|l| l.0).collect::<Vec<_>>(), ["host2", "host3"], "{left:?}");
     assert!(left[1].1.starts_with("unreachable: ") && left[1].1.contains("127.0.0.43"), "{left:?}");
     assert!(fetch.join("fleet.html").is_file());
+    // host4's missing tool: skipped there, recorded in the merged result.
+    let skipped: Vec<(&str, &str)> = m["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["identifier"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(skipped, [("host4: loop", "skipped")], "{m}");
+    assert!(m["failures"][0]["reason"].as_str().unwrap().contains("fleet-tool"), "{m}");
     for h in ["host1", "host4"] {
         for f in ["result.json", "fleet.events.jsonl", "fleet.stderr.log", "fleet.tar.gz", "fleet.result/result.json"] {
             assert!(fetch.join(h).join(f).is_file(), "{h}/{f}");
@@ -535,10 +571,13 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     let ids: Vec<&str> = m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
     assert_eq!(ids, ["host1: loop", "host2: loop", "host3: loop", "host4: loop"], "{m}");
     assert!(m.get("left_out").is_none(), "{m}");
-    assert_eq!(m["results"].as_array().unwrap().len(), 2);
-    for r in m["results"].as_array().unwrap() {
-        assert_eq!(r["entries"].as_array().unwrap().len(), 4, "{r}");
-    }
+    let entries: Vec<(&str, usize)> = m["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["profile"].as_str().unwrap(), r["entries"].as_array().unwrap().len()))
+        .collect();
+    assert_eq!(entries, [("count-a", 4), ("count-b", 4), ("needs-tool", 3)], "{m}");
     for h in &hosts {
         assert_eq!(lines(&engine_dir(h).join("count-a")), 1, "{}: count-a ran once", h.name);
         assert_eq!(lines(&engine_dir(h).join("count-b")), 1, "{}: count-b ran once", h.name);
@@ -548,7 +587,7 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     let first: Value = serde_json::from_str(ev.lines().next().unwrap()).unwrap();
     assert_eq!(
         (first["event"].as_str(), first["kept"].as_u64(), first["tests"].as_u64()),
-        (Some("run_started"), Some(1), Some(1)),
+        (Some("run_started"), Some(1), Some(2)),
         "{first}"
     );
 
