@@ -57,7 +57,7 @@ fn committed_schemas_are_fresh() {
 
 #[test]
 fn schemas_are_draft_07() {
-    for name in ["profile.schema.json", "suite.schema.json", "result.schema.json"] {
+    for name in ["profile.schema.json", "suite.schema.json", "result.schema.json", "progress.schema.json"] {
         assert_eq!(schema(name)["$schema"], "http://json-schema.org/draft-07/schema#", "{name}");
     }
 }
