@@ -65,6 +65,10 @@ local_wall=$(
   done | sort -n | sed -n 3p
 )
 printf 'local run of the same command: %.2f s\n' "$local_wall"
+# Ansible's own fixed cost: start-up and one local task.
+printf -- '- hosts: localhost\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug: {msg: hi}\n' >"$work/noop.yml"
+s=$(now); "$TOOLS/bin/ansible-playbook" -i localhost, "$work/noop.yml" >/dev/null 2>&1
+printf 'ansible-playbook start-up and one local task: %.2f s\n' "$(echo "$(now) - $s" | bc)"
 
 start_host() { # name addr dir
   local d=$3 port
@@ -105,6 +109,7 @@ for N in "${COUNTS[@]}"; do
     "$TOOLS/bin/ansible-playbook" -f "$((N + 5))" -i "$work/hosts$N.ini" engine.fleet.benchmark -e "$vars" \
       >"$work/play-$N-$pass.log" 2>&1 || { echo "playbook failed ($N hosts, $pass):"; tail -30 "$work/play-$N-$pass.log"; exit 1; }
     wall=$(echo "$(now) - $s" | bc)
+    echo "$N $pass $wall" >>"$work/walls"
     python3 - "$N" "$pass" "$wall" "$local_wall" "$work/fetch$N/home/results/fleet/result.json" <<'PY'
 import json, sys
 n, kind, wall, local, merged = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
@@ -118,3 +123,13 @@ PY
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   pids=()
 done
+# What one more host adds (slope between the smallest and largest count).
+python3 - "$work/walls" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+for kind in ("fresh", "again"):
+    pts = sorted((int(n), float(w)) for n, k, w in rows if k == kind)
+    if len(pts) >= 2 and pts[-1][0] > pts[0][0]:
+        (n0, w0), (n1, w1) = pts[0], pts[-1]
+        print(f"each host beyond the first {n0} adds {(w1 - w0) / (n1 - n0):.2f} s ({kind})")
+PY
