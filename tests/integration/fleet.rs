@@ -323,6 +323,15 @@ impl SshHost {
         }
     }
 
+    /// Lets accounts without a password (locked: `!` in /etc/shadow) log in
+    /// with their key, as PAM does; sshd alone refuses them.
+    pub fn use_pam(&mut self) {
+        self.stop();
+        let c = std::fs::read_to_string(&self.config).unwrap().replace("UsePAM no", "UsePAM yes");
+        std::fs::write(&self.config, c).unwrap();
+        self.start();
+    }
+
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
@@ -693,4 +702,41 @@ fn the_kubernetes_manifests_satisfy_the_kubernetes_schemas() {
         4,
         "{r:?}"
     );
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_sweep_on_a_host_without_root_is_named_with_the_reason() {
+    require_root();
+    // Debian's postgresql package (scripts/install-deps.sh) makes a system
+    // user with a shell; the test's sshd lets it log in with the test's key.
+    let uid = sh(Command::new("id").args(["-u", "postgres"]));
+    let uid = String::from_utf8_lossy(&uid.stdout).trim().to_string();
+    let control = Control::new();
+    let hosts_dir = control.dir.path().join("hosts");
+    let mut host = SshHost::new(&hosts_dir, "host1", "127.0.0.51", &control.key.with_extension("pub"));
+    // The user must read its authorized keys and own its folder.
+    for d in [control.dir.path(), &hosts_dir] {
+        sh(Command::new("chmod").arg("755").arg(d));
+    }
+    sh(Command::new("chmod").arg("644").arg(host.dir.join("authorized_keys")));
+    sh(Command::new("chown").arg("-R").arg("postgres").arg(&host.dir));
+    host.use_pam();
+    let mut v = host.inventory_vars(&control.key);
+    v.insert("ansible_user".into(), "postgres".into());
+    let inventory = serde_json::json!({"bench": {"hosts": {"host1": v}}});
+    let vars = serde_json::json!({
+        "engine_ref": "fio",
+        "engine_binary": control.binary,
+        "engine_scheduler": "none,bfq",
+        "engine_fetch_dir": control.dir.path().join("fetched"),
+    });
+    let r = control.playbook(&inventory, &vars);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!("host(s) failed: host1: no root for a sweep: engine runs as uid {uid}")),
+        "{r:?}"
+    );
+    assert!(!host.dir.join("engine/bin/engine").exists(), "nothing was copied to a host that cannot run it");
+    host.stop();
 }
