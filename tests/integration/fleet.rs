@@ -561,6 +561,7 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
         .collect();
     assert_eq!(skipped, [("host4: loop", "skipped")], "{m}");
     assert!(m["failures"][0]["reason"].as_str().unwrap().contains("fleet-tool"), "{m}");
+    assert!(out.contains("\"msg\": \"host4: loop: skipped needs-tool: "), "the play names it too: {r:?}");
     for h in ["host1", "host4"] {
         for f in ["result.json", "fleet.events.jsonl", "fleet.stderr.log", "fleet.tar.gz", "fleet.result/result.json"] {
             assert!(fetch.join(h).join(f).is_file(), "{h}/{f}");
