@@ -538,7 +538,11 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     let out = &r.stdout;
     assert!(out.contains("host(s) failed:"), "{r:?}");
     assert!(out.contains("host3: unreachable:"), "{r:?}");
-    assert!(out.contains("host2: engine benchmark exited 130"), "{r:?}");
+    assert!(
+        out.contains("host2: engine benchmark exited 130 (interrupted; a re-run resumes): see ")
+            && out.contains("/host2/fleet.stderr.log"),
+        "{r:?}"
+    );
     let merged_path = fetch.join("home/results/fleet/result.json");
     let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged_path).unwrap()).unwrap();
     let ids: Vec<&str> = m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
