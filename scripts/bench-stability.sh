@@ -52,7 +52,24 @@ for key, es in rows.items():
         total += 1
         inside = abs(a["value"] - b["value"]) <= a["half"] and abs(a["value"] - b["value"]) <= b["half"]
         agree += inside
+# What the same criterion gives when runs differ only by their own trial
+# noise: the same mean and SD, each run's N — the ceiling a perfectly steady
+# machine would reach (|a-b| has √2 times one run's SE, so it is below 100 %).
+import random
+random.seed(1)
+def agree_rate(na, nb, sims=400):
+    hits = 0
+    for _ in range(sims):
+        xa = [random.gauss(0, 1) for _ in range(na)]; xb = [random.gauss(0, 1) for _ in range(nb)]
+        ha = T[min(na - 1, 30) - 1] * stdev(xa) / math.sqrt(na); hb = T[min(nb - 1, 30) - 1] * stdev(xb) / math.sqrt(nb)
+        d = abs(mean(xa) - mean(xb)); hits += d <= ha and d <= hb
+    return hits / sims
+ideal = 0.0
+for key, es in rows.items():
+    for a, b in itertools.combinations([e for e in es if e is not None and e["n"] > 1], 2):
+        ideal += agree_rate(a["n"], b["n"])
 print()
 print("results stopped at the cap, per run:", caps, "(goal: each ≤ 2)")
+print(f"a steady machine (same mean and SD in every run, these N) would agree on {100 * ideal / max(total, 1):.0f} % of the pairs")
 print(f"pairs of runs whose means fall within each other's 95 % CIs: {agree} of {total} = {100 * agree / max(total, 1):.0f} % (goal ≥ 90 %)")
 PY
