@@ -8,6 +8,8 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # tarball unpack-linux extracts.
   postgresql postgresql-client postmark git nginx-light apache2 apache2-utils
   gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
+  # The file-system seed's other CPU references: John the Ripper, OpenSSL, GnuPG 1.
+  john openssl gnupg1
   # Installs (issue 12): nginx serves downloads in the install tests;
   # build-essential, bc, bison, flex, libelf-dev, libssl-dev build Linux (the
   # build-linux-kernel profile, from Debian's sources: kernel.org is not
