@@ -10,11 +10,15 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
   # Fleets (issue 16): the tests' SSH hosts, and Python for Ansible.
   openssh-server openssh-client python3 python3-venv
+  # The file-system seed's other CPU references: John the Ripper, OpenSSL, GnuPG 1.
+  john openssl gnupg1
   # Installs (issue 12): nginx serves downloads in the install tests;
   # build-essential, bc, bison, flex, libelf-dev, libssl-dev build Linux (the
   # build-linux-kernel profile, from Debian's sources: kernel.org is not
   # reachable from CI); curl is the download benchmark's reference.
-  curl build-essential bc bison flex libelf-dev libssl-dev)
+  curl build-essential bc bison flex libelf-dev libssl-dev
+  # build-gcc: Debian's GCC 12 source tarball and GCC's prerequisites.
+  gcc-12-source libgmp-dev libmpfr-dev libmpc-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

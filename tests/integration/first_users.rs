@@ -319,7 +319,7 @@ fn what_users_of_pts_and_hyperfine_expect() {
     assert!(r.stdout.contains("estimated: "), "{}", r.stdout);
     assert!(!env.home.path().join("results").exists(), "a dry run writes nothing");
     let r = env.run(&["info", "suite/disk"]);
-    assert!(r.stdout.starts_with("suite/disk: 21 profile item(s), 61 test(s) in batch mode"), "{}", r.stdout);
+    assert!(r.stdout.starts_with("suite/disk: 23 profile item(s), 63 test(s) in batch mode"), "{}", r.stdout);
     let r = env.run(&["list", "profiles"]);
     assert!(r.stdout.lines().any(|l| l.starts_with("fio@") && l.contains(" ready ")), "{}", r.stdout);
     let r = env.run(&["info", "fs-mark"]);

@@ -644,6 +644,28 @@ fn build_linux_kernel_tinyconfig_from_debian_sources() {
     assert!(secs > 10.0, "{secs}");
 }
 
+/// GCC from Debian's gcc-12-source (the GNU mirrors are not reachable here):
+/// the install unpacks the tree once; the libiberty build configures and
+/// compiles for real in the trial's scratch directory.
+#[test]
+#[ignore = "slow: unpacks GCC 12 and builds libiberty (about 1 minute on 2 cores)"]
+fn build_gcc_libiberty_from_debian_sources() {
+    let env = Env::new();
+    assert!(
+        Path::new("/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz").exists(),
+        "scripts/install-deps.sh installs gcc-12-source"
+    );
+    let r = env.bench(&["build-gcc", "--option", "build=libiberty", "--runs", "1", "--save", "g"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("Build: libiberty"), "{r:?}");
+    let res = env.result("g");
+    let secs = res["results"][0]["entries"][0]["trials"][0].as_f64().unwrap();
+    assert!(secs > 1.0, "{secs}");
+    // The source tree was unpacked once, into the install directory.
+    let installed = env.home.path().join("installed/build-gcc@1.0.0/gcc-12.2.0/configure");
+    assert!(installed.exists(), "{}", installed.display());
+}
+
 /// `benchmark` asks on a terminal (Enter accepts) and shows a progress bar;
 /// without a terminal and without --yes it installs nothing and says how.
 #[test]

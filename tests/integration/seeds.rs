@@ -65,6 +65,24 @@ fn postmark_transactions_per_second_from_postmark_1_51() {
 }
 
 #[test]
+fn john_the_ripper_real_candidates_per_second_from_john_1_9() {
+    let got = parse("john-the-ripper", &["test=Blowfish", "duration=1 Second"], &fixture("john-1.9.0-bcrypt.txt"));
+    assert_eq!(got, pairs(&[("cps", 405.0)]));
+    let got = parse("john-the-ripper", &["test=MD5", "duration=1 Second"], &fixture("john-1.9.0-md5crypt.txt"));
+    assert_eq!(got, pairs(&[("cps", 6183.0)]));
+    // DES: the "Many salts" line (as PTS reads it), not "Only one salt".
+    let got =
+        parse("john-the-ripper", &["test=Traditional DES", "duration=1 Second"], &fixture("john-1.9.0-descrypt.txt"));
+    assert_eq!(got, pairs(&[("cps", 399410.0)]));
+}
+
+#[test]
+fn openssl_rsa_4096_signs_per_second_from_openssl_3() {
+    let got = parse("openssl", &["seconds=1 Second"], &fixture("openssl-3.0-speed-rsa4096.txt"));
+    assert_eq!(got, pairs(&[("signs", 244.9)]));
+}
+
+#[test]
 fn ab_requests_per_second_from_nginx_and_apache_runs() {
     let pick = ["concurrency=100", "requests=5000"];
     let got = parse("nginx", &pick, &fixture("ab-2.3-nginx-1.22-5000-requests-c100.txt"));
@@ -110,7 +128,8 @@ fn journal_files(env: &Env) -> Vec<String> {
 
 /// Every seed profile at a tiny size, one trial each, in one run: the
 /// external tools (PostgreSQL with its own cluster, dbench, PostMark, Git,
-/// nginx and Apache with ab, the compressors) and the built-in presets.
+/// nginx and Apache with ab, the compressors, John the Ripper, OpenSSL,
+/// GnuPG) and the built-in presets.
 #[test]
 fn every_seed_profile_runs_at_a_tiny_size() {
     let env = Env::new();
@@ -133,6 +152,9 @@ tests:
   - {profile: iozone, options: {record: 64Kb, file_size: 64MB, test: [Write Performance, Read Performance]}}
   - {profile: blogbench, options: {duration: 2 x 1 Seconds}}
   - {profile: io-patterns, options: {pattern: AIO-Stress Random Write, file_size: 64 MiB}}
+  - {profile: john-the-ripper, options: {test: MD5, duration: 1 Second}}
+  - {profile: openssl, options: {seconds: 1 Second}}
+  - {profile: gnupg, options: {file_size: 64MB}}
 "#,
     );
     let t0 = Instant::now();
@@ -165,6 +187,9 @@ tests:
         ("blogbench", "read_score"),
         ("blogbench", "write_score"),
         ("io-patterns", "bandwidth"),
+        ("john-the-ripper", "cps"),
+        ("openssl", "signs"),
+        ("gnupg", "seconds"),
     ] {
         assert!(has(p, res), "no {p} {res} in the result: {r:?}");
     }
@@ -437,7 +462,7 @@ fn each_suite_names_the_seed_it_follows() {
         assert!(text(s).contains("../shared/seeds"), "{s}");
     }
     // suite/disk's items are the seeds' tests; the quick suite has the same
-    // profiles (but unpack-linux) at tiny sizes.
+    // profiles (but unpack-linux and the timed builds) at tiny sizes.
     let profiles = |s: &str| -> Vec<String> {
         let v: serde_json::Value = serde_saphyr::from_str(&text(s)).unwrap();
         let mut p: Vec<String> =
@@ -448,7 +473,7 @@ fn each_suite_names_the_seed_it_follows() {
         p
     };
     let mut disk = profiles("disk.yaml");
-    disk.retain(|p| p != "unpack-linux");
+    disk.retain(|p| !["unpack-linux", "build-linux-kernel", "build-gcc"].contains(&p.as_str()));
     assert_eq!(disk, profiles("disk-quick.yaml"));
     for p in ["pgbench", "dbench", "postmark", "tiobench-io", "iozone", "blogbench", "git", "io-patterns"] {
         assert!(disk.contains(&p.to_string()), "suite/disk lacks {p}");
