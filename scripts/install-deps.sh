@@ -12,7 +12,10 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # build-essential, bc, bison, flex, libelf-dev, libssl-dev build Linux (the
   # build-linux-kernel profile, from Debian's sources: kernel.org is not
   # reachable from CI); curl is the download benchmark's reference.
-  curl build-essential bc bison flex libelf-dev libssl-dev)
+  curl build-essential bc bison flex libelf-dev libssl-dev
+  # Hardening (issue 15): GNU time measures a child's peak memory in the
+  # hostile-input tests; python3 serves downloads in scripts/fault-inject.sh.
+  time python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,8 @@ mod builtin;
 mod cli;
 mod failures;
 mod first_users;
+mod fuzz_regressions;
+mod hardening;
 mod httpd;
 mod install;
 mod loopdev;
