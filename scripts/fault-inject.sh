@@ -140,7 +140,7 @@ state() {
   findmnt -rn -o TARGET,SOURCE | grep -F "$work/" | sort | sed 's/^/mount: /' || true
   losetup -a | grep -F "$work/" | sed 's/^[^:]*: *\[[^]]*\]:[^(]*//; s/^/loop: /' | sort || true
   for p in $(pgrep -x sleep || true); do
-    grep -qx 86399 <(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null) && echo "server process: sleep 86399 (pid $p)"
+    grep -qx 86399 <(tr '\0' '\n' 2>/dev/null <"/proc/$p/cmdline") && echo "server process: sleep 86399 (pid $p)"
   done
   kill -0 "$srv" 2>/dev/null && echo "http server: running"
   find "$work/home" "$work/target" "$work/mnt" "$work/loop" \

@@ -13,11 +13,12 @@ fuzz_target!(|data: &[u8]| {
             let json = serde_json::to_vec_pretty(&f).expect("a loaded result serializes");
             let again = parse(&json, path).expect("a saved result loads");
             assert!(again.repaired.is_empty(), "saving a repaired file left damage: {:?}", again.repaired);
-            assert_eq!(
-                serde_json::to_vec_pretty(&again).unwrap(),
-                json,
-                "a result file changes when saved and loaded again"
-            );
+            let twice = serde_json::to_vec_pretty(&again).unwrap();
+            if twice != json {
+                let at = twice.iter().zip(&json).position(|(a, b)| a != b).unwrap_or(json.len().min(twice.len()));
+                let ctx = |b: &[u8]| String::from_utf8_lossy(&b[at.saturating_sub(80)..(at + 80).min(b.len())]).into_owned();
+                panic!("a result file changes when saved and loaded again:\n{}\n--- vs ---\n{}", ctx(&json), ctx(&twice));
+            }
             // Every view of it renders.
             let _ = engine::report::text::analysis_only(&f, &engine::report::View::default(), 80);
         }
