@@ -11,7 +11,7 @@
 #
 # FUZZ_TARGETS="profile extract" limits the targets; FUZZ_SANITIZER=address
 # builds with AddressSanitizer (default none: engine's own code is safe
-# Rust, and ASan halves the throughput); FUZZ_JOBS=N runs N workers.
+# Rust, and ASan halves the throughput).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -44,8 +44,7 @@ for t in $targets; do
   log=$(mktemp)
   set +e
   nice -n 10 cargo +nightly fuzz run -a -s "$san" "$t" "corpus/$t" "seeds/$t" -- \
-    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" >"$log" 2>&1
+    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e
   after=$(find "artifacts/$t" -type f | wc -l)
