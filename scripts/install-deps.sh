@@ -18,7 +18,10 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # reachable from CI); curl is the download benchmark's reference.
   curl build-essential bc bison flex libelf-dev libssl-dev
   # build-gcc: Debian's GCC 12 source tarball and GCC's prerequisites.
-  gcc-12-source libgmp-dev libmpfr-dev libmpc-dev)
+  gcc-12-source libgmp-dev libmpfr-dev libmpc-dev
+  # Hardening (issue 15): GNU time measures a child's peak memory in the
+  # hostile-input tests; python3 serves downloads in scripts/fault-inject.sh.
+  time python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

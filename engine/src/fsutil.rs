@@ -56,6 +56,79 @@ pub fn create_exclusive(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// The prefix of this process's temporary files and folders:
+/// `.tmp-<pid>-`. A kill -9 leaves them behind; the pid says whose they
+/// were, so [`remove_stale_temps`] can tell a dead run's from a live one's.
+pub fn temp_prefix() -> String {
+    format!(".tmp-{}-", std::process::id())
+}
+
+/// Whether process `pid` exists (signal 0 checks without signalling).
+pub fn pid_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
+/// Removes what killed runs left in `dir`: entries named `.tmp-<pid>-…`
+/// whose process is gone (files, and folders with what they hold).
+/// Returns the paths removed. Entries of live processes are never touched.
+pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else { return out };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name.strip_prefix(".tmp-").and_then(|r| r.split('-').next()).and_then(|p| p.parse().ok())
+        else {
+            continue;
+        };
+        if pid_alive(pid) {
+            continue;
+        }
+        let p = e.path();
+        let gone = match e.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
+            _ => std::fs::remove_file(&p),
+        };
+        if gone.is_ok() {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Reads a file that comes from outside (a result, a PTS export) with a
+/// size cap checked before reading and again while reading (a file that
+/// grows, or a device such as `/dev/zero`, stops at the cap): memory stays
+/// bounded whatever the file holds.
+pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = File::open(path)?;
+    let too_big = |size: u64| {
+        io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("it is {} MiB, over engine's limit of {} MiB for this kind of file", size >> 20, cap >> 20),
+        )
+    };
+    let size = f.metadata()?.len();
+    if size > cap {
+        return Err(too_big(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    f.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Line and column (1-based, in bytes) of byte offset `at` in `bytes`.
+pub fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = &bytes[..at.min(bytes.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let col = at - before.iter().rposition(|b| *b == b'\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, col)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +157,36 @@ mod tests {
         std::fs::write(&lock, "x").unwrap();
         drop(open_lock(&lock).unwrap());
         assert_eq!(std::fs::read_to_string(&lock).unwrap(), "x");
+    }
+
+    #[test]
+    fn stale_temps_of_dead_processes_only() {
+        let d = tempfile::tempdir().unwrap();
+        // A pid above the kernel's maximum (4194304) never runs.
+        let dead = d.path().join(".tmp-4999999-abc");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join("x"), "x").unwrap();
+        std::fs::write(d.path().join(".tmp-4999998-f"), "x").unwrap();
+        let mine = d.path().join(format!("{}x", temp_prefix()));
+        std::fs::write(&mine, "x").unwrap();
+        std::fs::write(d.path().join(".tmp-other"), "x").unwrap();
+        std::fs::write(d.path().join("result.json"), "x").unwrap();
+        let removed = remove_stale_temps(d.path());
+        assert_eq!(removed.len(), 2, "{removed:?}");
+        assert!(!dead.exists() && mine.exists() && d.path().join(".tmp-other").exists());
+    }
+
+    #[test]
+    fn capped_reads() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, vec![b'x'; 3 << 20]).unwrap();
+        assert_eq!(read_capped(&p, 4 << 20).unwrap().len(), 3 << 20);
+        let e = read_capped(&p, 1 << 20).unwrap_err();
+        assert_eq!(e.to_string(), "it is 3 MiB, over engine's limit of 1 MiB for this kind of file");
+        // A device reports size 0 and never ends: the cap stops it.
+        assert!(read_capped(Path::new("/dev/zero"), 1 << 20).is_err());
+        assert_eq!(line_col(b"ab\ncd", 4), (2, 2));
+        assert_eq!(line_col(b"ab", 0), (1, 1));
     }
 }

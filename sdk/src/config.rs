@@ -156,7 +156,8 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "h" => n * 3600.0,
         _ => return None,
     };
-    Some(Duration::from_secs_f64(secs))
+    // `99999999999999999999h` is a number, but no Duration: an error, not a panic.
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// The known key closest to `word` (edit distance at most a third of its length).

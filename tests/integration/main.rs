@@ -11,6 +11,8 @@ mod cli;
 mod failures;
 mod first_users;
 mod fleet;
+mod fuzz_regressions;
+mod hardening;
 mod httpd;
 mod install;
 mod loopdev;

@@ -119,7 +119,19 @@ fn failure(code: i32) -> impl Fn(String) -> Failure {
 /// A run that died (or one still running) may have left a scheduler, a mount
 /// or a loop device changed: nothing runs until that is settled.
 fn refuse_unfinished_changes(home: &Home) -> Result<(), Failure> {
-    let left = journal::leftovers(&home.journal()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+    let mut left = journal::leftovers(&home.journal()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+    // Test folders a killed run left change nothing but disk space: removed
+    // here, without asking for `engine recover`.
+    left.retain(|l| {
+        if l.alive || !l.changes.iter().all(|c| matches!(c, journal::Change::Scratch { .. })) {
+            return true;
+        }
+        let (done, failed) = journal::recover(l);
+        for d in done {
+            eprintln!("note: a killed run (pid {}) left test folders: {d}", l.pid);
+        }
+        !failed.is_empty()
+    });
     // Servers another live run started are its own business (they listen on
     // their own sockets and ports); a dead run's need `engine recover`.
     let blocking = left.iter().find(|l| !(l.alive && l.changes.iter().all(|c| c.is_process())));
@@ -525,6 +537,14 @@ fn host_lock(home: &Home, dest: &Destination) -> Result<HostLock, Failure> {
 }
 
 pub fn run(args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
+    // However the run ends, its scratch journal goes with it.
+    struct CloseScratch;
+    impl Drop for CloseScratch {
+        fn drop(&mut self) {
+            journal::close_scratch();
+        }
+    }
+    let _scratch = CloseScratch;
     if args.progress != "json" {
         return run_with(args, install, None);
     }

@@ -111,8 +111,7 @@ fn load_quiet(store: &Store, catalog: &Catalog, what: &str) -> Result<(String, R
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| what.to_string());
         if what.ends_with(".xml") {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| Failure::new(exit::ERROR, format!("cannot read {what}: {e}")))?;
+            let text = engine::interop::pts::read(p).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
             let f = engine::interop::pts::import(&text, what, catalog)
                 .map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
             return Ok((label, f));
@@ -213,8 +212,7 @@ pub fn run(cmd: ResultCommand) -> Result<i32, Failure> {
             Ok(exit::OK)
         }
         ResultCommand::Import { file, save } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Failure::new(exit::ERROR, format!("cannot read {}: {e}", file.display())))?;
+            let text = engine::interop::pts::read(&file).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
             let f = engine::interop::pts::import(&text, &file.display().to_string(), &catalog).map_err(|e| {
                 Failure::new(exit::USAGE, e.to_string())
                     .hint("engine imports the composite.xml of a PTS result (test-results/NAME/composite.xml)")

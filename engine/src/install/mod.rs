@@ -377,9 +377,11 @@ impl Installer {
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(io("cannot lock the install")(std::io::Error::last_os_error()));
         }
+        // What a killed install left (named for its dead pid) goes first.
+        crate::fsutil::remove_stale_temps(&parent);
         // Everything is unpacked next to its final place, then renamed there.
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".tmp-{}-", p.reference()))
+            .prefix(&format!("{}{}-", crate::fsutil::temp_prefix(), p.reference()))
             .tempdir_in(&parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
         for (file, f) in &files {
@@ -397,7 +399,7 @@ impl Installer {
             }
         }
         if p.dir.exists() {
-            let old = parent.join(format!(".old-{}-{}", p.reference(), std::process::id()));
+            let old = parent.join(format!("{}old-{}", crate::fsutil::temp_prefix(), p.reference()));
             std::fs::rename(&p.dir, &old).map_err(io(format!("cannot move {} aside", p.dir.display())))?;
             let _ = std::fs::remove_dir_all(&old);
         }

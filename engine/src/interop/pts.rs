@@ -147,11 +147,51 @@ fn num(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// composite.xml files larger than this are refused before they are read.
+/// PTS's own exports of a few hundred results are well under 1 MiB.
+pub const MAX_XML_BYTES: u64 = 32 << 20;
+
+/// At most this many XML nodes are parsed (each costs the parser about 60
+/// bytes): memory stays bounded even for a file of tiny elements.
+pub const MAX_XML_NODES: u32 = 2_000_000;
+
+/// Reads a composite.xml from disk: refused when over [`MAX_XML_BYTES`] or
+/// not UTF-8, with the position of the first bad byte.
+pub fn read(path: &std::path::Path) -> Result<String, ImportError> {
+    let file = path.display().to_string();
+    let bytes = crate::fsutil::read_capped(path, MAX_XML_BYTES).map_err(|e| ImportError {
+        file: file.clone(),
+        line: 1,
+        col: 1,
+        msg: format!("cannot read it: {e}"),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let (line, col) = crate::fsutil::line_col(bytes, at);
+        ImportError {
+            file,
+            line: line as u32,
+            col: col as u32,
+            msg: format!("invalid UTF-8 (byte 0x{:02x}); a composite.xml is UTF-8", bytes[at]),
+        }
+    })
+}
+
 /// Reads `text` (the contents of `file`) as a PTS composite.xml.
 pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, ImportError> {
+    // Every profile once, not once per <Result> (3,000 results took 13 s).
+    let profiles: Vec<Arc<LoadedProfile>> = catalog.all_profiles().into_iter().flatten().map(Arc::new).collect();
+    import_with(text, file, &profiles)
+}
+
+/// [`import`] against a list of profiles loaded once (the fuzzer's entry).
+pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> Result<ResultFile, ImportError> {
     let err =
         |pos: roxmltree::TextPos, msg: String| ImportError { file: file.to_string(), line: pos.row, col: pos.col, msg };
-    let doc = roxmltree::Document::parse(text).map_err(|e| err(e.pos(), format!("not well-formed XML: {e}")))?;
+    let opts = roxmltree::ParsingOptions { nodes_limit: MAX_XML_NODES, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(text, opts)
+        .map_err(|e| err(e.pos(), format!("not well-formed XML: {e}")))?;
     let root = doc.root_element();
     if !root.has_tag_name("PhoronixTestSuite") {
         return Err(err(
@@ -161,8 +201,6 @@ pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, I
     }
     let generated = root.children().find(|c| c.has_tag_name("Generated"));
     let title = generated.and_then(|g| child_text(g, "Title")).unwrap_or("imported").to_string();
-    // Every profile once, not once per <Result> (3,000 results took 13 s).
-    let profiles: Vec<Arc<LoadedProfile>> = catalog.all_profiles().into_iter().flatten().map(Arc::new).collect();
     let mut f = ResultFile::new(&title);
     f.description = generated.and_then(|g| child_text(g, "Description")).unwrap_or("").to_string();
     for s in root.children().filter(|c| c.has_tag_name("System")) {
@@ -194,7 +232,7 @@ pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, I
             "HIB" => Proportion::Hib,
             other => return Err(err(at(), format!("<Proportion> is `{other}`, not HIB or LIB"))),
         };
-        let matched = match_test(&profiles, &ident, &rtitle, &description, &unit);
+        let matched = match_test(profiles, &ident, &rtitle, &description, &unit);
         let (test, profile, version, result, options) = match &matched {
             Some(m) => (
                 m.test.key(),

@@ -92,7 +92,7 @@ impl Cache {
     /// file or none (two runs may fill the same entry at once).
     fn write_atomic(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write;
-        let mut t = tempfile::NamedTempFile::new_in(&self.dir)?;
+        let mut t = tempfile::Builder::new().prefix(&crate::fsutil::temp_prefix()).tempfile_in(&self.dir)?;
         t.write_all(bytes)?;
         t.persist(path).map_err(|e| e.error)?;
         Ok(())

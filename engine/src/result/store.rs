@@ -9,6 +9,11 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// Result files larger than this are refused before they are read, so a
+/// hostile or runaway file cannot make engine allocate without bound. The
+/// largest real result here (3,000 results imported from PTS) is under 5 MiB.
+pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error("result name `{0}` is not allowed: {1}")]
@@ -119,6 +124,8 @@ impl Store {
         if rc != 0 {
             return Err(StoreError::Locked(name.to_string()));
         }
+        // Whoever held the lock before may have been killed mid-write.
+        crate::fsutil::remove_stale_temps(&dir);
         Ok(Lock { _file: file })
     }
 
@@ -131,13 +138,46 @@ impl Store {
         let path = self.path(name);
         if path.is_file() && load_file(&path).is_ok() {
             let bak = backup_path(&path);
-            let tmp = bak.with_extension("bak.tmp");
+            let tmp = self.dir(name).join(format!("{}result.json.bak", crate::fsutil::temp_prefix()));
             let _ = fs::remove_file(&tmp);
             if fs::hard_link(&path, &tmp).is_ok() {
                 let _ = fs::rename(&tmp, &bak);
+                // When the backup already is this file (a save that failed
+                // after linking it), rename(2) does nothing and keeps both names.
+                let _ = fs::remove_file(&tmp);
             }
         }
         write_atomic(&path, &bytes)
+    }
+
+    /// Removes what killed runs left half-written in every result folder
+    /// that no live process holds. Returns the paths removed.
+    pub fn remove_stale_temps(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let Ok(rd) = fs::read_dir(&self.root) else { return out };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue; // a symlinked folder is not engine's to clean
+            }
+            let name = e.file_name().to_string_lossy().to_string();
+            if check_name(&name).is_ok()
+                && let Ok(_lock) = self.lock_quiet(&name)
+            {
+                out.extend(crate::fsutil::remove_stale_temps(&self.dir(&name)));
+            }
+        }
+        out
+    }
+
+    /// The lock of an existing folder, without creating anything.
+    fn lock_quiet(&self, name: &str) -> Result<Lock, StoreError> {
+        let path = self.dir(name).join(".lock");
+        let file = crate::fsutil::open_lock(&path).map_err(|source| StoreError::Write { path, source })?;
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(StoreError::Locked(name.to_string()));
+        }
+        Ok(Lock { _file: file })
     }
 
     /// Removes result `name` (its folder, logs included).
@@ -158,8 +198,21 @@ pub fn backup_path(path: &Path) -> PathBuf {
 }
 
 pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
-    let text = fs::read_to_string(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
-    let mut f: ResultFile = serde_json::from_str(&text).map_err(|e| {
+    let bytes = crate::fsutil::read_capped(path, MAX_RESULT_BYTES)
+        .map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+    parse(&bytes, path)
+}
+
+/// A result file's bytes (read from `path`, named in errors) → the model.
+/// Invalid UTF-8 and nesting deeper than serde_json's recursion limit (128)
+/// are errors with a position, like any other damage.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, col) = crate::fsutil::line_col(bytes, e.valid_up_to());
+        let msg = format!("invalid UTF-8 (byte 0x{:02x})", bytes[e.valid_up_to()]);
+        StoreError::Invalid { path: path.to_path_buf(), line, col, msg }
+    })?;
+    let mut f: ResultFile = serde_json::from_str(text).map_err(|e| {
         // serde_json says "… at line L column C"; the position goes in front.
         let msg = e.to_string();
         let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
@@ -175,7 +228,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let err = |source| StoreError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(err)?;
+    // Named for this process, so what a kill -9 leaves is found and removed.
+    let mut tmp = tempfile::Builder::new().prefix(&crate::fsutil::temp_prefix()).tempfile_in(dir).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
     // Temp files are created 0600; results and reports are meant to be read.
     use std::os::unix::fs::PermissionsExt;
@@ -217,7 +271,7 @@ mod tests {
         let leftovers: Vec<_> = fs::read_dir(store.dir("r1"))
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
     }

@@ -184,7 +184,8 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
     if let Err(e) = std::fs::create_dir_all(logs) {
         return fail(format!("cannot create log folder {}: {e}", logs.display()));
     }
-    let test_dir = match tempfile::Builder::new().prefix("engine-").tempdir_in(&settings.target_dir) {
+    let prefix = crate::state::journal::scratch_prefix(&crate::home::Home::from_env().journal(), &settings.target_dir);
+    let test_dir = match tempfile::Builder::new().prefix(&prefix).tempdir_in(&settings.target_dir) {
         Ok(s) => s,
         Err(e) => return fail(format!("cannot create a scratch directory in {}: {e}", settings.target_dir.display())),
     };

@@ -38,6 +38,10 @@ pub enum Change {
         #[serde(default)]
         remove: Vec<String>,
     },
+    /// The test folders this process makes in a target directory
+    /// (`<dir>/<prefix>…`, the prefix naming the pid): removed, with what
+    /// they hold, when a killed run left them.
+    Scratch { dir: String, prefix: String },
 }
 
 impl Change {
@@ -63,6 +67,7 @@ impl Change {
                     format!("stop server {name}{data}")
                 }
             }
+            Change::Scratch { dir, prefix } => format!("remove the test folders {dir}/{prefix}*"),
         }
     }
 
@@ -70,7 +75,7 @@ impl Change {
     /// lives and dies with the run, rather than a change to the machine
     /// that other runs would see.
     pub fn is_process(&self) -> bool {
-        matches!(self, Change::Server { .. })
+        matches!(self, Change::Server { .. } | Change::Scratch { .. })
     }
 }
 
@@ -231,6 +236,47 @@ pub fn servers(dir: &Path) -> Result<Shared, JournalError> {
     j.lock().unwrap_or_else(|p| p.into_inner()).close();
     all.push((dir.to_path_buf(), j.clone()));
     Ok(j)
+}
+
+/// The journal of the test folders this process makes (`<pid>-scratch.json`),
+/// and the target directories it has recorded.
+static SCRATCH: std::sync::OnceLock<Mutex<(Option<Shared>, Vec<PathBuf>)>> = std::sync::OnceLock::new();
+
+/// The prefix of this process's test folders in `target` (`engine-<pid>-`),
+/// recorded in the journal in `dir` before the first one is made, so that
+/// `engine recover` (or the next run) removes what a kill -9 leaves. A
+/// journal that cannot be written only loses that: the folders are still
+/// removed on every other way out.
+pub fn scratch_prefix(dir: &Path, target: &Path) -> String {
+    let prefix = format!("engine-{}-", std::process::id());
+    let state = SCRATCH.get_or_init(|| Mutex::new((None, Vec::new())));
+    let mut g = state.lock().unwrap_or_else(|p| p.into_inner());
+    if g.1.iter().any(|t| t == target) {
+        return prefix;
+    }
+    if g.0.is_none() {
+        g.0 = Journal::create_named(dir, &format!("{}-scratch", std::process::id())).ok();
+    }
+    if let Some(j) = &g.0 {
+        let change = Change::Scratch { dir: target.display().to_string(), prefix: prefix.clone() };
+        if j.lock().unwrap_or_else(|p| p.into_inner()).record(change).is_ok() {
+            g.1.push(target.to_path_buf());
+        }
+    }
+    prefix
+}
+
+/// At the end of a run: removes any test folder still there and the
+/// scratch journal with it.
+pub fn close_scratch() {
+    let Some(state) = SCRATCH.get() else { return };
+    let mut g = state.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(j) = g.0.take() {
+        let mut j = j.lock().unwrap_or_else(|p| p.into_inner());
+        j.undo_all();
+        j.close();
+    }
+    g.1.clear();
 }
 
 /// Journals left by earlier runs (or running ones) that still hold changes.
@@ -404,6 +450,23 @@ pub fn undo(c: &Change) -> Result<(), String> {
         Change::Server { name, pid, start_ticks, signal, remove } => {
             stop_server(name, *pid, *start_ticks, *signal)?;
             remove_paths(remove)
+        }
+        Change::Scratch { dir, prefix } => {
+            // Only engine's own names: `engine-<pid>-…`.
+            if !prefix.starts_with("engine-") || prefix.contains('/') {
+                return Err(format!("refusing to remove {dir}/{prefix}*: not a name engine gives its test folders"));
+            }
+            let Ok(rd) = std::fs::read_dir(dir) else { return Ok(()) };
+            let mut errs = Vec::new();
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with(prefix.as_str())
+                    && let Err(err) = std::fs::remove_dir_all(e.path())
+                    && err.kind() != std::io::ErrorKind::NotFound
+                {
+                    errs.push(format!("cannot remove {}: {err}", e.path().display()));
+                }
+            }
+            if errs.is_empty() { Ok(()) } else { Err(errs.join("; ")) }
         }
         Change::Loop { backing_file, remove_file } => {
             let list = run("losetup", &["-j", backing_file]).unwrap_or_default();

@@ -1,0 +1,27 @@
+//! PTS composite.xml importer: any bytes (as `engine result import` reads
+//! them: UTF-8 or an error) import or fail with a positioned error; the
+//! built-in profiles are there to match results against.
+#![no_main]
+use engine::interop::pts::import_with;
+use engine::profile::load::LoadedProfile;
+use engine::profile::resolve::Catalog;
+use libfuzzer_sys::fuzz_target;
+use std::sync::{Arc, LazyLock};
+
+static PROFILES: LazyLock<Vec<Arc<LoadedProfile>>> = LazyLock::new(|| {
+    let c = Catalog::from_env(std::path::Path::new("/nonexistent"));
+    c.all_profiles().into_iter().flatten().map(Arc::new).collect()
+});
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    match import_with(text, "fuzz/composite.xml", &PROFILES) {
+        Ok(f) => {
+            // What `engine result import` does next: store it.
+            let json = serde_json::to_vec(&f).expect("an imported result serializes");
+            engine::result::store::parse(&json, std::path::Path::new("fuzz/result.json"))
+                .expect("an imported result reads back");
+        }
+        Err(e) => assert!(e.line >= 1 && e.col >= 1, "{e}"),
+    }
+});
