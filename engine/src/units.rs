@@ -9,7 +9,13 @@ pub enum UnitError {
     Size(String),
     #[error("`{0}` is not a duration; write it like `90s`, `10m` or `1h 30m`")]
     Duration(String),
+    #[error("`{0}` is longer than engine allows for any time limit (366 days)")]
+    DurationTooLong(String),
 }
+
+/// The longest duration a profile may give: deadlines are computed as
+/// `Instant + duration`, which must never overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
 const SIZE_UNITS: &[(&str, u64)] = &[
     ("B", 1),
@@ -70,7 +76,11 @@ pub fn format_bytes_decimal(b: u64) -> String {
 
 /// Parses `90s`, `10m`, `1h 30m`, `250ms`.
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
-    humantime::parse_duration(s.trim()).map_err(|_| UnitError::Duration(s.to_string()))
+    let d = humantime::parse_duration(s.trim()).map_err(|_| UnitError::Duration(s.to_string()))?;
+    if d > MAX_DURATION {
+        return Err(UnitError::DurationTooLong(s.to_string()));
+    }
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -94,6 +104,9 @@ mod tests {
         assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
         assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("366 days").unwrap(), MAX_DURATION);
+        // Found by reading the fuzz note: a deadline this far out overflowed `Instant`.
+        assert!(matches!(parse_duration("300000000000 years"), Err(UnitError::DurationTooLong(_))));
     }
 
     #[test]

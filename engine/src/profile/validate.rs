@@ -965,6 +965,7 @@ fn units_hint(e: &units::UnitError) -> String {
     match e {
         units::UnitError::Size(_) => "kB, MB, GB, TB are powers of 10; KiB, MiB, GiB, TiB powers of 2".into(),
         units::UnitError::Duration(_) => "units: ms, s, m, h (`1h 30m`)".into(),
+        units::UnitError::DurationTooLong(_) => "time limits go up to 366 days; split a longer job into tests".into(),
     }
 }
 
