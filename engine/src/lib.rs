@@ -15,6 +15,7 @@ pub mod interop;
 pub mod parse;
 pub mod plugin;
 pub mod profile;
+pub mod repo;
 pub mod report;
 pub mod result;
 pub mod resume;

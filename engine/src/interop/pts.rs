@@ -246,6 +246,7 @@ pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, I
             proportion,
             entries,
             pts: Some(PtsOrigin { identifier: ident, arguments }),
+            repository: None,
         });
     }
     if f.systems.is_empty() && f.results.is_empty() {

@@ -4,5 +4,5 @@ pub mod edit;
 pub mod model;
 pub mod store;
 
-pub use model::{FailedTest, OptionChoice, PtsOrigin, ResultEntry, ResultFile, System, TestResult};
+pub use model::{FailedTest, OptionChoice, PtsOrigin, RepositoryRef, ResultEntry, ResultFile, System, TestResult};
 pub use store::{Store, StoreError};
