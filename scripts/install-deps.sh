@@ -7,7 +7,12 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # Git, nginx and Apache httpd with ab, the compressors, and the kernel
   # tarball unpack-linux extracts.
   postgresql postgresql-client postmark git nginx-light apache2 apache2-utils
-  gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1)
+  gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
+  # Installs (issue 12): nginx serves downloads in the install tests;
+  # build-essential, bc, bison, flex, libelf-dev, libssl-dev build Linux (the
+  # build-linux-kernel profile, from Debian's sources: kernel.org is not
+  # reachable from CI); curl is the download benchmark's reference.
+  curl build-essential bc bison flex libelf-dev libssl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,3 +14,20 @@ pub const HOME: &str = "HOME";
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Terminal width for reports when stdout is not a terminal (default 80).
 pub const COLUMNS: &str = "COLUMNS";
+
+// Installing (README, "Installing what profiles need").
+
+/// Where downloads are looked for before the mirrors, `:`-separated: folders
+/// (holding files by name or by sha256, as `engine cache fill DIR` writes
+/// them) and base URLs (`http://lab-mirror/engine/`, asked for `BASE/<file>`).
+pub const ENGINE_DOWNLOAD_CACHE: &str = "ENGINE_DOWNLOAD_CACHE";
+/// Seconds a download may wait for the next bytes before that attempt
+/// fails (default 30); also the connect timeout (default 15).
+pub const ENGINE_DOWNLOAD_TIMEOUT: &str = "ENGINE_DOWNLOAD_TIMEOUT";
+/// Attempts per mirror before the next one (default 3).
+pub const ENGINE_DOWNLOAD_RETRIES: &str = "ENGINE_DOWNLOAD_RETRIES";
+/// Downloads run at once (default 4).
+pub const ENGINE_DOWNLOAD_JOBS: &str = "ENGINE_DOWNLOAD_JOBS";
+/// The os-release file that names the distribution family (default
+/// `/etc/os-release`), for package names and commands.
+pub const ENGINE_OS_RELEASE: &str = "ENGINE_OS_RELEASE";

@@ -48,4 +48,8 @@ impl Home {
     pub fn installed(&self) -> PathBuf {
         self.root.join("installed")
     }
+    /// Verified downloads, named by their sha256.
+    pub fn downloads(&self) -> PathBuf {
+        self.root.join("cache").join("downloads")
+    }
 }

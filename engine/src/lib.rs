@@ -11,6 +11,7 @@ pub mod env;
 pub mod expand;
 pub mod fsutil;
 pub mod home;
+pub mod install;
 pub mod interop;
 pub mod parse;
 pub mod plugin;

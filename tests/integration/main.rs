@@ -10,6 +10,8 @@ mod builtin;
 mod cli;
 mod failures;
 mod first_users;
+mod httpd;
+mod install;
 mod loopdev;
 mod malformed;
 mod parsers;

@@ -129,7 +129,7 @@ tests:
   - {profile: compress-7zip, options: {file_size: 16MB}}
   - {profile: compress-zstd, options: {file_size: 16MB}}
   - {profile: compress-xz, options: {file_size: 16MB}}
-  - {profile: tiobench, options: {test: [Random Write, Random Read], size: 4MB, threads: "4"}}
+  - {profile: tiobench-io, options: {test: [Random Write, Random Read], size: 4MB, threads: "4"}}
   - {profile: iozone, options: {record: 64Kb, file_size: 64MB, test: [Write Performance, Read Performance]}}
   - {profile: blogbench, options: {duration: 2 x 1 Seconds}}
   - {profile: io-patterns, options: {pattern: AIO-Stress Random Write, file_size: 64 MiB}}
@@ -160,7 +160,7 @@ tests:
         ("compress-7zip", "seconds"),
         ("compress-zstd", "seconds"),
         ("compress-xz", "seconds"),
-        ("tiobench", "bandwidth"),
+        ("tiobench-io", "bandwidth"),
         ("iozone", "bandwidth"),
         ("blogbench", "read_score"),
         ("blogbench", "write_score"),
@@ -407,7 +407,7 @@ fn a_missing_seed_tool_is_skipped_with_its_install_command_and_the_rest_runs() {
             "--target-dir",
             env.target.path().to_str().unwrap(),
             "postmark",
-            "tiobench",
+            "tiobench-io",
             "-o",
             "transactions=2500",
             "-o",
@@ -450,7 +450,7 @@ fn each_suite_names_the_seed_it_follows() {
     let mut disk = profiles("disk.yaml");
     disk.retain(|p| p != "unpack-linux");
     assert_eq!(disk, profiles("disk-quick.yaml"));
-    for p in ["pgbench", "dbench", "postmark", "tiobench", "iozone", "blogbench", "git", "io-patterns"] {
+    for p in ["pgbench", "dbench", "postmark", "tiobench-io", "iozone", "blogbench", "git", "io-patterns"] {
         assert!(disk.contains(&p.to_string()), "suite/disk lacks {p}");
     }
 }

@@ -1,6 +1,6 @@
 //! `engine benchmark` and `engine run`, as a sequence of named phases:
 //! check every flag → resolve → expand → destination (name, identifier,
-//! resume) → install/requirements → target → lock → capture and trials
+//! resume) → install (benchmark) / what is missing (run) → requirements → target → lock → capture and trials
 //! (plain or sweep) → report. Nothing is created on disk before the lock
 //! phase, so a refused run leaves nothing behind.
 
@@ -359,6 +359,7 @@ fn requirements_phase(
     optional: &HashSet<String>,
     skipped: &mut Vec<FailedTest>,
     identifier: &str,
+    not_installed: &std::collections::HashMap<String, String>,
 ) {
     let mut unmet_profiles: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for t in tests.iter() {
@@ -366,8 +367,13 @@ fn requirements_phase(
         if unmet_profiles.contains_key(&p.id) {
             continue;
         }
-        let mut unmet: Vec<String> = requirements::missing_programs(p).iter().map(ToString::to_string).collect();
-        unmet.extend(requirements::missing_files(p).iter().map(ToString::to_string));
+        let mut unmet: Vec<String> = Vec::new();
+        if let Some(why) = not_installed.get(&p.id) {
+            unmet.push(why.clone());
+        } else {
+            unmet.extend(requirements::missing_programs(p).iter().map(ToString::to_string));
+            unmet.extend(requirements::missing_files(p).iter().map(ToString::to_string));
+        }
         unmet.extend(requirements::missing_root(p).map(|u| u.to_string()));
         if !unmet.is_empty() {
             let all_optional =
@@ -497,7 +503,7 @@ fn dry_run(work: &Work, args: &BenchmarkArgs, store: &Store, name: Option<&str>)
     exit::OK
 }
 
-pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
+pub fn run(args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
     let home = Home::from_env();
     let store = Store::new(home.results());
     let catalog = Catalog::from_env(&home.user_profiles());
@@ -515,7 +521,14 @@ pub fn run(args: BenchmarkArgs, _install: bool) -> Result<i32, Failure> {
             eprintln!("cannot run: {m}");
         }
     }
-    requirements_phase(&mut tests, &optional, &mut skipped, &dest.identifier);
+    // Install phase: `benchmark` installs what is missing (asking on a
+    // terminal, or with --yes); `run` never installs and says what is missing.
+    let not_installed = super::install::phase(&tests, &optional, install, args.yes);
+    if install && interrupt::requested() {
+        eprintln!("interrupted while installing; nothing ran");
+        return Ok(exit::INTERRUPTED);
+    }
+    requirements_phase(&mut tests, &optional, &mut skipped, &dest.identifier, &not_installed);
     let target = target_phase(&flags, &tests)?;
     refuse_unfinished_changes(&home)?;
 

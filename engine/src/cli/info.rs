@@ -93,6 +93,43 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     if let Some(s) = &p.requirements.free_space {
         writeln!(out, "  free space: {}", fill_per_entry(s, lp)).unwrap();
     }
+    if let Some(inst) = &p.install {
+        let when = |w: &indexmap::IndexMap<String, engine::profile::model::Scalar>| {
+            if w.is_empty() {
+                String::new()
+            } else {
+                let c: Vec<String> = w.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!(" (when {})", c.join(", "))
+            }
+        };
+        let home = Home::from_env();
+        let dir = engine::install::dir_of(&home, p);
+        let state = std::fs::read_to_string(dir.join(engine::install::STATE_FILE)).ok();
+        writeln!(
+            out,
+            "\nInstall ({}):",
+            if state.is_some() {
+                format!("installed in {}", dir.display())
+            } else {
+                format!("not installed; `engine install {}`", p.id)
+            }
+        )
+        .unwrap();
+        let catalog = engine::install::packages::Catalog::global();
+        for item in &inst.packages {
+            let mark = if catalog.get(item.name()).is_some_and(|x| x.present()) { "✓" } else { "✗" };
+            writeln!(out, "  {mark} package {}{}", item.name(), item.when().map(when).unwrap_or_default()).unwrap();
+        }
+        for d in &inst.downloads {
+            let size = d.size.map(|b| format!(", {}", engine::units::format_bytes_binary(b))).unwrap_or_default();
+            let pl = d.platform.as_ref().map(|x| format!(", platform {x}")).unwrap_or_default();
+            writeln!(out, "  download {} ({} mirror(s){size}{pl}){}", d.file, d.urls.len(), when(&d.when)).unwrap();
+        }
+        for b in &inst.build {
+            let cmd = b.shell.clone().or(b.program.clone()).unwrap_or_default();
+            writeln!(out, "  build: {cmd}{}", when(&b.when)).unwrap();
+        }
+    }
 }
 
 /// A text with `{{name}}` placeholders as the user will see it: built-ins

@@ -1,8 +1,10 @@
 //! The command line: clap definitions, one file per command, exit codes.
 
 mod benchmark;
+mod cache;
 mod completions;
 mod info;
+mod install;
 mod list;
 mod plugin;
 mod recover;
@@ -28,6 +30,10 @@ pub mod exit {
     pub const INVALID: i32 = 3;
     /// Some tests failed or were skipped (missing program, not root); the others ran and were saved.
     pub const TESTS_FAILED: i32 = 4;
+    /// Something could not be installed: a download, a checksum, an
+    /// extraction or a build step failed (nothing partial was kept), or system
+    /// packages are missing and engine is not root (the command is printed).
+    pub const INSTALL_FAILED: i32 = 5;
     /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
     pub const INTERRUPTED: i32 = 130;
 }
@@ -66,7 +72,7 @@ impl std::error::Error for Failure {}
 #[derive(Parser, Debug)]
 #[command(name = "engine", version, about, long_about, max_term_width = 100)]
 #[command(
-    after_help = "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\nExit codes: 0 ok, 1 error, 2 usage, 3 invalid profile/suite, 4 some tests failed or skipped, 130 interrupted."
+    after_help = "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\nExit codes: 0 ok, 1 error, 2 usage, 3 invalid profile/suite, 4 some tests failed or skipped, 5 install failed, 130 interrupted."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -77,8 +83,15 @@ pub struct Cli {
 pub enum Command {
     /// Check what the tests need, then run them and save their results
     Benchmark(benchmark::BenchmarkArgs),
-    /// Run tests and save their results, without the install step
+    /// Run tests and save their results, without the install step (says what is missing)
     Run(benchmark::BenchmarkArgs),
+    /// Install what profiles need: system packages, verified downloads, build steps (idempotent)
+    Install(install::InstallArgs),
+    /// Install the system packages profiles need (apt-get, dnf, pacman, zypper as root; else prints the command)
+    InstallDeps(install::InstallDepsArgs),
+    /// The download cache: fill it (or a folder for offline machines), list it, clean it
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// List profiles, suites or saved results
     List(list::ListArgs),
     /// Show a profile's options, entries, results and requirements, or a suite's tests
@@ -131,6 +144,9 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
         Command::Benchmark(a) => benchmark::run(a, true),
         Command::Run(a) => benchmark::run(a, false),
+        Command::Install(a) => install::run_install(a),
+        Command::InstallDeps(a) => install::run_install_deps(a),
+        Command::Cache(c) => cache::run(c),
         Command::List(a) => list::run(a),
         Command::Info(a) => info::run(a),
         Command::Validate(a) => validate::run(a),

@@ -3,17 +3,22 @@
 
 use super::diag::{Diagnostic, Diagnostics, did_you_mean};
 use super::model::{
-    BuiltinExecutor, Executor, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, Step, WasmExecutor,
+    BuiltinExecutor, Executor, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, Scalar, Step,
+    WasmExecutor,
 };
 use super::template::{self, TemplateError};
 use super::yaml_index::{Path, YamlIndex};
 use crate::path;
 use crate::units;
+use indexmap::IndexMap;
 use regex::Regex;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders every test has, whatever its options.
-pub const BUILTIN_VARS: &[&str] = &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus", "free_port"];
+pub const BUILTIN_VARS: &[&str] =
+    &["scratch_dir", "test_dir", "target_dir", "profile_dir", "num_cpus", "free_port", "install_dir"];
+
+mod install;
 
 struct Checker<'a> {
     file: &'a str,
@@ -381,6 +386,9 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
                 Some("name the program as found on PATH, like `fio`".into()),
             );
         }
+        if let Some(pkg) = &pr.package {
+            install::check_package_name(&mut c, path!["requirements", "programs", i, "package"], pkg);
+        }
         for (j, d) in pr.dirs.iter().enumerate() {
             if !d.starts_with('/') || d.split('/').any(|part| part == "..") {
                 c.at_value(
@@ -400,6 +408,7 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
             );
         }
     }
+    install::check(&mut c, p, &known);
     c.out
 }
 
@@ -510,7 +519,14 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             );
         }
     }
-    for (k, v) in &pd.when {
+    check_when(c, path!["parsers", i, "when"], &pd.when, p, known);
+}
+
+/// Checks a `when:` map: every key an option value, every value one an entry sets.
+fn check_when(c: &mut Checker, at: Path, when: &IndexMap<String, Scalar>, p: &Profile, known: &BTreeSet<String>) {
+    for (k, v) in when {
+        let mut here = at.clone();
+        here.push(k.as_str().into());
         let values: Vec<&str> = p
             .options
             .iter()
@@ -519,17 +535,16 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             .map(|s| s.as_str())
             .collect();
         if !known.contains(k) || BUILTIN_VARS.contains(&k.as_str()) {
+            let names: BTreeSet<String> =
+                known.iter().filter(|n| !BUILTIN_VARS.contains(&n.as_str())).cloned().collect();
             c.at_key(
-                path!["parsers", i, "when", k.as_str()],
+                here,
                 format!("`when` names `{k}`, which no option sets"),
-                Some(format!(
-                    "option values are: {}",
-                    list(&known.iter().filter(|n| !BUILTIN_VARS.contains(&n.as_str())).cloned().collect())
-                )),
+                Some(format!("option values are: {}", list(&names))),
             );
         } else if !values.contains(&v.as_str()) {
             c.at_value(
-                path!["parsers", i, "when", k.as_str()],
+                here,
                 format!("no entry sets `{k}` to `{v}`"),
                 Some("compare with the entries' `values:`".into()),
             );

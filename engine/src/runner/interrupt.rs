@@ -13,9 +13,15 @@ static SIGNALS: AtomicU32 = AtomicU32::new(0);
 /// Process group of the trial running now (0: none).
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
-/// Installs the handlers; call once, early in a command that runs tests.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the handlers, early in a command that runs tests or downloads;
+/// later calls do nothing (each signal must count once).
 pub fn install() -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return Ok(());
+    }
     for sig in [SIGINT, SIGTERM, SIGHUP] {
         // SAFETY: the action only touches atomics and calls kill(2) and
         // _exit(2), which are async-signal-safe.

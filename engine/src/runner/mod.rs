@@ -108,6 +108,8 @@ pub fn bindings(test: &Test, scratch: &Path, test_dir: &Path, target: &Path) -> 
     b.insert("num_cpus".into(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string());
     // A TCP port on 127.0.0.1 free when the test starts, for servers it runs.
     b.insert("free_port".into(), server::free_port().map(|p| p.to_string()).unwrap_or_default());
+    let install_dir = crate::install::dir_of(&crate::home::Home::from_env(), &test.profile.profile);
+    b.insert("install_dir".into(), install_dir.display().to_string());
     b
 }
 

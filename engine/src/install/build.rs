@@ -1,0 +1,124 @@
+//! Build steps: run in the install directory, one after the other, each in
+//! its own process group with a timeout, with `NUM_CPU_CORES`,
+//! `NUM_CPU_JOBS`, `SYS_MEMORY` and `INSTALL_DIR` set, and everything they
+//! print appended to the install log.
+
+use crate::profile::model::BuildStep;
+use crate::profile::template;
+use crate::runner::process::{self, Exit};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+/// Default limit of one build step.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error("build step {index} (`{command}`) {how}; its output is in {}", log.display())]
+    Failed { index: usize, command: String, how: String, log: PathBuf },
+    #[error("build step {index}: {msg}")]
+    Setup { index: usize, msg: String },
+    #[error("cannot write the install log {}: {source}", log.display())]
+    Log { log: PathBuf, source: std::io::Error },
+    #[error("interrupted during build step {index}")]
+    Interrupted { index: usize },
+}
+
+/// Memory in MiB, as PTS's `SYS_MEMORY`.
+fn memory_mib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| l.strip_prefix("MemTotal:").and_then(|r| r.split_whitespace().next()?.parse().ok()))
+        })
+        .map(|kib: u64| kib / 1024)
+        .unwrap_or(0)
+}
+
+/// The variables build steps see (besides engine's own environment).
+pub fn environment(dir: &Path) -> Vec<(String, String)> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string();
+    vec![
+        ("NUM_CPU_CORES".into(), cores.clone()),
+        ("NUM_CPU_JOBS".into(), cores),
+        ("SYS_MEMORY".into(), memory_mib().to_string()),
+        ("INSTALL_DIR".into(), dir.display().to_string()),
+    ]
+}
+
+/// Runs `steps` in `dir`, appending to `log`. `profile_dir` fills `{{profile_dir}}`.
+pub fn run(steps: &[&BuildStep], dir: &Path, log: &Path, profile_dir: &str) -> Result<(), BuildError> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string();
+    let dir_s = dir.display().to_string();
+    let lookup = |n: &str| match n {
+        "install_dir" => Some(dir_s.as_str()),
+        "num_cpus" => Some(cores.as_str()),
+        "profile_dir" => Some(profile_dir),
+        _ => None,
+    };
+    let env = environment(dir);
+    let log_err = |source| BuildError::Log { log: log.to_path_buf(), source };
+    for (i, step) in steps.iter().enumerate() {
+        let index = i + 1;
+        let setup = |e: template::TemplateError| BuildError::Setup { index, msg: e.to_string() };
+        let (program, args) = match (&step.program, &step.shell) {
+            (Some(p), _) => (
+                template::render(p, lookup, false).map_err(setup)?,
+                step.args
+                    .iter()
+                    .map(|a| template::render(a, lookup, false))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(setup)?,
+            ),
+            (None, Some(sh)) => (
+                "/bin/sh".to_string(),
+                vec!["-e".into(), "-c".into(), template::render(sh, lookup, true).map_err(setup)?],
+            ),
+            (None, None) => return Err(BuildError::Setup { index, msg: "nothing to run".into() }),
+        };
+        let timeout = match &step.timeout {
+            Some(t) => crate::units::parse_duration(t).map_err(|e| BuildError::Setup { index, msg: e.to_string() })?,
+            None => STEP_TIMEOUT,
+        };
+        let command = match &step.shell {
+            Some(_) => args[2].clone(),
+            None => std::iter::once(program.clone())
+                .chain(args.iter().map(|a| template::quote(a)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let mut f = crate::fsutil::append(log).map_err(log_err)?;
+        writeln!(f, "$ {command}").map_err(log_err)?;
+        let out = f.try_clone().map_err(log_err)?;
+        let err = f.try_clone().map_err(log_err)?;
+        let fin = process::run(process::Spec {
+            program: OsStr::new(&program),
+            args: &args,
+            env: &env,
+            cwd: dir,
+            stdin: None,
+            stdout: out,
+            stderr: err,
+            timeout: Some(timeout),
+        })
+        .map_err(|e| BuildError::Failed {
+            index,
+            command: command.clone(),
+            how: format!("could not start: {e}"),
+            log: log.to_path_buf(),
+        })?;
+        writeln!(f, "# exit: {:?} after {:.1} s", fin.exit, fin.wall.as_secs_f64()).map_err(log_err)?;
+        let how = match fin.exit {
+            Exit::Code(0) => continue,
+            Exit::Code(c) => format!("exited with status {c}"),
+            Exit::Signal(s) => format!("was killed by signal {s}"),
+            Exit::TimedOut => format!("took longer than {}", humantime::format_duration(timeout)),
+            Exit::Interrupted => return Err(BuildError::Interrupted { index }),
+        };
+        return Err(BuildError::Failed { index, command, how, log: log.to_path_buf() });
+    }
+    Ok(())
+}
