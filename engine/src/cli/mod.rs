@@ -8,6 +8,7 @@ mod install;
 mod list;
 mod plugin;
 mod recover;
+mod repo;
 mod resolve;
 mod result;
 mod run_ui;
@@ -101,6 +102,9 @@ pub enum Command {
     /// Show, compare, edit and import saved results
     #[command(subcommand)]
     Result(result::ResultCommand),
+    /// Profile repositories: add, list, update, remove; keygen and publish for publishers
+    #[command(subcommand)]
+    Repo(repo::RepoCommand),
     /// Undo system-state changes a killed run left behind (schedulers, tunables, mounts, loop devices)
     Recover(recover::RecoverArgs),
     /// Describe this machine as results record it: hardware, software, and the devices under the target directory
@@ -151,6 +155,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Info(a) => info::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Result(c) => result::run(c),
+        Command::Repo(c) => repo::run(c),
         Command::SystemInfo(a) => system_info::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Completions(a) => completions::run(a),

@@ -3,16 +3,14 @@
 //! bounded in size and time; the index is fetched conditionally (ETag,
 //! Last-Modified), so an unchanged repository costs one request.
 //!
-//! The install module (issue 12) has a downloader of its own on the same
-//! crates; the two should share the client set-up and the bounded read.
+//! The HTTP client is the install module's ([`crate::install::download::http_client`]);
+//! repository files are small and must be checked against the signed index
+//! before anything else happens, so they are read into memory here rather
+//! than through the download cache.
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::time::Duration;
 use thiserror::Error;
-
-/// Seconds to wait for a connection and for each read (`ENGINE_REPO_TIMEOUT`).
-pub const TIMEOUT_ENV: &str = "ENGINE_REPO_TIMEOUT";
 
 #[derive(Debug, Error)]
 pub enum FetchError {
@@ -58,16 +56,8 @@ impl Source {
     /// `https://host/path`, `http://…`, `file:///path` or a folder path.
     pub fn new(url: &str) -> Result<Source, FetchError> {
         if url.starts_with("http://") || url.starts_with("https://") {
-            // reqwest is built without a TLS crypto provider; ring is ours.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            let secs = std::env::var(TIMEOUT_ENV).ok().and_then(|s| s.parse::<f64>().ok()).unwrap_or(20.0);
-            let t = Duration::from_secs_f64(secs.max(0.1));
-            let client = reqwest::blocking::Client::builder()
-                .connect_timeout(t)
-                .timeout(t * 6)
-                .redirect(reqwest::redirect::Policy::limited(5))
-                .user_agent(concat!("engine/", env!("CARGO_PKG_VERSION")))
-                .build()
+            // The install module's client: same TLS, timeouts (`ENGINE_DOWNLOAD_TIMEOUT`) and user agent.
+            let client = crate::install::download::http_client(&crate::install::download::Settings::from_env())
                 .map_err(|e| FetchError::Read { url: url.into(), msg: e.to_string() })?;
             Ok(Source::Http { base: url.trim_end_matches('/').to_string(), client })
         } else {

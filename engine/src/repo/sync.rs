@@ -8,6 +8,7 @@
 
 use super::fetch::{FetchError, Fetched, Source};
 use super::index::{self, Archive, Index};
+use super::pack::PackError;
 use super::sign::{self, PublicKey};
 use super::{Local, RepoConf, RepoError, State, now_secs, sha256_hex};
 use crate::result::store::write_atomic;
@@ -106,7 +107,7 @@ fn fetch_archive(
     std::fs::create_dir_all(&parent).map_err(|source| RepoError::Write { path: parent.clone(), source })?;
     let tmp = parent.join(format!(".tmp-{id}@{version}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let files = super::pack::unpack(&bytes, &tmp).map_err(|source| RepoError::Pack { what: what.clone(), source })?;
+    let files = unpack(&bytes, &tmp, &what)?;
     let expected = match kind {
         Kind::Profile => format!("{id}/profile.yaml"),
         Kind::Suite => format!("{id}.yaml"),
@@ -120,7 +121,7 @@ fn fetch_archive(
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(RepoError::Pack {
             what,
-            source: super::pack::PackError::Damaged(match stray {
+            source: PackError::Damaged(match stray {
                 Some(s) => format!("it holds `{s}`, outside what a {} archive holds", kind.word()),
                 None => format!("it has no `{expected}`"),
             }),
@@ -132,6 +133,47 @@ fn fetch_archive(
         std::fs::remove_dir_all(&final_dir).map_err(|source| RepoError::Write { path: final_dir.clone(), source })?;
     }
     std::fs::rename(&tmp, &final_dir).map_err(|source| RepoError::Write { path: final_dir, source })?;
+    Ok(())
+}
+
+/// Unpacks verified archive bytes into the new folder `tmp` with the install
+/// module's safe extraction (the same path-traversal and link checks as
+/// downloads); returns the files in it, relative. On a refusal nothing stays.
+fn unpack(bytes: &[u8], tmp: &Path, what: &str) -> Result<Vec<String>, RepoError> {
+    use crate::install::extract;
+    let r = (|| {
+        std::fs::create_dir_all(tmp).map_err(|source| RepoError::Write { path: tmp.to_path_buf(), source })?;
+        let file = tmp.with_extension("tar.gz");
+        write(&file, bytes)?;
+        let r = extract::extract(&file, what, extract::Format::TarGz, tmp);
+        let _ = std::fs::remove_file(&file);
+        r.map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Refused(e.to_string()) })?;
+        let mut files = Vec::new();
+        walk(tmp, Path::new(""), &mut files)
+            .map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Damaged(e) })?;
+        Ok(files)
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_dir_all(tmp);
+    }
+    r
+}
+
+/// Files under `dir` (relative); a link is refused (engine never packs one).
+fn walk(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for e in rd {
+        let e = e.map_err(|e| e.to_string())?;
+        let ft = e.file_type().map_err(|e| e.to_string())?;
+        let r = rel.join(e.file_name());
+        if ft.is_symlink() {
+            return Err(format!("`{}` is a link; repository archives hold only files and folders", r.display()));
+        } else if ft.is_dir() {
+            walk(&e.path(), &r, out)?;
+        } else {
+            out.push(r.to_string_lossy().to_string());
+        }
+    }
     Ok(())
 }
 
