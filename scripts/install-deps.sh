@@ -12,7 +12,10 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # build-essential, bc, bison, flex, libelf-dev, libssl-dev build Linux (the
   # build-linux-kernel profile, from Debian's sources: kernel.org is not
   # reachable from CI); curl is the download benchmark's reference.
-  curl build-essential bc bison flex libelf-dev libssl-dev)
+  curl build-essential bc bison flex libelf-dev libssl-dev
+  # Profile repositories (issue 14): the index signature must verify with
+  # the real minisign tool.
+  minisign)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,5 +27,9 @@ pub fn all() -> Vec<(&'static str, String)> {
             "result.schema.json",
             generate::<crate::result::ResultFile>("https://engine.invalid/schemas/result.schema.json"),
         ),
+        (
+            "repository-index.schema.json",
+            generate::<crate::repo::index::Index>("https://engine.invalid/schemas/repository-index.schema.json"),
+        ),
     ]
 }

@@ -17,6 +17,7 @@ mod malformed;
 mod parsers;
 mod plugins;
 mod readme;
+mod repo;
 mod schemas;
 mod seeds;
 mod sweeps;

@@ -19,9 +19,29 @@ pub enum What {
     Results,
 }
 
+/// A version of profile `id` newer than `version` in some repository
+/// (`team/fio@1.3.0`), the newest one.
+fn newer(catalog: &Catalog, id: &str, version: &str) -> Option<String> {
+    use engine::repo::index::{compare_versions, newest};
+    catalog
+        .repos()
+        .list
+        .iter()
+        .filter_map(|l| {
+            let v = newest(&l.index.profile(id)?.versions, |v| v.version.as_str(), None)?;
+            Some((l.conf.name.as_str(), v.version.as_str()))
+        })
+        .filter(|(_, v)| compare_versions(v, version).is_gt())
+        .reduce(|a, b| if compare_versions(b.1, a.1).is_gt() { b } else { a })
+        .map(|(n, v)| format!("{n}/{id}@{v}"))
+}
+
 pub fn run(args: ListArgs) -> Result<i32, Failure> {
     let home = Home::from_env();
     let catalog = Catalog::from_env(&home.user_profiles());
+    for w in &catalog.repos().warnings {
+        eprintln!("warning: {w}");
+    }
     let mut out = String::new();
     let mut broken = 0;
     let mut broken_results = 0;
@@ -48,6 +68,9 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                         if !hidden.is_empty() {
                             title.push_str(&format!(" (shadows {})", hidden.join(", ")));
                         }
+                        if let Some(n) = newer(&catalog, &p.profile.id, &p.profile.version) {
+                            title.push_str(&format!(" (newer: {n})"));
+                        }
                         rows.push((
                             p.reference(),
                             format!("{:?}", p.profile.test_type).to_lowercase(),
@@ -60,6 +83,42 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                         broken += 1;
                         eprintln!("{d}");
                     }
+                }
+            }
+            // Repository profiles, from their signed indexes (nothing is
+            // unpacked to list them): the newest version of each.
+            let mut found: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+            for l in &catalog.repos().list {
+                for e in &l.index.profiles {
+                    let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) else {
+                        continue;
+                    };
+                    let missing: Vec<&str> = v
+                        .programs
+                        .iter()
+                        .filter(|prog| {
+                            !*found.entry(prog.to_string()).or_insert_with(|| which::which(prog.as_str()).is_ok())
+                        })
+                        .map(String::as_str)
+                        .collect();
+                    let status =
+                        if missing.is_empty() { "ready".to_string() } else { format!("needs {}", missing.join(", ")) };
+                    let mut title = v.title.clone();
+                    if let Some(n) = newer(&catalog, &e.id, &v.version) {
+                        title.push_str(&format!(" (newer: {n})"));
+                    }
+                    let executor = match v.executor.as_str() {
+                        "external" => "external",
+                        "wasm" => "wasm",
+                        _ => "builtin",
+                    };
+                    rows.push((
+                        format!("{}/{}@{}", l.conf.name, e.id, v.version),
+                        v.test_type.clone(),
+                        executor,
+                        status,
+                        title,
+                    ));
                 }
             }
             let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
@@ -83,6 +142,17 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                     (format!("suite/{id}"), title)
                 })
                 .collect();
+            let mut rows = rows;
+            for l in &catalog.repos().list {
+                for e in &l.index.suites {
+                    if let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) {
+                        rows.push((
+                            format!("{}/suite/{}@{}", l.conf.name, e.id, v.version),
+                            format!("{} ({} items)", v.title, v.tests),
+                        ));
+                    }
+                }
+            }
             let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
             for (id, title) in rows {
                 out.push_str(&format!("{id:w$}  {title}\n"));

@@ -43,7 +43,7 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
         return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));
     }
     if let Some(name) = reference.strip_prefix("result/") {
-        return saved(name, catalog, store);
+        return saved(name, catalog, store, None);
     }
     // `team/fio@1.2`, `team/suite/disk`, `team/results/NAME` when `team` is an added repository.
     if let Some((local, rest)) = catalog.split_repo(reference) {
@@ -73,7 +73,7 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
         return planned(catalog.profile(reference).map_err(failure)?);
     }
     if store.exists(reference) {
-        return saved(reference, catalog, store);
+        return saved(reference, catalog, store, None);
     }
     if catalog.has_suite(reference) {
         let s = catalog.suite(reference).map_err(failure)?;
@@ -135,7 +135,7 @@ fn shared(local: &engine::repo::Local, name: &str, catalog: &Catalog, store: &St
         store.save(name, &published).map_err(super::store_failure)?;
         eprintln!("copied {repo}/results/{name} (version {}) into result `{name}`", v.version);
     }
-    saved(name, catalog, store)
+    saved(name, catalog, store, Some(repo))
 }
 
 /// A YAML file with a top-level `tests:` and no `executor:` is a suite.
@@ -147,7 +147,10 @@ pub fn is_suite_file(p: &Path) -> bool {
 
 /// The tests of saved result `name`, matched to today's profiles by id,
 /// major.minor version and option values.
-fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
+/// `via`: the repository a shared result came from, which stands in for a
+/// repository the result names but that is not added here, and for local
+/// profiles of the publisher's that are not here.
+fn saved(name: &str, catalog: &Catalog, store: &Store, via: Option<&str>) -> Result<Resolved, Failure> {
     let file = store.load(name).map_err(super::store_failure)?;
     let mut tests: Vec<Test> = Vec::new();
     let mut missing = Vec::new();
@@ -163,7 +166,10 @@ fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failu
             Some(repo) => {
                 // The repository as added here: by URL (users name it as they like), else by name.
                 let here = catalog.repos().list.iter().find(|l| l.conf.url == repo.url).map(|l| l.conf.name.clone());
-                let name = here.unwrap_or_else(|| repo.name.clone());
+                let name = here
+                    .or_else(|| catalog.repos().get(&repo.name).map(|_| repo.name.clone()))
+                    .or_else(|| via.map(str::to_string))
+                    .unwrap_or_else(|| repo.name.clone());
                 let found = match catalog.repos().get(&name) {
                     Some(_) => {
                         catalog.profile_from_repo(&name, &r.profile, &r.profile_version).map_err(|e| e.to_string())
@@ -177,8 +183,11 @@ fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failu
             None => {
                 let mm: Vec<&str> = r.profile_version.split('.').take(2).collect();
                 let reference = format!("{}@{}", r.profile, mm.join("."));
-                let found = catalog.profile(&reference).map_err(|e| e.to_string());
-                (reference, found)
+                let found = catalog.profile(&reference).or_else(|e| match via {
+                    Some(v) => catalog.profile(&format!("{v}/{reference}")).map_err(|_| e),
+                    None => Err(e),
+                });
+                (reference, found.map_err(|e| e.to_string()))
             }
         };
         let profile = match found {

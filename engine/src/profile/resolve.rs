@@ -362,11 +362,18 @@ impl Catalog {
             }
             (Some(lp), _) => Ok(lp),
             (None, Some((l, v))) => self.repo_profile_at(l, id, &v.version),
-            (None, None) => Err(ResolveError::NoVersion {
-                id: id.to_string(),
-                want: want.unwrap_or("").to_string(),
-                found: found.join(", "),
-            }),
+            (None, None) => {
+                for l in &self.repos().list {
+                    if let Some(e) = l.index.profile(id) {
+                        found.extend(e.versions.iter().map(|v| format!("{}/{id}@{}", l.conf.name, v.version)));
+                    }
+                }
+                Err(ResolveError::NoVersion {
+                    id: id.to_string(),
+                    want: want.unwrap_or("").to_string(),
+                    found: found.join(", "),
+                })
+            }
         }
     }
 

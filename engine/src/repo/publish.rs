@@ -233,6 +233,17 @@ pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
         r.versions.sort_by(|a, b| index::compare_versions(&a.version, &b.version));
     }
     let bytes = index.to_bytes();
+    // Ed25519 signatures from the minisign crate carry random noise: an
+    // unchanged index keeps its signature (when it verifies with this key),
+    // so publishing the same folder again changes no byte.
+    let old_sig = std::fs::read_to_string(o.out.join("index.json.minisig")).ok().filter(|s| {
+        std::fs::read(o.out.join("index.json")).is_ok_and(|b| b == bytes)
+            && super::sign::verify(&o.key.public(), &bytes, s).is_ok()
+    });
+    if let Some(sig) = old_sig {
+        write(&o.out.join("index.json.minisig"), sig.as_bytes())?;
+        return Ok(changes);
+    }
     let sig = o.key.sign(&bytes, TRUSTED_COMMENT).map_err(|e| RepoError::Publish(e.to_string()))?;
     // The signature first: a reader that sees the new index sees its signature.
     write(&o.out.join("index.json.minisig"), sig.as_bytes())?;

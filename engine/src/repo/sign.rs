@@ -75,6 +75,19 @@ impl PublicKey {
     }
 }
 
+/// `minisign -G -W` (0.11) writes an unencrypted key with an all-zero
+/// checksum, which the crate refuses as corrupted; such a key is read as it is
+/// (a wrong key still cannot sign anything the public key verifies).
+fn unencrypted_without_checksum(text: &str) -> Option<minisign::SecretKey> {
+    use ct_codecs::{Base64, Decoder};
+    let line = text.lines().nth(1)?.trim();
+    let bytes = Base64::decode_to_vec(line, None).ok()?;
+    // sig_alg(2) kdf_alg(2) chk_alg(2) salt(32) ops(8) mem(8) keynum(8) sk(64) chk(32)
+    let unencrypted = bytes.len() == 158 && bytes[2..4] == [0, 0];
+    let zero_checksum = bytes.get(126..158).is_some_and(|c| c.iter().all(|b| *b == 0));
+    (unencrypted && zero_checksum).then(|| minisign::SecretKey::from_bytes(&bytes).ok()).flatten()
+}
+
 fn key_id(keynum: &[u8]) -> String {
     let mut b = [0u8; 8];
     b.copy_from_slice(&keynum[..8]);
@@ -97,6 +110,8 @@ impl SecretKey {
         let boxed = minisign::SecretKeyBox::from_string(&text).map_err(|e| bad(e.to_string()))?;
         let sk = match boxed.clone().into_unencrypted_secret_key() {
             Ok(sk) => sk,
+            Err(_) if let Some(sk) = unencrypted_without_checksum(&text) => sk,
+            Err(e) if !e.to_string().contains("encrypted") => return Err(bad(e.to_string())),
             Err(_) => {
                 let Some(pw) = std::env::var(KEY_PASSWORD_ENV).ok() else {
                     return Err(SignError::NeedsPassword { path: path.to_path_buf() });
