@@ -7,6 +7,7 @@
 //! `sysinfo` says what a result ran on; `schema` generates the JSON Schemas.
 
 pub mod analysis;
+pub mod authoring;
 pub mod env;
 pub mod expand;
 pub mod fsutil;

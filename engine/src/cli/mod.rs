@@ -7,6 +7,7 @@ mod info;
 mod install;
 mod list;
 mod plugin;
+mod profile;
 mod recover;
 mod repo;
 mod resolve;
@@ -102,6 +103,9 @@ pub enum Command {
     /// Show, compare, edit and import saved results
     #[command(subcommand)]
     Result(result::ResultCommand),
+    /// Write profiles: scaffold one from a command line, convert PTS test profiles
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
     /// Profile repositories: add, list, update, remove; keygen and publish for publishers
     #[command(subcommand)]
     Repo(repo::RepoCommand),
@@ -156,6 +160,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Validate(a) => validate::run(a),
         Command::Result(c) => result::run(c),
         Command::Repo(c) => repo::run(c),
+        Command::Profile(c) => profile::run(c),
         Command::SystemInfo(a) => system_info::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Completions(a) => completions::run(a),
