@@ -5,6 +5,7 @@ mod common;
 
 mod compare;
 
+mod authoring;
 mod benchmark;
 mod builtin;
 mod cli;

@@ -98,8 +98,11 @@ pub fn guess(words: &[String]) -> (Vec<String>, Vec<Guess>) {
 pub fn parser_for(output: &str) -> Option<String> {
     let num = regex::Regex::new(r"[0-9]+(?:\.[0-9]+)?").expect("a valid regex");
     let line = output.lines().rev().find(|l| num.is_match(l))?;
-    let m = num.find_iter(line).last()?;
-    let before: String = line[..m.start()].chars().rev().take(24).collect::<Vec<_>>().into_iter().rev().collect();
+    let all: Vec<regex::Match> = num.find_iter(line).collect();
+    let m = *all.last()?;
+    // The anchor is the text since the previous number (which changes from run to run).
+    let from = all.len().checked_sub(2).map(|i| all[i].end()).unwrap_or(0);
+    let before: String = line[from..m.start()].chars().rev().take(24).collect::<Vec<_>>().into_iter().rev().collect();
     let before = before.trim_start();
     let after: String = line[m.end()..].chars().take(8).collect();
     let after = after.split_whitespace().next().unwrap_or("");
@@ -215,6 +218,8 @@ mod tests {
         assert_eq!(args, w("fs_mark -d scratch -n {{n}} -s {{s}}"));
         assert_eq!(g[0], Guess { id: "n".into(), value: "1000".into() });
         let r = parser_for("67108864 bytes (67 MB, 64 MiB) copied, 0.0333929 s, 2.0 GB/s\n").unwrap();
-        assert!(regex::Regex::new(&r).unwrap().captures("copied, 0.0333929 s, 2.0 GB/s").is_some(), "{r}");
+        let re = regex::Regex::new(&r).unwrap();
+        let c = re.captures("67108864 bytes (67 MB, 64 MiB) copied, 0.05 s, 1.3 GB/s").expect(&r);
+        assert_eq!(&c["value"], "1.3");
     }
 }
