@@ -5,6 +5,7 @@ use clap::{Args, ValueEnum};
 use engine::home::Home;
 use engine::profile::resolve::Catalog;
 use engine::result::Store;
+use std::collections::HashMap;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -19,21 +20,31 @@ pub enum What {
     Results,
 }
 
+/// The newest version of each profile id across the repositories: (repository, version).
+fn newest_in_repos(catalog: &Catalog) -> HashMap<&str, (&str, &str)> {
+    use engine::repo::index::{compare_versions, newest};
+    let mut out: HashMap<&str, (&str, &str)> = HashMap::new();
+    for l in &catalog.repos().list {
+        for e in &l.index.profiles {
+            let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) else { continue };
+            let cand = (l.conf.name.as_str(), v.version.as_str());
+            out.entry(e.id.as_str())
+                .and_modify(|best| {
+                    if compare_versions(cand.1, best.1).is_gt() {
+                        *best = cand;
+                    }
+                })
+                .or_insert(cand);
+        }
+    }
+    out
+}
+
 /// A version of profile `id` newer than `version` in some repository
 /// (`team/fio@1.3.0`), the newest one.
-fn newer(catalog: &Catalog, id: &str, version: &str) -> Option<String> {
-    use engine::repo::index::{compare_versions, newest};
-    catalog
-        .repos()
-        .list
-        .iter()
-        .filter_map(|l| {
-            let v = newest(&l.index.profile(id)?.versions, |v| v.version.as_str(), None)?;
-            Some((l.conf.name.as_str(), v.version.as_str()))
-        })
-        .filter(|(_, v)| compare_versions(v, version).is_gt())
-        .reduce(|a, b| if compare_versions(b.1, a.1).is_gt() { b } else { a })
-        .map(|(n, v)| format!("{n}/{id}@{v}"))
+fn newer(best: &HashMap<&str, (&str, &str)>, id: &str, version: &str) -> Option<String> {
+    let (n, v) = best.get(id)?;
+    engine::repo::index::compare_versions(v, version).is_gt().then(|| format!("{n}/{id}@{v}"))
 }
 
 pub fn run(args: ListArgs) -> Result<i32, Failure> {
@@ -47,6 +58,7 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
     let mut broken_results = 0;
     match args.what {
         What::Profiles => {
+            let best = newest_in_repos(&catalog);
             let mut rows = Vec::new();
             for p in catalog.all_profiles() {
                 match p {
@@ -68,7 +80,7 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                         if !hidden.is_empty() {
                             title.push_str(&format!(" (shadows {})", hidden.join(", ")));
                         }
-                        if let Some(n) = newer(&catalog, &p.profile.id, &p.profile.version) {
+                        if let Some(n) = newer(&best, &p.profile.id, &p.profile.version) {
                             title.push_str(&format!(" (newer: {n})"));
                         }
                         rows.push((
@@ -87,7 +99,7 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
             }
             // Repository profiles, from their signed indexes (nothing is
             // unpacked to list them): the newest version of each.
-            let mut found: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+            let mut found: HashMap<String, bool> = HashMap::new();
             for l in &catalog.repos().list {
                 for e in &l.index.profiles {
                     let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) else {
@@ -104,7 +116,7 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                     let status =
                         if missing.is_empty() { "ready".to_string() } else { format!("needs {}", missing.join(", ")) };
                     let mut title = v.title.clone();
-                    if let Some(n) = newer(&catalog, &e.id, &v.version) {
+                    if let Some(n) = newer(&best, &e.id, &v.version) {
                         title.push_str(&format!(" (newer: {n})"));
                     }
                     let executor = match v.executor.as_str() {

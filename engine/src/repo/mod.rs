@@ -234,7 +234,11 @@ fn write_registry(root: &Path, reg: &Registry) -> Result<(), RepoError> {
 fn read_local(dir: &Path) -> Result<(Index, State), RepoError> {
     let ip = dir.join("index.json");
     let bytes = std::fs::read(&ip).map_err(|e| RepoError::Read { path: ip.clone(), msg: e.to_string() })?;
-    let index = index::parse(&bytes, &ip.display().to_string())?;
+    // Checked in full when it was synced; here (every command that lists or
+    // resolves) a plain typed read is enough and much cheaper.
+    let index: Index = serde_json::from_slice(&bytes)
+        .or_else(|_| index::parse(&bytes, &ip.display().to_string()))
+        .map_err(RepoError::from)?;
     let sp = dir.join("state.json");
     let state: State = std::fs::read(&sp)
         .map_err(|e| e.to_string())
