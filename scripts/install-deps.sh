@@ -21,7 +21,10 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   gcc-12-source libgmp-dev libmpfr-dev libmpc-dev
   # Hardening (issue 15): GNU time measures a child's peak memory in the
   # hostile-input tests; python3 serves downloads in scripts/fault-inject.sh.
-  time python3)
+  time python3
+  # Profile repositories (issue 14): the index signature must verify with
+  # the real minisign tool.
+  minisign)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -52,6 +52,10 @@ impl Home {
     pub fn installed(&self) -> PathBuf {
         self.root.join("installed")
     }
+    /// Added profile repositories: `repos.json` and a synced copy per repository.
+    pub fn repos(&self) -> PathBuf {
+        self.root.join("repos")
+    }
     /// Verified downloads, named by their sha256.
     pub fn downloads(&self) -> PathBuf {
         self.root.join("cache").join("downloads")

@@ -7,6 +7,7 @@
 //! `sysinfo` says what a result ran on; `schema` generates the JSON Schemas.
 
 pub mod analysis;
+pub mod authoring;
 pub mod env;
 pub mod events;
 pub mod expand;
@@ -18,6 +19,7 @@ pub mod interop;
 pub mod parse;
 pub mod plugin;
 pub mod profile;
+pub mod repo;
 pub mod report;
 pub mod result;
 pub mod resume;

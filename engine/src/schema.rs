@@ -36,5 +36,9 @@ pub fn all() -> Vec<(&'static str, String)> {
             "progress.schema.json",
             generate::<crate::events::EventLine>("https://engine.invalid/schemas/progress.schema.json"),
         ),
+        (
+            "repository-index.schema.json",
+            generate::<crate::repo::index::Index>("https://engine.invalid/schemas/repository-index.schema.json"),
+        ),
     ]
 }

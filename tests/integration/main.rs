@@ -5,6 +5,7 @@ mod common;
 
 mod compare;
 
+mod authoring;
 mod benchmark;
 mod builtin;
 mod cli;
@@ -20,6 +21,7 @@ mod malformed;
 mod parsers;
 mod plugins;
 mod readme;
+mod repo;
 mod schemas;
 mod seeds;
 mod sweeps;

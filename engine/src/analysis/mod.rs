@@ -104,6 +104,7 @@ mod tests {
             proportion: p,
             entries: vals.iter().map(|(id, v)| entry_of(id, *v, &[*v, *v])).collect(),
             pts: None,
+            repository: None,
         }
     }
 

@@ -22,6 +22,9 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     let app = p.app_version.as_ref().map(|v| format!(" {v}")).unwrap_or_default();
     writeln!(out, "{}{app}  ({})", p.title, lp.reference()).unwrap();
     writeln!(out, "  file: {}", lp.display).unwrap();
+    if let Some(r) = &lp.source {
+        writeln!(out, "  repository: {} ({}, index sha256 {})", r.name, r.url, r.index_sha256).unwrap();
+    }
     let hidden = Catalog::from_env(&Home::from_env().user_profiles()).shadowed(&p.id);
     if !hidden.is_empty() && !lp.display.starts_with("<built-in>") {
         writeln!(out, "  shadows: {} (this file comes first on the search path)", hidden.join(", ")).unwrap();

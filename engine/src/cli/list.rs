@@ -5,6 +5,7 @@ use clap::{Args, ValueEnum};
 use engine::home::Home;
 use engine::profile::resolve::Catalog;
 use engine::result::Store;
+use std::collections::HashMap;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -19,14 +20,45 @@ pub enum What {
     Results,
 }
 
+/// The newest version of each profile id across the repositories: (repository, version).
+fn newest_in_repos(catalog: &Catalog) -> HashMap<&str, (&str, &str)> {
+    use engine::repo::index::{compare_versions, newest};
+    let mut out: HashMap<&str, (&str, &str)> = HashMap::new();
+    for l in &catalog.repos().list {
+        for e in &l.index.profiles {
+            let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) else { continue };
+            let cand = (l.conf.name.as_str(), v.version.as_str());
+            out.entry(e.id.as_str())
+                .and_modify(|best| {
+                    if compare_versions(cand.1, best.1).is_gt() {
+                        *best = cand;
+                    }
+                })
+                .or_insert(cand);
+        }
+    }
+    out
+}
+
+/// A version of profile `id` newer than `version` in some repository
+/// (`team/fio@1.3.0`), the newest one.
+fn newer(best: &HashMap<&str, (&str, &str)>, id: &str, version: &str) -> Option<String> {
+    let (n, v) = best.get(id)?;
+    engine::repo::index::compare_versions(v, version).is_gt().then(|| format!("{n}/{id}@{v}"))
+}
+
 pub fn run(args: ListArgs) -> Result<i32, Failure> {
     let home = Home::from_env();
     let catalog = Catalog::from_env(&home.user_profiles());
+    for w in &catalog.repos().warnings {
+        eprintln!("warning: {w}");
+    }
     let mut out = String::new();
     let mut broken = 0;
     let mut broken_results = 0;
     match args.what {
         What::Profiles => {
+            let best = newest_in_repos(&catalog);
             let mut rows = Vec::new();
             for p in catalog.all_profiles() {
                 match p {
@@ -48,6 +80,9 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                         if !hidden.is_empty() {
                             title.push_str(&format!(" (shadows {})", hidden.join(", ")));
                         }
+                        if let Some(n) = newer(&best, &p.profile.id, &p.profile.version) {
+                            title.push_str(&format!(" (newer: {n})"));
+                        }
                         rows.push((
                             p.reference(),
                             format!("{:?}", p.profile.test_type).to_lowercase(),
@@ -60,6 +95,42 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                         broken += 1;
                         eprintln!("{d}");
                     }
+                }
+            }
+            // Repository profiles, from their signed indexes (nothing is
+            // unpacked to list them): the newest version of each.
+            let mut found: HashMap<String, bool> = HashMap::new();
+            for l in &catalog.repos().list {
+                for e in &l.index.profiles {
+                    let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) else {
+                        continue;
+                    };
+                    let missing: Vec<&str> = v
+                        .programs
+                        .iter()
+                        .filter(|prog| {
+                            !*found.entry(prog.to_string()).or_insert_with(|| which::which(prog.as_str()).is_ok())
+                        })
+                        .map(String::as_str)
+                        .collect();
+                    let status =
+                        if missing.is_empty() { "ready".to_string() } else { format!("needs {}", missing.join(", ")) };
+                    let mut title = v.title.clone();
+                    if let Some(n) = newer(&best, &e.id, &v.version) {
+                        title.push_str(&format!(" (newer: {n})"));
+                    }
+                    let executor = match v.executor.as_str() {
+                        "external" => "external",
+                        "wasm" => "wasm",
+                        _ => "builtin",
+                    };
+                    rows.push((
+                        format!("{}/{}@{}", l.conf.name, e.id, v.version),
+                        v.test_type.clone(),
+                        executor,
+                        status,
+                        title,
+                    ));
                 }
             }
             let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
@@ -83,6 +154,17 @@ pub fn run(args: ListArgs) -> Result<i32, Failure> {
                     (format!("suite/{id}"), title)
                 })
                 .collect();
+            let mut rows = rows;
+            for l in &catalog.repos().list {
+                for e in &l.index.suites {
+                    if let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) {
+                        rows.push((
+                            format!("{}/suite/{}@{}", l.conf.name, e.id, v.version),
+                            format!("{} ({} items)", v.title, v.tests),
+                        ));
+                    }
+                }
+            }
             let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
             for (id, title) in rows {
                 out.push_str(&format!("{id:w$}  {title}\n"));

@@ -7,8 +7,10 @@ mod info;
 mod install;
 mod list;
 mod plugin;
+mod profile;
 mod progress_json;
 mod recover;
+mod repo;
 mod resolve;
 mod result;
 mod run_ui;
@@ -102,6 +104,12 @@ pub enum Command {
     /// Show, compare, edit and import saved results
     #[command(subcommand)]
     Result(result::ResultCommand),
+    /// Write profiles: scaffold one from a command line, convert PTS test profiles
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
+    /// Profile repositories: add, list, update, remove; keygen and publish for publishers
+    #[command(subcommand)]
+    Repo(repo::RepoCommand),
     /// Undo system-state changes a killed run left behind (schedulers, tunables, mounts, loop devices)
     Recover(recover::RecoverArgs),
     /// Describe this machine as results record it: hardware, software, and the devices under the target directory
@@ -152,6 +160,8 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Info(a) => info::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Result(c) => result::run(c),
+        Command::Repo(c) => repo::run(c),
+        Command::Profile(c) => profile::run(c),
         Command::SystemInfo(a) => system_info::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Completions(a) => completions::run(a),

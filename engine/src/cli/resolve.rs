@@ -43,7 +43,19 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
         return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));
     }
     if let Some(name) = reference.strip_prefix("result/") {
-        return saved(name, catalog, store);
+        return saved(name, catalog, store, None);
+    }
+    // `team/fio@1.2`, `team/suite/disk`, `team/results/NAME` when `team` is an added repository.
+    if let Some((local, rest)) = catalog.split_repo(reference) {
+        if rest.starts_with("suite/") {
+            let s = catalog.suite(reference).map_err(failure)?;
+            return Ok(Resolved::Planned(resolve::flatten_suite(catalog, &s, &mut Vec::new()).map_err(failure)?));
+        }
+        if let Some(name) = rest.strip_prefix("results/") {
+            return shared(local, name, catalog, store);
+        }
+        warn_if_old(local);
+        return planned(catalog.profile(reference).map_err(failure)?);
     }
     if looks_like_path(reference) {
         let p = Path::new(reference);
@@ -61,7 +73,7 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
         return planned(catalog.profile(reference).map_err(failure)?);
     }
     if store.exists(reference) {
-        return saved(reference, catalog, store);
+        return saved(reference, catalog, store, None);
     }
     if catalog.has_suite(reference) {
         let s = catalog.suite(reference).map_err(failure)?;
@@ -69,6 +81,61 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
     }
     // Not found: let the catalog phrase it with a suggestion.
     catalog.profile(reference).map_err(failure).and_then(planned)
+}
+
+/// A synced copy older than this gets a reminder to update it.
+const OLD_COPY: std::time::Duration = std::time::Duration::from_secs(7 * 86400);
+
+fn warn_if_old(local: &engine::repo::Local) {
+    let age = local.state.age();
+    if age > OLD_COPY {
+        eprintln!(
+            "warning: the copy of repository `{}` was synced {} ago; `engine repo update {}` fetches what changed",
+            local.conf.name,
+            engine::repo::describe_age(age),
+            local.conf.name
+        );
+    }
+}
+
+/// `team/results/NAME`: the published result, copied into the result store
+/// under its name the first time, then re-run like a saved result (a new
+/// identifier is appended).
+fn shared(local: &engine::repo::Local, name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
+    use engine::repo::{index, sync};
+    warn_if_old(local);
+    let repo = &local.conf.name;
+    let Some(entry) = local.index.result(name) else {
+        let names: Vec<&str> = local.index.results.iter().map(|r| r.name.as_str()).collect();
+        return Err(Failure::new(exit::USAGE, format!("repository `{repo}` publishes no result `{name}`")).hint(
+            if names.is_empty() {
+                format!("`{repo}` publishes no results")
+            } else {
+                format!("it publishes: {}", names.join(", "))
+            },
+        ));
+    };
+    let v = index::newest(&entry.versions, |v| v.version.as_str(), None)
+        .ok_or_else(|| Failure::new(exit::USAGE, format!("`{repo}/results/{name}` has no version")))?;
+    let path = sync::ensure(local, sync::Kind::Result, name, &v.version).map_err(super::repo::failure)?;
+    let published = engine::result::store::load_file(&path).map_err(super::store_failure)?;
+    if store.exists(name) {
+        let mine = store.load(name).map_err(super::store_failure)?;
+        let theirs: Vec<&str> = published.systems.iter().map(|s| s.identifier.as_str()).collect();
+        if !theirs.iter().all(|i| mine.system(i).is_some()) {
+            return Err(Failure::new(
+                exit::USAGE,
+                format!("a saved result `{name}` exists and is not the copy of `{repo}/results/{name}`"),
+            )
+            .hint(format!(
+                "rename or delete yours (`engine result delete {name}`) to compare against the published one"
+            )));
+        }
+    } else {
+        store.save(name, &published).map_err(super::store_failure)?;
+        eprintln!("copied {repo}/results/{name} (version {}) into result `{name}`", v.version);
+    }
+    saved(name, catalog, store, Some(repo))
 }
 
 /// A YAML file with a top-level `tests:` and no `executor:` is a suite.
@@ -80,7 +147,10 @@ pub fn is_suite_file(p: &Path) -> bool {
 
 /// The tests of saved result `name`, matched to today's profiles by id,
 /// major.minor version and option values.
-fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failure> {
+/// `via`: the repository a shared result came from, which stands in for a
+/// repository the result names but that is not added here, and for local
+/// profiles of the publisher's that are not here.
+fn saved(name: &str, catalog: &Catalog, store: &Store, via: Option<&str>) -> Result<Resolved, Failure> {
     let file = store.load(name).map_err(super::store_failure)?;
     let mut tests: Vec<Test> = Vec::new();
     let mut missing = Vec::new();
@@ -89,12 +159,41 @@ fn saved(name: &str, catalog: &Catalog, store: &Store) -> Result<Resolved, Failu
         if !seen.insert(r.test.clone()) {
             continue;
         }
-        let mm: Vec<&str> = r.profile_version.split('.').take(2).collect();
-        let reference = format!("{}@{}", r.profile, mm.join("."));
-        let profile = match catalog.profile(&reference) {
+        // A repository's profile runs again at the exact version the result
+        // records, from that repository (fetched when needed); a local one
+        // at the same major.minor.
+        let (reference, found) = match &r.repository {
+            Some(repo) => {
+                // The repository as added here: by URL (users name it as they like), else by name.
+                let here = catalog.repos().list.iter().find(|l| l.conf.url == repo.url).map(|l| l.conf.name.clone());
+                let name = here
+                    .or_else(|| catalog.repos().get(&repo.name).map(|_| repo.name.clone()))
+                    .or_else(|| via.map(str::to_string))
+                    .unwrap_or_else(|| repo.name.clone());
+                let found = match catalog.repos().get(&name) {
+                    Some(_) => {
+                        catalog.profile_from_repo(&name, &r.profile, &r.profile_version).map_err(|e| e.to_string())
+                    }
+                    None => {
+                        Err(format!("add its repository: `engine repo add {} {} --key PUBKEY`", repo.name, repo.url))
+                    }
+                };
+                (format!("{name}/{}@{}", r.profile, r.profile_version), found)
+            }
+            None => {
+                let mm: Vec<&str> = r.profile_version.split('.').take(2).collect();
+                let reference = format!("{}@{}", r.profile, mm.join("."));
+                let found = catalog.profile(&reference).or_else(|e| match via {
+                    Some(v) => catalog.profile(&format!("{v}/{reference}")).map_err(|_| e),
+                    None => Err(e),
+                });
+                (reference, found.map_err(|e| e.to_string()))
+            }
+        };
+        let profile = match found {
             Ok(p) => Arc::new(p),
-            Err(_) => {
-                missing.push(format!("{} ({reference} is not available)", r.description));
+            Err(why) => {
+                missing.push(format!("{} ({reference} is not available: {why})", r.description));
                 continue;
             }
         };

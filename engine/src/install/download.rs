@@ -178,6 +178,19 @@ pub fn parse_extra(v: &str) -> Vec<Extra> {
     out
 }
 
+/// The HTTP(S) client every engine download uses (profile repositories too):
+/// rustls on ring, the timeouts of `settings`, engine's user agent.
+pub fn http_client(settings: &Settings) -> Result<reqwest::blocking::Client, DownloadError> {
+    // reqwest is built without a TLS crypto provider; ring is ours.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .timeout(settings.read_timeout)
+        .user_agent(concat!("engine/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| DownloadError::Setup(e.to_string()))
+}
+
 /// Fetches files into the cache folder.
 pub struct Downloader {
     client: reqwest::blocking::Client,
@@ -271,14 +284,7 @@ impl Drop for Part {
 
 impl Downloader {
     pub fn new(cache: PathBuf, settings: Settings) -> Result<Downloader, DownloadError> {
-        // reqwest is built without a TLS crypto provider; ring is ours.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::blocking::Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .timeout(settings.read_timeout)
-            .user_agent(concat!("engine/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| DownloadError::Setup(e.to_string()))?;
+        let client = http_client(&settings)?;
         let bars = settings.progress.then(indicatif::MultiProgress::new);
         Ok(Downloader { client, cache, settings, bars })
     }

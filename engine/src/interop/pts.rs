@@ -284,6 +284,7 @@ pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> R
             proportion,
             entries,
             pts: Some(PtsOrigin { identifier: ident, arguments }),
+            repository: None,
         });
     }
     if f.systems.is_empty() && f.results.is_empty() {

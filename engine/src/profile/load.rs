@@ -27,6 +27,8 @@ pub struct LoadedProfile {
     /// What to show in messages (`test-profiles/fio/profile.yaml`).
     pub display: String,
     pub origin: Origin,
+    /// The profile repository it came from (none: local or built-in).
+    pub source: Option<crate::result::RepositoryRef>,
 }
 
 impl LoadedProfile {
@@ -43,6 +45,8 @@ pub struct LoadedSuite {
     pub suite: Suite,
     pub display: String,
     pub index: YamlIndex,
+    /// The profile repository it came from: its items name that repository's profiles first.
+    pub source: Option<crate::result::RepositoryRef>,
 }
 
 static AT_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" at line \d+, column \d+$").unwrap());
@@ -137,7 +141,7 @@ pub fn profile_from_str(text: &str, display: &str, origin: Origin) -> Result<Loa
     if !diags.is_empty() {
         return Err(diags.sorted());
     }
-    Ok(LoadedProfile { profile, display: display.to_string(), origin })
+    Ok(LoadedProfile { profile, display: display.to_string(), origin, source: None })
 }
 
 /// Parses one suite file's text; `id` is its file stem (`disk` for `suites/disk.yaml`).
@@ -179,7 +183,16 @@ pub fn suite_from_str(text: &str, id: &str, display: &str) -> Result<LoadedSuite
     if !diags.is_empty() {
         return Err(diags.sorted());
     }
-    Ok(LoadedSuite { id: id.to_string(), suite, display: display.to_string(), index })
+    if let Some(v) = &suite.version
+        && semver::Version::parse(v).is_err()
+    {
+        diags.push(
+            Diagnostic::new(display, index.value(&path!["version"]), format!("`{v}` is not a version"))
+                .with_hint("write a semver version such as `1.0.0`"),
+        );
+        return Err(diags.sorted());
+    }
+    Ok(LoadedSuite { id: id.to_string(), suite, display: display.to_string(), index, source: None })
 }
 
 #[cfg(test)]

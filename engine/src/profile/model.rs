@@ -761,6 +761,9 @@ pub struct ProgramReq {
 #[serde(deny_unknown_fields)]
 pub struct Suite {
     pub title: String,
+    /// Version of the suite (semver), for repositories (`NAME/suite/disk@1.2`); 1.0.0 when absent.
+    #[serde(default)]
+    pub version: Option<String>,
     #[serde(default)]
     pub description: String,
     pub tests: Vec<SuiteItem>,

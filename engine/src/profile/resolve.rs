@@ -25,6 +25,16 @@ pub enum ResolveError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("suite `{0}` includes itself")]
     Cycle(String),
+    /// A profile repository could not give what was asked (unreachable,
+    /// refused on trust, needs a newer engine).
+    #[error("{msg}")]
+    Repo { msg: String, hint: Option<String>, trust: bool },
+}
+
+impl From<crate::repo::RepoError> for ResolveError {
+    fn from(e: crate::repo::RepoError) -> Self {
+        ResolveError::Repo { msg: e.to_string(), hint: e.hint(), trust: e.is_trust() }
+    }
 }
 
 impl ResolveError {
@@ -35,6 +45,7 @@ impl ResolveError {
                 Some("drop the version to take the newest, or list versions with `engine list profiles`")
             }
             ResolveError::Cycle(_) => Some("remove the item that includes the suite again"),
+            ResolveError::Repo { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -62,9 +73,34 @@ impl Found {
     }
 }
 
-/// The profiles and suites visible to this run.
+/// The profiles and suites visible to this run: local folders and the
+/// built-in ones, then the added profile repositories.
 pub struct Catalog {
     roots: Vec<PathBuf>,
+    /// `$ENGINE_HOME/repos` (read when a reference needs it).
+    repos_root: Option<PathBuf>,
+    repos: std::sync::OnceLock<crate::repo::Repos>,
+}
+
+/// Ids of the built-in profiles and suites (a repository may not take one as its name).
+pub fn builtin_ids() -> Vec<String> {
+    builtin::BUILTIN_FILES
+        .iter()
+        .filter_map(|(rel, _)| {
+            rel.strip_prefix("test-profiles/")
+                .and_then(|r| r.strip_suffix("/profile.yaml"))
+                .or_else(|| rel.strip_prefix("suites/").and_then(|r| r.strip_suffix(".yaml")))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// `fio@1.2` → (`fio`, Some(`1.2`)).
+fn split_version(reference: &str) -> (&str, Option<&str>) {
+    match reference.split_once('@') {
+        Some((i, v)) => (i, Some(v)),
+        None => (reference, None),
+    }
 }
 
 impl Catalog {
@@ -77,7 +113,86 @@ impl Catalog {
             .map(PathBuf::from)
             .collect();
         roots.push(user_dir.to_path_buf());
-        Catalog { roots }
+        Catalog { roots, repos_root: Some(user_dir.join("repos")), repos: std::sync::OnceLock::new() }
+    }
+
+    /// The added repositories as synced here (read once).
+    pub fn repos(&self) -> &crate::repo::Repos {
+        self.repos.get_or_init(|| match &self.repos_root {
+            Some(r) => crate::repo::Repos::load(r),
+            None => crate::repo::Repos { root: PathBuf::new(), list: Vec::new(), warnings: Vec::new() },
+        })
+    }
+
+    /// `team/fio@1.2` → (team's local copy, `fio@1.2`) when `team` is added.
+    pub fn split_repo<'r>(&self, reference: &'r str) -> Option<(&crate::repo::Local, &'r str)> {
+        let (name, rest) = reference.split_once('/')?;
+        self.repos().get(name).map(|l| (l, rest))
+    }
+
+    /// Loads `id@version` from repository `local` (fetching it when only the index has it).
+    fn repo_profile_at(
+        &self,
+        local: &crate::repo::Local,
+        id: &str,
+        version: &str,
+    ) -> Result<LoadedProfile, ResolveError> {
+        let file = crate::repo::sync::ensure(local, crate::repo::sync::Kind::Profile, id, version)?;
+        let mut p = profile_from_path(&file)?;
+        p.source = Some(local.reference());
+        Ok(p)
+    }
+
+    /// A profile from one repository: `fio`, `fio@1.2`, `fio@1.2.3`.
+    fn repo_profile(&self, local: &crate::repo::Local, rest: &str) -> Result<LoadedProfile, ResolveError> {
+        let (id, want) = split_version(rest);
+        let name = &local.conf.name;
+        let Some(entry) = local.index.profile(id) else {
+            let ids: Vec<String> = local.index.profiles.iter().map(|p| format!("{name}/{}", p.id)).collect();
+            let hint = match did_you_mean(&format!("{name}/{id}"), ids.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("list what `{name}` holds with `engine list profiles`"),
+            };
+            return Err(ResolveError::NotFound { reference: format!("{name}/{rest}"), hint });
+        };
+        match crate::repo::index::newest(&entry.versions, |v| v.version.as_str(), want) {
+            Some(v) => self.repo_profile_at(local, id, &v.version),
+            None => Err(ResolveError::NoVersion {
+                id: format!("{name}/{id}"),
+                want: want.unwrap_or("").to_string(),
+                found: entry.versions.iter().map(|v| v.version.clone()).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    /// Loads `id@version` exactly from repository `name` (a result's re-run).
+    pub fn profile_from_repo(&self, name: &str, id: &str, version: &str) -> Result<LoadedProfile, ResolveError> {
+        let Some(local) = self.repos().get(name) else {
+            return Err(ResolveError::NotFound {
+                reference: format!("{name}/{id}@{version}"),
+                hint: format!(
+                    "no repository named `{name}` is added: add it with `engine repo add {name} URL --key KEY`"
+                ),
+            });
+        };
+        self.repo_profile(local, &format!("{id}@{version}"))
+    }
+
+    /// The newest version of `id` in each repository (in the order they
+    /// were added) matching `want`.
+    fn repo_candidates<'a>(
+        &'a self,
+        id: &str,
+        want: Option<&str>,
+    ) -> Vec<(&'a crate::repo::Local, &'a crate::repo::index::ProfileVersion)> {
+        self.repos()
+            .list
+            .iter()
+            .filter_map(|l| {
+                let e = l.index.profile(id)?;
+                crate::repo::index::newest(&e.versions, |v| v.version.as_str(), want).map(|v| (l, v))
+            })
+            .collect()
     }
 
     fn files(&self, top: &str) -> Vec<Found> {
@@ -179,47 +294,147 @@ impl Catalog {
     pub fn has_profile(&self, id: &str) -> bool {
         let id = id.split('@').next().unwrap_or(id);
         self.profile_files().iter().any(|(i, _)| i == id)
+            || self.repos().list.iter().any(|l| l.index.profile(id).is_some())
     }
 
     pub fn has_suite(&self, id: &str) -> bool {
-        self.suite_files().iter().any(|(i, _)| i == id)
+        let id = id.split('@').next().unwrap_or(id);
+        self.suite_files().iter().any(|(i, _)| i == id) || self.repos().list.iter().any(|l| l.index.suite(id).is_some())
     }
 
-    /// Loads profile `reference` (`fio`, `fio@1`, `fio@1.0`, `fio@1.0.2`).
+    /// Loads profile `reference` (`fio`, `fio@1`, `fio@1.0`, `fio@1.0.2`, or
+    /// `team/fio…` from repository `team`). Without a repository the newest
+    /// matching version wins: the local one (the first on the search path),
+    /// else each repository in the order they were added; on a tie the
+    /// earlier one.
     pub fn profile(&self, reference: &str) -> Result<LoadedProfile, ResolveError> {
-        let (id, want) = match reference.split_once('@') {
-            Some((i, v)) => (i, Some(v)),
-            None => (reference, None),
-        };
+        if let Some((local, rest)) = self.split_repo(reference) {
+            return self.repo_profile(local, rest);
+        }
+        if let Some((name, _)) = reference.split_once('/') {
+            return Err(ResolveError::NotFound {
+                reference: reference.to_string(),
+                hint: format!("no repository named `{name}` is added; list them with `engine repo list`"),
+            });
+        }
+        let (id, want) = split_version(reference);
         let candidates: Vec<Found> =
             self.profile_files().into_iter().filter(|(i, _)| i == id).map(|(_, f)| f).collect();
-        if candidates.is_empty() {
+        let remote = self.repo_candidates(id, want);
+        if candidates.is_empty() && remote.is_empty() {
+            if self.repos().list.iter().any(|l| l.index.profile(id).is_some()) {
+                let found: Vec<String> = self
+                    .repos()
+                    .list
+                    .iter()
+                    .filter_map(|l| l.index.profile(id).map(|e| (l, e)))
+                    .flat_map(|(l, e)| e.versions.iter().map(move |v| format!("{}/{id}@{}", l.conf.name, v.version)))
+                    .collect();
+                return Err(ResolveError::NoVersion {
+                    id: id.to_string(),
+                    want: want.unwrap_or("").to_string(),
+                    found: found.join(", "),
+                });
+            }
             return Err(self.not_found(reference));
         }
         let mut found = Vec::new();
+        let mut local = None;
         for f in candidates {
             let text = f.read()?;
             let p = load::profile_from_str(&text, &f.display, f.origin.clone()).map_err(ResolveError::Invalid)?;
             match want {
-                None => return Ok(p),
-                Some(w) if version_matches(&p.profile.version, w) => return Ok(p),
-                Some(_) => found.push(p.profile.version.clone()),
+                Some(w) if !version_matches(&p.profile.version, w) => found.push(p.profile.version.clone()),
+                _ => {
+                    local = Some(p);
+                    break;
+                }
             }
         }
-        Err(ResolveError::NoVersion {
-            id: id.to_string(),
-            want: want.unwrap_or("").to_string(),
-            found: found.join(", "),
-        })
+        let best = remote.into_iter().reduce(|a, b| {
+            if crate::repo::index::compare_versions(&b.1.version, &a.1.version).is_gt() { b } else { a }
+        });
+        match (local, best) {
+            (Some(lp), Some((l, v)))
+                if crate::repo::index::compare_versions(&v.version, &lp.profile.version).is_gt() =>
+            {
+                self.repo_profile_at(l, id, &v.version)
+            }
+            (Some(lp), _) => Ok(lp),
+            (None, Some((l, v))) => self.repo_profile_at(l, id, &v.version),
+            (None, None) => {
+                for l in &self.repos().list {
+                    if let Some(e) = l.index.profile(id) {
+                        found.extend(e.versions.iter().map(|v| format!("{}/{id}@{}", l.conf.name, v.version)));
+                    }
+                }
+                Err(ResolveError::NoVersion {
+                    id: id.to_string(),
+                    want: want.unwrap_or("").to_string(),
+                    found: found.join(", "),
+                })
+            }
+        }
     }
 
-    /// Loads suite `id` (`disk` for `suite/disk`).
+    /// Loads suite `id` (`disk` for `suite/disk`), or `team/suite/disk[@1.0]`
+    /// from repository `team`. Without a repository the local suite wins,
+    /// unless a repository has a newer version.
     pub fn suite(&self, id: &str) -> Result<LoadedSuite, ResolveError> {
-        let Some((_, f)) = self.suite_files().into_iter().find(|(i, _)| i == id) else {
-            return Err(self.not_found(&format!("suite/{id}")));
+        if let Some((local, rest)) = self.split_repo(id) {
+            let rest = rest.strip_prefix("suite/").unwrap_or(rest);
+            return self.repo_suite(local, rest);
+        }
+        let (sid, want) = split_version(id);
+        let local = match self.suite_files().into_iter().find(|(i, _)| i == sid) {
+            Some((_, f)) => {
+                let text = f.read()?;
+                let s = load::suite_from_str(&text, sid, &f.display).map_err(ResolveError::Invalid)?;
+                let v = s.suite.version.clone().unwrap_or_else(|| "1.0.0".into());
+                want.is_none_or(|w| version_matches(&v, w)).then_some((s, v))
+            }
+            None => None,
         };
-        let text = f.read()?;
-        load::suite_from_str(&text, id, &f.display).map_err(ResolveError::Invalid)
+        let best = self
+            .repos()
+            .list
+            .iter()
+            .filter_map(|l| {
+                let e = l.index.suite(sid)?;
+                crate::repo::index::newest(&e.versions, |v| v.version.as_str(), want).map(|v| (l, v.version.clone()))
+            })
+            .reduce(|a, b| if crate::repo::index::compare_versions(&b.1, &a.1).is_gt() { b } else { a });
+        match (local, best) {
+            (Some((_, lv)), Some((l, v))) if crate::repo::index::compare_versions(&v, &lv).is_gt() => {
+                self.repo_suite(l, &format!("{sid}@{v}"))
+            }
+            (Some((s, _)), _) => Ok(s),
+            (None, Some((l, v))) => self.repo_suite(l, &format!("{sid}@{v}")),
+            (None, None) => Err(self.not_found(&format!("suite/{id}"))),
+        }
+    }
+
+    /// A suite from one repository: `disk`, `disk@1.0`.
+    fn repo_suite(&self, local: &crate::repo::Local, rest: &str) -> Result<LoadedSuite, ResolveError> {
+        let (id, want) = split_version(rest);
+        let name = &local.conf.name;
+        let Some(entry) = local.index.suite(id) else {
+            return Err(ResolveError::NotFound {
+                reference: format!("{name}/suite/{rest}"),
+                hint: format!("list what `{name}` holds with `engine list suites`"),
+            });
+        };
+        let Some(v) = crate::repo::index::newest(&entry.versions, |v| v.version.as_str(), want) else {
+            return Err(ResolveError::NoVersion {
+                id: format!("{name}/suite/{id}"),
+                want: want.unwrap_or("").to_string(),
+                found: entry.versions.iter().map(|v| v.version.clone()).collect::<Vec<_>>().join(", "),
+            });
+        };
+        let file = crate::repo::sync::ensure(local, crate::repo::sync::Kind::Suite, id, &v.version)?;
+        let mut s = suite_from_path(&file)?;
+        s.source = Some(local.reference());
+        Ok(s)
     }
 
     fn not_found(&self, reference: &str) -> ResolveError {
@@ -284,8 +499,14 @@ pub fn flatten_suite(
     let mut diags = Diagnostics::default();
     for (i, item) in suite.suite.tests.iter().enumerate() {
         let at = |k: &str| vec![Seg::from("tests"), Seg::from(i), Seg::from(k)];
+        // A repository's suite names that repository's profiles and suites first.
+        let in_repo = |r: &str| suite.source.as_ref().map(|src| format!("{}/{r}", src.name));
         if let Some(s) = &item.suite {
-            match catalog.suite(s) {
+            let found = match in_repo(&format!("suite/{s}")) {
+                Some(r) => catalog.suite(&r).or_else(|_| catalog.suite(s)),
+                None => catalog.suite(s),
+            };
+            match found {
                 Ok(inner) => out.extend(flatten_suite(catalog, &inner, stack)?),
                 Err(ResolveError::NotFound { hint, .. }) => diags.push(
                     Diagnostic::new(&suite.display, suite.index.value(&at("suite")), format!("no suite named `{s}`"))
@@ -294,7 +515,14 @@ pub fn flatten_suite(
                 Err(e) => return Err(e),
             }
         } else if let Some(p) = &item.profile {
-            match catalog.profile(p) {
+            let found = match in_repo(p).filter(|_| !p.contains('/')) {
+                Some(r) => match catalog.profile(&r) {
+                    Err(ResolveError::NotFound { .. }) => catalog.profile(p),
+                    other => other,
+                },
+                None => catalog.profile(p),
+            };
+            match found {
                 Ok(lp) => {
                     let presets = item
                         .options
@@ -354,7 +582,8 @@ mod tests {
     #[test]
     fn builtin_profiles_all_load() {
         let dir = tempfile::tempdir().unwrap();
-        let cat = Catalog { roots: vec![dir.path().to_path_buf()] };
+        let cat =
+            Catalog { roots: vec![dir.path().to_path_buf()], repos_root: None, repos: std::sync::OnceLock::new() };
         let all = cat.all_profiles();
         assert!(all.len() >= 3, "fs-mark, fio, sqlite at least");
         for p in all {

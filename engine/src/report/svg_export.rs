@@ -73,6 +73,7 @@ pub(crate) mod tests {
                     })
                     .collect(),
                 pts: None,
+                repository: None,
             });
         }
         f

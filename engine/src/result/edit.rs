@@ -146,6 +146,7 @@ mod tests {
                     .map(|i| ResultEntry::from_trials(i, vec![1.0], None, vec![], String::new()).unwrap())
                     .collect(),
                 pts: None,
+                repository: None,
             });
         }
         f

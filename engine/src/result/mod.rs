@@ -5,5 +5,7 @@ pub mod model;
 pub mod store;
 pub mod validate;
 
-pub use model::{FailedTest, LeftOut, OptionChoice, PtsOrigin, ResultEntry, ResultFile, System, TestResult};
+pub use model::{
+    FailedTest, LeftOut, OptionChoice, PtsOrigin, RepositoryRef, ResultEntry, ResultFile, System, TestResult,
+};
 pub use store::{Store, StoreError};

@@ -103,6 +103,22 @@ pub struct TestResult {
     /// Where an imported result came from in PTS (kept for `--format pts-xml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pts: Option<PtsOrigin>,
+    /// The profile repository the profile came from (none: a local or built-in profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<RepositoryRef>,
+}
+
+/// A profile repository, as a result records it: re-running the result
+/// takes the same profile version from the same repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepositoryRef {
+    /// The name it was added under (`team`).
+    pub name: String,
+    /// Its URL.
+    pub url: String,
+    /// SHA-256 of the signed index the profile was taken from.
+    pub index_sha256: String,
 }
 
 /// A test that failed for one identifier: why, and where to look.

@@ -244,6 +244,7 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
             proportion: def.proportion,
             entries: Vec::new(),
             pts: None,
+            repository: test.profile.source.clone(),
         };
         let Some(mut entry) = ResultEntry::from_trials(
             "",
