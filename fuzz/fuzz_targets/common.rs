@@ -2,7 +2,7 @@
 //! built-in profiles, and how a fuzz input is split.
 
 use engine::parse::{Configured, RawOutput};
-use engine::profile::model::ParserDef;
+use engine::profile::model::{ParserDef, Pick};
 use engine::profile::resolve::Catalog;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -87,4 +87,35 @@ pub fn def() -> ParserDef {
 /// Placeholders in a fuzzed pattern render to fixed text.
 pub fn fill(s: &str) -> Result<String, String> {
     engine::profile::template::render(s, |_| Some("x"), false).map_err(|e| e.to_string())
+}
+
+/// A `pick` from a fuzz byte.
+#[allow(dead_code)]
+pub fn pick(b: u8) -> Pick {
+    [Pick::Last, Pick::First, Pick::Mean, Pick::Sum][(b as usize >> 1) % 4]
+}
+
+/// One parser target: the first byte picks a mode. Even: one of the
+/// built-in profiles' parsers of `kind` (the next byte says which) reads the
+/// rest as output. Odd: the rest's first line is a pattern, made into a
+/// parser by `make` (with the first byte for its other settings), and what
+/// follows is the output.
+#[allow(dead_code)]
+pub fn fuzz_parser(kind: &str, data: &[u8], make: impl Fn(String, u8) -> ParserDef) {
+    if data.len() < 2 {
+        return;
+    }
+    if data[0] % 2 == 0 {
+        let parsers = builtin(kind);
+        if parsers.is_empty() {
+            return;
+        }
+        let p = parsers[data[1] as usize % parsers.len()];
+        check(p, &String::from_utf8_lossy(&data[2..]));
+    } else {
+        let (pattern, output) = split(&data[1..]);
+        if let Ok(p) = Configured::build(&make(pattern, data[0]), &fill, false) {
+            check(&p, &output);
+        }
+    }
 }

@@ -16,8 +16,13 @@ fuzz_target!(|data: &[u8]| {
             let twice = serde_json::to_vec_pretty(&again).unwrap();
             if twice != json {
                 let at = twice.iter().zip(&json).position(|(a, b)| a != b).unwrap_or(json.len().min(twice.len()));
-                let ctx = |b: &[u8]| String::from_utf8_lossy(&b[at.saturating_sub(80)..(at + 80).min(b.len())]).into_owned();
-                panic!("a result file changes when saved and loaded again:\n{}\n--- vs ---\n{}", ctx(&json), ctx(&twice));
+                let ctx =
+                    |b: &[u8]| String::from_utf8_lossy(&b[at.saturating_sub(80)..(at + 80).min(b.len())]).into_owned();
+                panic!(
+                    "a result file changes when saved and loaded again:\n{}\n--- vs ---\n{}",
+                    ctx(&json),
+                    ctx(&twice)
+                );
             }
             // Every view of it renders.
             let _ = engine::report::text::analysis_only(&f, &engine::report::View::default(), 80);
