@@ -15,7 +15,7 @@ fn fixture(name: &str) -> String {
 
 /// Parses `output` with every parser of the shipped profile `id` for the
 /// test chosen by `presets`, returning (result id, value).
-fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
+pub(crate) fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
     let path = repo().join("test-profiles").join(id).join("profile.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     let p = Arc::new(profile_from_str(&text, id, Origin::File(path)).unwrap());

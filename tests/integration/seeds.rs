@@ -5,11 +5,6 @@
 //! by `engine recover` after a kill -9 — and the suites that follow the seeds.
 
 use crate::common::{Env, repo};
-use engine::expand::{self, Batch};
-use engine::parse::{Configured, RawOutput};
-use engine::profile::load::{Origin, profile_from_str};
-use engine::profile::template;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> String {
@@ -18,20 +13,7 @@ fn fixture(name: &str) -> String {
 
 /// Every parser of shipped profile `id` on `output`, for the test `presets` pick.
 fn parse(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
-    let path = repo().join("test-profiles").join(id).join("profile.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let p = Arc::new(profile_from_str(&text, id, Origin::File(path)).unwrap());
-    let presets: Vec<_> = presets.iter().map(|s| expand::parse_cli_option(s).unwrap()).collect();
-    let tests = expand::expand(&p, &presets, &Batch, true).unwrap();
-    assert_eq!(tests.len(), 1, "presets pick one test");
-    let b = tests[0].bindings();
-    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string());
-    let raw = RawOutput { stdout: output, stderr: "", wall: Duration::from_secs(1) };
-    p.profile
-        .parsers
-        .iter()
-        .map(|d| (d.result.clone(), Configured::build(d, &fill, false).unwrap().parse(&raw).unwrap()))
-        .collect()
+    crate::parsers::parse_with(id, presets, output)
 }
 
 fn pairs(v: &[(&str, f64)]) -> Vec<(String, f64)> {
