@@ -666,6 +666,45 @@ fn build_gcc_libiberty_from_debian_sources() {
     assert!(installed.exists(), "{}", installed.display());
 }
 
+/// A profile only optional suite items ask for is not installed by
+/// `benchmark --yes`; the message names the command that installs it, the
+/// rest of the suite runs, and after that command the optional item runs.
+#[test]
+fn optional_suite_items_are_not_installed_by_benchmark() {
+    let env = Env::new();
+    let data = tgz(&[("value.txt", b"value: 7\n")]);
+    let srv = FaultServer::start(HashMap::from([(
+        "o.tar.gz".to_string(),
+        Route::Body { data: data.clone(), ranges: false },
+    )]));
+    env.profile("opt", &profile("opt", "o.tar.gz", &data, &[srv.url("o.tar.gz")], "", "true"));
+    env.profile(
+        "plain",
+        "id: plain\nversion: 1.0.0\ntitle: Plain\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"echo value: 3\"]\nresults:\n  - {id: n, unit: Items, proportion: HIB}\nparsers:\n  - {result: n, regex: 'value: (?P<value>[0-9]+)'}\n",
+    );
+    env.suite("mixed", "title: Mixed\ntests:\n  - profile: plain\n  - profile: opt\n    optional: true\n");
+    let r = env.bench(&["suite/mixed", "--runs", "1", "--save", "m"]);
+    assert_eq!(r.code, 0, "the optional item is left out, not failed: {r:?}");
+    assert!(
+        r.stderr.contains(
+            "not run (optional in this suite) opt: not installed: optional in this suite, so `benchmark` does not install it: run `engine install opt`"
+        ),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("pass --yes"), "--yes was passed: {r:?}");
+    assert!(srv.requests().is_empty(), "nothing downloaded");
+    assert_eq!(env.result("m")["results"].as_array().unwrap().len(), 1);
+    // The named command installs it; the same run then adds the optional test.
+    let i = env.run(&["install", "opt"]);
+    assert_eq!(i.code, 0, "{i:?}");
+    let r = env.bench(&["suite/mixed", "--runs", "1", "--save", "m"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let res = env.result("m");
+    let values: Vec<f64> =
+        res["results"].as_array().unwrap().iter().map(|x| x["entries"][0]["value"].as_f64().unwrap()).collect();
+    assert_eq!(values, vec![3.0, 7.0], "{res}");
+}
+
 /// `benchmark` asks on a terminal (Enter accepts) and shows a progress bar;
 /// without a terminal and without --yes it installs nothing and says how.
 #[test]

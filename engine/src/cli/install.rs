@@ -314,18 +314,24 @@ pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: boo
         home.installed().display()
     );
     let go: Vec<&Plan> = todo.iter().copied().filter(|p| !optional_only(&p.id)).collect();
-    if !install || go.is_empty() || !ask(&what) {
-        let how = if install {
-            "pass --yes to install it, or run `engine install"
-        } else {
+    // The way out names what would install it: --yes does not install
+    // profiles only optional suite items ask for.
+    let how = |p: &Plan| {
+        if !install {
             "`engine run` never installs: run `engine benchmark` or `engine install"
-        };
+        } else if optional_only(&p.id) {
+            "optional in this suite, so `benchmark` does not install it: run `engine install"
+        } else {
+            "pass --yes to install it, or run `engine install"
+        }
+    };
+    let why = |p: &Plan| match p.status() {
+        Status::Stale(s) => format!("install is out of date ({s})"),
+        _ => "not installed".to_string(),
+    };
+    if !install || go.is_empty() || !ask(&what) {
         for p in &todo {
-            let why = match p.status() {
-                Status::Stale(s) => format!("install is out of date ({s})"),
-                _ => "not installed".to_string(),
-            };
-            unmet.insert(p.id.clone(), format!("{why}: {how} {}`", p.id));
+            unmet.insert(p.id.clone(), format!("{}: {} {}`", why(p), how(p), p.id));
         }
         return unmet;
     }
@@ -353,7 +359,7 @@ pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: boo
     }
     for p in &todo {
         if optional_only(&p.id) && !go.iter().any(|g| g.id == p.id) {
-            unmet.insert(p.id.clone(), "not installed (optional in this suite)".into());
+            unmet.insert(p.id.clone(), format!("{}: {} {}`", why(p), how(p), p.id));
         }
     }
     unmet
