@@ -687,7 +687,7 @@ fn optional_suite_items_are_not_installed_by_benchmark() {
     assert_eq!(r.code, 0, "the optional item is left out, not failed: {r:?}");
     assert!(
         r.stderr.contains(
-            "not run (optional in this suite) opt: not installed: optional in this suite, so `benchmark` does not install it: run `engine install opt`"
+            "not run (optional in this suite) opt: not installed: optional in this suite, so `benchmark` does not install it: run `engine install suite/mixed`"
         ),
         "{r:?}"
     );
@@ -695,7 +695,7 @@ fn optional_suite_items_are_not_installed_by_benchmark() {
     assert!(srv.requests().is_empty(), "nothing downloaded");
     assert_eq!(env.result("m")["results"].as_array().unwrap().len(), 1);
     // The named command installs it; the same run then adds the optional test.
-    let i = env.run(&["install", "opt"]);
+    let i = env.run(&["install", "suite/mixed"]);
     assert_eq!(i.code, 0, "{i:?}");
     let r = env.bench(&["suite/mixed", "--runs", "1", "--save", "m"]);
     assert_eq!(r.code, 0, "{r:?}");

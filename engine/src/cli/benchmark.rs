@@ -587,7 +587,14 @@ fn run_with(args: BenchmarkArgs, install: bool, json: Option<&JsonUi>) -> Result
     }
     // Install phase: `benchmark` installs what is missing (asking on a
     // terminal, or with --yes); `run` never installs and says what is missing.
-    let not_installed = super::install::phase(&tests, &optional, install, args.yes);
+    let quote = engine::profile::template::quote;
+    let install_args: Vec<String> = args
+        .refs
+        .iter()
+        .map(|r| quote(r))
+        .chain(args.options.iter().map(|o| format!("--option {}", quote(o))))
+        .collect();
+    let not_installed = super::install::phase(&tests, &optional, install, args.yes, &install_args.join(" "));
     if install && interrupt::requested() {
         eprintln!("interrupted while installing; nothing ran");
         return Ok(exit::INTERRUPTED);

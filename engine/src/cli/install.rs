@@ -236,7 +236,16 @@ pub fn run_install_deps(args: InstallDepsArgs) -> Result<i32, Failure> {
 /// `engine run` (never installs). Returns, per profile id, why its tests
 /// cannot run (not installed, packages missing, a failed install).
 /// Profiles only optional suite items ask for are never installed here.
-pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: bool) -> HashMap<String, String> {
+/// `install_args` is what `engine install` needs to install the same
+/// entries (the refs and `--option`s the user gave): an install can depend
+/// on a suite's presets (build-linux-kernel's `source`).
+pub fn phase(
+    tests: &[Test],
+    optional: &HashSet<String>,
+    install: bool,
+    yes: bool,
+    install_args: &str,
+) -> HashMap<String, String> {
     let home = Home::from_env();
     let mut unmet: HashMap<String, String> = HashMap::new();
     let all = plans(&home, tests);
@@ -331,7 +340,7 @@ pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: boo
     };
     if !install || go.is_empty() || !ask(&what) {
         for p in &todo {
-            unmet.insert(p.id.clone(), format!("{}: {} {}`", why(p), how(p), p.id));
+            unmet.insert(p.id.clone(), format!("{}: {} {install_args}`", why(p), how(p)));
         }
         return unmet;
     }
@@ -359,7 +368,7 @@ pub fn phase(tests: &[Test], optional: &HashSet<String>, install: bool, yes: boo
     }
     for p in &todo {
         if optional_only(&p.id) && !go.iter().any(|g| g.id == p.id) {
-            unmet.insert(p.id.clone(), format!("{}: {} {}`", why(p), how(p), p.id));
+            unmet.insert(p.id.clone(), format!("{}: {} {install_args}`", why(p), how(p)));
         }
     }
     unmet
