@@ -678,10 +678,7 @@ fn optional_suite_items_are_not_installed_by_benchmark() {
         Route::Body { data: data.clone(), ranges: false },
     )]));
     env.profile("opt", &profile("opt", "o.tar.gz", &data, &[srv.url("o.tar.gz")], "", "true"));
-    env.profile(
-        "plain",
-        "id: plain\nversion: 1.0.0\ntitle: Plain\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"echo value: 3\"]\nresults:\n  - {id: n, unit: Items, proportion: HIB}\nparsers:\n  - {result: n, regex: 'value: (?P<value>[0-9]+)'}\n",
-    );
+    env.profile("plain", &echo_profile("plain", &["3"]));
     env.suite("mixed", "title: Mixed\ntests:\n  - profile: plain\n  - profile: opt\n    optional: true\n");
     let r = env.bench(&["suite/mixed", "--runs", "1", "--save", "m"]);
     assert_eq!(r.code, 0, "the optional item is left out, not failed: {r:?}");
