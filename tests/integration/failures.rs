@@ -169,6 +169,10 @@ fn ctrl_c_stops_cleanly_and_keeps_completed_results() {
     assert!(t0.elapsed() < Duration::from_secs(5), "stopping took {:?}", t0.elapsed());
     assert_eq!(r.code, 130, "{r:?}");
     assert!(r.stderr.contains("interrupted: 1 test(s) completed and saved"), "{r:?}");
+    // The log does not claim a trial for the test that was cut short.
+    assert!(r.stderr.contains("[1/2] finished: "), "{r:?}");
+    assert!(r.stderr.contains("[2/2] interrupted after "), "{r:?}");
+    assert!(!r.stderr.contains("[2/2] finished"), "{r:?}");
     let f = env.result("c");
     assert_eq!(f["results"].as_array().unwrap().len(), 1);
     assert_eq!(f["results"][0]["profile"], "echo");

@@ -5,7 +5,7 @@
 
 use engine::report::{systems, text};
 use engine::result::{ResultFile, System};
-use engine::runner::Progress;
+use engine::runner::{Ended, Progress};
 use engine::session::Ui;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -58,16 +58,28 @@ impl Ui for TermUi {
 struct Piped {
     prefix: String,
     start: Instant,
+    /// Trials that ended (not warm-ups); an interrupted one does not count.
     trials: Mutex<u32>,
 }
 
 impl Progress for Piped {
-    fn trial(&self, _label: &str, k: u32, _planned: u32) {
-        *self.trials.lock().unwrap() = k;
+    fn trial_done(&self, k: u32, warmup: bool, _seconds: f64) {
+        if !warmup {
+            *self.trials.lock().unwrap() = k;
+        }
     }
-    fn done(&self) {
-        let n = *self.trials.lock().unwrap();
-        eprintln!("{} finished: {n} trial(s) in {:.1} s", self.prefix, self.start.elapsed().as_secs_f64());
+    fn done(&self, ended: Ended) {
+        eprintln!("{} {}", self.prefix, end_line(ended, *self.trials.lock().unwrap(), self.start.elapsed()));
+    }
+}
+
+/// What the piped log says when a test ends.
+fn end_line(ended: Ended, trials: u32, took: Duration) -> String {
+    let s = took.as_secs_f64();
+    match ended {
+        Ended::Completed => format!("finished: {trials} trial(s) in {s:.1} s"),
+        Ended::Failed => format!("failed after {trials} trial(s) in {s:.1} s"),
+        Ended::Interrupted => format!("interrupted after {s:.1} s: nothing of this test is saved"),
     }
 }
 
@@ -134,7 +146,7 @@ impl Progress for Line {
         bar.set_message(msg);
     }
 
-    fn done(&self) {
+    fn done(&self, _ended: Ended) {
         if let Some(b) = self.bar.lock().unwrap().take() {
             b.finish_and_clear();
         }
@@ -153,5 +165,13 @@ mod tests {
         assert_eq!(s.chars().count(), 10);
         assert!(s.ends_with('…'));
         assert_eq!(fit("short", 10), "short");
+    }
+
+    #[test]
+    fn the_end_line_says_how_the_test_ended() {
+        let t = Duration::from_millis(700);
+        assert_eq!(end_line(Ended::Completed, 3, t), "finished: 3 trial(s) in 0.7 s");
+        assert_eq!(end_line(Ended::Failed, 1, t), "failed after 1 trial(s) in 0.7 s");
+        assert_eq!(end_line(Ended::Interrupted, 1, t), "interrupted after 0.7 s: nothing of this test is saved");
     }
 }

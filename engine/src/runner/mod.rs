@@ -29,7 +29,17 @@ pub trait Progress {
     /// Trial `k` ended and its values were read (`warmup`: a discarded warm-up
     /// trial); `seconds` is its wall time.
     fn trial_done(&self, _k: u32, _warmup: bool, _seconds: f64) {}
-    fn done(&self) {}
+    /// The test is over: how it ended.
+    fn done(&self, _ended: Ended) {}
+}
+
+/// How a test ended, as its progress display hears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Completed,
+    Failed,
+    /// Stopped by Ctrl-C or SIGTERM: nothing of it is saved.
+    Interrupted,
 }
 
 /// No progress output.
@@ -180,6 +190,22 @@ impl Drop for TrialDir {
 /// Runs one test to completion: setup, trials (warm-up, scheduled, added),
 /// teardown. `logs` is this test's log folder; `logs_rel` how the result file names it.
 pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str, progress: &dyn Progress) -> Outcome {
+    let outcome = run_test_inner(test, settings, logs, logs_rel, progress);
+    progress.done(match outcome {
+        Outcome::Completed(_) => Ended::Completed,
+        Outcome::Failed(_) => Ended::Failed,
+        Outcome::Interrupted => Ended::Interrupted,
+    });
+    outcome
+}
+
+fn run_test_inner(
+    test: &Test,
+    settings: &RunSettings,
+    logs: &Path,
+    logs_rel: &str,
+    progress: &dyn Progress,
+) -> Outcome {
     let fail = |m: String| Outcome::Failed(Failure::new(m));
     if let Err(e) = std::fs::create_dir_all(logs) {
         return fail(format!("cannot create log folder {}: {e}", logs.display()));
@@ -199,7 +225,6 @@ pub fn run_test(test: &Test, settings: &RunSettings, logs: &Path, logs_rel: &str
     let mut pending = Vec::new();
     let result = trials(test, settings, &env, exec.executor.as_mut(), &sources, progress, &mut pending);
     let teardown = exec.executor.teardown(&env);
-    progress.done();
     // Trial logs are written after the test, not between trials; all of them
     // when something failed, since they explain the failure.
     if settings.logs == LogPolicy::All || result.is_err() {
