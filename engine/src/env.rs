@@ -1,4 +1,5 @@
-//! Every environment variable engine reads, in one place.
+//! Every environment variable engine reads, in one place. They are read
+//! when the command's context is built (`ops::Context::from_env`) and nowhere else.
 
 /// State directory: results, installed tests, download cache, journal.
 /// Default: `$XDG_DATA_HOME/engine`, else `~/.local/share/engine`.
@@ -31,3 +32,8 @@ pub const ENGINE_DOWNLOAD_JOBS: &str = "ENGINE_DOWNLOAD_JOBS";
 /// The os-release file that names the distribution family (default
 /// `/etc/os-release`), for package names and commands.
 pub const ENGINE_OS_RELEASE: &str = "ENGINE_OS_RELEASE";
+
+// Profile repositories (README, "Profile repositories").
+
+/// The password of an encrypted minisign secret key (`engine repo publish`).
+pub const ENGINE_REPO_KEY_PASSWORD: &str = "ENGINE_REPO_KEY_PASSWORD";

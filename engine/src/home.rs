@@ -56,6 +56,10 @@ impl Home {
     pub fn repos(&self) -> PathBuf {
         self.root.join("repos")
     }
+    /// Compiled WASM plugins.
+    pub fn plugin_cache(&self) -> PathBuf {
+        self.root.join("cache").join("wasm")
+    }
     /// Verified downloads, named by their sha256.
     pub fn downloads(&self) -> PathBuf {
         self.root.join("cache").join("downloads")

@@ -1,34 +1,41 @@
 //! engine: a declarative, plugin-based benchmark engine for Linux storage and
-//! systems. The modules follow the flow of one benchmark:
+//! systems. Modules are layered; each uses only the layers below it
+//! (README.md, "Layout"):
 //!
-//! `profile` (YAML → checked model) → `expand` (options → tests) →
-//! `runner` (executors, trials, the statistics rule from `stats`, parsers from
-//! `parse`) → `result` (the stored record) → `report` (terminal, JSON).
-//! `sysinfo` says what a result ran on; `schema` generates the JSON Schemas.
+//! - `sys`: the operating system (processes, signals, locks, atomic writes, hashing).
+//! - model: `units`, `stats` (the statistics rule), `model` (profiles, suites,
+//!   result files: the schemas' source), `home` (what lives where in ENGINE_HOME),
+//!   `events` (what a run tells the outside).
+//! - capabilities: `profile` (loading and validation), `catalog` (finding
+//!   profiles and suites by reference), `expand`, `install`, `parse`, `plugin`,
+//!   `workloads`, `runner`, `state` (system states and their undo), `sweep`,
+//!   `sysinfo`, `store` (saved results), `analysis`, `report`, `repo`,
+//!   `interop`, `authoring`, `schema`.
+//! - `ops`: the commands as library functions, built on a `Context`.
 
 pub mod analysis;
 pub mod authoring;
+pub mod catalog;
 pub mod env;
 pub mod events;
 pub mod expand;
-pub mod fsutil;
 pub mod home;
-pub mod hostlock;
 pub mod install;
 pub mod interop;
+pub mod model;
+pub mod ops;
 pub mod parse;
 pub mod plugin;
 pub mod profile;
 pub mod repo;
 pub mod report;
-pub mod result;
-pub mod resume;
 pub mod runner;
 pub mod schema;
-pub mod session;
 pub mod state;
 pub mod stats;
+pub mod store;
 pub mod sweep;
+pub mod sys;
 pub mod sysinfo;
 pub mod units;
 pub mod workloads;

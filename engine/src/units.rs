@@ -83,6 +83,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     Ok(d)
 }
 
+/// Decimals that give `x` four significant digits (at least none, at most six).
+pub fn decimals_for_sig(max_abs: f64) -> usize {
+    if !max_abs.is_finite() || max_abs == 0.0 {
+        return 2;
+    }
+    (3 - max_abs.abs().log10().floor() as i32).clamp(0, 6) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! built-in profiles, and how a fuzz input is split.
 
 use engine::parse::{Configured, RawOutput};
-use engine::profile::model::{ParserDef, Pick};
-use engine::profile::resolve::Catalog;
+use engine::model::profile::{ParserDef, Pick};
+use engine::catalog::Catalog;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ pub static BUILTIN: LazyLock<Vec<(&'static str, Configured)>> = LazyLock::new(||
         let Some(t) = tests.first() else { continue };
         let b = t.bindings();
         let fill = |s: &str| {
-            engine::profile::template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string())
+            engine::model::template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string())
         };
         for d in &p.profile.parsers {
             let kind = if d.regex.is_some() {
@@ -30,7 +30,7 @@ pub static BUILTIN: LazyLock<Vec<(&'static str, Configured)>> = LazyLock::new(||
             } else {
                 continue;
             };
-            if let Ok(c) = Configured::build(d, &fill, false) {
+            if let Ok(c) = Configured::build(d, &fill, false, None) {
                 out.push((kind, c));
             }
         }
@@ -51,7 +51,7 @@ pub static BUILTIN: LazyLock<Vec<(&'static str, Configured)>> = LazyLock::new(||
             line_after_hint: after.map(Into::into),
             ..def()
         };
-        out.push(("template", Configured::build(&d, &fill, false).expect("a good template")));
+        out.push(("template", Configured::build(&d, &fill, false, None).expect("a good template")));
     }
     out
 });
@@ -86,7 +86,7 @@ pub fn def() -> ParserDef {
 
 /// Placeholders in a fuzzed pattern render to fixed text.
 pub fn fill(s: &str) -> Result<String, String> {
-    engine::profile::template::render(s, |_| Some("x"), false).map_err(|e| e.to_string())
+    engine::model::template::render(s, |_| Some("x"), false).map_err(|e| e.to_string())
 }
 
 /// A `pick` from a fuzz byte.
@@ -114,7 +114,7 @@ pub fn fuzz_parser(kind: &str, data: &[u8], make: impl Fn(String, u8) -> ParserD
         check(p, &String::from_utf8_lossy(&data[2..]));
     } else {
         let (pattern, output) = split(&data[1..]);
-        if let Ok(p) = Configured::build(&make(pattern, data[0]), &fill, false) {
+        if let Ok(p) = Configured::build(&make(pattern, data[0]), &fill, false, None) {
             check(&p, &output);
         }
     }

@@ -3,7 +3,7 @@
 //! fuzzed output. A value is finite and not negative, or the result is an
 //! error; never a panic.
 #![no_main]
-use engine::profile::model::ParserDef;
+use engine::model::profile::ParserDef;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]

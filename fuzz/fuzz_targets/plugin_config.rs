@@ -24,8 +24,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = config.duration_or(k, Duration::from_secs(1));
     }
     for (_, v) in config.iter() {
-        let limits = engine::profile::model::PluginLimits { memory: Some(v.to_string()), time: Some(v.to_string()) };
-        let _ = engine::runner::wasm::limits(&limits);
+        let limits = engine::model::profile::PluginLimits { memory: Some(v.to_string()), time: Some(v.to_string()) };
+        let _ = engine::plugin::file::limits(&limits);
     }
     let _ = engine::plugin::outside_path(&text);
 });

@@ -3,7 +3,8 @@
 //! loads is also expanded into its tests (the next thing engine does).
 #![no_main]
 use engine::expand::{Batch, expand};
-use engine::profile::load::{Origin, profile_from_str};
+use engine::model::profile::Origin;
+use engine::profile::load::profile_from_str;
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 

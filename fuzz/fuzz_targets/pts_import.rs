@@ -3,8 +3,8 @@
 //! built-in profiles are there to match results against.
 #![no_main]
 use engine::interop::pts::import_with;
-use engine::profile::load::LoadedProfile;
-use engine::profile::resolve::Catalog;
+use engine::model::profile::LoadedProfile;
+use engine::catalog::Catalog;
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, LazyLock};
 
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(f) => {
             // What `engine result import` does next: store it.
             let json = serde_json::to_vec(&f).expect("an imported result serializes");
-            engine::result::store::parse(&json, std::path::Path::new("fuzz/result.json"))
+            engine::store::parse(&json, std::path::Path::new("fuzz/result.json"))
                 .expect("an imported result reads back");
         }
         Err(e) => assert!(e.line >= 1 && e.col >= 1, "{e}"),

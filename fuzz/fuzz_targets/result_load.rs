@@ -2,7 +2,7 @@
 //! error with a position. A file that loads is saved and loaded again, and
 //! must come back the same (what repair produced is stable).
 #![no_main]
-use engine::result::store::parse;
+use engine::store::parse;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

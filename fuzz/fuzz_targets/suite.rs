@@ -3,7 +3,7 @@
 //! profiles (presets applied by name), as `engine benchmark suite/x` does.
 #![no_main]
 use engine::profile::load::suite_from_str;
-use engine::profile::resolve::{Catalog, flatten_suite};
+use engine::catalog::{Catalog, flatten_suite};
 use libfuzzer_sys::fuzz_target;
 use std::sync::LazyLock;
 

@@ -27,9 +27,9 @@ fn result_load_floats_survive_load_and_save_exactly() {
     let text =
         std::fs::read(crate::common::repo().join("tests/fixtures/fuzz/result-load-float-roundtrip.json")).unwrap();
     let path = std::path::Path::new("result.json");
-    let f = engine::result::store::parse(&text, path).unwrap();
+    let f = engine::store::parse(&text, path).unwrap();
     let once = serde_json::to_vec_pretty(&f).unwrap();
-    let again = engine::result::store::parse(&once, path).unwrap();
+    let again = engine::store::parse(&once, path).unwrap();
     assert_eq!(
         String::from_utf8(serde_json::to_vec_pretty(&again).unwrap()).unwrap(),
         String::from_utf8(once).unwrap()

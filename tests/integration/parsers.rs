@@ -3,9 +3,10 @@
 
 use crate::common::repo;
 use engine::expand::{self, Batch};
+use engine::model::profile::Origin;
+use engine::model::template;
 use engine::parse::{Configured, RawOutput};
-use engine::profile::load::{Origin, profile_from_str};
-use engine::profile::template;
+use engine::profile::load::profile_from_str;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +19,8 @@ fn fixture(name: &str) -> String {
 pub(crate) fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
     let path = repo().join("test-profiles").join(id).join("profile.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let p = Arc::new(profile_from_str(&text, id, Origin::File(path)).unwrap());
+    let p =
+        Arc::new(profile_from_str(&text, id, Origin::File(path), &engine::profile::load::Packages::builtin()).unwrap());
     let presets: Vec<_> = presets.iter().map(|s| expand::parse_cli_option(s).unwrap()).collect();
     let tests = expand::expand(&p, &presets, &Batch, true).unwrap();
     assert_eq!(tests.len(), 1, "presets pick one test");
@@ -29,7 +31,7 @@ pub(crate) fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(Strin
         .parsers
         .iter()
         .filter(|d| d.when.iter().all(|(k, v)| b.get(k).is_some_and(|x| x == v.as_str())))
-        .map(|d| (d.result.clone(), Configured::build(d, &fill, false).unwrap().parse(&raw).unwrap()))
+        .map(|d| (d.result.clone(), Configured::build(d, &fill, false, None).unwrap().parse(&raw).unwrap()))
         .collect()
 }
 
@@ -73,18 +75,18 @@ fn fs_mark_files_per_second() {
 
 #[test]
 fn a_pts_style_template_reads_the_same_fs_mark_value() {
-    let def = engine::profile::model::ParserDef {
+    let def = engine::model::profile::ParserDef {
         result: "x".into(),
         template: Some("69 100 1048576 #_RESULT_# 933".into()),
         line_before_hint: Some("FSUse%".into()),
         ..Default::default()
     };
     let out = fixture("fs_mark-3.3-4-threads-32-dirs-3-loops.txt");
-    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false).unwrap();
+    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false, None).unwrap();
     let raw = RawOutput { stdout: &out, stderr: "", wall: Duration::ZERO };
     assert_eq!(p.parse(&raw).unwrap(), 3017.5, "the line right after the header");
     let def =
-        engine::profile::model::ParserDef { line_before_hint: None, pick: engine::profile::model::Pick::Mean, ..def };
-    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false).unwrap();
+        engine::model::profile::ParserDef { line_before_hint: None, pick: engine::model::profile::Pick::Mean, ..def };
+    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false, None).unwrap();
     assert!((p.parse(&raw).unwrap() - (3017.5 + 2569.5 + 1127.9) / 3.0).abs() < 1e-9, "shape match on every data line");
 }

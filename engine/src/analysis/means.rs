@@ -3,7 +3,7 @@
 //! does), so one number summarizes a system state.
 
 use super::{Matrix, complete, goodness};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 fn per_identifier(f: &ResultFile, m: &Matrix<'_>, fold: impl Fn(&[f64]) -> f64) -> Option<Vec<(String, f64)>> {
     let rs = complete(m);

@@ -9,8 +9,8 @@ pub mod notable;
 pub mod significance;
 pub mod wins;
 
-use crate::profile::model::Proportion;
-use crate::result::{ResultEntry, ResultFile, TestResult};
+use crate::model::profile::Proportion;
+use crate::model::result::{ResultEntry, ResultFile, TestResult};
 
 /// The identifiers of a result file, in order.
 pub fn identifiers(f: &ResultFile) -> Vec<String> {
@@ -82,7 +82,7 @@ pub fn complete(m: &Matrix<'_>) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{ResultEntry, System, TestResult};
+    use crate::model::result::{ResultEntry, System, TestResult};
 
     fn entry_of(id: &str, v: f64, trials: &[f64]) -> ResultEntry {
         let mut e = ResultEntry::from_trials(id, trials.to_vec(), None, vec![], String::new()).unwrap();

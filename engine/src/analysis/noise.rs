@@ -1,7 +1,7 @@
 //! Noise filters: hide results whose relative standard deviation is over a
 //! threshold, and recompute entries without outlier trials.
 
-use crate::result::{ResultEntry, ResultFile};
+use crate::model::result::{ResultEntry, ResultFile};
 use crate::stats::{Summary, outlier};
 
 /// Default threshold of "noisy": relative SD above 6 % with more than two trials.

@@ -2,8 +2,8 @@
 //! lowest value of the result (PTS's default), or a baseline identifier's —
 //! and turned around for lower-is-better results so that above 1 is better.
 
-use crate::profile::model::Proportion;
-use crate::result::{ResultEntry, TestResult};
+use crate::model::profile::Proportion;
+use crate::model::result::{ResultEntry, TestResult};
 
 /// What values are relative to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Notable results: where the identifiers differ most (spread = best / worst).
 
 use super::{Matrix, goodness};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 /// The `n` results (by index) with the largest spread between identifiers, largest first.
 pub fn notable(f: &ResultFile, m: &Matrix<'_>, n: usize) -> Vec<(usize, f64)> {

@@ -10,7 +10,7 @@
 //! **and** larger than the noise threshold; otherwise the verdict is "no
 //! significant difference".
 
-use crate::profile::model::Proportion;
+use crate::model::profile::Proportion;
 use crate::stats::Summary;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -93,14 +93,6 @@ fn is_time(unit: &str) -> bool {
     )
 }
 
-/// Decimals that give `x` four significant digits (at least none, at most six).
-pub fn decimals_for_sig(max_abs: f64) -> usize {
-    if !max_abs.is_finite() || max_abs == 0.0 {
-        return 2;
-    }
-    (3 - max_abs.abs().log10().floor() as i32).clamp(0, 6) as usize
-}
-
 impl Comparison {
     /// The change in words that fit the result: `3.2 % higher`,
     /// `56.7 % less time (faster)`, `4.0 % more`.
@@ -124,7 +116,7 @@ impl Comparison {
     pub fn stats_text(&self) -> String {
         match (self.p_value, self.ci) {
             (Some(p), Some((lo, hi))) => {
-                let d = decimals_for_sig(lo.abs().max(hi.abs()));
+                let d = crate::units::decimals_for_sig(lo.abs().max(hi.abs()));
                 format!("{}, 95 % CI of the difference [{lo:.d$}, {hi:.d$}] {}", format_p(p), self.unit)
             }
             (Some(p), None) => format_p(p),
@@ -285,9 +277,9 @@ mod tests {
             unit: "Files/s".into(),
         };
         assert_eq!(c.stats_text(), "p = 0.120, 95 % CI of the difference [-45.9, 251.8] Files/s");
-        assert_eq!(decimals_for_sig(0.012345), 5);
-        assert_eq!(decimals_for_sig(12.3), 2);
-        assert_eq!(decimals_for_sig(12345.0), 0);
+        assert_eq!(crate::units::decimals_for_sig(0.012345), 5);
+        assert_eq!(crate::units::decimals_for_sig(12.3), 2);
+        assert_eq!(crate::units::decimals_for_sig(12345.0), 0);
     }
 
     /// A small seeded generator: xorshift64* with Box–Muller normals.

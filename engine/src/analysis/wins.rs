@@ -2,8 +2,8 @@
 //! (higher or lower is better as the result says); ties share.
 
 use super::Matrix;
-use crate::profile::model::Proportion;
-use crate::result::ResultFile;
+use crate::model::profile::Proportion;
+use crate::model::result::ResultFile;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {

@@ -231,7 +231,7 @@ pub fn import(dir: &Path) -> Result<Imported, ImportError> {
         .map(|d| d.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
         .unwrap_or_default();
     // Only names engine's package catalog knows; the others are listed.
-    let catalog = crate::install::packages::Catalog::global();
+    let catalog = crate::install::packages::Catalog::builtin();
     let (deps, unknown): (Vec<String>, Vec<String>) = deps.into_iter().partition(|d| catalog.get(d).is_some());
     for u in unknown {
         not.push(format!("ExternalDependencies `{u}`: not in packages.yaml (add it there, or to requirements)"));

@@ -1,15 +1,14 @@
 //! `engine cache fill|list|clean`: the download cache, and folders of
 //! downloads for machines without the internet.
 
-use super::install::batch_tests;
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::home::Home;
+use engine::catalog::Catalog;
 use engine::install::download::{self, Downloader, Want};
 use engine::install::{STATE_FILE, State};
-use engine::profile::resolve::Catalog;
-use engine::result::Store;
-use engine::runner::interrupt;
+use engine::ops::Context;
+use engine::ops::install::batch_tests;
+use engine::sys::interrupt;
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -41,11 +40,11 @@ pub struct CleanArgs {
     pub all: bool,
 }
 
-pub fn run(c: CacheCommand) -> Result<i32, Failure> {
+pub fn run(cx: &Context, c: CacheCommand) -> Result<i32, Failure> {
     match c {
-        CacheCommand::Fill(a) => fill(a),
-        CacheCommand::List => list(),
-        CacheCommand::Clean(a) => clean(a),
+        CacheCommand::Fill(a) => fill(cx, a),
+        CacheCommand::List => list(cx),
+        CacheCommand::Clean(a) => clean(cx, a),
     }
 }
 
@@ -63,11 +62,9 @@ fn known_downloads(catalog: &Catalog) -> HashMap<String, (String, Vec<String>)> 
     out
 }
 
-fn fill(a: FillArgs) -> Result<i32, Failure> {
-    let home = Home::from_env();
-    let store = Store::new(home.results());
-    let catalog = Catalog::from_env(&home.user_profiles());
-    let tests = batch_tests(&a.refs, &[], &catalog, &store)?;
+fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
+    let home = &cx.home;
+    let tests = batch_tests(cx, &a.refs, &[])?;
     let mut wants: Vec<Want> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for t in &tests {
@@ -87,7 +84,7 @@ fn fill(a: FillArgs) -> Result<i32, Failure> {
         return Ok(exit::OK);
     }
     interrupt::install().map_err(|e| Failure::new(exit::ERROR, format!("cannot install signal handlers: {e}")))?;
-    let mut settings = download::Settings::from_env();
+    let mut settings = cx.settings.downloads.clone();
     settings.progress = std::io::stderr().is_terminal();
     let dl = Downloader::new(home.downloads(), settings).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
     if let Some(to) = &a.to {
@@ -101,7 +98,7 @@ fn fill(a: FillArgs) -> Result<i32, Failure> {
                 let mut line = format!("{}  {}  {}", w.sha256, w.file, f.origin);
                 if let Some(to) = &a.to {
                     let dest = to.join(&w.file);
-                    let same = download::sha256_file(&dest).ok().is_some_and(|s| s == w.sha256);
+                    let same = engine::sys::hash::sha256_file(&dest).ok().is_some_and(|s| s == w.sha256);
                     if !same {
                         let tmp = to.join(format!(".{}.tmp", w.file));
                         std::fs::copy(&f.path, &tmp)
@@ -122,10 +119,9 @@ fn fill(a: FillArgs) -> Result<i32, Failure> {
     Ok(code)
 }
 
-fn list() -> Result<i32, Failure> {
-    let home = Home::from_env();
-    let catalog = Catalog::from_env(&home.user_profiles());
-    let known = known_downloads(&catalog);
+fn list(cx: &Context) -> Result<i32, Failure> {
+    let home = &cx.home;
+    let known = known_downloads(cx.catalog());
     let dir = home.downloads();
     let mut rows: Vec<(String, u64)> = Vec::new();
     if let Ok(rd) = std::fs::read_dir(&dir) {
@@ -179,10 +175,9 @@ fn list() -> Result<i32, Failure> {
     Ok(exit::OK)
 }
 
-fn clean(a: CleanArgs) -> Result<i32, Failure> {
-    let home = Home::from_env();
-    let catalog = Catalog::from_env(&home.user_profiles());
-    let known = known_downloads(&catalog);
+fn clean(cx: &Context, a: CleanArgs) -> Result<i32, Failure> {
+    let home = &cx.home;
+    let known = known_downloads(cx.catalog());
     let dir = home.downloads();
     let (mut n, mut bytes) = (0u64, 0u64);
     if let Ok(rd) = std::fs::read_dir(&dir) {

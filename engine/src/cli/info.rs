@@ -1,13 +1,12 @@
 //! `engine info REF`: what a profile offers, or what a suite runs.
 
-use super::resolve::{Resolved, resolve};
 use super::{Failure, exit};
 use clap::Args;
-use engine::home::Home;
-use engine::profile::LoadedProfile;
-use engine::profile::resolve::Catalog;
-use engine::result::Store;
+use engine::catalog::reference::{Resolved, resolve};
+use engine::model::profile::{LoadedProfile, Profile, Scalar};
+use engine::ops::Context;
 use engine::runner::requirements;
+use indexmap::IndexMap;
 use std::fmt::Write;
 
 #[derive(Args, Debug)]
@@ -17,7 +16,29 @@ pub struct InfoArgs {
     pub reference: String,
 }
 
-fn profile_info(lp: &LoadedProfile, out: &mut String) {
+fn profile_info(cx: &Context, lp: &LoadedProfile, out: &mut String) {
+    header(cx, lp, out);
+    options(&lp.profile, out);
+    writeln!(out, "\nResults:").unwrap();
+    for r in &lp.profile.results {
+        writeln!(out, "  {:12} {} {}", r.id, r.unit, r.proportion.phrase()).unwrap();
+    }
+    let t = &lp.profile.trials;
+    writeln!(
+        out,
+        "\nTrials: {} scheduled, up to {} while the 95 % CI of the mean is wider than ±{} %{}",
+        t.times,
+        t.plan(None).most(),
+        t.target_ci,
+        if t.warmup > 0 { format!(", {} warm-up", t.warmup) } else { String::new() }
+    )
+    .unwrap();
+    requirements_of(lp, out);
+    install_of(cx, &lp.profile, out);
+}
+
+/// Title, where it comes from, what it is and how it runs.
+fn header(cx: &Context, lp: &LoadedProfile, out: &mut String) {
     let p = &lp.profile;
     let app = p.app_version.as_ref().map(|v| format!(" {v}")).unwrap_or_default();
     writeln!(out, "{}{app}  ({})", p.title, lp.reference()).unwrap();
@@ -25,7 +46,7 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     if let Some(r) = &lp.source {
         writeln!(out, "  repository: {} ({}, index sha256 {})", r.name, r.url, r.index_sha256).unwrap();
     }
-    let hidden = Catalog::from_env(&Home::from_env().user_profiles()).shadowed(&p.id);
+    let hidden = cx.catalog().shadowed(&p.id);
     if !hidden.is_empty() && !lp.display.starts_with("<built-in>") {
         writeln!(out, "  shadows: {} (this file comes first on the search path)", hidden.join(", ")).unwrap();
     }
@@ -40,6 +61,10 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
         writeln!(out, "  license: {l}").unwrap();
     }
     writeln!(out, "  runs ({}): {}", p.executor.kind(), fill_known(&p.executor.describe(), lp)).unwrap();
+}
+
+/// Each option's entries and the values they set; `*` marks what batch mode runs.
+fn options(p: &Profile, out: &mut String) {
     writeln!(out, "\nOptions:").unwrap();
     if p.options.is_empty() {
         writeln!(out, "  (none)").unwrap();
@@ -61,20 +86,11 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
         }
     }
     writeln!(out, "  (* = runs in batch mode)").unwrap();
-    writeln!(out, "\nResults:").unwrap();
-    for r in &p.results {
-        writeln!(out, "  {:12} {} {}", r.id, r.unit, r.proportion.phrase()).unwrap();
-    }
-    let t = &p.trials;
-    writeln!(
-        out,
-        "\nTrials: {} scheduled, up to {} while the 95 % CI of the mean is wider than ±{} %{}",
-        t.times,
-        t.max.unwrap_or(t.times * 4),
-        t.target_ci,
-        if t.warmup > 0 { format!(", {} warm-up", t.warmup) } else { String::new() }
-    )
-    .unwrap();
+}
+
+/// The programs it needs (✓ found, ✗ missing), root, free space.
+fn requirements_of(lp: &LoadedProfile, out: &mut String) {
+    let p = &lp.profile;
     writeln!(out, "\nRequirements:").unwrap();
     let missing = requirements::missing_programs(p);
     let mut progs: Vec<String> = p.requirements.programs.iter().map(|r| r.name.clone()).collect();
@@ -96,42 +112,40 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
     if let Some(s) = &p.requirements.free_space {
         writeln!(out, "  free space: {}", fill_per_entry(s, lp)).unwrap();
     }
-    if let Some(inst) = &p.install {
-        let when = |w: &indexmap::IndexMap<String, engine::profile::model::Scalar>| {
-            if w.is_empty() {
-                String::new()
-            } else {
-                let c: Vec<String> = w.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!(" (when {})", c.join(", "))
-            }
-        };
-        let home = Home::from_env();
-        let dir = engine::install::dir_of(&home, p);
-        let state = std::fs::read_to_string(dir.join(engine::install::STATE_FILE)).ok();
-        writeln!(
-            out,
-            "\nInstall ({}):",
-            if state.is_some() {
-                format!("installed in {}", dir.display())
-            } else {
-                format!("not installed; `engine install {}`", p.id)
-            }
-        )
-        .unwrap();
-        let catalog = engine::install::packages::Catalog::global();
-        for item in &inst.packages {
-            let mark = if catalog.get(item.name()).is_some_and(|x| x.present()) { "✓" } else { "✗" };
-            writeln!(out, "  {mark} package {}{}", item.name(), item.when().map(when).unwrap_or_default()).unwrap();
-        }
-        for d in &inst.downloads {
-            let size = d.size.map(|b| format!(", {}", engine::units::format_bytes_binary(b))).unwrap_or_default();
-            let pl = d.platform.as_ref().map(|x| format!(", platform {x}")).unwrap_or_default();
-            writeln!(out, "  download {} ({} mirror(s){size}{pl}){}", d.file, d.urls.len(), when(&d.when)).unwrap();
-        }
-        for b in &inst.build {
-            let cmd = b.shell.clone().or(b.program.clone()).unwrap_or_default();
-            writeln!(out, "  build: {cmd}{}", when(&b.when)).unwrap();
-        }
+}
+
+/// ` (when a=1, b=2)`.
+fn when(w: &IndexMap<String, Scalar>) -> String {
+    if w.is_empty() {
+        return String::new();
+    }
+    let c: Vec<String> = w.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(" (when {})", c.join(", "))
+}
+
+/// What its install section installs, and whether it is installed.
+fn install_of(cx: &Context, p: &Profile, out: &mut String) {
+    let Some(inst) = &p.install else { return };
+    let dir = engine::install::dir_of(&cx.home.installed(), p);
+    let state = std::fs::read_to_string(dir.join(engine::install::STATE_FILE)).ok();
+    let status = if state.is_some() {
+        format!("installed in {}", dir.display())
+    } else {
+        format!("not installed; `engine install {}`", p.id)
+    };
+    writeln!(out, "\nInstall ({status}):").unwrap();
+    for item in &inst.packages {
+        let mark = if cx.packages().get(item.name()).is_some_and(|x| x.present()) { "✓" } else { "✗" };
+        writeln!(out, "  {mark} package {}{}", item.name(), item.when().map(when).unwrap_or_default()).unwrap();
+    }
+    for d in &inst.downloads {
+        let size = d.size.map(|b| format!(", {}", engine::units::format_bytes_binary(b))).unwrap_or_default();
+        let pl = d.platform.as_ref().map(|x| format!(", platform {x}")).unwrap_or_default();
+        writeln!(out, "  download {} ({} mirror(s){size}{pl}){}", d.file, d.urls.len(), when(&d.when)).unwrap();
+    }
+    for b in &inst.build {
+        let cmd = b.shell.clone().or(b.program.clone()).unwrap_or_default();
+        writeln!(out, "  build: {cmd}{}", when(&b.when)).unwrap();
     }
 }
 
@@ -139,7 +153,7 @@ fn profile_info(lp: &LoadedProfile, out: &mut String) {
 /// named in angle brackets, option values listed per entry when they vary.
 fn fill_known(text: &str, lp: &LoadedProfile) -> String {
     let p = &lp.profile;
-    engine::profile::template::render(
+    engine::model::template::render(
         text,
         |n| {
             if engine::profile::validate::BUILTIN_VARS.contains(&n) {
@@ -154,7 +168,7 @@ fn fill_known(text: &str, lp: &LoadedProfile) -> String {
 }
 
 /// The named value `n` of every entry that sets it, deduplicated.
-fn values_of<'a>(p: &'a engine::profile::model::Profile, n: &str) -> Vec<&'a str> {
+fn values_of<'a>(p: &'a Profile, n: &str) -> Vec<&'a str> {
     let mut vals: Vec<&str> = Vec::new();
     for o in &p.options {
         for e in &o.entries {
@@ -172,7 +186,7 @@ fn values_of<'a>(p: &'a engine::profile::model::Profile, n: &str) -> Vec<&'a str
 /// `{{space}}` in a requirement, shown as each entry's value: `120MB (100 Files, 1MB Size), 1100MB (…)`.
 fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
     let p = &lp.profile;
-    let Ok(names) = engine::profile::template::names(text) else { return text.to_string() };
+    let Ok(names) = engine::model::template::names(text) else { return text.to_string() };
     if names.is_empty() {
         return text.to_string();
     }
@@ -187,7 +201,7 @@ fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
                 b.insert(k.clone(), v.0.clone());
             }
             if names.iter().all(|n| b.contains_key(*n))
-                && let Ok(s) = engine::profile::template::render(text, |n| b.get(n).map(String::as_str), false)
+                && let Ok(s) = engine::model::template::render(text, |n| b.get(n).map(String::as_str), false)
             {
                 shown.push(format!("{s} ({})", e.label));
             }
@@ -196,16 +210,17 @@ fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
     if shown.is_empty() { text.to_string() } else { shown.join(", ") }
 }
 
-pub fn run(args: InfoArgs) -> Result<i32, Failure> {
-    let home = Home::from_env();
-    let catalog = Catalog::from_env(&home.user_profiles());
-    let store = Store::new(home.results());
+pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
     let mut out = String::new();
-    match resolve(&args.reference, &catalog, &store)? {
+    let found = resolve(&args.reference, cx.catalog(), &cx.store)?;
+    for n in &found.notes {
+        eprintln!("{n}");
+    }
+    match found.resolved {
         Resolved::Planned(items)
             if items.len() == 1 && items[0].presets.is_empty() && !args.reference.starts_with("suite/") =>
         {
-            profile_info(&items[0].profile, &mut out)
+            profile_info(cx, &items[0].profile, &mut out)
         }
         Resolved::Planned(items) => {
             let mut lines = Vec::new();

@@ -2,9 +2,11 @@
 
 use super::{Failure, exit};
 use clap::{Args, ValueEnum};
-use engine::home::Home;
-use engine::profile::resolve::Catalog;
-use engine::result::Store;
+use engine::catalog::Catalog;
+use engine::model::version::{compare as compare_versions, newest};
+use engine::ops::Context;
+use engine::runner::requirements;
+use engine::store::Store;
 use std::collections::HashMap;
 
 #[derive(Args, Debug)]
@@ -22,7 +24,6 @@ pub enum What {
 
 /// The newest version of each profile id across the repositories: (repository, version).
 fn newest_in_repos(catalog: &Catalog) -> HashMap<&str, (&str, &str)> {
-    use engine::repo::index::{compare_versions, newest};
     let mut out: HashMap<&str, (&str, &str)> = HashMap::new();
     for l in &catalog.repos().list {
         for e in &l.index.profiles {
@@ -44,149 +45,147 @@ fn newest_in_repos(catalog: &Catalog) -> HashMap<&str, (&str, &str)> {
 /// (`team/fio@1.3.0`), the newest one.
 fn newer(best: &HashMap<&str, (&str, &str)>, id: &str, version: &str) -> Option<String> {
     let (n, v) = best.get(id)?;
-    engine::repo::index::compare_versions(v, version).is_gt().then(|| format!("{n}/{id}@{v}"))
+    compare_versions(v, version).is_gt().then(|| format!("{n}/{id}@{v}"))
 }
 
-pub fn run(args: ListArgs) -> Result<i32, Failure> {
-    let home = Home::from_env();
-    let catalog = Catalog::from_env(&home.user_profiles());
+/// `ready`, or `needs fio, dbench`.
+fn status(missing: &[String]) -> String {
+    if missing.is_empty() { "ready".to_string() } else { format!("needs {}", missing.join(", ")) }
+}
+
+/// One line of `list profiles`: reference, type, executor, status, title.
+type Row = (String, String, &'static str, String, String);
+
+/// The profiles on the search path; broken ones are reported and counted.
+fn local_profiles(catalog: &Catalog, best: &HashMap<&str, (&str, &str)>, broken: &mut usize) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for p in catalog.all_profiles() {
+        let p = match p {
+            Ok(p) => p,
+            Err(d) => {
+                *broken += 1;
+                eprintln!("{d}");
+                continue;
+            }
+        };
+        let missing: Vec<String> = requirements::missing_programs(&p.profile)
+            .into_iter()
+            .map(|u| match u {
+                requirements::Unmet::Program { program, .. } => program,
+                other => other.to_string(),
+            })
+            .collect();
+        let mut title = p.profile.title.clone();
+        let hidden = catalog.shadowed(&p.profile.id);
+        if !hidden.is_empty() {
+            title.push_str(&format!(" (shadows {})", hidden.join(", ")));
+        }
+        if let Some(n) = newer(best, &p.profile.id, &p.profile.version) {
+            title.push_str(&format!(" (newer: {n})"));
+        }
+        let kind = format!("{:?}", p.profile.test_type).to_lowercase();
+        rows.push((p.reference(), kind, p.profile.executor.kind(), status(&missing), title));
+    }
+    rows
+}
+
+/// Repository profiles, from their signed indexes (nothing is unpacked to
+/// list them): the newest version of each.
+fn repo_profiles(catalog: &Catalog, best: &HashMap<&str, (&str, &str)>) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut found: HashMap<String, bool> = HashMap::new();
+    for l in &catalog.repos().list {
+        for e in &l.index.profiles {
+            let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) else { continue };
+            let missing: Vec<String> = v
+                .programs
+                .iter()
+                .filter(|prog| !*found.entry(prog.to_string()).or_insert_with(|| which::which(prog.as_str()).is_ok()))
+                .cloned()
+                .collect();
+            let mut title = v.title.clone();
+            if let Some(n) = newer(best, &e.id, &v.version) {
+                title.push_str(&format!(" (newer: {n})"));
+            }
+            let executor = match v.executor.as_str() {
+                "external" => "external",
+                "wasm" => "wasm",
+                _ => "builtin",
+            };
+            let reference = format!("{}/{}@{}", l.conf.name, e.id, v.version);
+            rows.push((reference, v.test_type.clone(), executor, status(&missing), title));
+        }
+    }
+    rows
+}
+
+fn profiles(catalog: &Catalog, out: &mut String, broken: &mut usize) {
+    let best = newest_in_repos(catalog);
+    let mut rows = local_profiles(catalog, &best, broken);
+    rows.extend(repo_profiles(catalog, &best));
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let sw = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
+    for (r, kind, exec, status, title) in rows {
+        out.push_str(&format!("{r:w$}  {kind:9}  {exec:8}  {status:sw$}  {title}\n"));
+    }
+}
+
+fn suites(catalog: &Catalog, out: &mut String, broken: &mut usize) {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (id, _) in catalog.all_suites() {
+        let title = match catalog.suite(&id) {
+            Ok(s) => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
+            Err(e) => {
+                *broken += 1;
+                format!("invalid: {e}")
+            }
+        };
+        rows.push((format!("suite/{id}"), title));
+    }
+    for l in &catalog.repos().list {
+        for e in &l.index.suites {
+            if let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) {
+                rows.push((
+                    format!("{}/suite/{}@{}", l.conf.name, e.id, v.version),
+                    format!("{} ({} items)", v.title, v.tests),
+                ));
+            }
+        }
+    }
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (id, title) in rows {
+        out.push_str(&format!("{id:w$}  {title}\n"));
+    }
+}
+
+fn results(store: &Store, out: &mut String, broken: &mut usize) {
+    for name in store.list() {
+        match store.load(&name) {
+            Ok(f) => out.push_str(&format!(
+                "{name}  {} identifier(s), {} result(s): {}\n",
+                f.systems.len(),
+                f.results.len(),
+                f.systems.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+            Err(e) => {
+                *broken += 1;
+                eprintln!("{name}: {e}");
+            }
+        }
+    }
+}
+
+pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
+    let catalog = cx.catalog();
     for w in &catalog.repos().warnings {
         eprintln!("warning: {w}");
     }
     let mut out = String::new();
-    let mut broken = 0;
-    let mut broken_results = 0;
+    let (mut broken, mut broken_results) = (0, 0);
     match args.what {
-        What::Profiles => {
-            let best = newest_in_repos(&catalog);
-            let mut rows = Vec::new();
-            for p in catalog.all_profiles() {
-                match p {
-                    Ok(p) => {
-                        let missing: Vec<String> = engine::runner::requirements::missing_programs(&p.profile)
-                            .into_iter()
-                            .map(|u| match u {
-                                engine::runner::requirements::Unmet::Program { program, .. } => program,
-                                other => other.to_string(),
-                            })
-                            .collect();
-                        let status = if missing.is_empty() {
-                            "ready".to_string()
-                        } else {
-                            format!("needs {}", missing.join(", "))
-                        };
-                        let mut title = p.profile.title.clone();
-                        let hidden = catalog.shadowed(&p.profile.id);
-                        if !hidden.is_empty() {
-                            title.push_str(&format!(" (shadows {})", hidden.join(", ")));
-                        }
-                        if let Some(n) = newer(&best, &p.profile.id, &p.profile.version) {
-                            title.push_str(&format!(" (newer: {n})"));
-                        }
-                        rows.push((
-                            p.reference(),
-                            format!("{:?}", p.profile.test_type).to_lowercase(),
-                            p.profile.executor.kind(),
-                            status,
-                            title,
-                        ))
-                    }
-                    Err(d) => {
-                        broken += 1;
-                        eprintln!("{d}");
-                    }
-                }
-            }
-            // Repository profiles, from their signed indexes (nothing is
-            // unpacked to list them): the newest version of each.
-            let mut found: HashMap<String, bool> = HashMap::new();
-            for l in &catalog.repos().list {
-                for e in &l.index.profiles {
-                    let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) else {
-                        continue;
-                    };
-                    let missing: Vec<&str> = v
-                        .programs
-                        .iter()
-                        .filter(|prog| {
-                            !*found.entry(prog.to_string()).or_insert_with(|| which::which(prog.as_str()).is_ok())
-                        })
-                        .map(String::as_str)
-                        .collect();
-                    let status =
-                        if missing.is_empty() { "ready".to_string() } else { format!("needs {}", missing.join(", ")) };
-                    let mut title = v.title.clone();
-                    if let Some(n) = newer(&best, &e.id, &v.version) {
-                        title.push_str(&format!(" (newer: {n})"));
-                    }
-                    let executor = match v.executor.as_str() {
-                        "external" => "external",
-                        "wasm" => "wasm",
-                        _ => "builtin",
-                    };
-                    rows.push((
-                        format!("{}/{}@{}", l.conf.name, e.id, v.version),
-                        v.test_type.clone(),
-                        executor,
-                        status,
-                        title,
-                    ));
-                }
-            }
-            let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-            let sw = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
-            for (r, kind, exec, status, title) in rows {
-                out.push_str(&format!("{r:w$}  {kind:9}  {exec:8}  {status:sw$}  {title}\n"));
-            }
-        }
-        What::Suites => {
-            let rows: Vec<(String, String)> = catalog
-                .all_suites()
-                .into_iter()
-                .map(|(id, _)| {
-                    let title = match catalog.suite(&id) {
-                        Ok(s) => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
-                        Err(e) => {
-                            broken += 1;
-                            format!("invalid: {e}")
-                        }
-                    };
-                    (format!("suite/{id}"), title)
-                })
-                .collect();
-            let mut rows = rows;
-            for l in &catalog.repos().list {
-                for e in &l.index.suites {
-                    if let Some(v) = engine::repo::index::newest(&e.versions, |v| v.version.as_str(), None) {
-                        rows.push((
-                            format!("{}/suite/{}@{}", l.conf.name, e.id, v.version),
-                            format!("{} ({} items)", v.title, v.tests),
-                        ));
-                    }
-                }
-            }
-            let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-            for (id, title) in rows {
-                out.push_str(&format!("{id:w$}  {title}\n"));
-            }
-        }
-        What::Results => {
-            let store = Store::new(home.results());
-            for name in store.list() {
-                match store.load(&name) {
-                    Ok(f) => out.push_str(&format!(
-                        "{name}  {} identifier(s), {} result(s): {}\n",
-                        f.systems.len(),
-                        f.results.len(),
-                        f.systems.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
-                    )),
-                    Err(e) => {
-                        broken_results += 1;
-                        eprintln!("{name}: {e}");
-                    }
-                }
-            }
-        }
+        What::Profiles => profiles(catalog, &mut out, &mut broken),
+        What::Suites => suites(catalog, &mut out, &mut broken),
+        What::Results => results(&cx.store, &mut out, &mut broken_results),
     }
     print!("{out}");
     // An invalid profile or suite is exit 3 (as `engine validate`); a

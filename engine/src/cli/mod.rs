@@ -1,5 +1,8 @@
-//! The command line: clap definitions, one file per command, exit codes.
+//! The command line: clap definitions (one file per command) turned into
+//! the typed requests of `engine::ops`, the terminal and JSON displays of a
+//! run (`term`, `progress_json`), and outcomes turned into exit codes.
 
+mod args;
 mod benchmark;
 mod cache;
 mod completions;
@@ -11,61 +14,15 @@ mod profile;
 mod progress_json;
 mod recover;
 mod repo;
-mod resolve;
 mod result;
-mod run_ui;
 mod system_info;
+mod term;
 mod ui;
 mod validate;
 
 use clap::{Parser, Subcommand};
-use std::fmt;
 
-/// Exit codes (also in README.md, "Exit codes").
-pub mod exit {
-    /// Everything asked for ran and was saved.
-    pub const OK: i32 = 0;
-    /// An error stopped the command (I/O, a result file that cannot be read or written).
-    pub const ERROR: i32 = 1;
-    /// Bad usage: unknown flag, unknown reference, bad `--option`, bad result name.
-    pub const USAGE: i32 = 2;
-    /// A profile or suite file is invalid (`engine validate` found errors).
-    pub const INVALID: i32 = 3;
-    /// Some tests failed or were skipped (missing program, not root); the others ran and were saved.
-    pub const TESTS_FAILED: i32 = 4;
-    /// Something could not be installed: a download, a checksum, an
-    /// extraction or a build step failed (nothing partial was kept), or system
-    /// packages are missing and engine is not root (the command is printed).
-    pub const INSTALL_FAILED: i32 = 5;
-    /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
-    pub const INTERRUPTED: i32 = 130;
-}
-
-/// An error that ends a command: what to print and which exit code.
-#[derive(Debug)]
-pub struct Failure {
-    pub code: i32,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl Failure {
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
-        Failure { code, message: message.into(), hint: None }
-    }
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Failure {}
+pub use engine::ops::{Failure, exit};
 
 /// A declarative benchmark engine for Linux storage and systems.
 ///
@@ -121,50 +78,24 @@ pub enum Command {
     Plugin(plugin::PluginCommand),
 }
 
-/// A result-store error as the command line reports it: an unknown or
-/// badly named result is bad usage; an unreadable file is an error, with
-/// the way back to its last good version.
-pub fn store_failure(e: engine::result::StoreError) -> Failure {
-    use engine::result::{StoreError, store};
-    let hint = match &e {
-        StoreError::BadName(..) | StoreError::NotFound(_) => {
-            Some("list saved results with `engine list results`".to_string())
-        }
-        StoreError::Invalid { path, .. } => Some(format!(
-            "the last good version is kept as {}: restore it with `cp`, or remove the result with `engine result delete NAME`",
-            store::backup_path(path).display()
-        )),
-        StoreError::Locked(_) => Some("wait for the other run to finish".to_string()),
-        _ => None,
-    };
-    let code = match e {
-        StoreError::BadName(..) | StoreError::NotFound(_) => exit::USAGE,
-        _ => exit::ERROR,
-    };
-    let f = Failure::new(code, e.to_string());
-    match hint {
-        Some(h) => f.hint(h),
-        None => f,
-    }
-}
-
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<i32, Failure> {
+    let cx = engine::ops::Context::from_env();
     match cli.command {
-        Command::Benchmark(a) => benchmark::run(a, true),
-        Command::Run(a) => benchmark::run(a, false),
-        Command::Install(a) => install::run_install(a),
-        Command::InstallDeps(a) => install::run_install_deps(a),
-        Command::Cache(c) => cache::run(c),
-        Command::List(a) => list::run(a),
-        Command::Info(a) => info::run(a),
-        Command::Validate(a) => validate::run(a),
-        Command::Result(c) => result::run(c),
-        Command::Repo(c) => repo::run(c),
-        Command::Profile(c) => profile::run(c),
-        Command::SystemInfo(a) => system_info::run(a),
-        Command::Recover(a) => recover::run(a),
+        Command::Benchmark(a) => benchmark::run(&cx, a, true),
+        Command::Run(a) => benchmark::run(&cx, a, false),
+        Command::Install(a) => install::run_install(&cx, a),
+        Command::InstallDeps(a) => install::run_install_deps(&cx, a),
+        Command::Cache(c) => cache::run(&cx, c),
+        Command::List(a) => list::run(&cx, a),
+        Command::Info(a) => info::run(&cx, a),
+        Command::Validate(a) => validate::run(&cx, a),
+        Command::Result(c) => result::run(&cx, c),
+        Command::Repo(c) => repo::run(&cx, c),
+        Command::Profile(c) => profile::run(&cx, c),
+        Command::SystemInfo(a) => system_info::run(&cx, a),
+        Command::Recover(a) => recover::run(&cx, a),
         Command::Completions(a) => completions::run(a),
-        Command::Plugin(c) => plugin::run(c),
+        Command::Plugin(c) => plugin::run(&cx, c),
     }
 }

@@ -3,10 +3,10 @@
 
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::home::Home;
+use engine::model::profile::{ExecutorDef, Profile};
+use engine::ops::Context;
 use engine::plugin::host::Sandbox;
 use engine::plugin::{self, Kind, Limits, Plugin, cache};
-use engine::profile::model::{Executor, Profile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -64,11 +64,11 @@ pub struct InfoArgs {
     pub time: Option<String>,
 }
 
-pub fn run(cmd: PluginCommand) -> Result<i32, Failure> {
+pub fn run(cx: &Context, cmd: PluginCommand) -> Result<i32, Failure> {
     match cmd {
         PluginCommand::New(a) => new(a),
         PluginCommand::Build(a) => build(a),
-        PluginCommand::Info(a) => info(a),
+        PluginCommand::Info(a) => info(cx, a),
     }
 }
 
@@ -281,7 +281,7 @@ fn build(a: BuildArgs) -> Result<i32, Failure> {
     for art in &artifacts {
         let bytes = std::fs::read(art).map_err(|e| Failure::new(exit::ERROR, format!("{}: {e}", art.display())))?;
         println!("{}", art.display());
-        println!("sha256 {}", cache::sha256_hex(&bytes));
+        println!("sha256 {}", engine::sys::hash::sha256_hex(&bytes));
         for dest in profile_folders(&a.dir, art) {
             std::fs::write(&dest, &bytes).map_err(|e| io_fail(&dest, e))?;
             println!("copied to {}", dest.display());
@@ -301,7 +301,7 @@ fn profile_folders(dir: &Path, art: &Path) -> Vec<PathBuf> {
         let Ok(p) = serde_saphyr::from_str::<Profile>(&text) else { continue };
         let mut names: Vec<&str> =
             p.parsers.iter().filter_map(|d| d.plugin.as_ref().map(|pl| pl.path.as_str())).collect();
-        if let Executor::Wasm(w) = &p.executor {
+        if let ExecutorDef::Wasm(w) = &p.executor {
             names.push(&w.plugin);
         }
         if names.iter().any(|n| *n == file) {
@@ -312,11 +312,11 @@ fn profile_folders(dir: &Path, art: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn info(a: InfoArgs) -> Result<i32, Failure> {
+fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
     let t0 = Instant::now();
     let _ = plugin::runtime::engine();
     let engine_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let cache = plugin::cache(&Home::from_env());
+    let cache = plugin::cache::Cache::new(cx.home.plugin_cache());
     let fail = |e: plugin::PluginError| Failure::new(exit::ERROR, format!("{}: {e}", a.file.display()));
     let p = Plugin::load(&a.file, &cache).map_err(fail)?;
     let config: Vec<(String, String)> = a
@@ -334,7 +334,7 @@ fn info(a: InfoArgs) -> Result<i32, Failure> {
     }
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
     let sb =
-        Sandbox { scratch: Some(scratch.path()), env: &[], limits, interrupted: engine::runner::interrupt::requested };
+        Sandbox { scratch: Some(scratch.path()), env: &[], limits, interrupted: engine::sys::interrupt::requested };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;
     println!("plugin:     {}", a.file.display());

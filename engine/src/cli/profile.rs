@@ -3,6 +3,7 @@
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
 use engine::authoring::{pts_import, scaffold};
+use engine::ops::Context;
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand, Debug)]
@@ -38,10 +39,10 @@ pub struct ImportArgs {
     pub root: PathBuf,
 }
 
-pub fn run(c: ProfileCommand) -> Result<i32, Failure> {
+pub fn run(cx: &Context, c: ProfileCommand) -> Result<i32, Failure> {
     match c {
-        ProfileCommand::New(a) => new(a),
-        ProfileCommand::ImportPts(a) => import(a),
+        ProfileCommand::New(a) => new(cx, a),
+        ProfileCommand::ImportPts(a) => import(cx, a),
     }
 }
 
@@ -58,18 +59,17 @@ fn write_profile(root: &Path, id: &str, yaml: &str, files: &[(String, Vec<u8>)])
     std::fs::create_dir_all(&dir).map_err(|e| werr(&dir, e))?;
     for (name, bytes) in files {
         let p = dir.join(name);
-        engine::result::store::write_atomic(&p, bytes).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+        engine::store::write_atomic(&p, bytes).map_err(Failure::from)?;
     }
-    engine::result::store::write_atomic(&file, yaml.as_bytes())
-        .map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+    engine::store::write_atomic(&file, yaml.as_bytes()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
     Ok(file)
 }
 
-fn validate(file: &Path) -> Result<(), String> {
-    engine::profile::resolve::profile_from_path(file).map(|_| ()).map_err(|e| e.to_string())
+fn validate(cx: &Context, file: &Path) -> Result<(), String> {
+    engine::profile::load::profile_from_path(file, cx.packages()).map(|_| ()).map_err(|e| e.to_string())
 }
 
-fn new(a: NewArgs) -> Result<i32, Failure> {
+fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
     if !engine::profile::validate::is_valid_id(&a.name) {
         return Err(Failure::new(exit::USAGE, format!("`{}` is not a profile id", a.name))
             .hint("use lower-case letters, digits and `-`, like `dd-write`"));
@@ -93,7 +93,7 @@ fn new(a: NewArgs) -> Result<i32, Failure> {
     let yaml = scaffold::profile_yaml(&a.name, &words, output.as_ref());
     let file = write_profile(&a.root, &a.name, &yaml, &[])?;
     println!("wrote {}", file.display());
-    match validate(&file) {
+    match validate(cx, &file) {
         Ok(()) => {
             println!("it validates; edit the title, unit and options, then `engine benchmark {}`", file.display());
             Ok(exit::OK)
@@ -105,12 +105,12 @@ fn new(a: NewArgs) -> Result<i32, Failure> {
     }
 }
 
-fn import(a: ImportArgs) -> Result<i32, Failure> {
+fn import(cx: &Context, a: ImportArgs) -> Result<i32, Failure> {
     let mut code = exit::OK;
     for d in &a.dirs {
         let imp = pts_import::import(d).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
         let file = write_profile(&a.root, &imp.id, &imp.yaml, &imp.files)?;
-        let valid = validate(&file);
+        let valid = validate(cx, &file);
         println!(
             "{} → {}: {}",
             d.display(),

@@ -1,9 +1,11 @@
 //! `engine repo add|list|update|remove|keygen|publish`: profile repositories.
 
+use super::term::TermEvents;
+use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::home::Home;
-use engine::repo::{self, RepoConf, RepoError, Repos, describe_age, sign, sync};
+use engine::ops::{self, Context, repo::Updated};
+use engine::repo::{self, Repos, describe_age, sign};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -72,19 +74,25 @@ pub struct PublishArgs {
     pub title: Option<String>,
 }
 
-pub fn run(c: RepoCommand) -> Result<i32, Failure> {
-    let home = Home::from_env();
+pub fn run(cx: &Context, c: RepoCommand) -> Result<i32, Failure> {
+    let events = TermEvents::new(false, false, ui::width(), Prompts::new());
     match c {
-        RepoCommand::Add(a) => add(&home, a),
-        RepoCommand::List => list(&home),
-        RepoCommand::Update(a) => update(&home, a),
+        RepoCommand::Add(a) => {
+            let add =
+                ops::repo::Add { name: a.name, url: a.url, key: a.key, insecure_no_signature: a.insecure_no_signature };
+            let (conf, fetched) = ops::repo::add(cx, &add, &events)?;
+            println!("added `{}` ({}): {fetched} archive(s) fetched and verified", conf.name, conf.url);
+            Ok(exit::OK)
+        }
+        RepoCommand::List => list(cx),
+        RepoCommand::Update(a) => update(cx, a, &events),
         RepoCommand::Remove(a) => {
-            repo::remove(&home.repos(), &a.name).map_err(failure)?;
+            repo::remove(&cx.home.repos(), &a.name)?;
             println!("removed repository `{}` and its synced copy", a.name);
             Ok(exit::OK)
         }
         RepoCommand::Keygen(a) => {
-            let (pubp, keyp, pk) = sign::keygen(&a.out).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+            let (pubp, keyp, pk) = sign::keygen(&a.out).map_err(Failure::error)?;
             println!("public key: {}", pk.to_base64());
             println!(
                 "wrote {} (give it to users: `engine repo add NAME URL --key {}`)",
@@ -94,48 +102,12 @@ pub fn run(c: RepoCommand) -> Result<i32, Failure> {
             println!("wrote {} (secret, mode 0600: keep it off the server)", keyp.display());
             Ok(exit::OK)
         }
-        RepoCommand::Publish(a) => publish(&home, a),
+        RepoCommand::Publish(a) => publish(cx, a),
     }
 }
 
-/// A repository error as the command line reports it.
-pub fn failure(e: RepoError) -> Failure {
-    let code = match &e {
-        RepoError::BadName { .. } | RepoError::Exists(_) | RepoError::Unknown(_) | RepoError::NoKey { .. } => {
-            exit::USAGE
-        }
-        _ => exit::ERROR,
-    };
-    let f = Failure::new(code, e.to_string());
-    match e.hint() {
-        Some(h) => f.hint(h),
-        None => f,
-    }
-}
-
-fn add(home: &Home, a: AddArgs) -> Result<i32, Failure> {
-    repo::check_name(&a.name, &engine::profile::resolve::builtin_ids()).map_err(failure)?;
-    // A folder is stored absolute, so the repository works from anywhere.
-    let url = if a.url.contains("://") {
-        a.url.clone()
-    } else {
-        std::fs::canonicalize(&a.url).map(|p| p.display().to_string()).unwrap_or(a.url.clone())
-    };
-    let key = match &a.key {
-        Some(k) => Some(sign::PublicKey::parse(k).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?.to_base64()),
-        None => None,
-    };
-    let conf = RepoConf { name: a.name.clone(), url, key, insecure: a.insecure_no_signature };
-    let s = sync::add(&home.repos(), &conf).map_err(failure)?;
-    if conf.insecure {
-        eprintln!("WARNING: `{}` was added WITHOUT a key: nothing it serves is checked", conf.name);
-    }
-    println!("added `{}` ({}): {} archive(s) fetched and verified", conf.name, conf.url, s.fetched.len());
-    Ok(exit::OK)
-}
-
-fn list(home: &Home) -> Result<i32, Failure> {
-    let repos = Repos::load(&home.repos());
+fn list(cx: &Context) -> Result<i32, Failure> {
+    let repos = Repos::load(&cx.home.repos());
     for w in &repos.warnings {
         eprintln!("warning: {w}");
     }
@@ -161,25 +133,14 @@ fn list(home: &Home) -> Result<i32, Failure> {
     Ok(if repos.warnings.is_empty() { exit::OK } else { exit::ERROR })
 }
 
-fn update(home: &Home, a: UpdateArgs) -> Result<i32, Failure> {
-    let repos = Repos::load(&home.repos());
-    for w in &repos.warnings {
-        eprintln!("warning: {w}");
-    }
-    let targets: Vec<&repo::Local> = match &a.name {
-        Some(n) => vec![repos.get(n).ok_or_else(|| failure(RepoError::Unknown(n.clone())))?],
-        None => repos.list.iter().collect(),
-    };
+fn update(cx: &Context, a: UpdateArgs, events: &TermEvents) -> Result<i32, Failure> {
     let mut code = exit::OK;
-    for l in targets {
-        match sync::update(l) {
-            Ok(s) if s.unchanged => println!("{}: unchanged", l.conf.name),
-            Ok(s) => println!("{}: updated ({} archive(s) fetched and verified)", l.conf.name, s.fetched.len()),
-            Err(RepoError::Fetch(f)) if f.is_unreachable() => {
-                eprintln!("warning: {}: {f}; using the copy synced {} ago", l.conf.name, describe_age(l.state.age()))
-            }
-            Err(e) => {
-                let f = failure(e);
+    for (l, u) in ops::repo::update(cx, a.name.as_deref(), events)? {
+        match u {
+            Updated::Unchanged => println!("{}: unchanged", l.conf.name),
+            Updated::Fetched(n) => println!("{}: updated ({n} archive(s) fetched and verified)", l.conf.name),
+            Updated::Unreachable(why) => eprintln!("warning: {}: {why}", l.conf.name),
+            Updated::Failed(f) => {
                 eprintln!("{}: {}", l.conf.name, f.message);
                 if let Some(h) = f.hint {
                     eprintln!("  hint: {h}");
@@ -192,29 +153,21 @@ fn update(home: &Home, a: UpdateArgs) -> Result<i32, Failure> {
     Ok(code)
 }
 
-fn publish(home: &Home, a: PublishArgs) -> Result<i32, Failure> {
-    let key = sign::SecretKey::load(&a.key).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
-    let store = engine::result::Store::new(home.results());
-    let mut results = Vec::new();
-    for n in &a.results {
-        if !store.exists(n) {
-            return Err(super::store_failure(engine::result::StoreError::NotFound(n.clone())));
-        }
-        results.push((store.dir(n).join("result.json"), n.clone()));
-    }
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| Failure::new(exit::ERROR, format!("cannot create {}: {e}", a.out.display())))?;
-    let o = engine::repo::publish::Options { dir: &a.dir, out: &a.out, key: &key, results, title: a.title };
-    let changes = engine::repo::publish::publish(&o).map_err(failure)?;
-    for c in &changes {
+fn publish(cx: &Context, a: PublishArgs) -> Result<i32, Failure> {
+    let out = a.out.clone();
+    let p = ops::repo::publish(
+        cx,
+        ops::repo::Publish { dir: a.dir, out: a.out, key: a.key, results: a.results, title: a.title },
+    )?;
+    for c in &p.changes {
         println!("{:9}  {}", c.status, c.what);
     }
     println!(
         "signed {} with key {} ({}); serve {} as it is",
-        a.out.join("index.json").display(),
-        key.public().id(),
-        key.public().to_base64(),
-        a.out.display()
+        out.join("index.json").display(),
+        p.key.id(),
+        p.key.to_base64(),
+        out.display()
     );
     Ok(exit::OK)
 }

@@ -2,7 +2,7 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::home::Home;
+use engine::ops::Context;
 use engine::sysinfo::{self, render, source::Fs};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -23,8 +23,8 @@ pub struct SystemInfoArgs {
     pub timings: bool,
 }
 
-pub fn run(args: SystemInfoArgs) -> Result<i32, Failure> {
-    let target = args.target_dir.clone().unwrap_or_else(|| Home::from_env().default_target_dir());
+pub fn run(cx: &Context, args: SystemInfoArgs) -> Result<i32, Failure> {
+    let target = args.target_dir.clone().unwrap_or_else(|| cx.home.default_target_dir());
     // The default target may not exist yet: describe its nearest existing parent.
     let mut probe = target.clone();
     if args.root.is_none() {
@@ -35,7 +35,7 @@ pub fn run(args: SystemInfoArgs) -> Result<i32, Failure> {
         None => Fs::live(),
     };
     let t0 = std::time::Instant::now();
-    let (info, timings) = sysinfo::collect(&src, Some(&probe), &[]);
+    let (info, timings) = sysinfo::collect(&src, Some(&probe), &[], &cx.settings.environ);
     let total = t0.elapsed();
     if args.timings {
         for (what, d) in &timings {

@@ -1,8 +1,7 @@
-//! Terminal interaction: progress line, option menus, width.
+//! Terminal interaction shared by the displays: width, and the questions a
+//! run may ask (option menus, whether to install) when someone can answer.
 
-use engine::expand::Chooser;
-use engine::profile::LoadedProfile;
-use engine::profile::model::OptionDef;
+use engine::model::profile::{LoadedProfile, OptionDef};
 use std::io::IsTerminal;
 
 /// Columns for reports: the terminal's, else `COLUMNS`, else 80.
@@ -13,32 +12,48 @@ pub fn width() -> usize {
     std::env::var(engine::env::COLUMNS).ok().and_then(|c| c.parse().ok()).unwrap_or(80usize).clamp(40, 400)
 }
 
-/// Whether menus may be shown.
+/// Whether someone can answer questions: standard input and error are a terminal.
 pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Menus on a TTY: every option the command line and suite left open.
-pub struct Menu;
+/// Asks on the terminal when [`interactive`].
+#[derive(Debug, Clone, Copy)]
+pub struct Prompts {
+    pub interactive: bool,
+}
 
-impl Chooser for Menu {
-    fn choose(&self, profile: &LoadedProfile, option: &OptionDef, defaults: &[usize]) -> Vec<usize> {
+impl Prompts {
+    pub fn new() -> Self {
+        Prompts { interactive: interactive() }
+    }
+
+    /// `question` answered yes (the default) on the terminal; no when nobody can answer.
+    pub fn confirm(&self, question: &str) -> bool {
+        self.interactive && dialoguer::Confirm::new().with_prompt(question).default(true).interact().unwrap_or(false)
+    }
+
+    /// A menu of `option`'s entries; none when nobody can answer.
+    pub fn choose(&self, profile: &LoadedProfile, option: &OptionDef, defaults: &[usize]) -> Option<Vec<usize>> {
+        if !self.interactive {
+            return None;
+        }
         if option.entries.len() == 1 {
-            return vec![0];
+            return Some(vec![0]);
         }
         let items: Vec<&str> = option.entries.iter().map(|e| e.label.as_str()).collect();
         let checked: Vec<bool> = (0..items.len()).map(|i| defaults.contains(&i)).collect();
         let prompt = format!("{} — {} (space toggles, enter accepts, Esc skips)", profile.profile.title, option.name);
         loop {
             match dialoguer::MultiSelect::new().with_prompt(&prompt).items(&items).defaults(&checked).interact_opt() {
-                Ok(Some(sel)) if !sel.is_empty() => return sel,
+                Ok(Some(sel)) if !sel.is_empty() => return Some(sel),
                 // Enter with nothing ticked: ask again rather than guess.
                 Ok(Some(_)) => eprintln!(
                     "nothing is ticked: tick at least one entry with space, or press Esc to skip {}",
                     profile.profile.id
                 ),
                 // Esc (or a terminal that went away): nothing chosen.
-                Ok(None) | Err(_) => return Vec::new(),
+                Ok(None) | Err(_) => return Some(Vec::new()),
             }
         }
     }

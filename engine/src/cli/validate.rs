@@ -1,11 +1,12 @@
 //! `engine validate PATH…`: check profile and suite files.
 
-use super::resolve::is_suite_file;
 use super::{Failure, exit};
 use clap::Args;
-use engine::home::Home;
-use engine::profile::load::{self, Origin};
-use engine::profile::resolve::{self, Catalog, ResolveError};
+use engine::catalog::ResolveError;
+use engine::catalog::reference::is_suite_file;
+use engine::model::profile::Origin;
+use engine::ops::Context;
+use engine::profile::load;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -30,9 +31,8 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-pub fn run(args: ValidateArgs) -> Result<i32, Failure> {
-    let home = Home::from_env();
-    let catalog = Catalog::from_env(&home.user_profiles());
+pub fn run(cx: &Context, args: ValidateArgs) -> Result<i32, Failure> {
+    let catalog = cx.catalog();
     let mut files = Vec::new();
     for p in &args.paths {
         if !p.exists() {
@@ -52,9 +52,13 @@ pub fn run(args: ValidateArgs) -> Result<i32, Failure> {
             }
         };
         let result = if is_suite_file(f) {
-            resolve::suite_from_path(f).and_then(|s| resolve::flatten_suite(&catalog, &s, &mut Vec::new()).map(|_| ()))
+            load::suite_from_path(f)
+                .map_err(Into::into)
+                .and_then(|s| engine::catalog::flatten_suite(catalog, &s, &mut Vec::new()).map(|_| ()))
         } else {
-            load::profile_from_str(&text, &display, Origin::File(f.clone())).map(|_| ()).map_err(ResolveError::Invalid)
+            load::profile_from_str(&text, &display, Origin::File(f.clone()), catalog.packages())
+                .map(|_| ())
+                .map_err(ResolveError::Invalid)
         };
         match result {
             Ok(()) => {

@@ -2,10 +2,10 @@
 //! (by `--option`, a suite preset, a menu on a TTY, the profile's default, or
 //! every entry in batch mode).
 
-use crate::profile::diag::{Diagnostic, Pos, did_you_mean};
-use crate::profile::load::LoadedProfile;
-use crate::profile::model::OptionDef;
-use crate::result::OptionChoice;
+use crate::model::diag::{Diagnostic, Pos, did_you_mean};
+use crate::model::profile::LoadedProfile;
+use crate::model::profile::OptionDef;
+use crate::model::result::OptionChoice;
 use indexmap::IndexMap;
 use std::sync::Arc;
 use thiserror::Error;
@@ -317,7 +317,8 @@ pub fn test_from_choices(profile: &Arc<LoadedProfile>, choices: &[OptionChoice])
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::load::{Origin as LoadOrigin, profile_from_str};
+    use crate::model::profile::Origin as LoadOrigin;
+    use crate::profile::load::profile_from_str;
 
     const FIO_LIKE: &str = r#"
 id: t
@@ -342,7 +343,10 @@ parsers: [{result: r, wall_time: true}]
 "#;
 
     fn profile() -> Arc<LoadedProfile> {
-        Arc::new(profile_from_str(FIO_LIKE, "t.yaml", LoadOrigin::Builtin).unwrap())
+        Arc::new(
+            profile_from_str(FIO_LIKE, "t.yaml", LoadOrigin::Builtin, &crate::profile::load::Packages::builtin())
+                .unwrap(),
+        )
     }
 
     #[test]
@@ -375,7 +379,9 @@ parsers: [{result: r, wall_time: true}]
     #[test]
     fn labels_with_commas_can_be_named_whole() {
         let text = FIO_LIKE.replace("{label: 2MB, value: 2m}", "{label: \"2MB, aligned\", value: 2m}");
-        let p = Arc::new(profile_from_str(&text, "t.yaml", LoadOrigin::Builtin).unwrap());
+        let p = Arc::new(
+            profile_from_str(&text, "t.yaml", LoadOrigin::Builtin, &crate::profile::load::Packages::builtin()).unwrap(),
+        );
         let tests = expand(&p, &[parse_cli_option("bs=2MB, aligned").unwrap()], &Batch, true).unwrap();
         assert_eq!(tests.len(), 2);
         assert!(tests.iter().all(|t| t.description().ends_with("Block Size: 2MB, aligned")));

@@ -3,9 +3,9 @@
 //! `NUM_CPU_JOBS`, `SYS_MEMORY` and `INSTALL_DIR` set, and everything they
 //! print appended to the install log.
 
-use crate::profile::model::BuildStep;
-use crate::profile::template;
-use crate::runner::process::{self, Exit};
+use crate::model::profile::BuildStep;
+use crate::model::template;
+use crate::sys::process::{self, Exit};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ pub fn run(steps: &[&BuildStep], dir: &Path, log: &Path, profile_dir: &str) -> R
                 .collect::<Vec<_>>()
                 .join(" "),
         };
-        let mut f = crate::fsutil::append(log).map_err(log_err)?;
+        let mut f = crate::sys::fs::append(log).map_err(log_err)?;
         writeln!(f, "$ {command}").map_err(log_err)?;
         let out = f.try_clone().map_err(log_err)?;
         let err = f.try_clone().map_err(log_err)?;

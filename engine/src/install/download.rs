@@ -7,11 +7,10 @@
 //! and base URLs) is searched before the mirrors, the cache before all.
 //! Ctrl-C, a failure or a panic removes the temporary file.
 
-use crate::runner::interrupt;
+use crate::sys::interrupt;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -126,11 +125,11 @@ impl Default for Settings {
 
 impl Settings {
     /// Defaults, with `ENGINE_DOWNLOAD_TIMEOUT`, `ENGINE_DOWNLOAD_RETRIES`,
-    /// `ENGINE_DOWNLOAD_JOBS` and `ENGINE_DOWNLOAD_CACHE` applied.
-    pub fn from_env() -> Settings {
+    /// `ENGINE_DOWNLOAD_JOBS` and `ENGINE_DOWNLOAD_CACHE` applied, as `var` gives them.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Settings {
         use crate::env;
         let mut s = Settings::default();
-        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0);
+        let num = |k: &str| var(k).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0);
         if let Some(t) = num(env::ENGINE_DOWNLOAD_TIMEOUT) {
             s.read_timeout = Duration::from_secs_f64(t);
             s.connect_timeout = Duration::from_secs_f64(t.min(15.0));
@@ -143,7 +142,7 @@ impl Settings {
         if let Some(j) = num(env::ENGINE_DOWNLOAD_JOBS) {
             s.jobs = (j as usize).clamp(1, 32);
         }
-        if let Ok(v) = std::env::var(env::ENGINE_DOWNLOAD_CACHE) {
+        if let Some(v) = var(env::ENGINE_DOWNLOAD_CACHE) {
             s.extra = parse_extra(&v);
         }
         s
@@ -223,11 +222,9 @@ impl Part {
     fn open(path: PathBuf) -> io::Result<Part> {
         use std::os::unix::fs::MetadataExt;
         for _ in 0..20 {
-            let file = crate::fsutil::open_lock(&path)?;
-            // SAFETY: flock on a descriptor we own; blocks while another engine downloads it.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
+            let file = crate::sys::fs::open_lock(&path)?;
+            // Waits while another engine downloads it.
+            file.lock()?;
             // The holder before us may have renamed the file into the cache
             // meanwhile: the lock only counts if the path still names our file.
             let ours = file.metadata()?.ino();
@@ -353,7 +350,7 @@ impl Downloader {
             return done(p, Origin::Cache);
         }
         if let Some(size) = w.size {
-            let free = crate::runner::requirements::free_bytes(&self.cache).unwrap_or(u64::MAX);
+            let free = crate::sys::fs::free_bytes(&self.cache).unwrap_or(u64::MAX);
             let need = size.saturating_sub(part.len);
             if free < need {
                 return Err(DownloadError::NoSpace { file: w.file.clone(), dir: self.cache.clone(), need, free });
@@ -433,7 +430,7 @@ impl Downloader {
     /// Checks the finished temporary file against the size and hash; a
     /// mismatch empties it (the content came from this source).
     fn verify(&self, w: &Want, part: &mut Part) -> Result<(), Failed> {
-        let got = hex(&part.hasher.clone().finalize());
+        let got = crate::sys::hash::hex(&part.hasher.clone().finalize());
         let size_ok = w.size.is_none_or(|s| s == part.len);
         if got == w.sha256 && size_ok {
             return Ok(());
@@ -668,25 +665,6 @@ fn describe(e: &reqwest::Error) -> String {
         src = c.source();
     }
     s
-}
-
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// SHA-256 of a file, hex.
-pub fn sha256_file(p: &Path) -> io::Result<String> {
-    let mut f = File::open(p)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
 }
 
 #[cfg(test)]

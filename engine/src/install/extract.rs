@@ -124,7 +124,7 @@ fn extract_tar(reader: Box<dyn Read>, name: &str, dest: &Path) -> Result<(), Ext
     let root = dest.canonicalize().map_err(|e| corrupt(&e))?;
     let mut links: Vec<(PathBuf, String)> = Vec::new();
     for entry in ar.entries().map_err(|e| corrupt(&e))? {
-        if crate::runner::interrupt::requested() {
+        if crate::sys::interrupt::requested() {
             return Err(ExtractError::Interrupted);
         }
         let mut entry = entry.map_err(|e| corrupt(&e))?;
@@ -216,7 +216,7 @@ fn extract_zip(archive: &Path, name: &str, dest: &Path) -> Result<(), ExtractErr
     let root = dest.canonicalize().map_err(|e| corrupt(&e))?;
     let mut links = Vec::new();
     for i in 0..zip.len() {
-        if crate::runner::interrupt::requested() {
+        if crate::sys::interrupt::requested() {
             return Err(ExtractError::Interrupted);
         }
         let mut file = zip.by_index(i).map_err(|e| corrupt(&e))?;
@@ -256,7 +256,7 @@ fn extract_zip(archive: &Path, name: &str, dest: &Path) -> Result<(), ExtractErr
             continue;
         }
         let _ = std::fs::remove_file(&out);
-        let mut w = crate::fsutil::create_exclusive(&out).map_err(werr)?;
+        let mut w = crate::sys::fs::create_exclusive(&out).map_err(werr)?;
         io::copy(&mut file, &mut w).map_err(werr)?;
         let mode = file.unix_mode().map(|m| m & 0o777).filter(|m| *m != 0).unwrap_or(0o644);
         std::fs::set_permissions(&out, std::fs::Permissions::from_mode(mode)).map_err(werr)?;

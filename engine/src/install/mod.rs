@@ -14,14 +14,12 @@ pub mod packages;
 pub mod platform;
 
 use crate::home::Home;
-use crate::profile::load::{LoadedProfile, Origin as ProfileOrigin};
-use crate::profile::model::{BuildStep, Download, Profile, Scalar};
+use crate::model::profile::LoadedProfile;
+use crate::model::profile::{BuildStep, Download, Profile, Scalar};
 use download::{Downloader, Fetched, Want};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use thiserror::Error;
@@ -48,12 +46,12 @@ pub struct State {
 }
 
 /// `installed/<id>@<version>`.
-pub fn dir_of(home: &Home, p: &Profile) -> PathBuf {
-    home.installed().join(format!("{}@{}", p.id, p.version))
+pub fn dir_of(installed: &Path, p: &Profile) -> PathBuf {
+    installed.join(format!("{}@{}", p.id, p.version))
 }
 
 fn sha_hex(b: &[u8]) -> String {
-    download::hex(&Sha256::digest(b))
+    crate::sys::hash::sha256_hex(b)
 }
 
 fn when_matches(when: &IndexMap<String, Scalar>, b: &IndexMap<String, String>) -> bool {
@@ -109,25 +107,26 @@ pub struct Plan {
 impl Plan {
     /// The parts of `lp`'s install section that tests with `bindings` need
     /// (`when` filters), on this platform.
-    pub fn new(home: &Home, lp: &LoadedProfile, bindings: &[IndexMap<String, String>]) -> Plan {
+    pub fn new(
+        home: &Home,
+        lp: &LoadedProfile,
+        bindings: &[IndexMap<String, String>],
+        catalog: &packages::Catalog,
+    ) -> Plan {
         let p = &lp.profile;
         let any = |w: &IndexMap<String, Scalar>| w.is_empty() || bindings.iter().any(|b| when_matches(w, b));
         let mut plan = Plan {
             id: p.id.clone(),
             version: p.version.clone(),
-            dir: dir_of(home, p),
+            dir: dir_of(&home.installed(), p),
             downloads: Vec::new(),
             build: Vec::new(),
             keys: Vec::new(),
             packages: Vec::new(),
             adhoc: Vec::new(),
             profile: p.clone(),
-            profile_dir: match &lp.origin {
-                ProfileOrigin::File(f) => f.parent().map(|d| d.display().to_string()).unwrap_or_default(),
-                ProfileOrigin::Builtin => String::new(),
-            },
+            profile_dir: lp.dir().map(|d| d.display().to_string()).unwrap_or_default(),
         };
-        let catalog = packages::Catalog::global();
         if let Some(inst) = &p.install {
             for item in &inst.packages {
                 if item.when().is_none_or(&any)
@@ -365,23 +364,19 @@ impl Installer {
                 None => return Err(InstallError::Download(format!("{}: not fetched", w.file))),
             }
         }
-        if crate::runner::interrupt::requested() {
+        if crate::sys::interrupt::requested() {
             return Err(InstallError::Interrupted);
         }
         let parent = self.home.installed();
         std::fs::create_dir_all(&parent).map_err(io(format!("cannot create {}", parent.display())))?;
         // One engine at a time installs a given profile version.
         let lock_path = parent.join(format!(".{}.lock", p.reference()));
-        let lock = crate::fsutil::open_lock(&lock_path).map_err(io(format!("cannot open {}", lock_path.display())))?;
-        // SAFETY: flock on a descriptor we own; released when `lock` is dropped.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io("cannot lock the install")(std::io::Error::last_os_error()));
-        }
+        let lock = crate::sys::lock::lock(&lock_path).map_err(io(format!("cannot lock {}", lock_path.display())))?;
         // What a killed install left (named for its dead pid) goes first.
-        crate::fsutil::remove_stale_temps(&parent);
+        crate::sys::fs::remove_stale_temps(&parent);
         // Everything is unpacked next to its final place, then renamed there.
         let tmp = tempfile::Builder::new()
-            .prefix(&format!("{}{}-", crate::fsutil::temp_prefix(), p.reference()))
+            .prefix(&format!("{}{}-", crate::sys::fs::temp_prefix(), p.reference()))
             .tempdir_in(&parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
         for (file, f) in &files {
@@ -399,7 +394,7 @@ impl Installer {
             }
         }
         if p.dir.exists() {
-            let old = parent.join(format!("{}old-{}", crate::fsutil::temp_prefix(), p.reference()));
+            let old = parent.join(format!("{}old-{}", crate::sys::fs::temp_prefix(), p.reference()));
             std::fs::rename(&p.dir, &old).map_err(io(format!("cannot move {} aside", p.dir.display())))?;
             let _ = std::fs::remove_dir_all(&old);
         }
@@ -429,8 +424,9 @@ impl Installer {
             log: log.display().to_string(),
         };
         let json = serde_json::to_vec_pretty(&state).expect("state serializes");
-        crate::result::store::write_atomic(&p.dir.join(STATE_FILE), &json)
-            .map_err(|e| InstallError::Io { what: e.to_string(), source: std::io::Error::other("write") })?;
+        let state_file = p.dir.join(STATE_FILE);
+        crate::sys::fs::write_atomic(&state_file, &json)
+            .map_err(|source| InstallError::Io { what: format!("cannot write {}", state_file.display()), source })?;
         drop(lock);
         Ok(Done {
             reference: p.reference(),

@@ -7,7 +7,6 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 use thiserror::Error;
 
 const BUILTIN: &str = include_str!("../../../packages.yaml");
@@ -56,9 +55,10 @@ impl Family {
         field("ID_LIKE").and_then(|like| like.split_whitespace().find_map(Family::of_id))
     }
 
-    /// This machine's family (`ENGINE_OS_RELEASE` names another file to read).
-    pub fn detect() -> Option<Family> {
-        let paths: Vec<std::path::PathBuf> = match std::env::var_os(crate::env::ENGINE_OS_RELEASE) {
+    /// This machine's family, from `os_release` (`ENGINE_OS_RELEASE`) or the
+    /// standard places.
+    pub fn detect(os_release: Option<&std::path::Path>) -> Option<Family> {
+        let paths: Vec<std::path::PathBuf> = match os_release {
             Some(p) => vec![p.into()],
             None => vec!["/etc/os-release".into(), "/usr/lib/os-release".into()],
         };
@@ -143,20 +143,21 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The compiled-in mapping with the user's file on top (read once).
-    pub fn global() -> &'static Catalog {
-        static CATALOG: OnceLock<Catalog> = OnceLock::new();
-        CATALOG.get_or_init(|| {
-            let mut c = Catalog { map: Catalog::parse(BUILTIN).expect("packages.yaml is valid"), overlay_error: None };
-            let user = crate::home::Home::from_env().root.join("packages.yaml");
-            if let Ok(text) = std::fs::read_to_string(&user) {
-                match Catalog::parse(&text) {
-                    Ok(m) => c.map.extend(m),
-                    Err(e) => c.overlay_error = Some(format!("{}: {e}", user.display())),
-                }
+    /// The compiled-in mapping.
+    pub fn builtin() -> Catalog {
+        Catalog { map: Catalog::parse(BUILTIN).expect("packages.yaml is valid"), overlay_error: None }
+    }
+
+    /// The compiled-in mapping with the user's file `user` on top.
+    pub fn load(user: &std::path::Path) -> Catalog {
+        let mut c = Catalog::builtin();
+        if let Ok(text) = std::fs::read_to_string(user) {
+            match Catalog::parse(&text) {
+                Ok(m) => c.map.extend(m),
+                Err(e) => c.overlay_error = Some(format!("{}: {e}", user.display())),
             }
-            c
-        })
+        }
+        c
     }
 
     pub fn parse(text: &str) -> Result<IndexMap<String, Package>, String> {
@@ -272,12 +273,6 @@ pub fn install(family: Family, needs: &Needs) -> Result<(), PackageError> {
         return Err(PackageError::StillMissing { command, names: still.join(", ") });
     }
     Ok(())
-}
-
-/// Whether engine runs as root.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
 }
 
 #[cfg(test)]

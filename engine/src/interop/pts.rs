@@ -4,11 +4,11 @@
 //! (fio, fs-mark, sqlite …) are matched to that profile's test, so
 //! `engine benchmark NAME` re-runs them and appends a new identifier.
 
+use crate::catalog::Catalog;
 use crate::expand::Test;
-use crate::profile::load::LoadedProfile;
-use crate::profile::model::Proportion;
-use crate::profile::resolve::Catalog;
-use crate::result::{PtsOrigin, ResultEntry, ResultFile, System, TestResult};
+use crate::model::profile::LoadedProfile;
+use crate::model::profile::Proportion;
+use crate::model::result::{PtsOrigin, ResultEntry, ResultFile, System, TestResult};
 use indexmap::IndexMap;
 use regex::Regex;
 use std::sync::{Arc, LazyLock};
@@ -159,7 +159,7 @@ pub const MAX_XML_NODES: u32 = 2_000_000;
 /// not UTF-8, with the position of the first bad byte.
 pub fn read(path: &std::path::Path) -> Result<String, ImportError> {
     let file = path.display().to_string();
-    let bytes = crate::fsutil::read_capped(path, MAX_XML_BYTES).map_err(|e| ImportError {
+    let bytes = crate::sys::fs::read_capped(path, MAX_XML_BYTES).map_err(|e| ImportError {
         file: file.clone(),
         line: 1,
         col: 1,
@@ -168,7 +168,7 @@ pub fn read(path: &std::path::Path) -> Result<String, ImportError> {
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
-        let (line, col) = crate::fsutil::line_col(bytes, at);
+        let (line, col) = crate::sys::fs::line_col(bytes, at);
         ImportError {
             file,
             line: line as u32,

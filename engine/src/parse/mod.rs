@@ -8,7 +8,8 @@ mod regex;
 mod template;
 mod wall_time;
 
-use crate::profile::model::{ParserDef, Pick, Stream};
+use crate::model::profile::{LoadedProfile, ParserDef, Pick, Stream};
+use crate::plugin::cache::Cache;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -68,13 +69,23 @@ pub struct Configured {
     signed: bool,
 }
 
+/// Where a plugin parser comes from: the profile's folder, and the cache of
+/// compiled plugins.
+#[derive(Clone, Copy)]
+pub struct Plugins<'a> {
+    pub profile: &'a LoadedProfile,
+    pub cache: &'a Cache,
+}
+
 impl Configured {
     /// Builds the parser of `def`; `fill` renders placeholders (JSON pointers
-    /// may hold them); `signed` allows negative values.
+    /// may hold them); `signed` allows negative values; `plugins` is where a
+    /// plugin parser is found (none: plugin parsers cannot be built).
     pub fn build(
         def: &ParserDef,
         fill: &dyn Fn(&str) -> Result<String, String>,
         signed: bool,
+        plugins: Option<Plugins<'_>>,
     ) -> Result<Self, ParseError> {
         let (kind, inner): (&'static str, Box<dyn Parser>) = if let Some(re) = &def.regex {
             ("regex", Box::new(regex::RegexParser::new(re, def.pick)?))
@@ -95,18 +106,19 @@ impl Configured {
             ("wall_time", Box::new(wall_time::WallTime))
         } else if let Some(pl) = &def.plugin {
             // Named relative to the profile's folder, as the executor's plugin.
-            let folder = fill("{{profile_dir}}").map_err(ParseError::Build)?;
-            let dir = if folder.is_empty() { None } else { Some(std::path::PathBuf::from(&folder)) };
-            let path = crate::runner::wasm::plugin_path(dir.as_deref(), &pl.path, &folder)
-                .map_err(|e| ParseError::Plugin { plugin: pl.path.clone(), message: e.to_string() })?;
+            let fail = |message: String| ParseError::Plugin { plugin: pl.path.clone(), message };
+            let Some(plugins) = plugins else {
+                return Err(fail("plugin parsers need the profile's folder".into()));
+            };
+            let path = crate::plugin::file::plugin_path(plugins.profile, &pl.path).map_err(|e| fail(e.to_string()))?;
             let mut config = Vec::new();
             for (k, v) in &pl.config {
                 config
                     .push((k.clone(), fill(v.as_str()).map_err(|e| ParseError::Build(format!("config `{k}`: {e}")))?));
             }
-            let limits = crate::runner::wasm::limits(&pl.limits).map_err(ParseError::Build)?;
+            let limits = crate::plugin::file::limits(&pl.limits).map_err(|e| ParseError::Build(e.to_string()))?;
             let value = pl.value.as_deref().unwrap_or(&def.result);
-            ("plugin", Box::new(plugin::PluginParser::new(&path, &pl.path, value, config, limits)?))
+            ("plugin", Box::new(plugin::PluginParser::new(&path, &pl.path, value, config, limits, plugins.cache)?))
         } else {
             return Err(ParseError::Build("parser has no kind".into()));
         };
@@ -175,7 +187,7 @@ mod tests {
     #[test]
     fn unit_conversion_is_exact() {
         let d = ParserDef { json_pointer: Some("/bw_bytes".into()), divide_by: Some(1e6), ..def() };
-        let p = Configured::build(&d, &no_fill, false).unwrap();
+        let p = Configured::build(&d, &no_fill, false, None).unwrap();
         let out = RawOutput { stdout: r#"{"bw_bytes": 53261003}"#, stderr: "", wall: Duration::ZERO };
         assert_eq!(p.parse(&out).unwrap(), 53.261003);
     }
@@ -184,25 +196,25 @@ mod tests {
     fn overflow_and_negative_values_fail_with_the_raw_text() {
         let out = RawOutput { stdout: "v: 1e300\nv: 1e300\nv: -3\n", stderr: "", wall: Duration::ZERO };
         let d = ParserDef { regex: Some(r"v: (?P<value>1e300)".into()), multiply_by: Some(1e10), ..def() };
-        let e = Configured::build(&d, &no_fill, false).unwrap().parse(&out).unwrap_err();
+        let e = Configured::build(&d, &no_fill, false, None).unwrap().parse(&out).unwrap_err();
         assert_eq!(
             e.to_string(),
             "the regex parser read `1e300`, which gives inf after conversion: not a finite number"
         );
         let d =
             ParserDef { regex: Some(r"v: (?P<value>1e300)".into()), pick: Pick::Sum, multiply_by: Some(1e8), ..def() };
-        let e = Configured::build(&d, &no_fill, false).unwrap().parse(&out).unwrap_err();
+        let e = Configured::build(&d, &no_fill, false, None).unwrap().parse(&out).unwrap_err();
         assert!(e.to_string().starts_with("the regex parser read `1e300 + 1e300`, which gives inf"), "{e}");
         let d = ParserDef { regex: Some(r"v: (?P<value>-3)".into()), ..def() };
-        let e = Configured::build(&d, &no_fill, false).unwrap().parse(&out).unwrap_err();
+        let e = Configured::build(&d, &no_fill, false, None).unwrap().parse(&out).unwrap_err();
         assert_eq!(e.to_string(), "the regex parser read `-3`, which gives -3: a negative value where none can be");
-        assert_eq!(Configured::build(&d, &no_fill, true).unwrap().parse(&out).unwrap(), -3.0);
+        assert_eq!(Configured::build(&d, &no_fill, true, None).unwrap().parse(&out).unwrap(), -3.0);
     }
 
     #[test]
     fn stderr_stream() {
         let d = ParserDef { regex: Some(r"took (?P<value>\d+)".into()), stream: Stream::Stderr, ..def() };
-        let p = Configured::build(&d, &no_fill, false).unwrap();
+        let p = Configured::build(&d, &no_fill, false, None).unwrap();
         let out = RawOutput { stdout: "took 1", stderr: "took 2", wall: Duration::ZERO };
         assert_eq!(p.parse(&out).unwrap(), 2.0);
     }

@@ -26,12 +26,12 @@ impl PluginParser {
         result: &str,
         config: Vec<(String, String)>,
         limits: Limits,
+        cache: &crate::plugin::cache::Cache,
     ) -> Result<Self, ParseError> {
         let fail = |message: String| ParseError::Plugin { plugin: name.to_string(), message };
-        let cache = crate::plugin::cache(&crate::home::Home::from_env());
-        let plugin = Plugin::load(path, &cache).map_err(|e| fail(e.to_string()))?;
+        let plugin = Plugin::load(path, cache).map_err(|e| fail(e.to_string()))?;
         plugin.expect(Kind::Parser).map_err(|e| fail(e.to_string()))?;
-        let sb = Sandbox { scratch: None, env: &[], limits, interrupted: crate::runner::interrupt::requested };
+        let sb = Sandbox { scratch: None, env: &[], limits, interrupted: crate::sys::interrupt::requested };
         let iface = plugin.check(&config, &sb).0.map_err(|e| fail(e.to_string()))?;
         if let Some((k, _)) = config.iter().find(|(k, _)| !iface.keys.contains(k)) {
             return Err(fail(format!(
@@ -51,7 +51,7 @@ impl Parser for PluginParser {
         // A trial reaches its parsers only when its program exited 0.
         let output = engine_sdk::TrialOutput { stdout: out.stdout, stderr: out.stderr, exit_code: 0 };
         let sb =
-            Sandbox { scratch: None, env: &[], limits: self.limits, interrupted: crate::runner::interrupt::requested };
+            Sandbox { scratch: None, env: &[], limits: self.limits, interrupted: crate::sys::interrupt::requested };
         let fail = |message: String| ParseError::Plugin { plugin: self.name.clone(), message };
         let report = self.plugin.parse(&self.config, &output, &sb).0.map_err(|e| fail(e.to_string()))?;
         let value = report.get(&self.result).ok_or_else(|| fail(format!("returned no value for `{}`", self.result)))?;

@@ -3,7 +3,7 @@
 //! M = 10^6, G = 10^9), for tools that shorten large values.
 
 use super::{ParseError, Parser, RawOutput, Reading, parse_number, pick};
-use crate::profile::model::Pick;
+use crate::model::profile::Pick;
 
 pub struct RegexParser {
     re: regex::Regex,

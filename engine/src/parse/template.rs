@@ -3,7 +3,7 @@
 //! value is the token at the marker's position on the matching line.
 
 use super::{ParseError, Parser, RawOutput, Reading, parse_number, pick};
-use crate::profile::model::Pick;
+use crate::model::profile::Pick;
 
 pub struct TemplateParser {
     tokens: Vec<String>,

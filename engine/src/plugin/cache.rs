@@ -4,7 +4,7 @@
 //! target never reads an old artifact. Deserializing runs native code from
 //! the file, so bytes whose hash does not match are rebuilt, never loaded.
 
-use sha2::{Digest, Sha256};
+use crate::sys::hash::sha256_hex;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use wasmtime::component::Component;
@@ -25,11 +25,6 @@ pub struct Loaded {
     pub source: Source,
     /// Compiling or deserializing.
     pub took: Duration,
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub struct Cache {
@@ -92,7 +87,7 @@ impl Cache {
     /// file or none (two runs may fill the same entry at once).
     fn write_atomic(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write;
-        let mut t = tempfile::Builder::new().prefix(&crate::fsutil::temp_prefix()).tempfile_in(&self.dir)?;
+        let mut t = tempfile::Builder::new().prefix(&crate::sys::fs::temp_prefix()).tempfile_in(&self.dir)?;
         t.write_all(bytes)?;
         t.persist(path).map_err(|e| e.error)?;
         Ok(())

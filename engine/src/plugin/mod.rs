@@ -12,6 +12,7 @@
 //! what the previous one left in memory, as it cannot see its files.
 
 pub mod cache;
+pub mod file;
 pub mod host;
 pub mod limits;
 pub mod runtime;
@@ -157,7 +158,7 @@ impl Plugin {
         if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
             return Err(PluginError::CoreModule);
         }
-        let sha256 = cache::sha256_hex(&bytes);
+        let sha256 = crate::sys::hash::sha256_hex(&bytes);
         let engine = runtime::engine();
         let (component, loaded) =
             cache.component(engine, &bytes, &sha256).map_err(|e| PluginError::Invalid(first_line(&e)))?;
@@ -402,11 +403,6 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
         return PluginError::Trap { trap, stderr: stderr.to_string() };
     }
     PluginError::Host(text)
-}
-
-/// The cache of compiled plugins under `home`.
-pub fn cache(home: &crate::home::Home) -> cache::Cache {
-    cache::Cache::new(home.root.join("cache").join("wasm"))
 }
 
 #[cfg(test)]

@@ -1,41 +1,26 @@
 //! YAML text → typed model → semantic checks, with every problem reported as
 //! `file:line:col: what` plus a hint. Nothing here panics on bad input.
 
-use super::diag::{Diagnostic, Diagnostics, Pos, did_you_mean};
-use super::model::{Profile, Suite};
 use super::validate;
 use super::yaml_index::YamlIndex;
+use crate::model::diag::{Diagnostic, Diagnostics, Pos, did_you_mean};
+use crate::model::profile::{LoadedProfile, Origin, Profile, Suite};
 use crate::path;
 use regex::Regex;
 use serde::de::DeserializeOwned;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
+use thiserror::Error;
 
-/// Where a profile or suite file came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
-    /// Compiled into the binary from the repository's `test-profiles/` and `suites/`.
-    Builtin,
-    /// A file on disk (user dir, `ENGINE_PROFILE_PATH`, or a path given on the command line).
-    File(PathBuf),
-}
+pub use crate::install::packages::Catalog as Packages;
 
-/// A profile that loaded and passed every check.
-#[derive(Debug, Clone)]
-pub struct LoadedProfile {
-    pub profile: Profile,
-    /// What to show in messages (`test-profiles/fio/profile.yaml`).
-    pub display: String,
-    pub origin: Origin,
-    /// The profile repository it came from (none: local or built-in).
-    pub source: Option<crate::result::RepositoryRef>,
-}
-
-impl LoadedProfile {
-    /// `fio@1.0.0`.
-    pub fn reference(&self) -> String {
-        format!("{}@{}", self.profile.id, self.profile.version)
-    }
+/// Why a profile or suite file could not be loaded.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Invalid(Diagnostics),
 }
 
 /// A suite that loaded; its items are checked when they are resolved.
@@ -46,7 +31,7 @@ pub struct LoadedSuite {
     pub display: String,
     pub index: YamlIndex,
     /// The profile repository it came from: its items name that repository's profiles first.
-    pub source: Option<crate::result::RepositoryRef>,
+    pub source: Option<crate::model::result::RepositoryRef>,
 }
 
 static AT_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" at line \d+, column \d+$").unwrap());
@@ -111,16 +96,23 @@ fn deserialize<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnos
     serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostics(vec![serde_diag(file, &e, text)]))
 }
 
-/// Parses and checks one profile file's text.
-pub fn profile_from_str(text: &str, display: &str, origin: Origin) -> Result<LoadedProfile, Diagnostics> {
+/// Parses and checks one profile file's text; `packages` are the generic
+/// package names it may use.
+pub fn profile_from_str(
+    text: &str,
+    display: &str,
+    origin: Origin,
+    packages: &Packages,
+) -> Result<LoadedProfile, Diagnostics> {
     let profile: Profile = deserialize(text, display)?;
     let index = YamlIndex::build(text);
-    let mut diags = validate::check_profile(&profile, display, &index);
+    let mut diags = validate::check_profile(&profile, display, &index, packages);
+    let lp = LoadedProfile { profile, display: display.to_string(), origin, source: None };
     // Plugin files are named relative to the profile's folder.
-    if let Origin::File(f) = &origin {
-        let dir = f.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        diags.extend(validate::check_plugin_files(&profile, dir, display, &index));
+    if let Some(dir) = lp.dir() {
+        diags.extend(validate::check_plugin_files(&lp.profile, dir, display, &index));
     }
+    let profile = &lp.profile;
     // References name a profile by its folder: an id that says otherwise
     // would make `engine info X` and the result file disagree.
     if let Some(folder) = display
@@ -141,7 +133,7 @@ pub fn profile_from_str(text: &str, display: &str, origin: Origin) -> Result<Loa
     if !diags.is_empty() {
         return Err(diags.sorted());
     }
-    Ok(LoadedProfile { profile, display: display.to_string(), origin, source: None })
+    Ok(lp)
 }
 
 /// Parses one suite file's text; `id` is its file stem (`disk` for `suites/disk.yaml`).
@@ -195,6 +187,21 @@ pub fn suite_from_str(text: &str, id: &str, display: &str) -> Result<LoadedSuite
     Ok(LoadedSuite { id: id.to_string(), suite, display: display.to_string(), index, source: None })
 }
 
+/// Loads a profile from a path: a `profile.yaml`, or a folder holding one.
+pub fn profile_from_path(path: &Path, packages: &Packages) -> Result<LoadedProfile, LoadError> {
+    let file = if path.is_dir() { path.join("profile.yaml") } else { path.to_path_buf() };
+    let text = std::fs::read_to_string(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
+    profile_from_str(&text, &file.display().to_string(), Origin::File(file.clone()), packages)
+        .map_err(LoadError::Invalid)
+}
+
+/// Loads a suite from a path.
+pub fn suite_from_path(path: &Path) -> Result<LoadedSuite, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
+    let id = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+    suite_from_str(&text, &id, &path.display().to_string()).map_err(LoadError::Invalid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,7 +229,7 @@ parsers:
 
     #[test]
     fn a_good_profile_loads() {
-        let p = profile_from_str(GOOD, "demo.yaml", Origin::Builtin).unwrap();
+        let p = profile_from_str(GOOD, "demo.yaml", Origin::Builtin, &Packages::builtin()).unwrap();
         assert_eq!(p.profile.options[0].entries[1].value.as_ref().unwrap().as_str(), "1000");
         assert_eq!(p.reference(), "demo@1.0.0");
     }
@@ -230,7 +237,7 @@ parsers:
     #[test]
     fn unknown_key_gets_a_suggestion() {
         let bad = GOOD.replace("    args:", "    argz:");
-        let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin).unwrap_err();
+        let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin, &Packages::builtin()).unwrap_err();
         let d = &d.0[0];
         assert_eq!((d.line, d.col), (15, 5));
         assert_eq!(d.message, "unknown field `argz`");
@@ -240,7 +247,7 @@ parsers:
     #[test]
     fn placeholder_without_option() {
         let bad = GOOD.replace("{{n}}", "{{m}}");
-        let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin).unwrap_err();
+        let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin, &Packages::builtin()).unwrap_err();
         assert_eq!(d.0[0].message, "placeholder `{{m}}` has no option value of that name");
         assert_eq!((d.0[0].line, d.0[0].col), (15, 13));
     }
@@ -267,7 +274,7 @@ mod robustness {
                     Some(c) => m[i] = c,
                 }
                 let s: String = m.into_iter().collect();
-                if let Err(d) = profile_from_str(&s, "m.yaml", Origin::Builtin) {
+                if let Err(d) = profile_from_str(&s, "m.yaml", Origin::Builtin, &Packages::builtin()) {
                     errors += 1;
                     assert!(!d.is_empty());
                     for x in d.iter() {

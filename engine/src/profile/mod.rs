@@ -1,13 +1,7 @@
-//! Test profiles and suites: the YAML format, loading with positioned
-//! diagnostics, semantic checks, placeholders, and lookup by reference.
+//! Profile and suite files: YAML text → the typed model (`crate::model`) →
+//! semantic checks, every problem reported as `file:line:col`, what is
+//! wrong, and a hint.
 
-pub mod diag;
 pub mod load;
-pub mod model;
-pub mod resolve;
-pub mod template;
 pub mod validate;
 pub mod yaml_index;
-
-pub use diag::{Diagnostic, Diagnostics};
-pub use load::{LoadedProfile, LoadedSuite};

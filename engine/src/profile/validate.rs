@@ -1,13 +1,13 @@
 //! Semantic checks on a profile that deserialized: names that must exist,
 //! labels that must be unique, parsers that must name a result.
 
-use super::diag::{Diagnostic, Diagnostics, did_you_mean};
-use super::model::{
-    BuiltinExecutor, Executor, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, Scalar, Step,
+use super::yaml_index::{Path, YamlIndex};
+use crate::model::diag::{Diagnostic, Diagnostics, did_you_mean};
+use crate::model::profile::{
+    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, Scalar, Step,
     WasmExecutor,
 };
-use super::template::{self, TemplateError};
-use super::yaml_index::{Path, YamlIndex};
+use crate::model::template::{self, TemplateError};
 use crate::path;
 use crate::units;
 use indexmap::IndexMap;
@@ -23,6 +23,8 @@ mod install;
 struct Checker<'a> {
     file: &'a str,
     index: &'a YamlIndex,
+    /// Generic package names profiles may use.
+    packages: &'a crate::install::packages::Catalog,
     out: Diagnostics,
 }
 
@@ -126,8 +128,13 @@ pub fn is_valid_id(id: &str) -> bool {
 }
 
 /// All semantic problems of `p`.
-pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics {
-    let mut c = Checker { file, index, out: Diagnostics::default() };
+pub fn check_profile(
+    p: &Profile,
+    file: &str,
+    index: &YamlIndex,
+    packages: &crate::install::packages::Catalog,
+) -> Diagnostics {
+    let mut c = Checker { file, index, packages, out: Diagnostics::default() };
 
     if !is_valid_id(&p.id) {
         c.at_value(
@@ -311,9 +318,9 @@ pub fn check_profile(p: &Profile, file: &str, index: &YamlIndex) -> Diagnostics 
 
     // Executor.
     match &p.executor {
-        Executor::External(x) => check_external(&mut c, x, &known),
-        Executor::Builtin(b) => check_builtin(&mut c, b, p, &known),
-        Executor::Wasm(w) => check_wasm(&mut c, w, &known),
+        ExecutorDef::External(x) => check_external(&mut c, x, &known),
+        ExecutorDef::Builtin(b) => check_builtin(&mut c, b, p, &known),
+        ExecutorDef::Wasm(w) => check_wasm(&mut c, w, &known),
     }
 
     // Trials.
@@ -639,7 +646,7 @@ fn check_server(
         c.arg(p, a, known);
     }
     if let Some(sig) = &d.stop_signal
-        && crate::runner::server::signal_by_name(sig).is_none()
+        && crate::sys::proc::signal_by_name(sig).is_none()
     {
         c.at_value(
             at(&["stop_signal"]),
@@ -744,7 +751,7 @@ pub fn quoted_placeholders(sh: &str) -> Vec<String> {
 fn check_builtin(c: &mut Checker, b: &BuiltinExecutor, p: &Profile, known: &BTreeSet<String>) {
     let Some(w) = crate::workloads::find(&b.workload) else {
         let names = crate::workloads::names();
-        let hint = match super::diag::did_you_mean(&b.workload, names.iter().copied()) {
+        let hint = match crate::model::diag::did_you_mean(&b.workload, names.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),
             None => format!("built-in workloads: {}", names.join(", ")),
         };
@@ -757,7 +764,7 @@ fn check_builtin(c: &mut Checker, b: &BuiltinExecutor, p: &Profile, known: &BTre
     };
     for (k, v) in &b.config {
         if !w.keys.contains(&k.as_str()) {
-            let hint = match super::diag::did_you_mean(k, w.keys.iter().copied()) {
+            let hint = match crate::model::diag::did_you_mean(k, w.keys.iter().copied()) {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!("`{}` reads: {}", w.name, w.keys.join(", ")),
             };
@@ -843,42 +850,12 @@ impl Checker<'_> {
     }
 }
 
-/// Why a plugin path does not name a usable file in the profile's folder.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PluginFileError {
-    #[error("plugin file `{0}` does not exist")]
-    Missing(String),
-    #[error("plugin path `{0}` is a directory, not a `.wasm` file")]
-    Directory(String),
-    #[error("plugin path `{0}` leads out of the profile's folder (through a symlink or `..`)")]
-    Escapes(String),
-}
-
-/// The plugin file `rel` names in the profile folder `dir`, checked on disk:
-/// it exists, is a file, and resolves (symlinks followed) inside `dir`.
-pub fn plugin_file(dir: &std::path::Path, rel: &str) -> Result<std::path::PathBuf, PluginFileError> {
-    let lexical_escape = rel.starts_with('/')
-        || std::path::Path::new(rel).components().any(|c| matches!(c, std::path::Component::ParentDir));
-    if lexical_escape {
-        return Err(PluginFileError::Escapes(rel.to_string()));
-    }
-    let joined = dir.join(rel);
-    let real = joined.canonicalize().map_err(|_| PluginFileError::Missing(rel.to_string()))?;
-    let root = dir.canonicalize().map_err(|_| PluginFileError::Missing(rel.to_string()))?;
-    if !real.starts_with(&root) {
-        return Err(PluginFileError::Escapes(rel.to_string()));
-    }
-    if real.is_dir() {
-        return Err(PluginFileError::Directory(rel.to_string()));
-    }
-    Ok(real)
-}
-
 /// On-disk checks of the plugin files a profile in folder `dir` names.
 pub fn check_plugin_files(p: &Profile, dir: &std::path::Path, file: &str, index: &YamlIndex) -> Diagnostics {
-    let mut c = Checker { file, index, out: Diagnostics::default() };
+    let packages = crate::install::packages::Catalog::default();
+    let mut c = Checker { file, index, packages: &packages, out: Diagnostics::default() };
     let mut paths: Vec<(Path, &str)> = Vec::new();
-    if let Executor::Wasm(w) = &p.executor {
+    if let ExecutorDef::Wasm(w) = &p.executor {
         paths.push((path!["executor", "wasm", "plugin"], &w.plugin));
     }
     for (i, pd) in p.parsers.iter().enumerate() {
@@ -895,14 +872,14 @@ pub fn check_plugin_files(p: &Profile, dir: &std::path::Path, file: &str, index:
         {
             continue;
         }
-        if let Err(e) = plugin_file(dir, rel) {
+        if let Err(e) = crate::plugin::file::plugin_file(dir, rel) {
             let hint = match e {
-                PluginFileError::Missing(_) => format!(
+                crate::plugin::file::PluginFileError::Missing(_) => format!(
                     "build the plugin (`engine plugin build`) and copy its `.wasm` to {}",
                     dir.join(rel).display()
                 ),
-                PluginFileError::Directory(_) => "name the `.wasm` file itself".to_string(),
-                PluginFileError::Escapes(_) => {
+                crate::plugin::file::PluginFileError::Directory(_) => "name the `.wasm` file itself".to_string(),
+                crate::plugin::file::PluginFileError::Escapes(_) => {
                     "copy the `.wasm` file into the profile's folder instead of linking to it".to_string()
                 }
             };

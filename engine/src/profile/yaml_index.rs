@@ -2,7 +2,7 @@
 //! to the position of its key and of its value, so semantic checks made on the typed
 //! model can point at the exact line and column.
 
-use super::diag::Pos;
+use crate::model::diag::Pos;
 use serde_saphyr::granit_parser::{Event, Parser, Span};
 use std::collections::HashMap;
 

@@ -53,11 +53,11 @@ pub enum Source {
 }
 
 impl Source {
-    /// `https://host/path`, `http://…`, `file:///path` or a folder path.
-    pub fn new(url: &str) -> Result<Source, FetchError> {
+    /// `https://host/path`, `http://…`, `file:///path` or a folder path;
+    /// HTTP with the install module's client: same TLS, timeouts and user agent.
+    pub fn new(url: &str, settings: &crate::install::download::Settings) -> Result<Source, FetchError> {
         if url.starts_with("http://") || url.starts_with("https://") {
-            // The install module's client: same TLS, timeouts (`ENGINE_DOWNLOAD_TIMEOUT`) and user agent.
-            let client = crate::install::download::http_client(&crate::install::download::Settings::from_env())
+            let client = crate::install::download::http_client(settings)
                 .map_err(|e| FetchError::Read { url: url.into(), msg: e.to_string() })?;
             Ok(Source::Http { base: url.trim_end_matches('/').to_string(), client })
         } else {

@@ -273,7 +273,7 @@ fn check(index: &Index, bytes: &[u8], file: &str) -> Result<(), IndexError> {
         }
     }
     for (i, r) in index.results.iter().enumerate() {
-        if crate::result::store::check_name(&r.name).is_err() {
+        if crate::store::check_name(&r.name).is_err() {
             return err(
                 format!("results[{i}].name"),
                 &r.name,
@@ -322,24 +322,6 @@ impl Index {
         let mut v = serde_json::to_vec_pretty(self).expect("an index serializes");
         v.push(b'\n');
         v
-    }
-}
-
-/// The newest of `versions` matching `want` (`None`: any; `1`, `1.2`, `1.2.3`).
-pub fn newest<'a, T>(versions: &'a [T], version_of: impl Fn(&T) -> &str, want: Option<&str>) -> Option<&'a T> {
-    versions
-        .iter()
-        .filter(|v| want.is_none_or(|w| crate::profile::resolve::version_matches(version_of(v), w)))
-        .max_by(|a, b| compare_versions(version_of(a), version_of(b)))
-}
-
-/// Semver order; a version that does not parse sorts first.
-pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    match (semver::Version::parse(a), semver::Version::parse(b)) {
-        (Ok(x), Ok(y)) => x.cmp(&y),
-        (Ok(_), Err(_)) => std::cmp::Ordering::Greater,
-        (Err(_), Ok(_)) => std::cmp::Ordering::Less,
-        (Err(_), Err(_)) => a.cmp(b),
     }
 }
 
@@ -399,15 +381,5 @@ mod tests {
         let bad = g.replace("\"0000", "\"ZZ00");
         let e = parse(bad.as_bytes(), "index.json").unwrap_err();
         assert!(e.to_string().contains("sha256"), "{e}");
-    }
-
-    #[test]
-    fn newest_by_semver() {
-        let v = ["1.2.0", "1.10.0", "1.2.3", "2.0.0"];
-        assert_eq!(newest(&v, |s| s, None), Some(&"2.0.0"));
-        assert_eq!(newest(&v, |s| s, Some("1")), Some(&"1.10.0"));
-        assert_eq!(newest(&v, |s| s, Some("1.2")), Some(&"1.2.3"));
-        assert_eq!(newest(&v, |s| s, Some("1.2.0")), Some(&"1.2.0"));
-        assert_eq!(newest(&v, |s| s, Some("3")), None);
     }
 }

@@ -19,7 +19,7 @@ pub mod publish;
 pub mod sign;
 pub mod sync;
 
-use crate::result::store::write_atomic;
+use crate::store::write_atomic;
 use index::Index;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -156,8 +156,8 @@ pub struct Local {
 
 impl Local {
     /// Provenance recorded in results.
-    pub fn reference(&self) -> crate::result::RepositoryRef {
-        crate::result::RepositoryRef {
+    pub fn reference(&self) -> crate::model::result::RepositoryRef {
+        crate::model::result::RepositoryRef {
             name: self.conf.name.clone(),
             url: self.conf.url.clone(),
             index_sha256: self.state.index_sha256.clone(),
@@ -175,12 +175,6 @@ pub struct Repos {
 
 pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    let d = sha2::Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Repos {

@@ -7,14 +7,14 @@
 //! refused: users who synced it would otherwise hold two different things
 //! under one name.
 
+use super::RepoError;
 use super::index::{
     self, Archive, Index, ProfileEntry, ProfileVersion, ResultEntry, ResultVersion, SuiteEntry, SuiteVersion,
 };
 use super::pack;
 use super::sign::SecretKey;
-use super::{RepoError, sha256_hex};
-use crate::profile::resolve;
-use crate::result::store::write_atomic;
+use crate::store::write_atomic;
+use crate::sys::hash::sha256_hex;
 use std::path::{Path, PathBuf};
 
 /// The trusted comment of every index signature.
@@ -35,6 +35,8 @@ pub struct Options<'a> {
     /// Extra result files (path, name).
     pub results: Vec<(PathBuf, String)>,
     pub title: Option<String>,
+    /// Generic package names the profiles may use.
+    pub packages: &'a crate::install::packages::Catalog,
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), RepoError> {
@@ -81,7 +83,8 @@ pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
             continue;
         }
         found_any = true;
-        let lp = resolve::profile_from_path(&folder).map_err(|e| RepoError::Publish(e.to_string()))?;
+        let lp = crate::profile::load::profile_from_path(&folder, o.packages)
+            .map_err(|e| RepoError::Publish(e.to_string()))?;
         let p = &lp.profile;
         let bytes = pack::pack_dir(&folder, &p.id)
             .map_err(|source| RepoError::Pack { what: folder.display().to_string(), source })?;
@@ -131,7 +134,7 @@ pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
             continue;
         }
         found_any = true;
-        let s = resolve::suite_from_path(&file).map_err(|e| RepoError::Publish(e.to_string()))?;
+        let s = crate::profile::load::suite_from_path(&file).map_err(|e| RepoError::Publish(e.to_string()))?;
         let version = s.suite.version.clone().unwrap_or_else(|| "1.0.0".to_string());
         let text = std::fs::read(&file).map_err(|e| RepoError::Read { path: file.clone(), msg: e.to_string() })?;
         let bytes = pack::pack(&[], &[pack::Item { path: format!("{}.yaml", s.id), bytes: text, executable: false }])
@@ -181,8 +184,8 @@ pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
     results.extend(o.results.iter().cloned());
     for (path, name) in results {
         found_any = true;
-        crate::result::store::check_name(&name).map_err(|e| RepoError::Publish(e.to_string()))?;
-        let file = crate::result::store::load_file(&path).map_err(|e| RepoError::Publish(e.to_string()))?;
+        crate::store::check_name(&name).map_err(|e| RepoError::Publish(e.to_string()))?;
+        let file = crate::store::load_file(&path).map_err(|e| RepoError::Publish(e.to_string()))?;
         let bytes = std::fs::read(&path).map_err(|e| RepoError::Read { path: path.clone(), msg: e.to_string() })?;
         let packed = pack::pack(&[], &[pack::Item { path: "result.json".into(), bytes, executable: false }])
             .map_err(|source| RepoError::Pack { what: path.display().to_string(), source })?;
@@ -194,7 +197,7 @@ pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
                 index.results.last_mut().unwrap()
             }
         };
-        let latest = index::newest(&entry.versions, |v| v.version.as_str(), None);
+        let latest = crate::model::version::newest(&entry.versions, |v| v.version.as_str(), None);
         if latest.is_some_and(|l| l.archive.sha256 == sha) {
             changes.push(Change { what: format!("result {name}@{}", latest.unwrap().version), status: "unchanged" });
             continue;
@@ -224,13 +227,13 @@ pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
     index.suites.sort_by(|a, b| a.id.cmp(&b.id));
     index.results.sort_by(|a, b| a.name.cmp(&b.name));
     for p in &mut index.profiles {
-        p.versions.sort_by(|a, b| index::compare_versions(&a.version, &b.version));
+        p.versions.sort_by(|a, b| crate::model::version::compare(&a.version, &b.version));
     }
     for s in &mut index.suites {
-        s.versions.sort_by(|a, b| index::compare_versions(&a.version, &b.version));
+        s.versions.sort_by(|a, b| crate::model::version::compare(&a.version, &b.version));
     }
     for r in &mut index.results {
-        r.versions.sort_by(|a, b| index::compare_versions(&a.version, &b.version));
+        r.versions.sort_by(|a, b| crate::model::version::compare(&a.version, &b.version));
     }
     let bytes = index.to_bytes();
     // Ed25519 signatures from the minisign crate carry random noise: an

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Environment variable holding the password of an encrypted secret key.
-pub const KEY_PASSWORD_ENV: &str = "ENGINE_REPO_KEY_PASSWORD";
+use crate::env::ENGINE_REPO_KEY_PASSWORD as KEY_PASSWORD_ENV;
 
 #[derive(Debug, Error)]
 pub enum SignError {
@@ -101,9 +101,9 @@ pub struct SecretKey {
 }
 
 impl SecretKey {
-    /// Reads a minisign secret key file; an encrypted one needs its password
-    /// in `ENGINE_REPO_KEY_PASSWORD`.
-    pub fn load(path: &Path) -> Result<SecretKey, SignError> {
+    /// Reads a minisign secret key file; an encrypted one needs its
+    /// `password` (`ENGINE_REPO_KEY_PASSWORD`).
+    pub fn load(path: &Path, password: Option<&str>) -> Result<SecretKey, SignError> {
         let text =
             std::fs::read_to_string(path).map_err(|source| SignError::Read { path: path.to_path_buf(), source })?;
         let bad = |msg: String| SignError::BadSecretKey { path: path.to_path_buf(), msg };
@@ -113,10 +113,10 @@ impl SecretKey {
             Err(_) if let Some(sk) = unencrypted_without_checksum(&text) => sk,
             Err(e) if !e.to_string().contains("encrypted") => return Err(bad(e.to_string())),
             Err(_) => {
-                let Some(pw) = std::env::var(KEY_PASSWORD_ENV).ok() else {
+                let Some(pw) = password else {
                     return Err(SignError::NeedsPassword { path: path.to_path_buf() });
                 };
-                boxed.into_secret_key(Some(pw)).map_err(|e| bad(e.to_string()))?
+                boxed.into_secret_key(Some(pw.to_string())).map_err(|e| bad(e.to_string()))?
             }
         };
         let pk = minisign::PublicKey::from_secret_key(&sk).map_err(|e| bad(e.to_string()))?;
@@ -166,7 +166,7 @@ pub fn keygen(prefix: &Path) -> Result<(PathBuf, PathBuf, PublicKey), SignError>
         .into_string();
     {
         use std::io::Write;
-        let mut f = crate::fsutil::create_exclusive(&key_path)
+        let mut f = crate::sys::fs::create_exclusive(&key_path)
             .map_err(|source| SignError::Write { path: key_path.clone(), source })?;
         f.write_all(sk_text.as_bytes()).map_err(|source| SignError::Write { path: key_path.clone(), source })?;
     }
@@ -205,7 +205,7 @@ mod tests {
         assert!(keygen(&d.path().join("repo")).is_err(), "never replaces a key");
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&keyp).unwrap().permissions().mode() & 0o777, 0o600);
-        let sk = SecretKey::load(&keyp).unwrap();
+        let sk = SecretKey::load(&keyp, None).unwrap();
         let sig = sk.sign(b"index", "engine repository index").unwrap();
         let from_file = PublicKey::parse(pubp.to_str().unwrap()).unwrap();
         assert_eq!(from_file.to_base64(), pk.to_base64());

@@ -10,8 +10,10 @@ use super::fetch::{FetchError, Fetched, Source};
 use super::index::{self, Archive, Index};
 use super::pack::PackError;
 use super::sign::{self, PublicKey};
-use super::{Local, RepoConf, RepoError, State, now_secs, sha256_hex};
-use crate::result::store::write_atomic;
+use super::{Local, RepoConf, RepoError, State, now_secs};
+use crate::install::download::Settings;
+use crate::store::write_atomic;
+use crate::sys::hash::sha256_hex;
 use std::path::{Path, PathBuf};
 
 /// What a sync did.
@@ -182,17 +184,17 @@ fn walk(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), String> {
 fn wanted(index: &Index) -> Vec<(Kind, String, String, Archive, String)> {
     let mut out = Vec::new();
     for p in &index.profiles {
-        if let Some(v) = index::newest(&p.versions, |v| v.version.as_str(), None) {
+        if let Some(v) = crate::model::version::newest(&p.versions, |v| v.version.as_str(), None) {
             out.push((Kind::Profile, p.id.clone(), v.version.clone(), v.archive.clone(), v.engine.clone()));
         }
     }
     for s in &index.suites {
-        if let Some(v) = index::newest(&s.versions, |v| v.version.as_str(), None) {
+        if let Some(v) = crate::model::version::newest(&s.versions, |v| v.version.as_str(), None) {
             out.push((Kind::Suite, s.id.clone(), v.version.clone(), v.archive.clone(), v.engine.clone()));
         }
     }
     for r in &index.results {
-        if let Some(v) = index::newest(&r.versions, |v| v.version.as_str(), None) {
+        if let Some(v) = crate::model::version::newest(&r.versions, |v| v.version.as_str(), None) {
             out.push((Kind::Result, r.name.clone(), v.version.clone(), v.archive.clone(), v.engine.clone()));
         }
     }
@@ -249,14 +251,14 @@ fn write_copy(dir: &Path, bytes: &[u8], sig: Option<&str>, state: &State) -> Res
 
 /// `engine repo add`: the first sync into a new local copy, then the
 /// registry entry. Nothing stays when it fails.
-pub fn add(root: &Path, conf: &RepoConf) -> Result<Synced, RepoError> {
+pub fn add(root: &Path, conf: &RepoConf, settings: &Settings) -> Result<Synced, RepoError> {
     if root.join(&conf.name).exists() || super::Repos::load(root).confs()?.iter().any(|c| c.name == conf.name) {
         return Err(RepoError::Exists(conf.name.clone()));
     }
     if conf.key.is_none() && !conf.insecure {
         return Err(RepoError::NoKey { url: conf.url.clone() });
     }
-    let source = Source::new(&conf.url)?;
+    let source = Source::new(&conf.url, settings)?;
     let mut out = Synced::default();
     let (bytes, sig, index, validators) = fetch_index(&source, conf, None, &mut out)?.expect("unconditional");
     std::fs::create_dir_all(root).map_err(|source| RepoError::Write { path: root.to_path_buf(), source })?;
@@ -287,8 +289,8 @@ pub fn add(root: &Path, conf: &RepoConf) -> Result<Synced, RepoError> {
 
 /// `engine repo update NAME`: a conditional fetch of the index; when it
 /// changed, the new archives, then the new index.
-pub fn update(local: &Local) -> Result<Synced, RepoError> {
-    let source = Source::new(&local.conf.url)?;
+pub fn update(local: &Local, settings: &Settings) -> Result<Synced, RepoError> {
+    let source = Source::new(&local.conf.url, settings)?;
     let mut out = Synced::default();
     let Some((bytes, sig, index, validators)) = fetch_index(&source, &local.conf, Some(&local.state), &mut out)? else {
         out.unchanged = true;
@@ -315,7 +317,7 @@ pub fn update(local: &Local) -> Result<Synced, RepoError> {
 /// Makes sure `id@version` of `kind` is unpacked in the local copy, fetching
 /// it when it is not (an older version a reference or a result asks for).
 /// Returns its main file.
-pub fn ensure(local: &Local, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
+pub fn ensure(local: &Local, kind: Kind, id: &str, version: &str, settings: &Settings) -> Result<PathBuf, RepoError> {
     let (a, engine) = match kind {
         Kind::Profile => local
             .index
@@ -335,7 +337,7 @@ pub fn ensure(local: &Local, kind: Kind, id: &str, version: &str) -> Result<Path
     }
     .ok_or_else(|| RepoError::Publish(format!("`{}` lists no {} {id}@{version}", local.conf.name, kind.word())))?;
     if !is_current(&local.dir, kind, id, version, &a) {
-        let source = Source::new(&local.conf.url)?;
+        let source = Source::new(&local.conf.url, settings)?;
         fetch_archive(&source, &local.dir, kind, id, version, &a, &engine).map_err(|e| match e {
             RepoError::Fetch(f) => RepoError::Offline {
                 what: format!("{} {id}@{version}", kind.word()),

@@ -2,7 +2,7 @@
 //! identifier, followed by each identifier's SE, N and raw trials.
 
 use super::{Exporter, View};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 pub struct Csv;
 

@@ -10,7 +10,7 @@ use super::noise_rsd;
 use super::svg;
 use super::{Exporter, View};
 use crate::analysis::significance::Verdict;
-use crate::result::{ResultFile, TestResult};
+use crate::model::result::{ResultFile, TestResult};
 use std::fmt::Write;
 
 pub struct Html;
@@ -218,7 +218,7 @@ impl Exporter for Html {
             .map(|(t, row)| Chart {
                 unit: &t.unit,
                 unit_line: svg::unit_line(&t.unit, t.proportion),
-                hib: t.proportion == crate::profile::model::Proportion::Hib,
+                hib: t.proportion == crate::model::profile::Proportion::Hib,
                 entries: row
                     .iter()
                     .enumerate()

@@ -1,7 +1,7 @@
 //! The result file itself, pretty-printed.
 
 use super::{Exporter, View};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 pub struct Json;
 

@@ -3,7 +3,7 @@
 
 use super::format::decimals_for;
 use super::{Exporter, View};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 use std::fmt::Write;
 
 pub struct Markdown;
@@ -52,8 +52,8 @@ impl Exporter for Markdown {
                 })
                 .collect();
             let arrow = match t.proportion {
-                crate::profile::model::Proportion::Hib => "more is better",
-                crate::profile::model::Proportion::Lib => "less is better",
+                crate::model::profile::Proportion::Hib => "more is better",
+                crate::model::profile::Proportion::Lib => "less is better",
             };
             writeln!(
                 out,

@@ -14,7 +14,7 @@ pub mod systems;
 pub mod text;
 pub mod view;
 
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 pub use view::View;
 
 /// Renders a result file in one format.
@@ -43,26 +43,65 @@ pub enum ExportError {
     Draw(String),
 }
 
-/// The exporter for `--format NAME`.
-pub fn by_name(name: &str, width: usize) -> Option<Box<dyn Exporter>> {
-    match name {
-        "text" => Some(Box::new(text::Text { width })),
-        "json" => Some(Box::new(json::Json)),
-        "csv" => Some(Box::new(csv::Csv)),
-        "markdown" => Some(Box::new(markdown::Markdown)),
-        "html" => Some(Box::new(html::Html)),
-        "pts-xml" => Some(Box::new(pts_xml::PtsXml)),
-        "svg" => Some(Box::new(svg_export::Svg)),
-        "png" => Some(Box::new(png::Png)),
-        _ => None,
-    }
+/// A report format (`--format NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+    Csv,
+    Markdown,
+    Html,
+    PtsXml,
+    Svg,
+    Png,
 }
 
-/// Names accepted by `--format`.
-pub const FORMATS: &[&str] = &["text", "json", "csv", "markdown", "html", "pts-xml", "svg", "png"];
+impl Format {
+    pub const ALL: [Format; 8] = [
+        Format::Text,
+        Format::Json,
+        Format::Csv,
+        Format::Markdown,
+        Format::Html,
+        Format::PtsXml,
+        Format::Svg,
+        Format::Png,
+    ];
 
-/// The formats that are text: what may be printed after a run.
-pub const TEXT_FORMATS: &[&str] = &["text", "json", "csv", "markdown", "html", "pts-xml", "svg"];
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::PtsXml => "pts-xml",
+            Format::Svg => "svg",
+            Format::Png => "png",
+        }
+    }
+
+    /// The format named `name`.
+    pub fn by_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Its exporter; `width` is the terminal's, for text.
+    pub fn exporter(self, width: usize) -> Box<dyn Exporter> {
+        match self {
+            Format::Text => Box::new(text::Text { width }),
+            Format::Json => Box::new(json::Json),
+            Format::Csv => Box::new(csv::Csv),
+            Format::Markdown => Box::new(markdown::Markdown),
+            Format::Html => Box::new(html::Html),
+            Format::PtsXml => Box::new(pts_xml::PtsXml),
+            Format::Svg => Box::new(svg_export::Svg),
+            Format::Png => Box::new(png::Png),
+        }
+    }
+}
 
 /// What "noisy" means in reports: relative SD over this percentage.
 pub fn noise_rsd() -> f64 {
@@ -75,10 +114,9 @@ mod tests {
 
     #[test]
     fn every_format_has_an_exporter_and_only_png_is_binary() {
-        for f in FORMATS {
-            let e = by_name(f, 80).unwrap_or_else(|| panic!("{f}"));
-            assert_eq!(e.binary(), *f == "png", "{f}");
-            assert_eq!(TEXT_FORMATS.contains(f), !e.binary(), "{f}");
+        for f in Format::ALL {
+            assert_eq!(f.exporter(80).binary(), f == Format::Png, "{}", f.name());
+            assert_eq!(Format::by_name(f.name()), Some(f));
         }
     }
 }

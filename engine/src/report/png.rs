@@ -2,7 +2,7 @@
 //! the system's fonts — no browser needed.
 
 use super::{ExportError, Exporter, View};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 use resvg::{tiny_skia, usvg};
 
 pub struct Png;

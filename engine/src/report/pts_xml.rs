@@ -2,7 +2,7 @@
 //! their Hardware/Software lines and notes, results with Value and RawString.
 
 use super::{Exporter, View};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 use std::fmt::Write;
 
 pub struct PtsXml;
@@ -24,7 +24,7 @@ fn pts_time(t: &str) -> String {
 }
 
 /// The notes PTS keeps in its System JSON, from ours.
-fn notes_json(s: &crate::result::System) -> String {
+fn notes_json(s: &crate::model::result::System) -> String {
     let mut m = serde_json::Map::new();
     if let Some(d) = s.notes.get("Disk Notes") {
         let mut parts = d.split(" / ");

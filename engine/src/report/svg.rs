@@ -5,8 +5,8 @@
 
 use super::format::{bar_text, number};
 use crate::analysis::normalize::{self, Reference};
-use crate::profile::model::Proportion;
-use crate::result::{ResultEntry, TestResult};
+use crate::model::profile::Proportion;
+use crate::model::result::{ResultEntry, TestResult};
 use std::borrow::Cow;
 use std::fmt::Write;
 

@@ -4,7 +4,7 @@
 
 use super::svg::{self, Chart};
 use super::{Exporter, View};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 pub struct Svg;
 
@@ -41,8 +41,8 @@ impl Exporter for Svg {
 pub(crate) mod tests {
     use super::*;
     use crate::analysis::normalize::Reference;
-    use crate::profile::model::Proportion;
-    use crate::result::{ResultEntry, System, TestResult};
+    use crate::model::profile::Proportion;
+    use crate::model::result::{ResultEntry, System, TestResult};
 
     /// Two identifiers, two results (one lower-is-better), the first with trials.
     pub(crate) fn sample(ids: &[&str]) -> ResultFile {

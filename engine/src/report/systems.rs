@@ -2,7 +2,7 @@
 //! notes), one value per identifier, and the "Changed X to Y" lines that say
 //! what differs from one identifier to the next.
 
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 /// One field of the system table.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +94,7 @@ pub fn text(r: &ResultFile) -> String {
 /// The few lines a run prints about the system an identifier ran on; the
 /// rest (compiler flags, kernel command line, security notes) is in
 /// `engine system-info` and the result file.
-pub fn brief(s: &crate::result::System) -> String {
+pub fn brief(s: &crate::model::result::System) -> String {
     const KEYS: [&str; 7] = ["Processor", "Memory", "Disk", "OS", "Kernel", "File-System", "Disk Notes"];
     let mut out = format!("{}\n", s.identifier);
     for k in KEYS {
@@ -108,7 +108,7 @@ pub fn brief(s: &crate::result::System) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::System;
+    use crate::model::result::System;
 
     fn sys(id: &str, disk_notes: &str) -> System {
         let mut s = System { identifier: id.into(), ..Default::default() };

@@ -8,7 +8,7 @@ use super::format::{decimals_for, se_text};
 use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
-use crate::result::{ResultFile, TestResult};
+use crate::model::result::{ResultFile, TestResult};
 use std::fmt::Write;
 
 pub struct Text {
@@ -47,7 +47,7 @@ fn bars(out: &mut String, rows: &[Bar<'_>], width: usize, decimals: usize) {
 fn result_block(
     out: &mut String,
     t: &TestResult,
-    row: &[Option<&crate::result::ResultEntry>],
+    row: &[Option<&crate::model::result::ResultEntry>],
     ids: &[String],
     view: &View,
     width: usize,
@@ -60,7 +60,7 @@ fn result_block(
     if !t.description.is_empty() {
         writeln!(out, "{}", t.description).unwrap();
     }
-    let present: Vec<(&String, &crate::result::ResultEntry)> =
+    let present: Vec<(&String, &crate::model::result::ResultEntry)> =
         ids.iter().zip(row).filter_map(|(id, e)| e.map(|e| (id, e))).collect();
     match &view.normalize {
         Some(reference) => {
@@ -77,7 +77,7 @@ fn result_block(
         }
         None => {
             writeln!(out, "{} {}", t.unit, t.proportion.phrase()).unwrap();
-            let entries: Vec<&crate::result::ResultEntry> = present.iter().map(|(_, e)| *e).collect();
+            let entries: Vec<&crate::model::result::ResultEntry> = present.iter().map(|(_, e)| *e).collect();
             let max = entries.iter().map(|e| e.value.abs()).fold(0.0, f64::max);
             let dec = decimals_for(max);
             let rows: Vec<Bar> = entries

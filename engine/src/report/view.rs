@@ -5,7 +5,7 @@
 use crate::analysis::normalize::Reference;
 use crate::analysis::significance::{self, Comparison};
 use crate::analysis::{Matrix, means, notable, wins};
-use crate::result::ResultFile;
+use crate::model::result::ResultFile;
 
 #[derive(Debug, Clone)]
 pub struct View {

@@ -4,10 +4,10 @@
 //! first trial — and each trial returns its values directly: nothing is parsed.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
-use super::interrupt;
-use super::process::Usage;
-use crate::profile::model::BuiltinExecutor;
-use crate::profile::template;
+use crate::model::profile::BuiltinExecutor;
+use crate::model::template;
+use crate::sys::interrupt;
+use crate::sys::process::Usage;
 use crate::workloads;
 use engine_sdk::{Config, Context, DynWorkload, Error, ErrorKind};
 use std::cell::RefCell;
@@ -62,7 +62,7 @@ impl Context for Trial<'_> {
         l.push('\n');
     }
     fn drop_caches(&self) -> Result<(), Error> {
-        if !crate::state::is_root() {
+        if !crate::sys::is_root() {
             return Err(Error::unsupported("dropping the page cache needs root"));
         }
         crate::state::hygiene::drop_caches().map_err(Error::failed)
@@ -71,7 +71,7 @@ impl Context for Trial<'_> {
 
 /// CPU time of the whole process so far (workloads may run threads).
 fn cpu_now() -> (Duration, Duration, u64) {
-    let u = super::process::usage_now(libc::RUSAGE_SELF);
+    let u = crate::sys::process::usage_now(libc::RUSAGE_SELF);
     (u.user, u.system, u.max_rss_kib)
 }
 
@@ -128,7 +128,7 @@ impl Executor for Builtin {
         );
         text.push_str(&cx.log.borrow());
         let fail = |e: ExecError, text: &str| -> ExecError {
-            let _ = crate::fsutil::write_new(&log, format!("{text}# failed: {e}\n").as_bytes());
+            let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {e}\n").as_bytes());
             e
         };
         let report = match r {

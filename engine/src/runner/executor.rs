@@ -1,7 +1,7 @@
 //! The seam between the runner and the ways a test can run. The runner
 //! drives an [`Executor`] without knowing which one it is.
 
-use super::process::Usage;
+use crate::sys::process::Usage;
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -99,4 +99,36 @@ pub trait Executor {
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError>;
     /// Once after the last trial, also after a failure.
     fn teardown(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError>;
+}
+
+/// Which executor a test gets: the seam a test of the whole pipeline replaces
+/// with a fake.
+pub trait Executors {
+    fn executor<'a>(&self, test: &crate::expand::Test, env: &super::Env<'a>) -> Box<dyn Executor + 'a>;
+}
+
+/// The executor each profile names: external, built-in or WASM.
+pub struct ProfileExecutors;
+
+impl Executors for ProfileExecutors {
+    fn executor<'a>(&self, test: &crate::expand::Test, env: &super::Env<'a>) -> Box<dyn Executor + 'a> {
+        use crate::model::profile::ExecutorDef;
+        let p = &test.profile.profile;
+        match &p.executor {
+            ExecutorDef::External(x) => {
+                let extra = super::requirements::extra_path(p);
+                Box::new(super::external::External::new(x.clone(), env.servers).with_extra_path(extra))
+            }
+            ExecutorDef::Builtin(b) => Box::new(super::builtin::Builtin::new(b.clone(), &p.id)),
+            ExecutorDef::Wasm(w) => {
+                let direct: Vec<String> = p
+                    .results
+                    .iter()
+                    .filter(|r| !p.parsers.iter().any(|d| d.result == r.id))
+                    .map(|r| r.id.clone())
+                    .collect();
+                Box::new(super::wasm::Wasm::new(test.profile.clone(), w.clone(), direct, env.plugins))
+            }
+        }
+    }
 }

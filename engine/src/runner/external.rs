@@ -2,11 +2,12 @@
 //! directory in its own process group, stdout and stderr logged per trial.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
-use super::privilege::{self, Unprivileged};
-use super::process::{self, Exit, Finished};
 use super::server::{self, Server};
-use crate::profile::model::{ExternalExecutor, ServerDef, Step};
-use crate::profile::template;
+use crate::model::profile::{ExternalExecutor, ServerDef, Step};
+use crate::model::template;
+use crate::state::server::Servers;
+use crate::sys::privilege::{self, Unprivileged};
+use crate::sys::process::{self, Exit, Finished};
 use crate::units;
 use std::ffi::OsStr;
 use std::fs::File;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(600);
 
-pub struct External {
+pub struct External<'a> {
     def: ExternalExecutor,
     /// In-memory files for stdout and stderr, reused across trials, and
     /// whether the last trial wrote to each.
@@ -30,6 +31,8 @@ pub struct External {
     /// by `pre_trial` steps (stopped after `post_trial`).
     test_servers: Vec<Server>,
     trial_servers: Vec<Server>,
+    /// The journal servers are recorded in before they start.
+    servers: &'a Servers,
 }
 
 /// Which scope a server a step starts belongs to.
@@ -41,8 +44,8 @@ enum Scope {
     None,
 }
 
-impl External {
-    pub fn new(def: ExternalExecutor) -> Self {
+impl<'a> External<'a> {
+    pub fn new(def: ExternalExecutor, servers: &'a Servers) -> Self {
         External {
             def,
             capture: None,
@@ -50,6 +53,7 @@ impl External {
             user: None,
             test_servers: Vec::new(),
             trial_servers: Vec::new(),
+            servers,
         }
     }
 
@@ -154,7 +158,7 @@ fn short(program: &str) -> String {
     Path::new(program).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| program.to_string())
 }
 
-impl External {
+impl External<'_> {
     fn run_steps(
         &mut self,
         which: &'static str,
@@ -189,7 +193,7 @@ impl External {
                 Some(t) => units::parse_duration(t).map_err(|e| ExecError::Setup(e.to_string()))?,
                 None => STEP_TIMEOUT,
             };
-            let mut f = crate::fsutil::append(&log).map_err(io(format!("cannot write {}", log.display())))?;
+            let mut f = crate::sys::fs::append(&log).map_err(io(format!("cannot write {}", log.display())))?;
             writeln!(f, "$ {}", command_line(&program, &args)).map_err(io("cannot write log"))?;
             let out = f.try_clone().map_err(io("cannot write log"))?;
             let err = f.try_clone().map_err(io("cannot write log"))?;
@@ -248,7 +252,7 @@ impl External {
             }
         };
         let signal = match &def.stop_signal {
-            Some(s) => server::signal_by_name(s)
+            Some(s) => crate::sys::proc::signal_by_name(s)
                 .ok_or_else(|| ExecError::Setup(format!("server {}: unknown stop_signal `{s}`", def.name)))?,
             None => libc::SIGTERM,
         };
@@ -285,7 +289,6 @@ impl External {
             tcp,
             command: fill_args(&def.ready.command, env)?,
         };
-        let journal_dir = crate::home::Home::from_env().journal();
         Server::start(server::Spec {
             name: &def.name,
             program: &program,
@@ -299,7 +302,7 @@ impl External {
             signal,
             stop_timeout: duration(&def.stop_timeout, server::STOP_TIMEOUT)?,
             remove,
-            journal_dir: &journal_dir,
+            journal: self.servers,
         })
     }
 
@@ -338,7 +341,7 @@ impl External {
     }
 }
 
-impl Executor for External {
+impl Executor for External<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
         if self.wants_unprivileged() {
             self.user = privilege::when_root().map_err(ExecError::Setup)?;
@@ -386,7 +389,7 @@ impl Executor for External {
     }
 }
 
-impl External {
+impl External<'_> {
     fn run_program(&mut self, env: Place<'_>, label: &str) -> Result<TrialRun, ExecError> {
         let program = fill(&self.def.program, env, false)?;
         let args = fill_args(&self.def.args, env)?;
@@ -417,7 +420,7 @@ impl External {
         let log_text = log_text(&program, &args, env.cwd, &fin, &stdout, &stderr);
         if let Err(e) = outcome(&short(&program), &fin, timeout, &log) {
             // A failed trial's log must exist when the message names it.
-            crate::fsutil::write_new(&log, log_text.as_bytes())
+            crate::sys::fs::write_new(&log, log_text.as_bytes())
                 .map_err(io(format!("cannot write {}", log.display())))?;
             return Err(e);
         }

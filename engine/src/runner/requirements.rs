@@ -1,8 +1,8 @@
 //! What must hold before a test runs: its programs on PATH, root, a writable
 //! target directory with enough free space. Checked before any trial.
 
-use crate::profile::model::Profile;
-use crate::profile::template;
+use crate::model::profile::Profile;
+use crate::model::template;
 use crate::units;
 use std::path::Path;
 use thiserror::Error;
@@ -123,19 +123,6 @@ pub enum TargetError {
     NoSpace { path: String, free: String, need: String, needed: String },
 }
 
-/// Free bytes for an unprivileged writer in the file system holding `path`.
-pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
-    // SAFETY: zeroed statvfs is a valid out-parameter.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
-}
-
 /// Creates `dir` if needed, checks it is writable and has `need` free bytes
 /// (`who` names the tests that need them).
 pub fn check_target(dir: &Path, need: Option<(u64, String)>) -> Result<(), TargetError> {
@@ -143,7 +130,8 @@ pub fn check_target(dir: &Path, need: Option<(u64, String)>) -> Result<(), Targe
     std::fs::create_dir_all(dir).map_err(|source| TargetError::Create { path: path.clone(), source })?;
     tempfile::tempfile_in(dir).map_err(|source| TargetError::NotWritable { path: path.clone(), source })?;
     if let Some((bytes, who)) = need {
-        let free = free_bytes(dir).map_err(|source| TargetError::NotWritable { path: path.clone(), source })?;
+        let free = crate::sys::fs::free_bytes(dir)
+            .map_err(|source| TargetError::NotWritable { path: path.clone(), source })?;
         if free < bytes {
             return Err(TargetError::NoSpace {
                 path,

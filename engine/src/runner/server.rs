@@ -5,9 +5,10 @@
 //! failed trial, on Ctrl-C or SIGTERM, and on drop.
 
 use super::executor::ExecError;
-use super::privilege::Unprivileged;
-use super::{interrupt, process};
-use crate::state::journal::{self, Change, Shared};
+use crate::state::journal::Shared;
+use crate::state::server::{ServerProcess, Servers};
+use crate::sys::privilege::Unprivileged;
+use crate::sys::{interrupt, process};
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -45,8 +46,8 @@ pub struct Spec<'a> {
     pub signal: i32,
     pub stop_timeout: Duration,
     pub remove: Vec<PathBuf>,
-    /// Where the journal lives (`ENGINE_HOME/journal`).
-    pub journal_dir: &'a Path,
+    /// The journal it is recorded in before it starts.
+    pub journal: &'a Servers,
 }
 
 /// A running server; stopped (and its data removed) by [`Server::stop`] or on drop.
@@ -61,23 +62,6 @@ pub struct Server {
     id: u64,
     /// Reaped already (it exited, or was stopped).
     done: bool,
-}
-
-/// The signal named in a profile (`TERM`, `SIGINT`, `quit`).
-pub fn signal_by_name(s: &str) -> Option<i32> {
-    let n = s.trim().to_ascii_uppercase();
-    let n = n.strip_prefix("SIG").unwrap_or(&n);
-    Some(match n {
-        "TERM" => libc::SIGTERM,
-        "INT" => libc::SIGINT,
-        "QUIT" => libc::SIGQUIT,
-        "HUP" => libc::SIGHUP,
-        "WINCH" => libc::SIGWINCH,
-        "USR1" => libc::SIGUSR1,
-        "USR2" => libc::SIGUSR2,
-        "KILL" => libc::SIGKILL,
-        _ => return None,
-    })
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExecError {
@@ -108,15 +92,14 @@ impl Server {
     /// stopped and its data removed before the error is returned.
     pub fn start(spec: Spec<'_>) -> Result<Server, ExecError> {
         use std::os::unix::process::CommandExt;
-        let journal = journal::servers(spec.journal_dir)
+        let journal = spec
+            .journal
+            .journal()
             .map_err(|e| ExecError::Setup(format!("cannot journal server {}: {e}", spec.name)))?;
         let remove: Vec<String> = spec.remove.iter().map(|p| p.display().to_string()).collect();
-        let change = |pid: i32, start_ticks: Option<u64>| Change::Server {
-            name: spec.name.to_string(),
-            pid,
-            start_ticks,
-            signal: spec.signal,
-            remove: remove.clone(),
+        let change = |pid: i32, start_ticks: Option<u64>| {
+            ServerProcess { name: spec.name.to_string(), pid, start_ticks, signal: spec.signal, remove: remove.clone() }
+                .into()
         };
         // Journaled before it starts: a kill -9 from here on is recoverable.
         let id = journal
@@ -135,9 +118,9 @@ impl Server {
             id,
             done: true,
         };
-        let mut log = crate::fsutil::append(&spec.log).map_err(io(format!("cannot write {}", spec.log.display())))?;
+        let mut log = crate::sys::fs::append(&spec.log).map_err(io(format!("cannot write {}", spec.log.display())))?;
         let line = std::iter::once(spec.program.to_string())
-            .chain(spec.args.iter().map(|a| crate::profile::template::quote(a)))
+            .chain(spec.args.iter().map(|a| crate::model::template::quote(a)))
             .collect::<Vec<_>>()
             .join(" ");
         let _ = writeln!(log, "$ {line}\n# cwd: {}\n--- stderr ---", spec.cwd.display());
@@ -186,7 +169,7 @@ impl Server {
         journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .update(id, change(server.pid, journal::process_start_ticks(server.pid)))
+            .update(id, change(server.pid, crate::sys::proc::start_ticks(server.pid)))
             .map_err(|e| ExecError::Setup(e.to_string()))?;
         server.wait_ready(&spec)?;
         Ok(server)
@@ -407,7 +390,13 @@ pub fn free_port() -> Option<u16> {
 mod tests {
     use super::*;
 
-    fn spec<'a>(dir: &'a Path, args: &'a [String], ready: Ready, remove: Vec<PathBuf>) -> Spec<'a> {
+    fn spec<'a>(
+        dir: &'a Path,
+        args: &'a [String],
+        ready: Ready,
+        remove: Vec<PathBuf>,
+        journal: &'a Servers,
+    ) -> Spec<'a> {
         Spec {
             name: "demo",
             program: "sh",
@@ -421,7 +410,7 @@ mod tests {
             signal: libc::SIGTERM,
             stop_timeout: Duration::from_secs(5),
             remove,
-            journal_dir: dir,
+            journal,
         }
     }
 
@@ -433,13 +422,13 @@ mod tests {
         let args =
             vec!["-c".to_string(), "echo 'FATAL: could not bind: Address already in use' >&2; exit 1".to_string()];
         let ready = Ready { socket: Some(d.path().join("sock")), ..Ready::default() };
-        let e = Server::start(spec(d.path(), &args, ready, vec![data.clone()])).err().unwrap();
+        let e = Server::start(spec(d.path(), &args, ready, vec![data.clone()], &Servers::new(d.path()))).err().unwrap();
         let msg = e.to_string();
         assert!(msg.contains("server demo exited with code 1 before it was ready"), "{msg}");
         let log = std::fs::read_to_string(e.log().unwrap()).unwrap();
         assert!(log.contains("--- stderr ---\nFATAL: could not bind"), "{log}");
         assert!(!data.exists(), "its data must be removed");
-        assert!(journal::leftovers(d.path()).unwrap().is_empty(), "nothing may stay journaled");
+        assert!(crate::state::journal::leftovers(d.path()).unwrap().is_empty(), "nothing may stay journaled");
     }
 
     #[test]
@@ -453,14 +442,15 @@ mod tests {
         );
         let args = vec!["-c".to_string(), script];
         let ready = Ready { socket: Some(sock.clone()), ..Ready::default() };
-        let mut s = Server::start(spec(d.path(), &args, ready, vec![sock.clone()])).unwrap();
+        let servers = Servers::new(d.path());
+        let mut s = Server::start(spec(d.path(), &args, ready, vec![sock.clone()], &servers)).unwrap();
         let pid = s.pid;
         s.check_alive().unwrap();
-        assert_eq!(journal::leftovers(d.path()).unwrap().len(), 1, "a running server is journaled");
+        assert_eq!(crate::state::journal::leftovers(d.path()).unwrap().len(), 1, "a running server is journaled");
         s.stop().unwrap();
-        assert!(!journal::group_running(pid), "a member of the server's group survived");
+        assert!(!crate::sys::proc::group_running(pid), "a member of the server's group survived");
         assert!(!sock.exists());
-        assert!(journal::leftovers(d.path()).unwrap().is_empty());
+        assert!(crate::state::journal::leftovers(d.path()).unwrap().is_empty());
     }
 
     #[test]

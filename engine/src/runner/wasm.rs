@@ -7,36 +7,36 @@
 //! directly: nothing is parsed.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
-use super::interrupt;
-use super::process::Usage;
+use crate::model::profile::{LoadedProfile, WasmExecutor};
+use crate::model::template;
+use crate::plugin::cache::Cache;
 use crate::plugin::host::Sandbox;
 use crate::plugin::{Kind, Limits, Plugin, PluginError};
-use crate::profile::model::{PluginLimits, WasmExecutor};
-use crate::profile::{template, validate};
+use crate::sys::interrupt;
+use crate::sys::process::Usage;
 use engine_sdk::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub struct Wasm {
+pub struct Wasm<'a> {
+    profile: Arc<LoadedProfile>,
     def: WasmExecutor,
-    profile: String,
-    /// The profile's folder; `None` for a profile compiled into engine.
-    dir: Option<PathBuf>,
     /// Result ids the profile takes from the plugin.
     results: Vec<String>,
+    cache: &'a Cache,
     plugin: Option<Plugin>,
     config: Vec<(String, String)>,
     env: Vec<(String, String)>,
     limits: Limits,
 }
 
-impl Wasm {
-    pub fn new(def: WasmExecutor, profile: &str, dir: Option<PathBuf>, results: Vec<String>) -> Self {
+impl<'a> Wasm<'a> {
+    pub fn new(profile: Arc<LoadedProfile>, def: WasmExecutor, results: Vec<String>, cache: &'a Cache) -> Self {
         Wasm {
+            profile,
             def,
-            profile: profile.to_string(),
-            dir,
             results,
+            cache,
             plugin: None,
             config: Vec::new(),
             env: Vec::new(),
@@ -51,32 +51,11 @@ impl Wasm {
 
     fn error(&self, e: PluginError) -> ExecError {
         let message = match &e {
-            PluginError::Config(_) => format!("{e} (profile {}, plugin {})", self.profile, self.def.plugin),
+            PluginError::Config(_) => format!("{e} (profile {}, plugin {})", self.profile.profile.id, self.def.plugin),
             _ => e.to_string(),
         };
         ExecError::Workload { workload: self.name(), message }
     }
-}
-
-/// The limits a profile sets, over the defaults.
-pub fn limits(def: &PluginLimits) -> Result<Limits, String> {
-    let mut l = Limits::default();
-    if let Some(m) = &def.memory {
-        l.memory = crate::units::parse_size(m).map_err(|e| format!("limits.memory: {e}"))?;
-    }
-    if let Some(t) = &def.time {
-        l.time = crate::units::parse_duration(t).map_err(|e| format!("limits.time: {e}"))?;
-    }
-    Ok(l)
-}
-
-/// A profile's plugin file, checked again on disk at setup (the profile was
-/// checked when it was loaded; the file may have changed since).
-pub fn plugin_path(dir: Option<&Path>, rel: &str, profile: &str) -> Result<PathBuf, ExecError> {
-    let dir = dir.ok_or_else(|| {
-        ExecError::Setup(format!("profile {profile} is built into engine and has no folder for plugin `{rel}`"))
-    })?;
-    validate::plugin_file(dir, rel).map_err(|e| ExecError::Setup(format!("profile {profile}: {e}")))
 }
 
 /// Renders `{{placeholders}}` of a config or env map from the test's values.
@@ -95,18 +74,18 @@ pub fn render<'a>(
 
 /// CPU time of this thread (the plugin runs on it).
 fn cpu_now() -> (Duration, Duration, u64) {
-    let u = super::process::usage_now(libc::RUSAGE_THREAD);
+    let u = crate::sys::process::usage_now(libc::RUSAGE_THREAD);
     (u.user, u.system, u.max_rss_kib)
 }
 
-impl Executor for Wasm {
+impl Executor for Wasm<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
-        let path = plugin_path(self.dir.as_deref(), &self.def.plugin, &self.profile)?;
-        self.limits = limits(&self.def.limits).map_err(ExecError::Setup)?;
+        let path = crate::plugin::file::plugin_path(&self.profile, &self.def.plugin)
+            .map_err(|e| ExecError::Setup(e.to_string()))?;
+        self.limits = crate::plugin::file::limits(&self.def.limits).map_err(|e| ExecError::Setup(e.to_string()))?;
         self.config = render(self.def.config.iter().map(|(k, v)| (k, v.as_str())), env.bindings)?;
         self.env = render(self.def.env.iter().map(|(k, v)| (k, v.as_str())), env.bindings)?;
-        let cache = crate::plugin::cache(&crate::home::Home::from_env());
-        let plugin = Plugin::load(&path, &cache).map_err(|e| self.error(e))?;
+        let plugin = Plugin::load(&path, self.cache).map_err(|e| self.error(e))?;
         plugin.expect(Kind::Workload).map_err(|e| self.error(e))?;
         // Ask the plugin what it reads and returns, and hand it the
         // configuration once: a bad key or value fails here, not in trial 1.
@@ -121,7 +100,7 @@ impl Executor for Wasm {
         for (k, _) in &self.config {
             if !iface.keys.contains(k) {
                 let known: Vec<&str> = iface.keys.iter().map(String::as_str).collect();
-                let hint = crate::profile::diag::did_you_mean(k, known.iter().copied())
+                let hint = crate::model::diag::did_you_mean(k, known.iter().copied())
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
                 return Err(ExecError::Workload {
@@ -129,7 +108,7 @@ impl Executor for Wasm {
                     message: format!(
                         "config `{k}`: the plugin reads no such key{hint} (it reads: {}) (profile {})",
                         if known.is_empty() { "none".to_string() } else { known.join(", ") },
-                        self.profile
+                        self.profile.profile.id
                     ),
                 });
             }
@@ -141,7 +120,7 @@ impl Executor for Wasm {
                     message: format!(
                         "returns no result `{r}` (it returns: {}) (profile {})",
                         iface.results.join(", "),
-                        self.profile
+                        self.profile.profile.id
                     ),
                 });
             }
@@ -193,7 +172,7 @@ impl Executor for Wasm {
                     e => e,
                 };
                 let err = ExecError::Workload { workload: self.name(), message: format!("{e}; see {}", log.display()) };
-                let _ = crate::fsutil::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
+                let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
                 return Err(err);
             }
         };

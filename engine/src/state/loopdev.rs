@@ -2,10 +2,44 @@
 //! file-system sweeps without a spare disk. The guard detaches it and deletes
 //! the file.
 
-use super::journal::{Change, Shared};
+use super::change::{Undo, UndoError, run};
+use super::journal::Shared;
 use super::{Guard, StateError};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Command;
+
+/// Loop devices over `backing_file` that engine attached; the file is
+/// removed too when engine created it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopDevice {
+    pub backing_file: String,
+    pub remove_file: bool,
+}
+
+impl Undo for LoopDevice {
+    fn describe(&self) -> String {
+        let delete = if self.remove_file { " and delete it" } else { "" };
+        format!("detach loop devices over {}{delete}", self.backing_file)
+    }
+
+    fn undo(&self) -> Result<(), UndoError> {
+        let list = run("losetup", &["-j", &self.backing_file]).unwrap_or_default();
+        for line in list.lines() {
+            if let Some(dev) = line.split(':').next().filter(|d| d.starts_with("/dev/")) {
+                run("losetup", &["-d", dev])?;
+            }
+        }
+        if self.remove_file {
+            match std::fs::remove_file(&self.backing_file) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(UndoError(format!("cannot delete {}: {e}", self.backing_file))),
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Creates a `size`-byte file in `dir`, attaches a loop device to it, and
 /// returns the device path (`/dev/loop3`) with the guard that undoes both.
@@ -17,9 +51,9 @@ pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String)
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0)
     ));
     let mut g = Guard::new(journal);
-    g.record(Change::Loop { backing_file: file.display().to_string(), remove_file: true })?;
+    g.record(LoopDevice { backing_file: file.display().to_string(), remove_file: true })?;
     // A fresh name, created exclusively: never a file (or a link) someone put there.
-    let f = crate::fsutil::create_exclusive(&file)
+    let f = crate::sys::fs::create_exclusive(&file)
         .map_err(|e| StateError::Apply(format!("cannot create {}: {e}", file.display())))?;
     f.set_len(size).map_err(|e| StateError::Apply(format!("cannot size {}: {e}", file.display())))?;
     drop(f);

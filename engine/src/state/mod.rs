@@ -5,11 +5,14 @@
 //! end, error, panic, Ctrl-C). After `kill -9`, `engine recover` replays the
 //! journal.
 
+pub mod change;
 pub mod filesystem;
 pub mod hygiene;
 pub mod journal;
 pub mod loopdev;
 pub mod scheduler;
+pub mod scratch;
+pub mod server;
 pub mod sysfs;
 
 use journal::Shared;
@@ -48,24 +51,24 @@ impl Guard {
     }
 
     /// Records `change` in the journal (before it is made) and takes charge of undoing it.
-    pub fn record(&mut self, change: journal::Change) -> Result<(), StateError> {
-        let id = self.journal.lock().unwrap_or_else(|p| p.into_inner()).record(change)?;
+    pub fn record(&mut self, change: impl Into<change::Change>) -> Result<(), StateError> {
+        let id = self.journal.lock().unwrap_or_else(|p| p.into_inner()).record(change.into())?;
         self.ids.push(id);
         Ok(())
     }
 
     /// Restores now and says what could not be restored.
-    pub fn finish(mut self) -> Result<(), String> {
+    pub fn finish(mut self) -> Result<(), change::UndoError> {
         self.restore();
         let errors = std::mem::take(&mut self.errors);
-        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+        if errors.is_empty() { Ok(()) } else { Err(change::UndoError(errors.join("; "))) }
     }
 
     fn restore(&mut self) {
         let mut j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         while let Some(id) = self.ids.pop() {
             if let Err(e) = j.undo(id) {
-                self.errors.push(e);
+                self.errors.push(e.0);
             }
         }
     }
@@ -78,10 +81,4 @@ impl Drop for Guard {
             eprintln!("engine: could not restore: {e} (run `engine recover` after fixing it)");
         }
     }
-}
-
-/// Whether this process runs as root.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
 }

@@ -1,9 +1,50 @@
 //! An I/O scheduler, with tunables, on every queue of the device under test
 //! (all member disks of device-mapper and md devices together).
 
-use super::journal::{Change, Shared};
+use super::change::{Undo, UndoError, write};
+use super::journal::Shared;
 use super::sysfs::{self, Setting};
 use super::{Guard, StateError, SystemState};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A queue's scheduler engine changed, with the scheduler and tunables
+/// (`queue/iosched/*`) it had before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedulerChange {
+    pub queue: String,
+    pub original: String,
+    pub tunables: Vec<(String, String)>,
+}
+
+impl Undo for SchedulerChange {
+    fn describe(&self) -> String {
+        let tunables = if self.tunables.is_empty() {
+            String::new()
+        } else {
+            format!(" with its {} tunables", self.tunables.len())
+        };
+        format!("{}/scheduler back to {}{tunables}", self.queue, self.original)
+    }
+
+    fn undo(&self) -> Result<(), UndoError> {
+        let sched = format!("{}/scheduler", self.queue);
+        if !Path::new(&sched).exists() {
+            return Ok(()); // the device is gone (a loop device already detached)
+        }
+        write(&sched, &self.original)?;
+        let mut errs = Vec::new();
+        for (k, v) in &self.tunables {
+            let p = format!("{}/iosched/{k}", self.queue);
+            if std::fs::read_to_string(&p).map(|x| x.trim() != v.trim()).unwrap_or(false)
+                && let Err(e) = write(&p, v)
+            {
+                errs.push(e.0);
+            }
+        }
+        if errs.is_empty() { Ok(()) } else { Err(UndoError(errs.join("; "))) }
+    }
+}
 
 /// `bfq:low_latency=0` → scheduler `bfq` with tunable `low_latency` = `0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,14 +120,14 @@ impl SystemState for SchedulerState {
         let mut g = Guard::new(journal);
         for q in &self.queues {
             let (original, tunables) = current(q)?;
-            g.record(Change::Scheduler { queue: q.clone(), original, tunables })?;
+            g.record(SchedulerChange { queue: q.clone(), original, tunables })?;
             let path = format!("{q}/scheduler");
             std::fs::write(&path, &self.scheduler.name)
                 .map_err(|e| StateError::Apply(format!("cannot set {} on {path}: {e}", self.scheduler.name)))?;
             sysfs::verify("scheduler", &path, &self.scheduler.name)?;
             for (k, v) in &self.scheduler.tunables {
                 let p = format!("{q}/iosched/{k}");
-                if !std::path::Path::new(&p).exists() {
+                if !Path::new(&p).exists() {
                     return Err(StateError::Apply(format!(
                         "{} has no tunable `{k}` ({p} does not exist); it has: {}",
                         self.scheduler.name,
@@ -99,7 +140,7 @@ impl SystemState for SchedulerState {
             }
             for s in &self.iosched {
                 let p = s.path(q);
-                if std::path::Path::new(&p).exists() {
+                if Path::new(&p).exists() {
                     std::fs::write(&p, &s.value)
                         .map_err(|e| StateError::Apply(format!("cannot write {} to {p}: {e}", s.value)))?;
                     sysfs::verify(&s.attr, &p, &s.value)?;

@@ -1,8 +1,30 @@
 //! A sysfs attribute set to a value (`--set queue/read_ahead_kb=128`,
 //! `--set iosched/slice_idle=0`), journaled and read back.
 
-use super::journal::{Change, Shared};
+use super::change::{Undo, UndoError, write};
+use super::journal::Shared;
 use super::{Guard, StateError, SystemState};
+use serde::{Deserialize, Serialize};
+
+/// A sysfs attribute engine set, and its value before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SysfsValue {
+    pub path: String,
+    pub original: String,
+}
+
+impl Undo for SysfsValue {
+    fn describe(&self) -> String {
+        format!("{} back to {}", self.path, self.original)
+    }
+
+    fn undo(&self) -> Result<(), UndoError> {
+        if std::fs::read_to_string(&self.path).map(|v| v.trim() == self.original.trim()).unwrap_or(false) {
+            return Ok(());
+        }
+        write(&self.path, &self.original)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Setting {
@@ -67,7 +89,7 @@ pub fn verify(what: &str, path: &str, wanted: &str) -> Result<(), StateError> {
 /// Writes `value` to `path`, journaling the old value first, and reads it back.
 pub fn set(guard: &mut Guard, path: &str, value: &str) -> Result<(), StateError> {
     let original = std::fs::read_to_string(path).map_err(|e| StateError::Apply(format!("cannot read {path}: {e}")))?;
-    guard.record(Change::Sysfs { path: path.to_string(), original: original.trim().to_string() })?;
+    guard.record(SysfsValue { path: path.to_string(), original: original.trim().to_string() })?;
     std::fs::write(path, value).map_err(|e| StateError::Apply(format!("cannot write {value:?} to {path}: {e}")))?;
     verify(path, path, value)
 }

@@ -91,6 +91,11 @@ impl AdaptivePlan {
         }
     }
 
+    /// The most trials this plan runs (before lowering for long trials).
+    pub fn most(&self) -> u32 {
+        self.forced.unwrap_or(self.max)
+    }
+
     /// The cap for trials that take `longest` each.
     pub fn cap(&self, longest: Duration) -> u32 {
         let factor_cap = if longest > Duration::from_secs(240) {

@@ -26,7 +26,7 @@ impl std::fmt::Display for Bimodal {
 
 /// Four significant digits.
 pub fn short(x: f64) -> String {
-    let d = crate::analysis::significance::decimals_for_sig(x.abs());
+    let d = crate::units::decimals_for_sig(x.abs());
     format!("{x:.d$}")
 }
 

@@ -1,16 +1,15 @@
-//! Sweeps of system state: run every test under each I/O scheduler (with
-//! tunables), queue setting and file system asked for, each state its own
-//! identifier in one result file — and leave the machine as it was.
+//! Sweeps of system state, as asked for: the I/O schedulers (with tunables),
+//! queue settings and file systems to run every test under, checked before
+//! anything changes; the queues of a directory and what they offer; how a
+//! state's identifier reads. The loop that applies them is the benchmark's
+//! (`ops::benchmark`).
 
 pub mod device;
 
-use crate::expand::Test;
-use crate::session::{Session, Ui};
-use crate::state::filesystem::{FsSpec, FsState};
-use crate::state::journal::Shared;
-use crate::state::scheduler::{Scheduler, SchedulerState};
-use crate::state::sysfs::{Setting, Settings};
-use crate::state::{Guard, StateError, SystemState, loopdev};
+use crate::state::filesystem::FsSpec;
+use crate::state::scheduler::Scheduler;
+use crate::state::sysfs::Setting;
+use crate::state::{StateError, loopdev};
 use crate::sysinfo::source::Fs;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -66,8 +65,6 @@ pub enum SweepError {
     Refused(String),
     #[error(transparent)]
     State(#[from] StateError),
-    #[error("{0}")]
-    Store(#[from] crate::result::StoreError),
 }
 
 impl Plan {
@@ -103,7 +100,7 @@ impl Plan {
         if a.fstrim {
             needs.push("--fstrim runs fstrim".into());
         }
-        if !needs.is_empty() && !crate::state::is_root() {
+        if !needs.is_empty() && !crate::sys::is_root() {
             return Err(SweepError::NeedsRoot(needs.join("; ")));
         }
         for f in &plan.filesystems {
@@ -206,10 +203,11 @@ pub fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<Schedul
 }
 
 /// A small xorshift generator: the order of states only needs to vary.
-struct Shuffler(u64);
+pub struct Shuffler(u64);
 
 impl Shuffler {
-    fn new() -> Self {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -222,7 +220,7 @@ impl Shuffler {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
             let j = (self.next() % (i as u64 + 1)) as usize;
             v.swap(i, j);
@@ -234,130 +232,6 @@ impl Shuffler {
 pub fn identifier(prefix: &str, fs: Option<&str>, sched: Option<&str>) -> String {
     let parts: Vec<&str> = [fs, sched].into_iter().flatten().collect();
     if parts.is_empty() { prefix.to_string() } else { format!("{prefix}: {}", parts.join(" / ")) }
-}
-
-/// Where a sweep runs and how it names and journals its states.
-pub struct Context<'a> {
-    /// The directory used when no file system is made.
-    pub target: &'a Path,
-    /// Names the identifiers (default: the disk model or device).
-    pub prefix: Option<&'a str>,
-    /// Parent of the mount points of the file systems made.
-    pub mount_root: &'a Path,
-    pub journal: &'a Shared,
-    pub ui: &'a dyn Ui,
-}
-
-/// Runs `tests` under every state of `plan`.
-pub fn run(plan: &Plan, cx: &Context<'_>, session: &mut Session, tests: &[Test]) -> Result<(), SweepError> {
-    let mut _loop_guard: Option<Guard> = None;
-    let device: Option<(String, String)> = match &plan.device {
-        None => None,
-        Some(DeviceChoice::Dev(s)) => Some((s.path.clone(), s.queue_disk.clone())),
-        Some(DeviceChoice::Loop { size, dir }) => {
-            let (g, dev) = loopdev::create(dir, *size, cx.journal)?;
-            _loop_guard = Some(g);
-            let name = dev.trim_start_matches("/dev/").to_string();
-            Some((dev, name))
-        }
-    };
-    // Mount points are compared with mountinfo, which shows canonical paths:
-    // a relative or symlinked ENGINE_HOME must not make apply and undo disagree.
-    let mount_root = if plan.filesystems.is_empty() {
-        cx.mount_root.to_path_buf()
-    } else {
-        std::fs::create_dir_all(cx.mount_root)
-            .and_then(|_| std::fs::canonicalize(cx.mount_root))
-            .map_err(|e| SweepError::Refused(format!("cannot use {}: {e}", cx.mount_root.display())))?
-    };
-    let fs_states: Vec<Option<&FsSpec>> =
-        if plan.filesystems.is_empty() { vec![None] } else { plan.filesystems.iter().map(Some).collect() };
-    let mut shuffler = Shuffler::new();
-    let total = tests.len() * fs_states.len();
-    let mut done = 0;
-    for fs in fs_states {
-        let (fs_guard, dir) = match (fs, &device) {
-            (Some(spec), Some((dev, _))) => {
-                let mp = mount_root.join(format!("{}-{}", std::process::id(), spec.fstype));
-                let st = FsState { spec: spec.clone(), device: dev.clone(), mount_point: mp.clone() };
-                (Some(st.apply(cx.journal)?), mp)
-            }
-            _ => (None, cx.target.to_path_buf()),
-        };
-        let (queues, label) = match &device {
-            Some((dev, qd)) => {
-                let model = crate::sysinfo::device::describe(&Fs::live(), qd).ok().and_then(|(d, _)| d.model);
-                (
-                    vec![format!("/sys/block/{qd}/queue")],
-                    model.unwrap_or_else(|| dev.trim_start_matches("/dev/").to_string()),
-                )
-            }
-            None if plan.schedulers != Schedulers::Keep || !plan.settings.is_empty() => queues_of(&dir)?,
-            None => (Vec::new(), String::new()),
-        };
-        let prefix = cx.prefix.map(str::to_string).unwrap_or(label);
-        let scheds = scheduler_states(&plan.schedulers, &queues)?;
-        let (iosched, queue_settings): (Vec<Setting>, Vec<Setting>) =
-            plan.settings.iter().cloned().partition(Setting::is_iosched);
-        let set_guard = Settings { queues: queues.clone(), settings: queue_settings }.apply(cx.journal)?;
-        // Settings of the scheduler in force when no scheduler is swept.
-        let io_guard = if scheds.is_empty() && !iosched.is_empty() {
-            Some(Settings { queues: queues.clone(), settings: iosched.clone() }.apply(cx.journal)?)
-        } else {
-            None
-        };
-        let states: Vec<SchedulerState> = scheds
-            .into_iter()
-            .map(|s| SchedulerState { scheduler: s, queues: queues.clone(), iosched: iosched.clone() })
-            .collect();
-        // Try every state once before any test, so a bad tunable stops the run here.
-        for s in &states {
-            s.apply(cx.journal)?.finish().map_err(|e| SweepError::State(StateError::Apply(e)))?;
-        }
-        let fs_label = fs.map(FsSpec::label);
-        // Every tunable any state sets, so `BFQ low_latency=1` and `BFQ low_latency=0` read side by side.
-        let mut highlight: Vec<String> =
-            states.iter().flat_map(|s| s.scheduler.tunables.iter().map(|(k, _)| k.clone())).collect();
-        highlight.extend(iosched.iter().map(|s| s.attr.trim_start_matches("iosched/").to_string()));
-        highlight.sort();
-        highlight.dedup();
-        for test in tests {
-            done += 1;
-            let mut order: Vec<usize> = (0..states.len().max(1)).collect();
-            if plan.shuffle {
-                shuffler.shuffle(&mut order);
-            }
-            for i in order {
-                let state = states.get(i);
-                let guard = state.map(|s| s.apply(cx.journal)).transpose()?;
-                let id = identifier(&prefix, fs_label.as_deref(), state.map(|s| s.label()).as_deref());
-                session.highlight = highlight.clone();
-                session.run(test, &id, &dir, &format!("[{done}/{total}]"))?;
-                if let Some(g) = guard
-                    && let Err(e) = g.finish()
-                {
-                    cx.ui.message(&format!("warning: could not restore the scheduler: {e}"));
-                }
-                if session.interrupted {
-                    break;
-                }
-            }
-            if session.interrupted {
-                break;
-            }
-        }
-        drop(io_guard);
-        drop(set_guard);
-        if let Some(g) = fs_guard
-            && let Err(e) = g.finish()
-        {
-            cx.ui.message(&format!("warning: {e}"));
-        }
-        if session.interrupted {
-            break;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

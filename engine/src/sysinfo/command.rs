@@ -2,7 +2,7 @@
 //! only on the live system. A command that is missing, fails or hangs yields
 //! nothing.
 
-use crate::runner::process;
+use crate::sys::process;
 use std::ffi::OsStr;
 use std::time::Duration;
 

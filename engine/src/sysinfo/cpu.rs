@@ -1,8 +1,8 @@
 //! Processor: model, sockets, cores, threads, frequency, microcode, and the
 //! frequency-scaling state that changes results (driver, governor, boost, EPP).
 
-use super::model::Processor;
 use super::source::{self, Source};
+use crate::model::system::Processor;
 use std::collections::HashSet;
 
 /// Trims vendor noise the way result viewers show models

@@ -1,8 +1,8 @@
 //! Motherboard and BIOS from `/sys/class/dmi/id`, and memory devices (type 17)
 //! from the raw SMBIOS table `/sys/firmware/dmi/tables/DMI` (readable by root).
 
-use super::model::{Board, Dimm};
 use super::source::{self, Source};
+use crate::model::system::{Board, Dimm};
 
 /// DMI strings that mean "nobody filled this in".
 fn real(s: Option<String>) -> Option<String> {

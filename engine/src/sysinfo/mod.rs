@@ -8,15 +8,14 @@ pub mod command;
 pub mod cpu;
 pub mod device;
 pub mod dmi;
-pub mod model;
 pub mod mounts;
 pub mod pci;
 pub mod render;
 pub mod software;
 pub mod source;
 
-use crate::result::System;
-use model::{Disk, Memory, SystemInfo, Target};
+use crate::model::result::System;
+use crate::model::system::{Disk, Memory, SystemInfo, Target};
 use source::Source;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -48,9 +47,13 @@ fn memory_total(src: &dyn Source) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The environment engine was started with (read once, where the command
+/// line is turned into a request).
+pub type Environ = std::collections::BTreeMap<String, String>;
+
 /// Collects everything from `src`; `target` is the directory tests run in,
-/// `env` the environment variables profiles declared relevant.
-pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String]) -> (SystemInfo, Timings) {
+/// `env` the environment variables profiles declared relevant, read from `environ`.
+pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String], environ: &Environ) -> (SystemInfo, Timings) {
     let mut t: Timings = Vec::new();
     let mut lap = Instant::now();
     let mut tick = |name: &'static str, t: &mut Timings| {
@@ -84,8 +87,8 @@ pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String]) -> (Syst
         s.security = software::security(src);
         s.system_layer = software::system_layer(src);
         if src.live() {
-            (s.desktop, s.display_server) = software::session();
-            s.environment = env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
+            (s.desktop, s.display_server) = software::session(environ);
+            s.environment = env.iter().filter_map(|k| environ.get(k).map(|v| (k.clone(), v.clone()))).collect();
         }
         tick("OS, kernel, security, system layer", &mut t);
         s.target = target.map(|p| {
@@ -108,8 +111,8 @@ pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String]) -> (Syst
 
 /// A result file's system entry for `identifier`, from the live machine;
 /// `highlight` names scheduler tunables the run set (shown in the Disk Notes).
-pub fn capture(identifier: &str, target: &Path, env: &[String], highlight: &[String]) -> System {
-    let (mut info, _) = collect(&source::Fs::live(), Some(target), env);
+pub fn capture(identifier: &str, target: &Path, env: &[String], environ: &Environ, highlight: &[String]) -> System {
+    let (mut info, _) = collect(&source::Fs::live(), Some(target), env, environ);
     info.highlight = highlight.to_vec();
     to_system(identifier, info)
 }
@@ -121,7 +124,7 @@ pub fn to_system(identifier: &str, info: SystemInfo) -> System {
         software: render::software(&info),
         notes: render::notes(&info),
         target_dir: info.target.as_ref().map(|t| t.path.clone()),
-        started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        started: crate::sys::time::now(),
         finished: None,
         engine_version: env!("CARGO_PKG_VERSION").to_string(),
         details: Some(info),
@@ -172,7 +175,7 @@ mod tests {
 
     #[test]
     fn a_full_capture_from_a_captured_tree() {
-        let (s, _) = collect(&fixture("sata-partition"), Some(Path::new("/home/user/bench")), &[]);
+        let (s, _) = collect(&fixture("sata-partition"), Some(Path::new("/home/user/bench")), &[], &Environ::new());
         let h = render::hardware(&s);
         assert_eq!(h["Processor"], "AMD Ryzen 9 5950X 16-Core @ 3.40GHz (16 Cores / 32 Threads)");
         assert_eq!(h["Motherboard"], "ASUSTeK COMPUTER INC. ROG STRIX X570-E GAMING (4021 BIOS)");
@@ -213,11 +216,11 @@ mod tests {
     fn the_disk_notes_are_those_of_the_device_under_test() {
         // The same machine, two targets: the loop device (BFQ) and the root disk (MQ-DEADLINE).
         let src = fixture("loop-file");
-        let (s, _) = collect(&src, Some(Path::new("/mnt/scratch")), &[]);
+        let (s, _) = collect(&src, Some(Path::new("/mnt/scratch")), &[], &Environ::new());
         assert!(render::notes(&s)["Disk Notes"].starts_with(
             "BFQ / noatime,rw / ext4 on loop0 (loop, /var/tmp/engine disk.img), backing file on ext4 on vda / loop0: "
         ));
-        let (s, _) = collect(&src, Some(Path::new("/home")), &[]);
+        let (s, _) = collect(&src, Some(Path::new("/home")), &[], &Environ::new());
         assert!(
             render::notes(&s)["Disk Notes"]
                 .starts_with("MQ-DEADLINE / discard,relatime,rw / ext4 on vda / vda: read_ahead_kb=4096")
@@ -228,14 +231,14 @@ mod tests {
 
     #[test]
     fn raid_members_with_the_same_scheduler_read_once() {
-        let (s, _) = collect(&fixture("lvm-on-md-raid1"), Some(Path::new("/srv")), &[]);
+        let (s, _) = collect(&fixture("lvm-on-md-raid1"), Some(Path::new("/srv")), &[], &Environ::new());
         assert!(render::notes(&s)["Disk Notes"].starts_with("BFQ / noatime,rw,stripe=32 / "));
         assert_eq!(render::hardware(&s)["Disk"], "2 x 500GB WDC WD5000AZRX-00A8LB0");
     }
 
     #[test]
     fn odd_entries_read_as_unknown() {
-        let (s, _) = collect(&fixture("odd-entries"), Some(Path::new("/srv")), &[]);
+        let (s, _) = collect(&fixture("odd-entries"), Some(Path::new("/srv")), &[], &Environ::new());
         let h = render::hardware(&s);
         assert_eq!(h["Processor"], "unknown (2 Cores)");
         assert_eq!(h["Memory"], "unknown");
@@ -250,7 +253,7 @@ mod tests {
             n["Disk Notes"]
         );
         // A target on a file system without a block device.
-        let (s, _) = collect(&fixture("odd-entries"), Some(Path::new("/nowhere-mounted")), &[]);
+        let (s, _) = collect(&fixture("odd-entries"), Some(Path::new("/nowhere-mounted")), &[], &Environ::new());
         let _ = render::notes(&s);
     }
 
@@ -288,7 +291,7 @@ mod tests {
                 "/sys/devices/pci0000:00/0000:00:17.0",
             ],
         );
-        let (s, _) = collect(&src, Some(Path::new("/home")), &[]);
+        let (s, _) = collect(&src, Some(Path::new("/home")), &[], &Environ::new());
         let h = render::hardware(&s);
         assert_eq!(h["Processor"], "unknown @ 3.40GHz");
         assert!(!h.contains_key("Motherboard"));

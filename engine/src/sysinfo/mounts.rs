@@ -1,28 +1,8 @@
 //! Which mount holds a path, from `/proc/self/mountinfo`.
 
 use super::source::Source;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use crate::model::system::Mount;
 use std::path::Path;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Mount {
-    pub mount_point: String,
-    pub fstype: String,
-    /// What was mounted (`/dev/sda1`, `tmpfs`).
-    pub source: String,
-    /// `major:minor` of the mounted device (`0:xx` for virtual file systems and btrfs).
-    pub dev: String,
-    /// Per-mount and per-superblock options together, sorted, without duplicates.
-    pub options: Vec<String>,
-}
-
-impl Mount {
-    /// Options joined, as PTS's Disk Notes show them (`relatime,rw`).
-    pub fn sorted_options(&self) -> String {
-        self.options.join(",")
-    }
-}
 
 /// Undoes mountinfo's octal escapes (`\040` for a space).
 fn unescape(s: &str) -> String {

@@ -2,7 +2,7 @@
 //! Software (`OS: …`) and Notes (`Disk Notes: BFQ / relatime,rw`).
 
 use super::device::{BlockDevice, Resolution};
-use super::model::{Disk, SystemInfo};
+use crate::model::system::{Disk, SystemInfo};
 use crate::units;
 use indexmap::IndexMap;
 

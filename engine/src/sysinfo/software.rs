@@ -2,8 +2,8 @@
 //! container layer, CPU vulnerability mitigations.
 
 use super::command;
-use super::model::Compiler;
 use super::source::{self, Source};
+use crate::model::system::Compiler;
 use indexmap::IndexMap;
 
 /// `Debian 12`, `Ubuntu 24.04` (name and version, as result viewers show them).
@@ -145,11 +145,11 @@ pub fn toolchain(src: &dyn Source) -> (Option<Compiler>, Option<String>) {
 }
 
 /// Desktop and display server from the session's environment.
-pub fn session() -> (Option<String>, Option<String>) {
-    let desktop = std::env::var("XDG_CURRENT_DESKTOP").ok().filter(|v| !v.is_empty());
-    let display = if std::env::var_os("WAYLAND_DISPLAY").is_some() {
+pub fn session(environ: &super::Environ) -> (Option<String>, Option<String>) {
+    let desktop = environ.get("XDG_CURRENT_DESKTOP").filter(|v| !v.is_empty()).cloned();
+    let display = if environ.contains_key("WAYLAND_DISPLAY") {
         Some("Wayland".to_string())
-    } else if std::env::var_os("DISPLAY").is_some() {
+    } else if environ.contains_key("DISPLAY") {
         Some("X Server".to_string())
     } else {
         None

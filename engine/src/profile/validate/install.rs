@@ -3,10 +3,10 @@
 //! names that the mapping knows, build steps that can run.
 
 use super::Checker;
-use crate::install::{extract, packages, platform};
+use crate::install::{extract, platform};
+use crate::model::diag::did_you_mean;
+use crate::model::profile::Profile;
 use crate::path;
-use crate::profile::diag::did_you_mean;
-use crate::profile::model::Profile;
 use crate::profile::yaml_index::Path;
 use crate::units;
 use std::collections::{BTreeSet, HashSet};
@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashSet};
 pub const BUILD_VARS: &[&str] = &["install_dir", "num_cpus", "profile_dir"];
 
 pub(super) fn check_package_name(c: &mut Checker, at: Path, name: &str) {
-    let catalog = packages::Catalog::global();
+    let catalog = c.packages;
     if catalog.get(name).is_none() {
         let hint = match did_you_mean(name, catalog.names()) {
             Some(s) => format!("did you mean `{s}`?"),

@@ -158,6 +158,6 @@ impl Pattern {
 
 /// CPU time of the calling thread.
 pub fn thread_cpu() -> Duration {
-    let u = crate::runner::process::usage_now(libc::RUSAGE_THREAD);
+    let u = crate::sys::process::usage_now(libc::RUSAGE_THREAD);
     u.user + u.system
 }

@@ -4,6 +4,7 @@
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// A test profile: what to run, how to read its result, and the options a user can pick.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -33,7 +34,7 @@ pub struct Profile {
     #[serde(default)]
     pub options: Vec<OptionDef>,
     /// How one trial runs.
-    pub executor: Executor,
+    pub executor: ExecutorDef,
     /// What one trial yields: each result has its own unit and proportion.
     pub results: Vec<ResultDef>,
     /// How each result is read from a trial's output.
@@ -309,7 +310,8 @@ impl JsonSchema for Scalar {
 /// How a trial runs.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Executor {
+#[schemars(rename = "Executor")]
+pub enum ExecutorDef {
     /// A program on the system (or installed by the profile).
     External(ExternalExecutor),
     /// A workload built into engine, written against the workload contract
@@ -381,13 +383,13 @@ pub struct BuiltinExecutor {
     pub timeout: Option<String>,
 }
 
-impl Executor {
+impl ExecutorDef {
     /// The kind, as written in a profile (`external`).
     pub fn kind(&self) -> &'static str {
         match self {
-            Executor::External(_) => "external",
-            Executor::Builtin(_) => "builtin",
-            Executor::Wasm(_) => "wasm",
+            ExecutorDef::External(_) => "external",
+            ExecutorDef::Builtin(_) => "builtin",
+            ExecutorDef::Wasm(_) => "wasm",
         }
     }
 
@@ -395,23 +397,23 @@ impl Executor {
     /// `requirements.programs`): a program given by name, not by path or placeholder.
     pub fn programs(&self) -> Vec<String> {
         match self {
-            Executor::External(x) => {
+            ExecutorDef::External(x) => {
                 let plain = !x.program.contains('/') && !x.program.contains("{{");
                 if plain { vec![x.program.clone()] } else { Vec::new() }
             }
-            Executor::Builtin(_) | Executor::Wasm(_) => Vec::new(),
+            ExecutorDef::Builtin(_) | ExecutorDef::Wasm(_) => Vec::new(),
         }
     }
 
     /// One line for `engine info`: what runs.
     pub fn describe(&self) -> String {
         match self {
-            Executor::External(x) => format!("{} {}", x.program, x.args.join(" ")),
-            Executor::Builtin(b) => {
+            ExecutorDef::External(x) => format!("{} {}", x.program, x.args.join(" ")),
+            ExecutorDef::Builtin(b) => {
                 let cfg: Vec<String> = b.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("workload {} {}", b.workload, cfg.join(" "))
             }
-            Executor::Wasm(w) => {
+            ExecutorDef::Wasm(w) => {
                 let cfg: Vec<String> = w.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("plugin {} {}", w.plugin, cfg.join(" "))
             }
@@ -422,8 +424,8 @@ impl Executor {
     /// workloads), so results need no parser.
     pub fn returns_values(&self) -> bool {
         match self {
-            Executor::External(_) => false,
-            Executor::Builtin(_) | Executor::Wasm(_) => true,
+            ExecutorDef::External(_) => false,
+            ExecutorDef::Builtin(_) | ExecutorDef::Wasm(_) => true,
         }
     }
 }
@@ -687,6 +689,13 @@ impl Default for Trials {
     }
 }
 
+impl Trials {
+    /// The stopping rule for these trials; `forced` is `--runs N`.
+    pub fn plan(&self, forced: Option<u32>) -> crate::stats::AdaptivePlan {
+        crate::stats::AdaptivePlan::new(self.times, self.min, self.max, self.target_ci, forced)
+    }
+}
+
 /// Between trials and tests (the command line can turn these on for every test).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -837,5 +846,41 @@ impl<'de> Deserialize<'de> for OneOrMany {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// Where a profile or suite file came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled into the binary from the repository's `test-profiles/` and `suites/`.
+    Builtin,
+    /// A file on disk (user dir, `ENGINE_PROFILE_PATH`, or a path given on the command line).
+    File(PathBuf),
+}
+
+/// A profile that loaded and passed every check.
+#[derive(Debug, Clone)]
+pub struct LoadedProfile {
+    pub profile: Profile,
+    /// What to show in messages (`test-profiles/fio/profile.yaml`).
+    pub display: String,
+    pub origin: Origin,
+    /// The profile repository it came from (none: local or built-in).
+    pub source: Option<crate::model::result::RepositoryRef>,
+}
+
+impl LoadedProfile {
+    /// `fio@1.0.0`.
+    pub fn reference(&self) -> String {
+        format!("{}@{}", self.profile.id, self.profile.version)
+    }
+
+    /// The folder its file is in, where its helper files and plugins are:
+    /// `.` for a bare `profile.yaml`; none for a built-in profile.
+    pub fn dir(&self) -> Option<&Path> {
+        match &self.origin {
+            Origin::File(f) => Some(f.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))),
+            Origin::Builtin => None,
+        }
     }
 }

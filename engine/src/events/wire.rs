@@ -1,4 +1,4 @@
-//! Progress events for orchestrators: `engine benchmark --progress json`
+//! The JSON form of a run's events, for orchestrators: `engine benchmark --progress json`
 //! writes one JSON object per line on standard output as the run goes, so
 //! Ansible, a CI job or any other program can follow it without parsing
 //! text. `schemas/progress.schema.json` is generated from these types.
@@ -133,18 +133,6 @@ pub struct ResultValue {
     pub n: usize,
 }
 
-/// `[3/12]` → `(3, 12)`: the position a run prints before a test.
-pub fn position(prefix: &str) -> Option<(usize, usize)> {
-    let inner = prefix.trim().strip_prefix('[')?.strip_suffix(']')?;
-    let (i, n) = inner.split_once('/')?;
-    Some((i.parse().ok()?, n.parse().ok()?))
-}
-
-/// The time now as events carry it.
-pub fn now() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,11 +149,5 @@ mod tests {
             r#"{"time":"2026-11-30T10:00:00.000Z","event":"trial_done","test":"t","identifier":"h","trial":2,"warmup":false,"seconds":0.5}"#
         );
         assert_eq!(serde_json::from_str::<EventLine>(&s).unwrap(), l);
-    }
-
-    #[test]
-    fn positions() {
-        assert_eq!(position("[3/12]"), Some((3, 12)));
-        assert_eq!(position("x"), None);
     }
 }

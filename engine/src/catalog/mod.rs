@@ -2,12 +2,15 @@
 //! or a path. The search path is `ENGINE_PROFILE_PATH`, then the user folder
 //! in `ENGINE_HOME`, then the profiles compiled into the binary.
 
-use super::diag::{Diagnostic, Diagnostics, Pos, did_you_mean};
-use super::load::{self, LoadedProfile, LoadedSuite, Origin};
-use crate::env;
+use crate::model::diag::{Diagnostic, Diagnostics, Pos, did_you_mean};
+use crate::model::profile::{LoadedProfile, Origin};
+use crate::model::version;
+use crate::profile::load::{self, LoadedSuite};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
+
+pub mod reference;
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
@@ -29,6 +32,28 @@ pub enum ResolveError {
     /// refused on trust, needs a newer engine).
     #[error("{msg}")]
     Repo { msg: String, hint: Option<String>, trust: bool },
+    #[error("{0} does not exist")]
+    NoSuchPath(String),
+    /// A repository publishes no such result (or no version of it).
+    #[error("{msg}")]
+    NoSharedResult { msg: String, hint: Option<String> },
+    /// A saved result of that name that is not the published one.
+    #[error("a saved result `{name}` exists and is not the copy of `{repo}/results/{name}`")]
+    NotTheCopy { name: String, repo: String },
+    /// The published copy of a shared result could not be fetched.
+    #[error(transparent)]
+    Fetch(crate::repo::RepoError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+impl From<load::LoadError> for ResolveError {
+    fn from(e: load::LoadError) -> Self {
+        match e {
+            load::LoadError::Io { path, source } => ResolveError::Io { path, source },
+            load::LoadError::Invalid(d) => ResolveError::Invalid(d),
+        }
+    }
 }
 
 impl From<crate::repo::RepoError> for ResolveError {
@@ -38,14 +63,17 @@ impl From<crate::repo::RepoError> for ResolveError {
 }
 
 impl ResolveError {
-    pub fn hint(&self) -> Option<&str> {
+    pub fn hint(&self) -> Option<String> {
         match self {
-            ResolveError::NotFound { hint, .. } => Some(hint),
+            ResolveError::NotFound { hint, .. } => Some(hint.clone()),
             ResolveError::NoVersion { .. } => {
-                Some("drop the version to take the newest, or list versions with `engine list profiles`")
+                Some("drop the version to take the newest, or list versions with `engine list profiles`".into())
             }
-            ResolveError::Cycle(_) => Some("remove the item that includes the suite again"),
-            ResolveError::Repo { hint, .. } => hint.as_deref(),
+            ResolveError::Cycle(_) => Some("remove the item that includes the suite again".into()),
+            ResolveError::Repo { hint, .. } | ResolveError::NoSharedResult { hint, .. } => hint.clone(),
+            ResolveError::NotTheCopy { name, .. } => Some(format!(
+                "rename or delete yours (`engine result delete {name}`) to compare against the published one"
+            )),
             _ => None,
         }
     }
@@ -77,6 +105,10 @@ impl Found {
 /// built-in ones, then the added profile repositories.
 pub struct Catalog {
     roots: Vec<PathBuf>,
+    /// Generic package names profiles may use.
+    packages: Arc<load::Packages>,
+    /// How repository archives are fetched when a reference needs one.
+    downloads: crate::install::download::Settings,
     /// `$ENGINE_HOME/repos` (read when a reference needs it).
     repos_root: Option<PathBuf>,
     repos: std::sync::OnceLock<crate::repo::Repos>,
@@ -104,16 +136,29 @@ fn split_version(reference: &str) -> (&str, Option<&str>) {
 }
 
 impl Catalog {
-    /// The search path from the environment, with `user_dir` (in ENGINE_HOME).
-    pub fn from_env(user_dir: &Path) -> Self {
-        let mut roots: Vec<PathBuf> = std::env::var(env::ENGINE_PROFILE_PATH)
-            .unwrap_or_default()
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect();
+    /// The search path: `extra` folders (`ENGINE_PROFILE_PATH`), then
+    /// `user_dir` (ENGINE_HOME), then the built-in profiles; the repositories
+    /// added in `user_dir/repos`.
+    pub fn new(
+        extra: &[PathBuf],
+        user_dir: &Path,
+        packages: Arc<load::Packages>,
+        downloads: crate::install::download::Settings,
+    ) -> Self {
+        let mut roots = extra.to_vec();
         roots.push(user_dir.to_path_buf());
-        Catalog { roots, repos_root: Some(user_dir.join("repos")), repos: std::sync::OnceLock::new() }
+        let repos_root = Some(user_dir.join("repos"));
+        Catalog { roots, packages, downloads, repos_root, repos: std::sync::OnceLock::new() }
+    }
+
+    /// How repository archives are fetched.
+    pub fn downloads(&self) -> &crate::install::download::Settings {
+        &self.downloads
+    }
+
+    /// The generic package names profiles may use.
+    pub fn packages(&self) -> &load::Packages {
+        &self.packages
     }
 
     /// The added repositories as synced here (read once).
@@ -137,8 +182,8 @@ impl Catalog {
         id: &str,
         version: &str,
     ) -> Result<LoadedProfile, ResolveError> {
-        let file = crate::repo::sync::ensure(local, crate::repo::sync::Kind::Profile, id, version)?;
-        let mut p = profile_from_path(&file)?;
+        let file = crate::repo::sync::ensure(local, crate::repo::sync::Kind::Profile, id, version, &self.downloads)?;
+        let mut p = load::profile_from_path(&file, &self.packages)?;
         p.source = Some(local.reference());
         Ok(p)
     }
@@ -155,7 +200,7 @@ impl Catalog {
             };
             return Err(ResolveError::NotFound { reference: format!("{name}/{rest}"), hint });
         };
-        match crate::repo::index::newest(&entry.versions, |v| v.version.as_str(), want) {
+        match version::newest(&entry.versions, |v| v.version.as_str(), want) {
             Some(v) => self.repo_profile_at(local, id, &v.version),
             None => Err(ResolveError::NoVersion {
                 id: format!("{name}/{id}"),
@@ -190,7 +235,7 @@ impl Catalog {
             .iter()
             .filter_map(|l| {
                 let e = l.index.profile(id)?;
-                crate::repo::index::newest(&e.versions, |v| v.version.as_str(), want).map(|v| (l, v))
+                version::newest(&e.versions, |v| v.version.as_str(), want).map(|v| (l, v))
             })
             .collect()
     }
@@ -269,7 +314,7 @@ impl Catalog {
             out.push(
                 f.read()
                     .map_err(|e| io_diag(&f.display, e))
-                    .and_then(|t| load::profile_from_str(&t, &f.display, f.origin.clone())),
+                    .and_then(|t| load::profile_from_str(&t, &f.display, f.origin.clone(), &self.packages)),
             );
         }
         out
@@ -342,22 +387,20 @@ impl Catalog {
         let mut local = None;
         for f in candidates {
             let text = f.read()?;
-            let p = load::profile_from_str(&text, &f.display, f.origin.clone()).map_err(ResolveError::Invalid)?;
+            let p = load::profile_from_str(&text, &f.display, f.origin.clone(), &self.packages)
+                .map_err(ResolveError::Invalid)?;
             match want {
-                Some(w) if !version_matches(&p.profile.version, w) => found.push(p.profile.version.clone()),
+                Some(w) if !version::matches(&p.profile.version, w) => found.push(p.profile.version.clone()),
                 _ => {
                     local = Some(p);
                     break;
                 }
             }
         }
-        let best = remote.into_iter().reduce(|a, b| {
-            if crate::repo::index::compare_versions(&b.1.version, &a.1.version).is_gt() { b } else { a }
-        });
+        let best =
+            remote.into_iter().reduce(|a, b| if version::compare(&b.1.version, &a.1.version).is_gt() { b } else { a });
         match (local, best) {
-            (Some(lp), Some((l, v)))
-                if crate::repo::index::compare_versions(&v.version, &lp.profile.version).is_gt() =>
-            {
+            (Some(lp), Some((l, v))) if version::compare(&v.version, &lp.profile.version).is_gt() => {
                 self.repo_profile_at(l, id, &v.version)
             }
             (Some(lp), _) => Ok(lp),
@@ -391,7 +434,7 @@ impl Catalog {
                 let text = f.read()?;
                 let s = load::suite_from_str(&text, sid, &f.display).map_err(ResolveError::Invalid)?;
                 let v = s.suite.version.clone().unwrap_or_else(|| "1.0.0".into());
-                want.is_none_or(|w| version_matches(&v, w)).then_some((s, v))
+                want.is_none_or(|w| version::matches(&v, w)).then_some((s, v))
             }
             None => None,
         };
@@ -401,11 +444,11 @@ impl Catalog {
             .iter()
             .filter_map(|l| {
                 let e = l.index.suite(sid)?;
-                crate::repo::index::newest(&e.versions, |v| v.version.as_str(), want).map(|v| (l, v.version.clone()))
+                version::newest(&e.versions, |v| v.version.as_str(), want).map(|v| (l, v.version.clone()))
             })
-            .reduce(|a, b| if crate::repo::index::compare_versions(&b.1, &a.1).is_gt() { b } else { a });
+            .reduce(|a, b| if version::compare(&b.1, &a.1).is_gt() { b } else { a });
         match (local, best) {
-            (Some((_, lv)), Some((l, v))) if crate::repo::index::compare_versions(&v, &lv).is_gt() => {
+            (Some((_, lv)), Some((l, v))) if version::compare(&v, &lv).is_gt() => {
                 self.repo_suite(l, &format!("{sid}@{v}"))
             }
             (Some((s, _)), _) => Ok(s),
@@ -424,15 +467,15 @@ impl Catalog {
                 hint: format!("list what `{name}` holds with `engine list suites`"),
             });
         };
-        let Some(v) = crate::repo::index::newest(&entry.versions, |v| v.version.as_str(), want) else {
+        let Some(v) = version::newest(&entry.versions, |v| v.version.as_str(), want) else {
             return Err(ResolveError::NoVersion {
                 id: format!("{name}/suite/{id}"),
                 want: want.unwrap_or("").to_string(),
                 found: entry.versions.iter().map(|v| v.version.clone()).collect::<Vec<_>>().join(", "),
             });
         };
-        let file = crate::repo::sync::ensure(local, crate::repo::sync::Kind::Suite, id, &v.version)?;
-        let mut s = suite_from_path(&file)?;
+        let file = crate::repo::sync::ensure(local, crate::repo::sync::Kind::Suite, id, &v.version, &self.downloads)?;
+        let mut s = load::suite_from_path(&file)?;
         s.source = Some(local.reference());
         Ok(s)
     }
@@ -452,28 +495,6 @@ fn io_diag(display: &str, e: ResolveError) -> Diagnostics {
     Diagnostics(vec![Diagnostic::new(display, Pos::UNKNOWN, e.to_string())])
 }
 
-/// `1` matches 1.x.y, `1.2` matches 1.2.y, `1.2.3` only itself.
-pub fn version_matches(version: &str, want: &str) -> bool {
-    let have: Vec<&str> = version.split(['.', '-', '+']).collect();
-    let want: Vec<&str> = want.split('.').collect();
-    want.len() <= have.len() && want.iter().zip(&have).all(|(w, h)| w == h)
-}
-
-/// Loads a profile from a path: a `profile.yaml`, or a folder holding one.
-pub fn profile_from_path(path: &Path) -> Result<LoadedProfile, ResolveError> {
-    let file = if path.is_dir() { path.join("profile.yaml") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&file).map_err(|source| ResolveError::Io { path: file.clone(), source })?;
-    load::profile_from_str(&text, &file.display().to_string(), Origin::File(file.clone()))
-        .map_err(ResolveError::Invalid)
-}
-
-/// Loads a suite from a path.
-pub fn suite_from_path(path: &Path) -> Result<LoadedSuite, ResolveError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResolveError::Io { path: path.to_path_buf(), source })?;
-    let id = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
-    load::suite_from_str(&text, &id, &path.display().to_string()).map_err(ResolveError::Invalid)
-}
-
 /// A profile plus the presets a suite gives it.
 #[derive(Debug, Clone)]
 pub struct Planned {
@@ -490,7 +511,7 @@ pub fn flatten_suite(
     suite: &LoadedSuite,
     stack: &mut Vec<String>,
 ) -> Result<Vec<Planned>, ResolveError> {
-    use super::yaml_index::Seg;
+    use crate::profile::yaml_index::Seg;
     if stack.contains(&suite.id) {
         return Err(ResolveError::Cycle(suite.id.clone()));
     }
@@ -572,18 +593,23 @@ mod tests {
 
     #[test]
     fn versions() {
-        assert!(version_matches("1.2.3", "1"));
-        assert!(version_matches("1.2.3", "1.2"));
-        assert!(version_matches("1.2.3", "1.2.3"));
-        assert!(!version_matches("1.2.3", "1.3"));
-        assert!(!version_matches("1.2.3", "1.2.3.4"));
+        assert!(version::matches("1.2.3", "1"));
+        assert!(version::matches("1.2.3", "1.2"));
+        assert!(version::matches("1.2.3", "1.2.3"));
+        assert!(!version::matches("1.2.3", "1.3"));
+        assert!(!version::matches("1.2.3", "1.2.3.4"));
     }
 
     #[test]
     fn builtin_profiles_all_load() {
         let dir = tempfile::tempdir().unwrap();
-        let cat =
-            Catalog { roots: vec![dir.path().to_path_buf()], repos_root: None, repos: std::sync::OnceLock::new() };
+        let cat = Catalog {
+            roots: vec![dir.path().to_path_buf()],
+            packages: Arc::new(load::Packages::builtin()),
+            downloads: Default::default(),
+            repos_root: None,
+            repos: std::sync::OnceLock::new(),
+        };
         let all = cat.all_profiles();
         assert!(all.len() >= 3, "fs-mark, fio, sqlite at least");
         for p in all {

@@ -1,6 +1,7 @@
-//! Opening files safely when engine runs as root in a directory others can
-//! write to: never follow a symlink planted where engine writes, never
-//! truncate a file engine did not create.
+//! Files written safely: atomically (temp file, fsync, rename), and when
+//! engine runs as root in a directory others can write to, never following a
+//! symlink planted where engine writes, never truncating a file engine did
+//! not create.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -63,12 +64,6 @@ pub fn temp_prefix() -> String {
     format!(".tmp-{}-", std::process::id())
 }
 
-/// Whether process `pid` exists (signal 0 checks without signalling).
-pub fn pid_alive(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
-}
-
 /// Removes what killed runs left in `dir`: entries named `.tmp-<pid>-…`
 /// whose process is gone (files, and folders with what they hold).
 /// Returns the paths removed. Entries of live processes are never touched.
@@ -81,7 +76,7 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
         else {
             continue;
         };
-        if pid_alive(pid) {
+        if super::proc::pid_alive(pid) {
             continue;
         }
         let p = e.path();
@@ -94,6 +89,38 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// Writes `path` atomically: a temp file next to it (named for this process,
+/// so what a kill -9 leaves is found and removed), fsync, rename, fsync of
+/// the folder. Readers see the old file or the new one, never a part.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(&temp_prefix()).tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    // Temp files are created 0600; results and reports are meant to be read.
+    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Free bytes for an unprivileged writer in the file system holding `path`.
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: zeroed statvfs is a valid out-parameter.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// Reads a file that comes from outside (a result, a PTS export) with a

@@ -1,7 +1,6 @@
 //! What a result ran on, as stored in result files (`systems[].details`).
 //! Every field a machine may not have is optional: absent means unknown.
 
-use super::device::Resolution;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -110,8 +109,83 @@ pub struct Target {
     pub resolution: Option<Resolution>,
     /// The mount holding `path`, also when it has no block device (tmpfs, NFS).
     #[serde(default)]
-    pub mount: Option<super::mounts::Mount>,
+    pub mount: Option<Mount>,
     /// Why the devices could not be read (`/tmp is on tmpfs (tmpfs), which has no block device`).
     #[serde(default)]
     pub problem: Option<String>,
+}
+
+/// The settings of a request queue that matter for benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Queue {
+    /// The scheduler in force (the bracketed one), `none` included.
+    pub scheduler: Option<String>,
+    /// Schedulers the device offers.
+    pub schedulers: Vec<String>,
+    pub read_ahead_kb: Option<u64>,
+    pub nr_requests: Option<u64>,
+    pub rotational: Option<bool>,
+    /// `write back` or `write through`.
+    pub write_cache: Option<String>,
+    /// Tunables of the scheduler in force (`queue/iosched/*`).
+    #[serde(default)]
+    pub iosched: indexmap::IndexMap<String, String>,
+}
+
+/// What kind of block device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Kind {
+    Disk,
+    Partition { disk: String },
+    DeviceMapper { name: Option<String> },
+    Md { level: Option<String> },
+    Loop { backing_file: Option<String> },
+}
+
+/// One block device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BlockDevice {
+    /// Kernel name (`sda`, `nvme0n1p2`, `dm-0`, `md0`, `loop3`).
+    pub name: String,
+    #[serde(flatten)]
+    pub kind: Kind,
+    pub model: Option<String>,
+    pub size_bytes: Option<u64>,
+    /// `NVMe`, `SATA`, `SCSI`, `USB`, `virtio`, `MMC`, `virtual`.
+    pub transport: Option<String>,
+    pub queue: Option<Queue>,
+}
+
+/// A directory resolved to its devices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Resolution {
+    pub path: String,
+    pub mount: Mount,
+    /// The device the file system is on, then each layer below it.
+    pub layers: Vec<BlockDevice>,
+    /// The devices whose queue settings apply: whole disks (or the loop
+    /// device) at the bottom of the stack.
+    pub disks: Vec<BlockDevice>,
+    /// For a loop device: where its backing file lives.
+    pub backing: Option<Box<Resolution>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Mount {
+    pub mount_point: String,
+    pub fstype: String,
+    /// What was mounted (`/dev/sda1`, `tmpfs`).
+    pub source: String,
+    /// `major:minor` of the mounted device (`0:xx` for virtual file systems and btrfs).
+    pub dev: String,
+    /// Per-mount and per-superblock options together, sorted, without duplicates.
+    pub options: Vec<String>,
+}
+
+impl Mount {
+    /// Options joined, as PTS's Disk Notes show them (`relatime,rw`).
+    pub fn sorted_options(&self) -> String {
+        self.options.join(",")
+    }
 }

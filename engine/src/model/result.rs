@@ -2,7 +2,7 @@
 //! and result id), each with every identifier's trials and statistics.
 //! `schemas/result.schema.json` is generated from these types.
 
-use crate::profile::model::Proportion;
+use crate::model::profile::Proportion;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -60,7 +60,7 @@ pub struct System {
     pub engine_version: String,
     /// Everything captured, as data (hardware, software, the devices under the target directory).
     #[serde(default)]
-    pub details: Option<crate::sysinfo::model::SystemInfo>,
+    pub details: Option<crate::model::system::SystemInfo>,
 }
 
 /// One option choice of a test.
@@ -132,7 +132,7 @@ pub struct FailedTest {
     pub description: String,
     pub identifier: String,
     /// `failed`, or `skipped` when it could not run here (a missing program, not root).
-    pub status: String,
+    pub status: FailureStatus,
     pub reason: String,
     /// The log that explains it, relative to the result folder.
     #[serde(default)]
@@ -141,6 +141,31 @@ pub struct FailedTest {
     #[serde(default)]
     pub stderr_tail: Vec<String>,
     pub timestamp: String,
+}
+
+/// Why a test has no results for an identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureStatus {
+    /// It ran and failed.
+    Failed,
+    /// It could not run here (a missing program, not root).
+    Skipped,
+}
+
+impl FailureStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureStatus::Failed => "failed",
+            FailureStatus::Skipped => "skipped",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A source a merge left out, and why.
@@ -347,4 +372,12 @@ impl ResultFile {
         }
         said
     }
+}
+/// `$id` of the result file's schema (`schemas/result.schema.json`).
+pub const SCHEMA_ID: &str = "https://engine.invalid/schemas/result.schema.json";
+
+/// The result file's schema: the content of `schemas/result.schema.json`
+/// (a test keeps the committed file equal to it).
+pub fn schema() -> serde_json::Value {
+    serde_json::from_str(&super::schema_json::<ResultFile>(SCHEMA_ID)).expect("schemas parse")
 }

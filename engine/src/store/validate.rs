@@ -5,8 +5,8 @@
 //! of these is not merged at all: its values cannot be trusted to mean what
 //! this engine's do.
 
-use super::model::{ResultFile, SCHEMA_VERSION};
-use super::store::{self, StoreError};
+use super::{self as store, StoreError};
+use crate::model::result::{ResultFile, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -58,7 +58,8 @@ impl Default for Validator {
 
 impl Validator {
     pub fn new() -> Self {
-        let schema = jsonschema::draft7::new(&crate::schema::result()).expect("the generated result schema compiles");
+        let schema =
+            jsonschema::draft7::new(&crate::model::result::schema()).expect("the generated result schema compiles");
         Validator { schema }
     }
 
@@ -140,7 +141,7 @@ mod tests {
     fn files_are_checked_against_the_schema_and_version() {
         let v = Validator::new();
         let mut f = ResultFile::new("t");
-        f.systems.push(crate::result::System {
+        f.systems.push(crate::model::result::System {
             identifier: "h1".into(),
             engine_version: env!("CARGO_PKG_VERSION").into(),
             started: "2026-11-30T10:00:00Z".into(),

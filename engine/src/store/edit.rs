@@ -1,7 +1,7 @@
 //! Editing result files: merge, rename or remove an identifier, remove a
 //! result. Each returns a new file; the caller writes it atomically.
 
-use super::model::{ResultFile, TestResult};
+use crate::model::result::{ResultFile, TestResult};
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -123,8 +123,8 @@ pub fn remove_result(f: &mut ResultFile, what: &str) -> Result<usize, EditError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::model::Proportion;
-    use crate::result::{ResultEntry, System};
+    use crate::model::profile::Proportion;
+    use crate::model::result::{ResultEntry, System};
 
     fn file(ids: &[&str], tests: &[&str]) -> ResultFile {
         let mut f = ResultFile::new("t");
@@ -167,20 +167,20 @@ mod tests {
     fn merging_keeps_failures_and_left_out_sources() {
         let mut a = file(&["A"], &["t1"]);
         let mut b = file(&["A"], &["t1"]);
-        let failed = crate::result::FailedTest {
+        let failed = crate::model::result::FailedTest {
             test: "t2".into(),
             profile: "p".into(),
             title: "T".into(),
             description: "d".into(),
             identifier: "A".into(),
-            status: "failed".into(),
+            status: crate::model::result::FailureStatus::Failed,
             reason: "exit 1".into(),
             log: None,
             stderr_tail: vec![],
             timestamp: "t".into(),
         };
         b.failures.push(failed);
-        a.left_out.push(crate::result::LeftOut { source: "h3".into(), reason: "unreachable".into() });
+        a.left_out.push(crate::model::result::LeftOut { source: "h3".into(), reason: "unreachable".into() });
         let m = merge(vec![("a".into(), a), ("b".into(), b)], "m");
         assert_eq!(m.failures.len(), 1);
         assert_eq!(m.failures[0].identifier, "A (b)", "renamed with its identifier");

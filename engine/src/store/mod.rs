@@ -1,11 +1,14 @@
-//! Result files on disk: `$ENGINE_HOME/results/<name>/result.json`, written
+//! Saved results: `$ENGINE_HOME/results/<name>/result.json`, written
 //! atomically (temp file, fsync, rename, fsync of the folder) and guarded by a
-//! lock so two runs never interleave their writes.
+//! lock so two runs never interleave their writes; edits of result files, and
+//! the check of a result file from elsewhere against the schema.
 
-use super::model::ResultFile;
-use std::fs::{self, File};
-use std::io::Write;
-use std::os::fd::AsRawFd;
+pub mod edit;
+pub mod validate;
+
+use crate::model::result::ResultFile;
+use crate::sys::lock::{self, LockFile, TryLock};
+use std::fs;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -61,7 +64,7 @@ pub struct Store {
 
 /// An exclusive lock on one result folder; released when dropped.
 pub struct Lock {
-    _file: File,
+    _file: LockFile,
 }
 
 impl Store {
@@ -116,17 +119,10 @@ impl Store {
                 ),
             });
         }
-        let path = dir.join(".lock");
-        let file =
-            crate::fsutil::open_lock(&path).map_err(|source| StoreError::Write { path: path.clone(), source })?;
-        // SAFETY: flock on a file descriptor we own.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            return Err(StoreError::Locked(name.to_string()));
-        }
+        let lock = self.lock_quiet(name)?;
         // Whoever held the lock before may have been killed mid-write.
-        crate::fsutil::remove_stale_temps(&dir);
-        Ok(Lock { _file: file })
+        crate::sys::fs::remove_stale_temps(&dir);
+        Ok(lock)
     }
 
     /// Writes result `name` atomically; the version it replaces is kept as
@@ -138,7 +134,7 @@ impl Store {
         let path = self.path(name);
         if path.is_file() && load_file(&path).is_ok() {
             let bak = backup_path(&path);
-            let tmp = self.dir(name).join(format!("{}result.json.bak", crate::fsutil::temp_prefix()));
+            let tmp = self.dir(name).join(format!("{}result.json.bak", crate::sys::fs::temp_prefix()));
             let _ = fs::remove_file(&tmp);
             if fs::hard_link(&path, &tmp).is_ok() {
                 let _ = fs::rename(&tmp, &bak);
@@ -163,7 +159,7 @@ impl Store {
             if check_name(&name).is_ok()
                 && let Ok(_lock) = self.lock_quiet(&name)
             {
-                out.extend(crate::fsutil::remove_stale_temps(&self.dir(&name)));
+                out.extend(crate::sys::fs::remove_stale_temps(&self.dir(&name)));
             }
         }
         out
@@ -172,12 +168,10 @@ impl Store {
     /// The lock of an existing folder, without creating anything.
     fn lock_quiet(&self, name: &str) -> Result<Lock, StoreError> {
         let path = self.dir(name).join(".lock");
-        let file = crate::fsutil::open_lock(&path).map_err(|source| StoreError::Write { path, source })?;
-        // SAFETY: flock on a file descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(StoreError::Locked(name.to_string()));
+        match lock::try_lock(&path).map_err(|source| StoreError::Write { path, source })? {
+            TryLock::Held(file) => Ok(Lock { _file: file }),
+            TryLock::Busy { .. } => Err(StoreError::Locked(name.to_string())),
         }
-        Ok(Lock { _file: file })
     }
 
     /// Removes result `name` (its folder, logs included).
@@ -198,7 +192,7 @@ pub fn backup_path(path: &Path) -> PathBuf {
 }
 
 pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
-    let bytes = crate::fsutil::read_capped(path, MAX_RESULT_BYTES)
+    let bytes = crate::sys::fs::read_capped(path, MAX_RESULT_BYTES)
         .map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
     parse(&bytes, path)
 }
@@ -208,7 +202,7 @@ pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
 /// are errors with a position, like any other damage.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let (line, col) = crate::fsutil::line_col(bytes, e.valid_up_to());
+        let (line, col) = crate::sys::fs::line_col(bytes, e.valid_up_to());
         let msg = format!("invalid UTF-8 (byte 0x{:02x})", bytes[e.valid_up_to()]);
         StoreError::Invalid { path: path.to_path_buf(), line, col, msg }
     })?;
@@ -222,24 +216,30 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
     Ok(f)
 }
 
-/// Temp file in the same folder, fsync, rename over `path`, fsync the folder:
-/// a reader sees the old file or the new one, never half of one.
+/// [`crate::sys::fs::write_atomic`], its error naming `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let err = |source| StoreError::Write { path: path.to_path_buf(), source };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(err)?;
-    // Named for this process, so what a kill -9 leaves is found and removed.
-    let mut tmp = tempfile::Builder::new().prefix(&crate::fsutil::temp_prefix()).tempfile_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    // Temp files are created 0600; results and reports are meant to be read.
-    use std::os::unix::fs::PermissionsExt;
-    tmp.as_file().set_permissions(fs::Permissions::from_mode(0o644)).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    crate::sys::fs::write_atomic(path, bytes).map_err(|source| StoreError::Write { path: path.to_path_buf(), source })
+}
+
+/// A name fit for a folder: lower case, `-` for runs of other characters,
+/// at most 60 characters.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
     }
-    Ok(())
+    out.trim_matches(['-', '.']).chars().take(60).collect()
+}
+
+/// A folder name for `s` that no other string shares: the slug, and a hash
+/// of the whole string when the slug lost anything (case, punctuation, length).
+pub fn unique_slug(s: &str) -> String {
+    let base = slug(s);
+    if base == s { base } else { format!("{base}-{}", crate::sys::hash::short_hash(s)) }
 }
 
 #[cfg(test)]

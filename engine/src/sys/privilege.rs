@@ -42,7 +42,7 @@ pub struct Unprivileged {
 /// The unprivileged user when engine runs as root (`None` otherwise: then
 /// commands run as engine's own user, which is what they need).
 pub fn when_root() -> Result<Option<Unprivileged>, String> {
-    if !crate::state::is_root() {
+    if !crate::sys::is_root() {
         return Ok(None);
     }
     let name = CString::new(USER).expect("no NUL");

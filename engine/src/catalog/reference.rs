@@ -1,0 +1,228 @@
+//! The reference grammar: what one command-line reference names.
+//!
+//! `suite/ID`, `result/NAME`, `REPO/PROFILE[@VERSION]`, `REPO/suite/ID`,
+//! `REPO/results/NAME`, a path to a profile or suite file (or a profile
+//! folder), a profile id, a saved result's name, a suite id — in that order.
+
+use super::{Catalog, Planned, ResolveError, flatten_suite};
+use crate::expand::Test;
+use crate::model::version;
+use crate::profile::load;
+use crate::repo::{Local, sync};
+use crate::store::Store;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What one reference names.
+pub enum Resolved {
+    Planned(Vec<Planned>),
+    /// A saved result: its tests (those whose profile exists) and the ones that cannot run.
+    Saved {
+        name: String,
+        tests: Vec<Test>,
+        missing: Vec<String>,
+    },
+}
+
+/// A reference resolved, and what the person running it should know.
+pub struct Resolution {
+    pub resolved: Resolved,
+    /// Warnings and notes (an old repository copy, a shared result copied in).
+    pub notes: Vec<String>,
+}
+
+/// A synced copy older than this gets a reminder to update it.
+const OLD_COPY: std::time::Duration = std::time::Duration::from_secs(7 * 86400);
+
+fn looks_like_path(r: &str) -> bool {
+    r.ends_with(".yaml") || r.starts_with('.') || r.starts_with('/') || (r.contains('/') && Path::new(r).exists())
+}
+
+/// A YAML file with a top-level `tests:` and no `executor:` is a suite.
+pub fn is_suite_file(p: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(p) else { return false };
+    let ix = crate::profile::yaml_index::YamlIndex::build(&text);
+    ix.has(&crate::path!["tests"]) && !ix.has(&crate::path!["executor"])
+}
+
+/// What `reference` names, from `catalog` and the saved results in `store`.
+pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
+    let mut notes = Vec::new();
+    let resolved = resolve_noting(reference, catalog, store, &mut notes)?;
+    Ok(Resolution { resolved, notes })
+}
+
+fn one(p: crate::model::profile::LoadedProfile) -> Resolved {
+    Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new(), optional: false }])
+}
+
+fn suite(catalog: &Catalog, s: &load::LoadedSuite) -> Result<Resolved, ResolveError> {
+    Ok(Resolved::Planned(flatten_suite(catalog, s, &mut Vec::new())?))
+}
+
+fn resolve_noting(
+    reference: &str,
+    catalog: &Catalog,
+    store: &Store,
+    notes: &mut Vec<String>,
+) -> Result<Resolved, ResolveError> {
+    if let Some(id) = reference.strip_prefix("suite/") {
+        return suite(catalog, &catalog.suite(id)?);
+    }
+    if let Some(name) = reference.strip_prefix("result/") {
+        return saved(name, catalog, store, None);
+    }
+    // `team/fio@1.2`, `team/suite/disk`, `team/results/NAME` when `team` is an added repository.
+    if let Some((local, rest)) = catalog.split_repo(reference) {
+        if rest.starts_with("suite/") {
+            return suite(catalog, &catalog.suite(reference)?);
+        }
+        notes.extend(old_copy(local));
+        if let Some(name) = rest.strip_prefix("results/") {
+            return shared(local, name, catalog, store, notes);
+        }
+        return Ok(one(catalog.profile(reference)?));
+    }
+    if looks_like_path(reference) {
+        let p = Path::new(reference);
+        if !p.exists() {
+            return Err(ResolveError::NoSuchPath(reference.to_string()));
+        }
+        let is_profile = p.is_dir() || p.file_name().is_some_and(|f| f == "profile.yaml") || !is_suite_file(p);
+        if is_profile {
+            return Ok(one(load::profile_from_path(p, catalog.packages())?));
+        }
+        return suite(catalog, &load::suite_from_path(p)?);
+    }
+    if catalog.has_profile(reference) {
+        return Ok(one(catalog.profile(reference)?));
+    }
+    if store.exists(reference) {
+        return saved(reference, catalog, store, None);
+    }
+    if catalog.has_suite(reference) {
+        return suite(catalog, &catalog.suite(reference)?);
+    }
+    // Not found: let the catalog phrase it with a suggestion.
+    catalog.profile(reference).map(one)
+}
+
+/// The reminder for a repository copy synced long ago.
+fn old_copy(local: &Local) -> Option<String> {
+    let age = local.state.age();
+    (age > OLD_COPY).then(|| {
+        format!(
+            "warning: the copy of repository `{}` was synced {} ago; `engine repo update {}` fetches what changed",
+            local.conf.name,
+            crate::repo::describe_age(age),
+            local.conf.name
+        )
+    })
+}
+
+/// `team/results/NAME`: the published result, copied into the result store
+/// under its name the first time, then re-run like a saved result (a new
+/// identifier is appended).
+fn shared(
+    local: &Local,
+    name: &str,
+    catalog: &Catalog,
+    store: &Store,
+    notes: &mut Vec<String>,
+) -> Result<Resolved, ResolveError> {
+    let repo = &local.conf.name;
+    let Some(entry) = local.index.result(name) else {
+        let names: Vec<&str> = local.index.results.iter().map(|r| r.name.as_str()).collect();
+        let hint = if names.is_empty() {
+            format!("`{repo}` publishes no results")
+        } else {
+            format!("it publishes: {}", names.join(", "))
+        };
+        let msg = format!("repository `{repo}` publishes no result `{name}`");
+        return Err(ResolveError::NoSharedResult { msg, hint: Some(hint) });
+    };
+    let v = version::newest(&entry.versions, |v| v.version.as_str(), None).ok_or_else(|| {
+        ResolveError::NoSharedResult { msg: format!("`{repo}/results/{name}` has no version"), hint: None }
+    })?;
+    let path =
+        sync::ensure(local, sync::Kind::Result, name, &v.version, catalog.downloads()).map_err(ResolveError::Fetch)?;
+    let published = crate::store::load_file(&path)?;
+    if store.exists(name) {
+        let mine = store.load(name)?;
+        if !published.systems.iter().all(|s| mine.system(&s.identifier).is_some()) {
+            return Err(ResolveError::NotTheCopy { name: name.to_string(), repo: repo.clone() });
+        }
+    } else {
+        store.save(name, &published)?;
+        notes.push(format!("copied {repo}/results/{name} (version {}) into result `{name}`", v.version));
+    }
+    saved(name, catalog, store, Some(repo))
+}
+
+/// Where the profile of a saved result's test is found today: its reference
+/// and the profile, or why it is not available.
+fn profile_of(
+    r: &crate::model::result::TestResult,
+    catalog: &Catalog,
+    via: Option<&str>,
+) -> (String, Result<crate::model::profile::LoadedProfile, String>) {
+    // A repository's profile runs again at the exact version the result
+    // records, from that repository (fetched when needed); a local one
+    // at the same major.minor.
+    match &r.repository {
+        Some(repo) => {
+            // The repository as added here: by URL (users name it as they like), else by name.
+            let here = catalog.repos().list.iter().find(|l| l.conf.url == repo.url).map(|l| l.conf.name.clone());
+            let name = here
+                .or_else(|| catalog.repos().get(&repo.name).map(|_| repo.name.clone()))
+                .or_else(|| via.map(str::to_string))
+                .unwrap_or_else(|| repo.name.clone());
+            let found = match catalog.repos().get(&name) {
+                Some(_) => catalog.profile_from_repo(&name, &r.profile, &r.profile_version).map_err(|e| e.to_string()),
+                None => Err(format!("add its repository: `engine repo add {} {} --key PUBKEY`", repo.name, repo.url)),
+            };
+            (format!("{name}/{}@{}", r.profile, r.profile_version), found)
+        }
+        None => {
+            let mm: Vec<&str> = r.profile_version.split('.').take(2).collect();
+            let reference = format!("{}@{}", r.profile, mm.join("."));
+            let found = catalog.profile(&reference).or_else(|e| match via {
+                Some(v) => catalog.profile(&format!("{v}/{reference}")).map_err(|_| e),
+                None => Err(e),
+            });
+            (reference, found.map_err(|e| e.to_string()))
+        }
+    }
+}
+
+/// The tests of saved result `name`, matched to today's profiles by id,
+/// major.minor version and option values. `via`: the repository a shared
+/// result came from, which stands in for a repository the result names but
+/// that is not added here, and for local profiles of the publisher's that
+/// are not here.
+fn saved(name: &str, catalog: &Catalog, store: &Store, via: Option<&str>) -> Result<Resolved, ResolveError> {
+    let file = store.load(name)?;
+    let mut tests: Vec<Test> = Vec::new();
+    let mut missing = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &file.results {
+        if !seen.insert(r.test.clone()) {
+            continue;
+        }
+        let (reference, found) = profile_of(r, catalog, via);
+        let profile = match found {
+            Ok(p) => Arc::new(p),
+            Err(why) => {
+                missing.push(format!("{} ({reference} is not available: {why})", r.description));
+                continue;
+            }
+        };
+        match crate::expand::test_from_choices(&profile, &r.options) {
+            Some(t) => tests.push(t),
+            None => {
+                missing.push(format!("{}: {} (its options no longer exist in {reference})", r.profile, r.description))
+            }
+        }
+    }
+    Ok(Resolved::Saved { name: name.to_string(), tests, missing })
+}

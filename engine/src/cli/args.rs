@@ -1,0 +1,59 @@
+//! Typed values of flags that several commands share.
+
+use clap::ValueEnum;
+use clap::builder::PossibleValue;
+use engine::report::Format;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+/// A report format on the command line (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatArg(pub Format);
+
+static ALL: LazyLock<Vec<FormatArg>> = LazyLock::new(|| Format::ALL.into_iter().map(FormatArg).collect());
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()))
+    }
+}
+
+/// A report format that is text, for what is printed after a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextFormatArg(pub Format);
+
+static TEXT: LazyLock<Vec<TextFormatArg>> =
+    LazyLock::new(|| Format::ALL.into_iter().filter(|f| !f.exporter(80).binary()).map(TextFormatArg).collect());
+
+impl ValueEnum for TextFormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &TEXT
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()))
+    }
+}
+
+/// Which trial logs are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Logs {
+    All,
+    Failed,
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Progress {
+    Text,
+    Json,
+}
+
+/// A duration as profiles write it (`5s`, `1500ms`, `2m`).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    engine::units::parse_duration(s).map_err(|e| e.to_string())
+}

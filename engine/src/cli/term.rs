@@ -1,0 +1,198 @@
+//! What a run shows on a terminal while it runs: a progress line with the
+//! test, `trial k of n` and an ETA, and each test's result as soon as it
+//! finishes; piped (CI logs), one line when a test starts and one when it
+//! ends, with the result blocks on stdout.
+
+use super::ui::Prompts;
+use engine::events::{Events, TestEnd, TestStart};
+use engine::model::profile::{LoadedProfile, OptionDef};
+use engine::model::result::{ResultFile, System};
+use engine::report::{systems, text};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The test running now, as the display tracks it.
+enum Current {
+    /// A progress line redrawn in place.
+    Line { what: String, bar: Option<ProgressBar>, starts: Vec<Instant> },
+    /// Piped: trials that ended (not warm-ups; an interrupted one does not count).
+    Piped { prefix: String, start: Instant, trials: u32 },
+}
+
+pub struct TermEvents {
+    /// stderr is a terminal: draw a progress line.
+    tty: bool,
+    /// Print result blocks as tests finish (the text format).
+    results: bool,
+    width: usize,
+    prompts: Prompts,
+    current: Mutex<Option<Current>>,
+}
+
+impl TermEvents {
+    pub fn new(tty: bool, results: bool, width: usize, prompts: Prompts) -> Self {
+        TermEvents { tty, results, width, prompts, current: Mutex::new(None) }
+    }
+}
+
+/// `[3/12]`: where a test is in the run.
+pub fn position(t: &TestStart<'_>) -> String {
+    format!("[{}/{}]", t.index, t.total)
+}
+
+/// What the piped log says when a test ends.
+fn end_line(end: &TestEnd<'_>, trials: u32, took: Duration) -> String {
+    let s = took.as_secs_f64();
+    match end {
+        TestEnd::Completed { .. } => format!("finished: {trials} trial(s) in {s:.1} s"),
+        TestEnd::Failed(_) => format!("failed after {trials} trial(s) in {s:.1} s"),
+        TestEnd::Interrupted => format!("interrupted after {s:.1} s: nothing of this test is saved"),
+    }
+}
+
+/// `m:ss`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// Cuts `s` to `max` characters, with an ellipsis.
+fn fit(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// `[3/12] fio: Type: Random Read … — trial 2 of 3, ETA 0:12`, at most 80
+/// columns; the ETA from the trials so far: the remaining planned ones at their mean time.
+fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> String {
+    let eta = if starts.len() >= 2 {
+        let done = starts.len() - 1;
+        let per = (starts[done] - starts[0]) / done as u32;
+        let left = planned.max(k) - k + 1;
+        format!(", ETA {}", clock(per * left))
+    } else {
+        String::new()
+    };
+    let extra = if k > planned { " (added)" } else { "" };
+    let tail = format!(" — trial {k} of {}{extra}{eta}", planned.max(k));
+    let warm = if warmup { " (warm-up)" } else { "" };
+    let room = 80usize.saturating_sub(tail.chars().count() + warm.len() + 3);
+    format!("{}{warm}{tail}", fit(what, room))
+}
+
+impl Events for TermEvents {
+    fn system_captured(&self, s: &System) {
+        if self.results {
+            println!("{}", systems::brief(s));
+        }
+    }
+
+    fn test_started(&self, t: &TestStart<'_>) {
+        let prefix = position(t);
+        let c = if self.tty {
+            Current::Line { what: format!("{prefix} {}", t.label), bar: None, starts: Vec::new() }
+        } else {
+            eprintln!("{prefix} {} ({}): started", t.label, t.identifier);
+            Current::Piped { prefix, start: Instant::now(), trials: 0 }
+        };
+        *self.current.lock().unwrap() = Some(c);
+    }
+
+    fn trial_started(&self, k: u32, planned: u32, warmup: bool) {
+        let mut g = self.current.lock().unwrap();
+        let Some(Current::Line { what, bar, starts }) = g.as_mut() else { return };
+        starts.push(Instant::now());
+        let msg = line(what, starts, k, planned, warmup);
+        let bar = bar.get_or_insert_with(|| {
+            let b = ProgressBar::new_spinner();
+            b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
+            b.enable_steady_tick(Duration::from_millis(120));
+            b
+        });
+        bar.set_message(msg);
+    }
+
+    fn trial_done(&self, k: u32, warmup: bool, _seconds: f64) {
+        if let Some(Current::Piped { trials, .. }) = self.current.lock().unwrap().as_mut()
+            && !warmup
+        {
+            *trials = k;
+        }
+    }
+
+    fn test_done(&self, t: &TestStart<'_>, end: TestEnd<'_>) {
+        match self.current.lock().unwrap().take() {
+            Some(Current::Line { bar: Some(b), .. }) => b.finish_and_clear(),
+            Some(Current::Piped { prefix, start, trials }) => {
+                eprintln!("{prefix} {}", end_line(&end, trials, start.elapsed()))
+            }
+            _ => {}
+        }
+        match end {
+            TestEnd::Completed { file } if self.results => self.print_test(file, t.key),
+            TestEnd::Failed(f) => eprintln!("failed {} ({}): {}", t.label, t.identifier, f.reason),
+            _ => {}
+        }
+    }
+
+    fn cannot_run(&self, what: &str, _identifier: &str) {
+        eprintln!("cannot run: {what}");
+    }
+
+    fn message(&self, text: &str) {
+        eprintln!("{text}");
+    }
+
+    fn confirm(&self, question: &str) -> bool {
+        self.prompts.confirm(question)
+    }
+
+    fn choose(&self, profile: &LoadedProfile, option: &OptionDef, defaults: &[usize]) -> Option<Vec<usize>> {
+        self.prompts.choose(profile, option, defaults)
+    }
+}
+
+impl TermEvents {
+    /// Only this test's results, with every identifier's bar.
+    fn print_test(&self, file: &ResultFile, test: &str) {
+        let mut one = ResultFile { title: file.title.clone(), ..Default::default() };
+        one.results = file.results.iter().filter(|r| r.test == test).cloned().collect();
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", text::test_blocks(&one, test, self.width));
+        let _ = out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_fit_in_80_columns() {
+        assert_eq!(clock(Duration::from_secs(75)), "1:15");
+        assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+        let s = fit(&"x".repeat(100), 10);
+        assert_eq!(s.chars().count(), 10);
+        assert!(s.ends_with('…'));
+        assert_eq!(fit("short", 10), "short");
+        assert!(line(&"y".repeat(200), &[], 2, 3, true).chars().count() <= 80);
+    }
+
+    #[test]
+    fn the_end_line_says_how_the_test_ended() {
+        let t = Duration::from_millis(700);
+        let f = ResultFile::default();
+        assert_eq!(end_line(&TestEnd::Completed { file: &f }, 3, t), "finished: 3 trial(s) in 0.7 s");
+        assert_eq!(end_line(&TestEnd::Interrupted, 1, t), "interrupted after 0.7 s: nothing of this test is saved");
+    }
+}

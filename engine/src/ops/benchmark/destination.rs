@@ -1,0 +1,157 @@
+//! Phase 4: where to save and under which identifier — resuming an
+//! unfinished run of the same command. Each run records its result name and
+//! identifier in `ENGINE_HOME/runs/` under a key made from what it was asked
+//! to run (references, options, trials, target, sweep flags; not `--save` or
+//! `--identifier`), and removes the record when it finishes, so a plain
+//! re-run of an interrupted command continues the same result.
+
+use super::Request;
+use super::flags::Flags;
+use super::work::Work;
+use crate::ops::{Context, Failure};
+use crate::store::{self, StoreError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where the run saves.
+pub(super) struct Destination {
+    pub name: String,
+    pub identifier: String,
+    /// The resume key of what was asked.
+    pub key: String,
+    /// The same command resumed an unfinished run.
+    pub resumed: bool,
+}
+
+/// One unfinished run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Unfinished {
+    /// What was asked (see [`key`]).
+    pub key: String,
+    /// Result name it saves to.
+    pub name: String,
+    pub identifier: String,
+    /// When it started (RFC 3339).
+    pub started: String,
+}
+
+/// The records in `ENGINE_HOME/runs/`.
+pub(super) struct Runs {
+    dir: PathBuf,
+}
+
+impl Runs {
+    pub fn new(dir: PathBuf) -> Self {
+        Runs { dir }
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.json"))
+    }
+
+    /// The unfinished run recorded for `key`, if its result still exists in `results`.
+    pub fn find(&self, key: &str, results: &Path) -> Option<Unfinished> {
+        let text = std::fs::read_to_string(self.path(key)).ok()?;
+        let u: Unfinished = serde_json::from_str(&text).ok()?;
+        results.join(&u.name).join("result.json").is_file().then_some(u)
+    }
+
+    /// Records `u` (replacing an earlier record of the same key).
+    pub fn record(&self, u: &Unfinished) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(u).expect("records serialize");
+        crate::sys::fs::write_atomic(&self.path(&u.key), &bytes)
+    }
+
+    /// The run of `key` finished: forget it.
+    pub fn finish(&self, key: &str) {
+        let _ = std::fs::remove_file(self.path(key));
+    }
+}
+
+/// A stable key for what a command asks to run: FNV-1a of its parts.
+fn key(req: &Request, target: &Path) -> String {
+    let mut options = req.options.clone();
+    options.sort();
+    let opt = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
+    let s = &req.sweep;
+    let mut parts: Vec<String> = req.refs.clone();
+    parts.extend(options);
+    parts.push(format!("runs={} warmup={}", opt(req.runs), opt(req.warmup)));
+    let target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    parts.push(target.display().to_string());
+    parts.push(format!(
+        "scheduler={} filesystem={} device={} set={}",
+        s.scheduler.as_deref().unwrap_or(""),
+        s.filesystem.join(";"),
+        s.device.as_deref().unwrap_or(""),
+        s.set.join(";")
+    ));
+    format!("{:016x}", crate::sys::hash::fnv1a(parts.iter().map(|p| p.as_bytes())))
+}
+
+/// A new result's name: the references and the time, never an existing name.
+fn new_name(cx: &Context, refs: &[String]) -> String {
+    let stamp: String = crate::sys::time::now().chars().filter(|c| c.is_ascii_digit()).take(14).collect();
+    let base = format!("{}-{stamp}", store::slug(&refs.join("-")));
+    std::iter::once(base.clone())
+        .chain((2..).map(|i| format!("{base}-{i}")))
+        .find(|n| !cx.store.dir(n).exists())
+        .expect("some name is free")
+}
+
+pub(super) fn choose(cx: &Context, req: &Request, flags: &Flags, work: &Work) -> Result<Destination, Failure> {
+    let key = key(req, &flags.target);
+    let runs = Runs::new(cx.home.runs());
+    let results = cx.home.results();
+    let unfinished = runs.find(&key, &results).filter(|u| match (&req.save, &work.rerun) {
+        (Some(n), _) | (None, Some(n)) => u.name == *n,
+        (None, None) => true,
+    });
+    let name = req
+        .save
+        .clone()
+        .or(work.rerun.clone())
+        .or(unfinished.as_ref().map(|u| u.name.clone()))
+        .unwrap_or_else(|| new_name(cx, &req.refs));
+    store::check_name(&name).map_err(|e| Failure::usage(e.to_string()))?;
+    let file = match cx.store.load(&name) {
+        Ok(f) => Some(f),
+        Err(StoreError::NotFound(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let resumed_id = unfinished.filter(|u| u.name == name).map(|u| u.identifier);
+    let identifier = match (&req.identifier, &resumed_id) {
+        (Some(id), _) | (None, Some(id)) => id.clone(),
+        (None, None) => {
+            let base = crate::sysinfo::hostname();
+            let taken = |c: &str| file.as_ref().is_some_and(|f| f.system(c).is_some());
+            if !taken(&base) { base } else { (2..).map(|i| format!("{base} ({i})")).find(|c| !taken(c)).unwrap() }
+        }
+    };
+    let resumed = req.identifier.is_none() && resumed_id.is_some();
+    Ok(Destination { name, identifier, key, resumed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_find_finish() {
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join("results");
+        let runs = Runs::new(d.path().join("runs"));
+        let a = Request { refs: vec!["suite/disk-quick".into()], ..Request::default() };
+        let b = Request { options: vec!["size=1".into()], ..a.clone() };
+        let k = key(&a, d.path());
+        assert_ne!(k, key(&b, d.path()), "options are part of the key");
+        let u = Unfinished { key: k.clone(), name: "r".into(), identifier: "host".into(), started: "t".into() };
+        runs.record(&u).unwrap();
+        assert_eq!(runs.find(&k, &results), None, "no result file yet");
+        std::fs::create_dir_all(results.join("r")).unwrap();
+        std::fs::write(results.join("r/result.json"), "{}").unwrap();
+        assert_eq!(runs.find(&k, &results), Some(u.clone()));
+        runs.finish(&k);
+        assert_eq!(runs.find(&k, &results), None);
+    }
+}

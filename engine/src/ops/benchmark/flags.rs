@@ -1,0 +1,59 @@
+//! Phase 1: every flag checked before anything is resolved or created.
+
+use super::Request;
+use crate::ops::{Context, Failure, exit};
+use crate::sweep::{Plan, SweepArgs};
+use std::path::PathBuf;
+
+/// The flags, checked.
+pub(super) struct Flags {
+    pub target: PathBuf,
+    /// The target is engine's default (created when missing).
+    pub default_target: bool,
+    pub plan: Plan,
+}
+
+pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
+    if let Some(n) = &req.save {
+        crate::store::check_name(n)
+            .map_err(|e| Failure::usage(e.to_string()).hint("use a plain name such as `disk-2026-11`"))?;
+    }
+    if req.identifier.as_deref().is_some_and(|id| id.trim().is_empty()) {
+        return Err(Failure::usage("the identifier is empty").hint("name the system state: `--identifier 'vda: BFQ'`"));
+    }
+    let (target, default_target) = match &req.target_dir {
+        Some(t) => (t.clone(), false),
+        None => (cx.home.default_target_dir(), true),
+    };
+    if !default_target {
+        match std::fs::metadata(&target) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Failure::new(exit::ERROR, format!("--target-dir {} is not a directory", target.display())));
+            }
+            Err(e) => {
+                return Err(Failure::new(
+                    exit::ERROR,
+                    format!("--target-dir {} cannot be used: {e}", target.display()),
+                )
+                .hint(
+                    "create it first (engine does not create it: an unmounted mount point would test the wrong disk)",
+                ));
+            }
+        }
+    }
+    let s = &req.sweep;
+    let sweep_args = SweepArgs {
+        scheduler: s.scheduler.clone(),
+        filesystem: s.filesystem.clone(),
+        device: s.device.clone(),
+        loop_dir: s.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop")),
+        set: s.set.clone(),
+        shuffle: s.shuffle,
+        force_destroy_data: s.force_destroy_data,
+        drop_caches: req.drop_caches,
+        fstrim: req.fstrim,
+    };
+    let plan = Plan::new(&sweep_args)?;
+    Ok(Flags { target, default_target, plan })
+}

@@ -1,0 +1,60 @@
+//! `engine benchmark` and `engine run`, as named phases: flags → tests →
+//! destination → host lock → install → requirements → target → the result
+//! opened → every test under every state → the result closed. Nothing is
+//! created on disk before the host lock, so a refused run leaves nothing.
+
+mod destination;
+mod estimate;
+mod flags;
+mod lock;
+mod record;
+mod request;
+mod requirements;
+mod session;
+mod states;
+mod target;
+mod work;
+
+pub use request::{Estimate, Outcome, Ran, Request, Scheduled, SweepRequest};
+pub(crate) use session::failed_test;
+pub(crate) use work::presets;
+
+use crate::events::Events;
+use crate::ops::{Context, Failure};
+use crate::runner::Executors;
+use crate::sys::interrupt;
+
+/// Runs `req` in `cx`, telling `events`; the executors each test gets come
+/// from `executors` (`runner::ProfileExecutors` but in tests of this pipeline).
+pub fn benchmark(
+    cx: &Context,
+    req: &Request,
+    events: &dyn Events,
+    executors: &dyn Executors,
+) -> Result<Outcome, Failure> {
+    let flags = flags::check(cx, req)?;
+    let work = work::expand(cx, req, events)?;
+    if req.dry_run {
+        return Ok(Outcome::DryRun(estimate::estimate(cx, req, &work)));
+    }
+    let dest = destination::choose(cx, req, &flags, &work)?;
+    // Before installing: an install next to a running benchmark disturbs it too.
+    let _host = lock::host(cx, &req.argv, &dest.name, &dest.identifier)?;
+    let work::Work { mut tests, optional, not_runnable, .. } = work;
+    let not_installed = crate::ops::install::phase(cx, &tests, &optional, req, events);
+    if req.install && interrupt::requested() {
+        events.message("interrupted while installing; nothing ran");
+        return Ok(Outcome::InterruptedInstall);
+    }
+    let skipped = requirements::check(&mut tests, &optional, &dest.identifier, &not_installed, events);
+    let target = target::prepare(&flags, &tests, events)?;
+    lock::refuse_unfinished_changes(cx, events)?;
+    let mut record = record::Record::open(cx, req, &dest, &mut tests, events)?;
+    record.announce(cx, &dest, tests.len(), &skipped, &not_runnable, events);
+    interrupt::install().map_err(|e| Failure::error(format!("cannot install signal handlers: {e}")))?;
+    let journals = record::Journals::new(cx);
+    let mut session = record.session(cx, req, &dest, &tests, &target, &journals, executors, events);
+    let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(dest.identifier.as_str()) };
+    let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
+    record.close(cx, &req.argv, session, looped, &dest, skipped, not_runnable)
+}

@@ -1,0 +1,121 @@
+//! What `engine benchmark` (and `engine run`) is asked to do, and how it ended.
+
+use crate::model::result::FailedTest;
+use crate::ops::exit;
+use crate::runner::LogPolicy;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The system-state sweep asked for (all empty: no state is changed).
+#[derive(Debug, Clone, Default)]
+pub struct SweepRequest {
+    /// `none,bfq:low_latency=0` or `all`.
+    pub scheduler: Option<String>,
+    /// `ext4,xfs` or `ext4:nobarrier`, each flag its own list.
+    pub filesystem: Vec<String>,
+    /// `/dev/X` or `loop:SIZE`.
+    pub device: Option<String>,
+    /// Where a loop device's backing file goes (default: ENGINE_HOME/loop).
+    pub loop_dir: Option<PathBuf>,
+    pub force_destroy_data: bool,
+    /// `queue/read_ahead_kb=128`, `iosched/slice_idle=0`.
+    pub set: Vec<String>,
+    /// Each test's states in random order.
+    pub shuffle: bool,
+}
+
+/// One `engine benchmark`.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Profiles, suites, saved results or paths.
+    pub refs: Vec<String>,
+    /// `--option KEY=A,B`, as given.
+    pub options: Vec<String>,
+    /// The result to save to (default: a new name from the references and the time).
+    pub save: Option<String>,
+    /// The label of this system state (default: the host name, or the resumed one).
+    pub identifier: Option<String>,
+    /// Exactly this many trials per test.
+    pub runs: Option<u32>,
+    /// Warm-up trials, overriding the profile's.
+    pub warmup: Option<u32>,
+    /// List the tests and an estimate; run nothing.
+    pub dry_run: bool,
+    /// Batch mode: no menus, install without asking.
+    pub yes: bool,
+    /// Install what is missing (`benchmark`); `run` never installs.
+    pub install: bool,
+    /// A progress bar per download (on a terminal).
+    pub progress_bars: bool,
+    /// Where tests run (default: ENGINE_HOME/scratch).
+    pub target_dir: Option<PathBuf>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub logs: LogPolicy,
+    pub sweep: SweepRequest,
+    pub drop_caches: bool,
+    pub fstrim: bool,
+    /// Pause before every test.
+    pub settle: Option<Duration>,
+    /// The command line as typed (argv): the host lock names it, and an
+    /// interrupted run prints it to resume.
+    pub argv: Vec<String>,
+}
+
+/// How a benchmark that ran ended.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    /// The result saved to and its file, when it exists.
+    pub result: Option<(String, PathBuf)>,
+    /// Tests saved by this run.
+    pub saved: usize,
+    pub failed: Vec<FailedTest>,
+    /// Tests whose requirements were not met.
+    pub skipped: Vec<FailedTest>,
+    /// Tests of a saved result that cannot run here.
+    pub not_runnable: Vec<String>,
+    /// Stopped by Ctrl-C or SIGTERM: the command that resumes it.
+    pub interrupted: Option<String>,
+}
+
+/// One test of a dry run.
+#[derive(Debug, Clone)]
+pub struct Scheduled {
+    pub label: String,
+    /// Trials scheduled (warm-ups included) and the most the stopping rule runs.
+    pub trials: u32,
+    pub most: u32,
+    /// Seconds the scheduled trials take, when an earlier run timed them.
+    pub seconds: Option<f64>,
+}
+
+/// The tests a dry run lists, with an estimate.
+#[derive(Debug, Clone, Default)]
+pub struct Estimate {
+    pub tests: Vec<Scheduled>,
+    pub not_runnable: Vec<String>,
+}
+
+/// How `engine benchmark` ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    DryRun(Estimate),
+    /// Ctrl-C while installing: nothing ran.
+    InterruptedInstall,
+    Ran(Ran),
+}
+
+impl Outcome {
+    /// The exit code README.md documents for it.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Outcome::DryRun(_) => exit::OK,
+            Outcome::InterruptedInstall => exit::INTERRUPTED,
+            Outcome::Ran(r) if r.interrupted.is_some() => exit::INTERRUPTED,
+            Outcome::Ran(r) if !r.failed.is_empty() || !r.skipped.is_empty() || !r.not_runnable.is_empty() => {
+                exit::TESTS_FAILED
+            }
+            Outcome::Ran(_) => exit::OK,
+        }
+    }
+}

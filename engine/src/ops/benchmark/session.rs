@@ -1,0 +1,196 @@
+//! One test for one identifier: hygiene before it, the system captured the
+//! first time the identifier needs it, the runner, and the result file
+//! written atomically as soon as the test ends — an interrupted run keeps
+//! everything it finished.
+
+use crate::events::{Events, TestEnd, TestStart};
+use crate::expand::Test;
+use crate::model::result::{FailedTest, FailureStatus, ResultFile, System};
+use crate::runner::{self, Logs, Outcome, RunSettings};
+use crate::store::{self, Store, StoreError};
+use crate::sys::{hash, interrupt};
+use crate::sysinfo::Environ;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The hygiene every test gets (its profile may ask for more).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Hygiene {
+    pub fstrim: bool,
+    pub settle: Option<Duration>,
+}
+
+/// The result being written and what this run did to it.
+pub(super) struct Session<'a> {
+    pub store: &'a Store,
+    pub name: String,
+    pub file: ResultFile,
+    pub settings: RunSettings,
+    pub hygiene: Hygiene,
+    pub runner: runner::Env<'a>,
+    /// Environment variables the tests declare relevant, and the environment.
+    pub env: Vec<String>,
+    pub environ: &'a Environ,
+    pub events: &'a dyn Events,
+    /// Tests saved, tests that failed, and whether a stop was asked for.
+    pub saved: usize,
+    pub failed: Vec<FailedTest>,
+    pub interrupted: bool,
+    captured: HashMap<String, System>,
+    /// Scheduler tunables the current state sets (shown in the Disk Notes).
+    pub highlight: Vec<String>,
+}
+
+/// Where a test of `identifier` keeps its logs, relative to the result folder.
+fn logs_rel(test: &Test, identifier: &str) -> String {
+    let profile = store::slug(&test.profile.profile.id);
+    format!("logs/{}/{profile}-{}", store::unique_slug(identifier), hash::short_hash(&test.key()))
+}
+
+/// The record of `test` having no results for `identifier`.
+pub(crate) fn failed_test(
+    test: &Test,
+    identifier: &str,
+    status: FailureStatus,
+    reason: String,
+    timestamp: &str,
+) -> FailedTest {
+    FailedTest {
+        test: test.key(),
+        profile: test.profile.profile.id.clone(),
+        title: test.profile.profile.title.clone(),
+        description: test.description(),
+        identifier: identifier.to_string(),
+        status,
+        reason,
+        log: None,
+        stderr_tail: Vec::new(),
+        timestamp: timestamp.to_string(),
+    }
+}
+
+impl<'a> Session<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        store: &'a Store,
+        name: String,
+        file: ResultFile,
+        settings: RunSettings,
+        hygiene: Hygiene,
+        runner: runner::Env<'a>,
+        environ: &'a Environ,
+        events: &'a dyn Events,
+        env: Vec<String>,
+    ) -> Self {
+        Session {
+            store,
+            name,
+            file,
+            settings,
+            hygiene,
+            runner,
+            env,
+            environ,
+            events,
+            saved: 0,
+            failed: Vec::new(),
+            interrupted: false,
+            captured: HashMap::new(),
+            highlight: Vec::new(),
+        }
+    }
+
+    /// Settle and trim before a test, as the run and the profile ask.
+    fn before(&self, test: &Test, target: &Path) {
+        let own = &test.profile.profile.hygiene;
+        let settle = own.settle.as_deref().and_then(|s| crate::units::parse_duration(s).ok());
+        if let Some(d) = self.hygiene.settle.max(settle) {
+            std::thread::sleep(d);
+        }
+        if (self.hygiene.fstrim || own.fstrim)
+            && let Err(e) = crate::state::hygiene::fstrim(target)
+        {
+            self.events.message(&format!("warning: {e}"));
+        }
+    }
+
+    /// The system of `identifier`, captured (after the caller applied its
+    /// state) the first time it is needed.
+    fn capture(&mut self, identifier: &str, target: &Path) {
+        if self.captured.contains_key(identifier) || self.file.system(identifier).is_some() {
+            return;
+        }
+        let s = crate::sysinfo::capture(identifier, target, &self.env, self.environ, &self.highlight);
+        self.events.system_captured(&s);
+        self.captured.insert(identifier.to_string(), s);
+    }
+
+    /// Runs `test` for `identifier` with its folder in `target`, unless the
+    /// identifier has it already or a stop was asked for.
+    pub fn run(&mut self, test: &Test, identifier: &str, target: &Path, at: (usize, usize)) -> Result<(), StoreError> {
+        if interrupt::requested() {
+            self.interrupted = true;
+            return Ok(());
+        }
+        if self.file.has_any(&test.key(), identifier) {
+            return Ok(());
+        }
+        self.before(test, target);
+        self.capture(identifier, target);
+        let rel = logs_rel(test, identifier);
+        let dir = self.store.dir(&self.name).join(&rel);
+        let settings = RunSettings { target_dir: target.to_path_buf(), ..self.settings.clone() };
+        let (key, label) = (test.key(), test.label());
+        let start = TestStart { key: &key, label: &label, identifier, index: at.0, total: at.1 };
+        self.events.test_started(&start);
+        let logs = Logs { dir: &dir, rel: &rel };
+        match runner::run_test(test, &settings, &self.runner, &logs, self.events) {
+            Outcome::Completed(results) => {
+                self.completed(identifier, results)?;
+                self.events.test_done(&start, TestEnd::Completed { file: &self.file });
+            }
+            Outcome::Failed(f) => {
+                let mut failed =
+                    failed_test(test, identifier, FailureStatus::Failed, f.reason, &crate::sys::time::now());
+                let folder = self.store.dir(&self.name);
+                failed.log = f.log.map(|l| {
+                    l.strip_prefix(&folder).map(|r| r.display().to_string()).unwrap_or_else(|_| l.display().to_string())
+                });
+                failed.stderr_tail = f.stderr_tail;
+                self.file.record_failure(failed.clone());
+                self.store.save(&self.name, &self.file)?;
+                self.events.test_done(&start, TestEnd::Failed(&failed));
+                self.failed.push(failed);
+            }
+            Outcome::Interrupted => {
+                self.interrupted = true;
+                self.events.test_done(&start, TestEnd::Interrupted);
+            }
+        }
+        Ok(())
+    }
+
+    /// A finished test's results, saved at once.
+    fn completed(
+        &mut self,
+        identifier: &str,
+        results: Vec<(crate::model::result::TestResult, crate::model::result::ResultEntry)>,
+    ) -> Result<(), StoreError> {
+        if self.file.system(identifier).is_none()
+            && let Some(s) = self.captured.get(identifier)
+        {
+            self.file.systems.push(s.clone());
+        }
+        for (template, mut entry) in results {
+            entry.identifier = identifier.to_string();
+            self.file.upsert(&template, entry);
+        }
+        if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
+            s.finished = Some(crate::sys::time::now());
+        }
+        self.store.save(&self.name, &self.file)?;
+        self.saved += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,233 @@
+//! Every test under each system state asked for — one loop for a plain run
+//! (one state that changes nothing) and for sweeps of file systems, I/O
+//! schedulers and queue settings. Sweep states are journaled before they
+//! are made and restored whatever happens.
+
+use super::session::Session;
+use crate::expand::Test;
+use crate::ops::{Context, Failure};
+use crate::state::filesystem::{FsSpec, FsState};
+use crate::state::journal::{Journal, Shared, StateLock};
+use crate::state::scheduler::SchedulerState;
+use crate::state::sysfs::{Setting, Settings};
+use crate::state::{Guard, StateError, SystemState, loopdev};
+use crate::sweep::{self, DeviceChoice, Plan, SweepError};
+use crate::sysinfo::source::Fs;
+use std::path::{Path, PathBuf};
+
+/// The states tests run in on one directory: each a scheduler state, or
+/// `None` for the state the machine is in.
+struct StateSet {
+    dir: PathBuf,
+    prefix: String,
+    fs_label: Option<String>,
+    states: Vec<Option<SchedulerState>>,
+    highlight: Vec<String>,
+}
+
+/// Runs `tests` in each state and counts them as `[done/total]`.
+struct Loop<'s, 'a> {
+    session: &'s mut Session<'a>,
+    tests: &'s [Test],
+    total: usize,
+    done: usize,
+    shuffle: Option<sweep::Shuffler>,
+}
+
+impl Loop<'_, '_> {
+    /// Every test in every state of `set`, the states of each test in a row
+    /// (in random order with `--shuffle`) so the machine's drift hits all alike.
+    fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
+        self.session.highlight = set.highlight.clone();
+        for test in self.tests {
+            self.done += 1;
+            let mut order: Vec<usize> = (0..set.states.len()).collect();
+            if let Some(s) = &mut self.shuffle {
+                s.shuffle(&mut order);
+            }
+            for i in order {
+                let state = set.states[i].as_ref();
+                let guard = match (state, journal) {
+                    (Some(s), Some(j)) => Some(s.apply(j).map_err(SweepError::from)?),
+                    _ => None,
+                };
+                let label = state.map(SystemState::label);
+                let id = sweep::identifier(&set.prefix, set.fs_label.as_deref(), label.as_deref());
+                self.session.run(test, &id, &set.dir, (self.done, self.total))?;
+                if let Some(g) = guard
+                    && let Err(e) = g.finish()
+                {
+                    self.session.events.message(&format!("warning: could not restore the scheduler: {e}"));
+                }
+                if self.session.interrupted {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `tests` under every state of `plan` in `target`; `prefix` names the
+/// identifiers (a sweep's default: the disk model or device).
+pub(super) fn run(
+    cx: &Context,
+    plan: &Plan,
+    target: &Path,
+    prefix: Option<&str>,
+    session: &mut Session,
+    tests: &[Test],
+) -> Result<(), Failure> {
+    let fs_count = plan.filesystems.len().max(1);
+    let shuffle = plan.shuffle.then(sweep::Shuffler::new);
+    let mut lp = Loop { session, tests, total: tests.len() * fs_count, done: 0, shuffle };
+    if !plan.is_active() {
+        let set = StateSet {
+            dir: target.to_path_buf(),
+            prefix: prefix.unwrap_or_default().to_string(),
+            fs_label: None,
+            states: vec![None],
+            highlight: Vec::new(),
+        };
+        return lp.run(&set, None);
+    }
+    let _state_lock = StateLock::acquire(&cx.home.state_lock()).map_err(Failure::error)?;
+    super::lock::refuse_unfinished_changes(cx, lp.session.events)?;
+    let journal = Journal::create(&cx.home.journal()).map_err(Failure::error)?;
+    let sweep = Sweep { plan, target, prefix, mount_root: cx.home.root.join("mnt"), journal: &journal };
+    let result = sweep.run(&mut lp);
+    // Whatever happened, nothing may stay changed.
+    let mut j = journal.lock().unwrap_or_else(|p| p.into_inner());
+    let (_, failed) = j.undo_all();
+    for f in &failed {
+        lp.session.events.message(&format!("error: could not restore: {f}"));
+    }
+    if failed.is_empty() {
+        j.close();
+    }
+    result
+}
+
+/// A sweep on its way: the device, the file systems made on it, the queue
+/// settings and scheduler states of each.
+struct Sweep<'a> {
+    plan: &'a Plan,
+    target: &'a Path,
+    prefix: Option<&'a str>,
+    mount_root: PathBuf,
+    journal: &'a Shared,
+}
+
+impl Sweep<'_> {
+    fn run(&self, lp: &mut Loop) -> Result<(), Failure> {
+        let mut _loop_guard: Option<Guard> = None;
+        let device: Option<(String, String)> = match &self.plan.device {
+            None => None,
+            Some(DeviceChoice::Dev(s)) => Some((s.path.clone(), s.queue_disk.clone())),
+            Some(DeviceChoice::Loop { size, dir }) => {
+                let (g, dev) = loopdev::create(dir, *size, self.journal).map_err(SweepError::from)?;
+                _loop_guard = Some(g);
+                let name = dev.trim_start_matches("/dev/").to_string();
+                Some((dev, name))
+            }
+        };
+        let mount_root = self.mount_root()?;
+        let fs_states: Vec<Option<&FsSpec>> = if self.plan.filesystems.is_empty() {
+            vec![None]
+        } else {
+            self.plan.filesystems.iter().map(Some).collect()
+        };
+        for fs in fs_states {
+            let (fs_guard, dir) = match (fs, &device) {
+                (Some(spec), Some((dev, _))) => {
+                    let mp = mount_root.join(format!("{}-{}", std::process::id(), spec.fstype));
+                    let st = FsState { spec: spec.clone(), device: dev.clone(), mount_point: mp.clone() };
+                    (Some(st.apply(self.journal).map_err(SweepError::from)?), mp)
+                }
+                _ => (None, self.target.to_path_buf()),
+            };
+            self.on_dir(lp, fs, &device, dir)?;
+            if let Some(g) = fs_guard
+                && let Err(e) = g.finish()
+            {
+                lp.session.events.message(&format!("warning: {e}"));
+            }
+            if lp.session.interrupted {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Mount points are compared with mountinfo, which shows canonical paths:
+    /// a relative or symlinked ENGINE_HOME must not make apply and undo disagree.
+    fn mount_root(&self) -> Result<PathBuf, SweepError> {
+        if self.plan.filesystems.is_empty() {
+            return Ok(self.mount_root.clone());
+        }
+        std::fs::create_dir_all(&self.mount_root)
+            .and_then(|_| std::fs::canonicalize(&self.mount_root))
+            .map_err(|e| SweepError::Refused(format!("cannot use {}: {e}", self.mount_root.display())))
+    }
+
+    /// The queues under `dir` (or of the device) and how identifiers name them.
+    fn queues(&self, device: &Option<(String, String)>, dir: &Path) -> Result<(Vec<String>, String), SweepError> {
+        Ok(match device {
+            Some((dev, qd)) => {
+                let model = crate::sysinfo::device::describe(&Fs::live(), qd).ok().and_then(|(d, _)| d.model);
+                (
+                    vec![format!("/sys/block/{qd}/queue")],
+                    model.unwrap_or_else(|| dev.trim_start_matches("/dev/").to_string()),
+                )
+            }
+            None => sweep::queues_of(dir)?,
+        })
+    }
+
+    /// The queue settings and scheduler states on one directory, and the tests in each.
+    fn on_dir(
+        &self,
+        lp: &mut Loop,
+        fs: Option<&FsSpec>,
+        device: &Option<(String, String)>,
+        dir: PathBuf,
+    ) -> Result<(), Failure> {
+        let plan = self.plan;
+        let keep = plan.schedulers == sweep::Schedulers::Keep && plan.settings.is_empty();
+        let (queues, label) =
+            if device.is_none() && keep { (Vec::new(), String::new()) } else { self.queues(device, &dir)? };
+        let prefix = self.prefix.map(str::to_string).unwrap_or(label);
+        let scheds = sweep::scheduler_states(&plan.schedulers, &queues)?;
+        let (iosched, queue_settings): (Vec<Setting>, Vec<Setting>) =
+            plan.settings.iter().cloned().partition(Setting::is_iosched);
+        let j = self.journal;
+        let _set_guard =
+            Settings { queues: queues.clone(), settings: queue_settings }.apply(j).map_err(SweepError::from)?;
+        // Settings of the scheduler in force when no scheduler is swept.
+        let _io_guard = if scheds.is_empty() && !iosched.is_empty() {
+            Some(Settings { queues: queues.clone(), settings: iosched.clone() }.apply(j).map_err(SweepError::from)?)
+        } else {
+            None
+        };
+        let states: Vec<SchedulerState> = scheds
+            .into_iter()
+            .map(|s| SchedulerState { scheduler: s, queues: queues.clone(), iosched: iosched.clone() })
+            .collect();
+        // Try every state once before any test, so a bad tunable stops the run here.
+        for s in &states {
+            s.apply(j)
+                .map_err(SweepError::from)?
+                .finish()
+                .map_err(|e| SweepError::State(StateError::Apply(e.to_string())))?;
+        }
+        // Every tunable any state sets, so `BFQ low_latency=1` and `BFQ low_latency=0` read side by side.
+        let mut highlight: Vec<String> =
+            states.iter().flat_map(|s| s.scheduler.tunables.iter().map(|(k, _)| k.clone())).collect();
+        highlight.extend(iosched.iter().map(|s| s.attr.trim_start_matches("iosched/").to_string()));
+        highlight.sort();
+        highlight.dedup();
+        let states = if states.is_empty() { vec![None] } else { states.into_iter().map(Some).collect() };
+        let set = StateSet { dir, prefix, fs_label: fs.map(FsSpec::label), states, highlight };
+        lp.run(&set, Some(j))
+    }
+}

@@ -1,0 +1,101 @@
+//! Phases 2 and 3: the references resolved and expanded into tests — suite
+//! presets, `--option`, menus on a terminal, every entry in batch mode.
+
+use super::Request;
+use crate::catalog::reference::{self, Resolved};
+use crate::events::Events;
+use crate::expand::{self, Batch, Chooser, Preset, Test};
+use crate::model::profile::{LoadedProfile, OptionDef};
+use crate::ops::{Context, Failure};
+use std::collections::{BTreeSet, HashSet};
+
+/// What the references name.
+pub(super) struct Work {
+    pub tests: Vec<Test>,
+    /// Keys of the tests only optional suite items asked for.
+    pub optional: HashSet<String>,
+    /// The saved result whose tests are re-run (`engine benchmark NAME`).
+    pub rerun: Option<String>,
+    /// Tests of a saved result that cannot run here.
+    pub not_runnable: Vec<String>,
+}
+
+/// Menus through `events`; the defaults where nobody answers.
+struct Ask<'a>(&'a dyn Events);
+
+impl Chooser for Ask<'_> {
+    fn choose(&self, profile: &LoadedProfile, option: &OptionDef, defaults: &[usize]) -> Vec<usize> {
+        self.0.choose(profile, option, defaults).unwrap_or_else(|| Batch.choose(profile, option, defaults))
+    }
+}
+
+/// Presets from `--option` flags.
+pub(crate) fn presets(options: &[String]) -> Result<Vec<Preset>, Failure> {
+    options.iter().map(|o| expand::parse_cli_option(o).map_err(Failure::from)).collect()
+}
+
+/// A `--option` no test of the run has.
+fn unused_option(option: &str, tests: &[Test]) -> Failure {
+    let ids: BTreeSet<&str> =
+        tests.iter().flat_map(|t| t.profile.profile.options.iter().map(|o| o.id.as_str())).collect();
+    let hint = match crate::model::diag::did_you_mean(option, ids.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "see the options with `engine info PROFILE`".to_string(),
+    };
+    Failure::usage(format!("no profile in this run has an option `{option}`")).hint(hint)
+}
+
+pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result<Work, Failure> {
+    let presets = presets(&req.options)?;
+    let ask = Ask(events);
+    let chooser: &dyn Chooser = if req.yes { &Batch } else { &ask };
+    let mut work = Work { tests: Vec::new(), optional: HashSet::new(), rerun: None, not_runnable: Vec::new() };
+    let mut used = HashSet::new();
+    let mut required = HashSet::new();
+    for r in &req.refs {
+        let found = reference::resolve(r, cx.catalog(), &cx.store)?;
+        for n in &found.notes {
+            events.message(n);
+        }
+        match found.resolved {
+            Resolved::Planned(items) => {
+                for item in items {
+                    let mut all = item.presets.clone();
+                    for (i, p) in presets.iter().enumerate() {
+                        if expand::find_option(&item.profile, &p.option).is_some() {
+                            used.insert(i);
+                            all.push(p.clone());
+                        }
+                    }
+                    let t = expand::expand(&item.profile, &all, chooser, true)?;
+                    if t.is_empty() {
+                        events.message(&format!(
+                            "nothing chosen for {}: its tests are left out",
+                            item.profile.profile.id
+                        ));
+                    }
+                    let keys = if item.optional { &mut work.optional } else { &mut required };
+                    keys.extend(t.iter().map(Test::key));
+                    work.tests.extend(t);
+                }
+            }
+            Resolved::Saved { name, tests, missing } => {
+                work.rerun.get_or_insert(name);
+                work.tests.extend(tests);
+                work.not_runnable.extend(missing);
+            }
+        }
+    }
+    if work.rerun.is_none()
+        && let Some(p) = presets.iter().enumerate().find(|(i, _)| !used.contains(i)).map(|(_, p)| p)
+    {
+        return Err(unused_option(&p.option, &work.tests));
+    }
+    let mut seen = HashSet::new();
+    work.tests.retain(|t| seen.insert(t.key()));
+    if work.tests.is_empty() && work.not_runnable.is_empty() {
+        return Err(Failure::usage("nothing to run: no test was chosen"));
+    }
+    work.optional.retain(|k| !required.contains(k));
+    Ok(work)
+}

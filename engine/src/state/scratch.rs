@@ -1,0 +1,91 @@
+//! The test folders a run makes in a target directory (`<dir>/engine-<pid>-…`):
+//! journaled before the first one is made in a directory, so that `engine
+//! recover` (or the next run) removes what a kill -9 leaves; removed at the
+//! end of the run whatever happened.
+
+use super::change::{Undo, UndoError};
+use super::journal::{Journal, Shared};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The test folders of one process in `dir`: names starting with `prefix`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScratchFolders {
+    pub dir: String,
+    pub prefix: String,
+}
+
+impl Undo for ScratchFolders {
+    fn describe(&self) -> String {
+        format!("remove the test folders {}/{}*", self.dir, self.prefix)
+    }
+
+    fn undo(&self) -> Result<(), UndoError> {
+        // Only engine's own names: `engine-<pid>-…`.
+        if !self.prefix.starts_with("engine-") || self.prefix.contains('/') {
+            return Err(UndoError(format!(
+                "refusing to remove {}/{}*: not a name engine gives its test folders",
+                self.dir, self.prefix
+            )));
+        }
+        let Ok(rd) = std::fs::read_dir(&self.dir) else { return Ok(()) };
+        let mut errs = Vec::new();
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(self.prefix.as_str())
+                && let Err(err) = std::fs::remove_dir_all(e.path())
+                && err.kind() != std::io::ErrorKind::NotFound
+            {
+                errs.push(format!("cannot remove {}: {err}", e.path().display()));
+            }
+        }
+        if errs.is_empty() { Ok(()) } else { Err(UndoError(errs.join("; "))) }
+    }
+}
+
+/// The test folders of this run: the journal (`<pid>-scratch.json` in the
+/// journal folder, created on first use) and the target directories it
+/// has recorded. Dropping it removes every test folder still there.
+pub struct Scratch {
+    journal_dir: PathBuf,
+    state: Mutex<(Option<Shared>, Vec<PathBuf>)>,
+}
+
+impl Scratch {
+    pub fn new(journal_dir: &Path) -> Scratch {
+        Scratch { journal_dir: journal_dir.to_path_buf(), state: Mutex::new((None, Vec::new())) }
+    }
+
+    /// The prefix of this process's test folders in `target` (`engine-<pid>-`),
+    /// journaled before the first one is made there. A journal that cannot be
+    /// written only loses the clean-up after a kill -9: the folders are still
+    /// removed on every other way out.
+    pub fn prefix(&self, target: &Path) -> String {
+        let prefix = format!("engine-{}-", std::process::id());
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if g.1.iter().any(|t| t == target) {
+            return prefix;
+        }
+        if g.0.is_none() {
+            g.0 = Journal::create_named(&self.journal_dir, &format!("{}-scratch", std::process::id())).ok();
+        }
+        if let Some(j) = &g.0 {
+            let change = ScratchFolders { dir: target.display().to_string(), prefix: prefix.clone() };
+            if j.lock().unwrap_or_else(|p| p.into_inner()).record(change.into()).is_ok() {
+                g.1.push(target.to_path_buf());
+            }
+        }
+        prefix
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(j) = g.0.take() {
+            let mut j = j.lock().unwrap_or_else(|p| p.into_inner());
+            j.undo_all();
+            j.close();
+        }
+    }
+}
