@@ -7,15 +7,22 @@
 //! its output to `$LOG_FILE`, and that arguments are the default arguments,
 //! then each option's prefix + value + postfix, then the post arguments.
 
-use std::fmt::Write as _;
+use roxmltree::{Document, Node};
+use serde::Serialize;
+use serde_saphyr::{DoubleQuoted, FlowMap, FlowSeq};
 use std::path::Path;
 use thiserror::Error;
+
+use crate::install::packages::Catalog as Packages;
 
 #[derive(Debug, Error)]
 pub enum ImportError {
     #[error("{path}: {msg}")]
     Read { path: String, msg: String },
 }
+
+/// Files to put next to profile.yaml: (name, bytes).
+type Files = Vec<(String, Vec<u8>)>;
 
 /// The converted profile and what did not convert.
 pub struct Imported {
@@ -41,11 +48,6 @@ fn child_text<'a>(n: roxmltree::Node<'a, 'a>, path: &[&str]) -> Option<String> {
         cur = cur.children().find(|c| c.has_tag_name(*p))?;
     }
     cur.text().map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
-}
-
-/// A YAML double-quoted string.
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
 }
 
 /// `fs-mark-1.0.3` → `fs-mark`.
@@ -77,111 +79,354 @@ fn known_children(n: roxmltree::Node, known: &[&str], where_: &str, out: &mut Ve
     }
 }
 
-/// Converts the PTS test-profile folder `dir`.
-pub fn import(dir: &Path) -> Result<Imported, ImportError> {
-    let mut not = Vec::new();
+/// Free text copied from the PTS files: written double-quoted, as it was read.
+type Text = DoubleQuoted<String>;
+
+fn text(s: impl Into<String>) -> Text {
+    DoubleQuoted(s.into())
+}
+
+/// The profile YAML the importer writes: the part of the profile model it
+/// fills, in the order a hand-written profile has it.
+#[derive(Serialize)]
+struct ProfileYaml {
+    id: String,
+    version: String,
+    title: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_version: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<Text>,
+    test_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project_url: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    license: Option<Text>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    options: Vec<OptionYaml>,
+    #[serde(skip_serializing_if = "InstallYaml::is_empty")]
+    install: InstallYaml,
+    executor: ExecutorYaml,
+    results: Vec<FlowMap<ResultYaml>>,
+    parsers: Vec<ParserYaml>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trials: Option<TrialsYaml>,
+}
+
+#[derive(Serialize)]
+struct OptionYaml {
+    id: String,
+    name: Text,
+    entries: Vec<FlowMap<EntryYaml>>,
+}
+
+#[derive(Serialize)]
+struct EntryYaml {
+    label: Text,
+    value: Text,
+}
+
+#[derive(Serialize, Default)]
+struct InstallYaml {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packages: Option<FlowSeq<Vec<Text>>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    downloads: Vec<DownloadYaml>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    build: Vec<BuildYaml>,
+}
+
+impl InstallYaml {
+    fn is_empty(&self) -> bool {
+        self.packages.is_none() && self.downloads.is_empty() && self.build.is_empty()
+    }
+}
+
+#[derive(Serialize)]
+struct DownloadYaml {
+    file: Text,
+    sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    urls: FlowSeq<Vec<Text>>,
+    /// Set when a mirror is http://; the sha256 still guards the content.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    insecure: bool,
+    /// Always false: PTS's install.sh unpacks the downloads itself.
+    extract: bool,
+}
+
+#[derive(Serialize)]
+struct BuildYaml {
+    shell: String,
+}
+
+#[derive(Serialize)]
+struct ExecutorYaml {
+    external: ExternalYaml,
+}
+
+#[derive(Serialize)]
+struct ExternalYaml {
+    program: &'static str,
+    args: Vec<Text>,
+}
+
+#[derive(Serialize)]
+struct ResultYaml {
+    id: String,
+    unit: Text,
+    proportion: &'static str,
+}
+
+/// A parser: a PTS output template, or the wall time (written on one line).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ParserYaml {
+    Template(TemplateParser),
+    WallTime(FlowMap<WallTimeParser>),
+}
+
+impl ParserYaml {
+    /// The wall time as the result `seconds`.
+    fn wall_time() -> ParserYaml {
+        ParserYaml::WallTime(FlowMap(WallTimeParser { result: "seconds", wall_time: true }))
+    }
+}
+
+#[derive(Serialize)]
+struct TemplateParser {
+    result: String,
+    template: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line_hint: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line_before_hint: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line_after_hint: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    multiply_by: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    divide_by: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct WallTimeParser {
+    result: &'static str,
+    wall_time: bool,
+}
+
+#[derive(Serialize)]
+struct TrialsYaml {
+    times: u32,
+}
+
+/// The `results:` and `parsers:` of the profile.
+#[derive(Default)]
+struct Measured {
+    results: Vec<FlowMap<ResultYaml>>,
+    parsers: Vec<ParserYaml>,
+}
+
+/// The sections of test-definition.xml the importer reads.
+#[derive(Clone, Copy)]
+struct Definition<'a> {
+    info: Option<Node<'a, 'a>>,
+    prof: Option<Node<'a, 'a>>,
+    settings: Option<Node<'a, 'a>>,
+}
+
+impl<'a> Definition<'a> {
+    fn of(doc: &'a Document<'a>) -> Definition<'a> {
+        let root = doc.root_element();
+        let section = |name: &str| root.children().find(|c| c.has_tag_name(name));
+        Definition { info: section("TestInformation"), prof: section("TestProfile"), settings: section("TestSettings") }
+    }
+
+    /// The text of `<TestInformation>/<key>`.
+    fn info(&self, key: &str) -> Option<String> {
+        self.info.and_then(|n| child_text(n, &[key]))
+    }
+
+    /// The text of `<TestProfile>/<key>`.
+    fn prof(&self, key: &str) -> Option<String> {
+        self.prof.and_then(|n| child_text(n, &[key]))
+    }
+}
+
+const KNOWN_INFORMATION: &[&str] =
+    &["Title", "AppVersion", "Description", "ResultScale", "Proportion", "TimesToRun", "Executable", "SubTitle"];
+
+const KNOWN_PROFILE: &[&str] = &[
+    "Version",
+    "TestType",
+    "License",
+    "ProjectURL",
+    "ExternalDependencies",
+    "SupportedPlatforms",
+    "SoftwareType",
+    "Status",
+    "Maintainer",
+    "RequiresCoreVersionMin",
+    "RequiresDisplay",
+    "RepositoryURL",
+    "EnvironmentSize",
+];
+
+const KNOWN_PARSER: &[&str] = &[
+    "OutputTemplate",
+    "LineHint",
+    "LineBeforeHint",
+    "LineAfterHint",
+    "ResultScale",
+    "ResultProportion",
+    "MultiplyResultBy",
+    "DivideResultBy",
+    "MatchToTestArguments",
+];
+
+/// The YAML's first line: its schema, for editors.
+const SCHEMA_LINE: &str = "# yaml-language-server: $schema=https://engine.invalid/schemas/profile.schema.json";
+
+/// Converts the PTS test-profile folder `dir`; `packages` are the generic
+/// package names engine knows (PTS uses the same ones).
+pub fn import(dir: &Path, packages: &Packages) -> Result<Imported, ImportError> {
     let td_text = read_xml(dir, "test-definition.xml")?.ok_or_else(|| ImportError::Read {
         path: dir.join("test-definition.xml").display().to_string(),
         msg: "missing: this is not a PTS test-profile folder".into(),
     })?;
-    let bad = |name: &str, e: roxmltree::Error| ImportError::Read {
-        path: dir.join(name).display().to_string(),
-        msg: format!("not valid XML: {e}"),
-    };
-    let td = roxmltree::Document::parse(&td_text).map_err(|e| bad("test-definition.xml", e))?;
-    let root = td.root_element();
-    let info = root.children().find(|c| c.has_tag_name("TestInformation"));
-    let prof = root.children().find(|c| c.has_tag_name("TestProfile"));
-    let settings = root.children().find(|c| c.has_tag_name("TestSettings"));
-    let get = |n: Option<roxmltree::Node>, k: &str| n.and_then(|n| child_text(n, &[k]));
+    let mut im = Importer { dir, packages, not: Vec::new(), notes: Vec::new() };
+    let td = im.parse("test-definition.xml", &td_text)?;
+    let def = Definition::of(&td);
     let id = id_of(dir);
-    let version = get(prof, "Version").filter(|v| semver::Version::parse(v).is_ok()).unwrap_or_else(|| {
-        not.push("TestProfile/Version: not semver; 1.0.0 used".into());
-        "1.0.0".into()
-    });
-    let title = get(info, "Title").unwrap_or_else(|| id.clone());
-    let test_type = match get(prof, "TestType").unwrap_or_default().to_ascii_lowercase().as_str() {
-        t @ ("disk" | "processor" | "system" | "memory" | "network" | "graphics") => t.to_string(),
-        other => {
-            if !other.is_empty() {
-                not.push(format!("TestProfile/TestType `{other}`: other used"));
-            }
-            "other".into()
-        }
+    let version = im.version(&def);
+    let test_type = im.test_type(&def);
+    im.unknown_elements(&def);
+    let (options, args) = im.options(def.settings);
+    let (install, files) = im.install(&def)?;
+    let executor = im.executor(&def, &id, args, !files.is_empty());
+    let measured = im.results(&def)?;
+    let profile = ProfileYaml {
+        title: text(def.info("Title").unwrap_or_else(|| id.clone())),
+        id: id.clone(),
+        version,
+        app_version: def.info("AppVersion").map(text),
+        description: def.info("Description").map(text),
+        test_type,
+        project_url: def.prof("ProjectURL").map(text),
+        license: def.prof("License").map(text),
+        options,
+        install,
+        executor,
+        results: measured.results,
+        parsers: measured.parsers,
+        trials: def.info("TimesToRun").and_then(|t| t.parse::<u32>().ok()).map(|t| TrialsYaml { times: t.max(2) }),
     };
-    if let Some(i) = info {
-        known_children(
-            i,
-            &[
-                "Title",
-                "AppVersion",
-                "Description",
-                "ResultScale",
-                "Proportion",
-                "TimesToRun",
-                "Executable",
-                "SubTitle",
-            ],
-            "TestInformation",
-            &mut not,
-        );
-    }
-    if let Some(p) = prof {
-        known_children(
-            p,
-            &[
-                "Version",
-                "TestType",
-                "License",
-                "ProjectURL",
-                "ExternalDependencies",
-                "SupportedPlatforms",
-                "SoftwareType",
-                "Status",
-                "Maintainer",
-                "RequiresCoreVersionMin",
-                "RequiresDisplay",
-                "RepositoryURL",
-                "EnvironmentSize",
-            ],
-            "TestProfile",
-            &mut not,
-        );
+    let yaml = im.to_yaml(&profile)?;
+    Ok(Imported { id, yaml, files, not_converted: im.not })
+}
+
+/// One folder's conversion under way.
+struct Importer<'a> {
+    dir: &'a Path,
+    packages: &'a Packages,
+    /// What did not convert, in the order it was met.
+    not: Vec<String>,
+    /// Comment lines for the YAML's header: what its values mean where the
+    /// YAML alone does not say.
+    notes: Vec<String>,
+}
+
+impl Importer<'_> {
+    /// Parses `text`, the folder's file `name`.
+    fn parse<'t>(&self, name: &str, text: &'t str) -> Result<Document<'t>, ImportError> {
+        Document::parse(text).map_err(|e| ImportError::Read {
+            path: self.dir.join(name).display().to_string(),
+            msg: format!("not valid XML: {e}"),
+        })
     }
 
-    let mut y = String::new();
-    let _ = writeln!(y, "# yaml-language-server: $schema=https://engine.invalid/schemas/profile.schema.json");
-    let _ = writeln!(y, "# Converted from the PTS test profile {} by `engine profile import-pts`.", dir.display());
-    let _ = writeln!(y, "id: {id}\nversion: {version}\ntitle: {}", q(&title));
-    if let Some(v) = get(info, "AppVersion") {
-        let _ = writeln!(y, "app_version: {}", q(&v));
-    }
-    if let Some(v) = get(info, "Description") {
-        let _ = writeln!(y, "description: {}", q(&v));
-    }
-    let _ = writeln!(y, "test_type: {test_type}");
-    if let Some(v) = get(prof, "ProjectURL") {
-        let _ = writeln!(y, "project_url: {}", q(&v));
-    }
-    if let Some(v) = get(prof, "License") {
-        let _ = writeln!(y, "license: {}", q(&v));
-    }
-
-    // Options: each entry's value is the option's prefix + value + postfix,
-    // as PTS builds the argument string.
-    let mut arg_words: Vec<String> = Vec::new();
-    let default_args = settings.and_then(|s| child_text(s, &["Default", "Arguments"])).unwrap_or_default();
-    let post_args = settings.and_then(|s| child_text(s, &["Default", "PostArguments"])).unwrap_or_default();
-    arg_words.extend(default_args.split_whitespace().map(str::to_string));
-    let mut opts = String::new();
-    let mut used_ids = Vec::new();
-    for (i, o) in settings.into_iter().flat_map(|s| s.children().filter(|c| c.has_tag_name("Option"))).enumerate() {
-        let name = child_text(o, &["DisplayName"]).unwrap_or_else(|| format!("Option {}", i + 1));
-        let mut oid = option_id(&child_text(o, &["Identifier"]).unwrap_or_default(), i);
-        while used_ids.contains(&oid) {
-            oid.push('_');
+    /// The header comments, then the profile as YAML.
+    fn to_yaml(&self, profile: &ProfileYaml) -> Result<String, ImportError> {
+        let mut options = serde_saphyr::SerializerOptions::default();
+        // Lists indented under their key, as in hand-written profiles.
+        options.compact_list_indent = false;
+        let body = serde_saphyr::to_string_with_options(profile, options).map_err(|e| ImportError::Read {
+            path: self.dir.display().to_string(),
+            msg: format!("cannot write the profile YAML: {e}"),
+        })?;
+        let mut y = format!(
+            "{SCHEMA_LINE}\n# Converted from the PTS test profile {} by `engine profile import-pts`.\n",
+            self.dir.display()
+        );
+        for n in &self.notes {
+            y.push_str(&format!("# {n}\n"));
         }
-        used_ids.push(oid.clone());
+        y.push_str(&body);
+        Ok(y)
+    }
+
+    /// `<Version>` when it is semver, else 1.0.0.
+    fn version(&mut self, def: &Definition) -> String {
+        def.prof("Version").filter(|v| semver::Version::parse(v).is_ok()).unwrap_or_else(|| {
+            self.not.push("TestProfile/Version: not semver; 1.0.0 used".into());
+            "1.0.0".into()
+        })
+    }
+
+    /// `<TestType>` when engine has it, else `other`.
+    fn test_type(&mut self, def: &Definition) -> String {
+        match def.prof("TestType").unwrap_or_default().to_ascii_lowercase().as_str() {
+            t @ ("disk" | "processor" | "system" | "memory" | "network" | "graphics") => t.to_string(),
+            other => {
+                if !other.is_empty() {
+                    self.not.push(format!("TestProfile/TestType `{other}`: other used"));
+                }
+                "other".into()
+            }
+        }
+    }
+
+    /// Lists the elements of `<TestInformation>` and `<TestProfile>` the importer does not read.
+    fn unknown_elements(&mut self, def: &Definition) {
+        if let Some(i) = def.info {
+            known_children(i, KNOWN_INFORMATION, "TestInformation", &mut self.not);
+        }
+        if let Some(p) = def.prof {
+            known_children(p, KNOWN_PROFILE, "TestProfile", &mut self.not);
+        }
+    }
+
+    /// The options with a menu, and the executor's arguments: PTS's default
+    /// arguments, each option's value, then the post arguments.
+    fn options(&mut self, settings: Option<Node>) -> (Vec<OptionYaml>, Vec<String>) {
+        let words = |path: &[&str]| {
+            let s = settings.and_then(|s| child_text(s, path)).unwrap_or_default();
+            s.split_whitespace().map(str::to_string).collect::<Vec<_>>()
+        };
+        let mut args = words(&["Default", "Arguments"]);
+        let mut options = Vec::new();
+        let mut used_ids = Vec::new();
+        for (i, o) in settings.into_iter().flat_map(|s| s.children().filter(|c| c.has_tag_name("Option"))).enumerate() {
+            if let Some(option) = self.option(o, i, &mut used_ids) {
+                args.push(format!("{{{{@{}}}}}", option.id));
+                options.push(option);
+            }
+        }
+        args.extend(words(&["Default", "PostArguments"]));
+        (options, args)
+    }
+
+    /// One `<Option>`: each menu entry's value is the option's prefix +
+    /// value + postfix, as PTS builds the argument string. `None` for an
+    /// option without a menu.
+    fn option(&mut self, o: Node, i: usize, used_ids: &mut Vec<String>) -> Option<OptionYaml> {
+        let name = child_text(o, &["DisplayName"]).unwrap_or_else(|| format!("Option {}", i + 1));
+        let mut id = option_id(&child_text(o, &["Identifier"]).unwrap_or_default(), i);
+        while used_ids.contains(&id) {
+            id.push('_');
+        }
+        used_ids.push(id.clone());
         let prefix = child_text(o, &["ArgumentPrefix"]).unwrap_or_default();
         let postfix = child_text(o, &["ArgumentPostfix"]).unwrap_or_default();
         // Prefixes keep their trailing space in PTS (`-s `); text() trimmed it.
@@ -191,242 +436,363 @@ pub fn import(dir: &Path) -> Result<Imported, ImportError> {
             .and_then(|c| c.text())
             .unwrap_or(prefix.as_str())
             .to_string();
-        let entries: Vec<roxmltree::Node> = o
+        let menu: Vec<Node> = o
             .children()
             .filter(|c| c.has_tag_name("Menu"))
             .flat_map(|m| m.children())
             .filter(|c| c.has_tag_name("Entry"))
             .collect();
-        if entries.is_empty() {
-            not.push(format!("TestSettings/Option `{name}`: a free-form value (no menu); left out"));
-            continue;
+        if menu.is_empty() {
+            self.not.push(format!("TestSettings/Option `{name}`: a free-form value (no menu); left out"));
+            return None;
         }
-        let _ = writeln!(opts, "  - id: {oid}\n    name: {}\n    entries:", q(&name));
-        for e in entries {
+        let mut entries = Vec::new();
+        for e in menu {
             let label = child_text(e, &["Name"]).unwrap_or_default();
             let value = e.children().find(|c| c.has_tag_name("Value")).and_then(|c| c.text()).unwrap_or("").trim();
             let full = format!("{raw_prefix}{value}{postfix}");
             let label = if label.is_empty() { value.to_string() } else { label };
-            let _ = writeln!(opts, "      - {{label: {}, value: {}}}", q(&label), q(full.trim()));
             if child_text(e, &["Message"]).is_some() {
-                not.push(format!("Option `{name}` entry `{label}`: Message (a note shown in PTS)"));
+                self.not.push(format!("Option `{name}` entry `{label}`: Message (a note shown in PTS)"));
             }
+            entries.push(FlowMap(EntryYaml { label: text(label), value: text(full.trim()) }));
         }
         if let Some(d) = child_text(o, &["DefaultEntry"]) {
-            not.push(format!("Option `{name}`: DefaultEntry {d} (engine runs every entry in batch mode)"));
+            self.not.push(format!("Option `{name}`: DefaultEntry {d} (engine runs every entry in batch mode)"));
         }
-        arg_words.push(format!("{{{{@{oid}}}}}"));
-    }
-    arg_words.extend(post_args.split_whitespace().map(str::to_string));
-    if !opts.is_empty() {
-        let _ = write!(y, "options:\n{opts}");
+        Some(OptionYaml { id, name: text(name), entries })
     }
 
-    // Install: packages by PTS's generic names (engine uses the same ones),
-    // the downloads (verified; PTS's install.sh unpacks them itself), and
-    // install.sh run with HOME at the install directory, where it writes
-    // the wrapper the test runs.
-    let mut install = String::new();
-    let deps: Vec<String> = get(prof, "ExternalDependencies")
-        .map(|d| d.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
-        .unwrap_or_default();
-    // Only names engine's package catalog knows; the others are listed.
-    let catalog = crate::install::packages::Catalog::builtin();
-    let (deps, unknown): (Vec<String>, Vec<String>) = deps.into_iter().partition(|d| catalog.get(d).is_some());
-    for u in unknown {
-        not.push(format!("ExternalDependencies `{u}`: not in packages.yaml (add it there, or to requirements)"));
-    }
-    if !deps.is_empty() {
-        let _ = writeln!(install, "  packages: [{}]", deps.iter().map(|d| q(d)).collect::<Vec<_>>().join(", "));
-    }
-    if let Some(dl) = read_xml(dir, "downloads.xml")? {
-        let doc = roxmltree::Document::parse(&dl).map_err(|e| bad("downloads.xml", e))?;
-        let mut items = String::new();
-        for p in doc.descendants().filter(|n| n.has_tag_name("Package")) {
-            let urls: Vec<String> = child_text(p, &["URL"])
-                .unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-            let file = child_text(p, &["FileName"])
-                .or_else(|| urls.first().and_then(|u| u.rsplit('/').next()).map(str::to_string))
-                .unwrap_or_default();
-            let Some(sha) = child_text(p, &["SHA256"]) else {
-                not.push(format!("downloads.xml `{file}`: no SHA256 (engine verifies every download); left out"));
-                continue;
-            };
-            let platform = child_text(p, &["PlatformSpecific"]).unwrap_or_default();
-            if !platform.is_empty() && !platform.to_ascii_lowercase().contains("linux") {
-                not.push(format!("downloads.xml `{file}`: for {platform} only; left out"));
-                continue;
-            }
-            let _ = writeln!(items, "    - file: {}\n      sha256: {sha}", q(&file));
-            if let Some(s) = child_text(p, &["FileSize"]).and_then(|s| s.parse::<u64>().ok()) {
-                let _ = writeln!(items, "      size: {s}");
-            }
-            let _ = writeln!(items, "      urls: [{}]", urls.iter().map(|u| q(u)).collect::<Vec<_>>().join(", "));
-            if urls.iter().any(|u| u.starts_with("http://")) {
-                let _ =
-                    writeln!(items, "      insecure: true   # http:// mirrors; the sha256 still guards the content");
-            }
-            let _ = writeln!(items, "      extract: false   # install.sh unpacks it");
-            if let Some(a) = child_text(p, &["ArchitectureSpecific"]) {
-                not.push(format!("downloads.xml `{file}`: ArchitectureSpecific {a} (kept for every architecture)"));
-            }
+    /// `install:` — packages by PTS's generic names (engine uses the same
+    /// ones), the downloads (verified; PTS's install.sh unpacks them itself),
+    /// and install.sh run with HOME at the install directory, where it writes
+    /// the wrapper the test runs. Also the files to put next to profile.yaml.
+    fn install(&mut self, def: &Definition) -> Result<(InstallYaml, Files), ImportError> {
+        let packages = self.packages(def.prof("ExternalDependencies"));
+        let downloads = self.downloads()?;
+        let (build, files) = self.install_script()?;
+        if self.dir.join("install_windows.sh").is_file() {
+            self.not.push("install_windows.sh: Windows only; not needed".into());
         }
-        if !items.is_empty() {
-            let _ = write!(install, "  downloads:\n{items}");
-        }
-    }
-    let mut files = Vec::new();
-    let has_install = dir.join("install.sh").is_file();
-    if has_install {
-        let bytes = std::fs::read(dir.join("install.sh")).map_err(|e| ImportError::Read {
-            path: dir.join("install.sh").display().to_string(),
-            msg: e.to_string(),
-        })?;
-        files.push(("install.sh".to_string(), bytes));
-        let _ = writeln!(install, "  build:\n    - shell: HOME={{{{install_dir}}}} sh {{{{profile_dir}}}}/install.sh");
-    }
-    if dir.join("install_windows.sh").is_file() {
-        not.push("install_windows.sh: Windows only; not needed".into());
-    }
-    for extra in ["pre.sh", "interim.sh", "post.sh"] {
-        if dir.join(extra).is_file() {
-            not.push(format!("{extra}: PTS runs it around the test; not converted (write pre_test/post_test steps)"));
-        }
-    }
-    if !install.is_empty() {
-        let _ = write!(y, "install:\n{install}");
-    }
-
-    // The executor: the wrapper install.sh wrote, with LOG_FILE in the
-    // trial's scratch directory, whose content is printed for the parsers.
-    let exe = get(info, "Executable").unwrap_or_else(|| id.clone());
-    let script = format!(
-        "cd {{{{install_dir}}}} && LOG_FILE={{{{scratch_dir}}}}/pts.log HOME={{{{install_dir}}}} ./{exe} \"$@\"; rc=$?; \
-         cat {{{{scratch_dir}}}}/pts.log 2>/dev/null; exit $rc"
-    );
-    let _ = writeln!(
-        y,
-        "executor:\n  external:\n    program: sh\n    args:\n      - \"-c\"\n      - {}\n      - {exe}",
-        q(&script)
-    );
-    for w in &arg_words {
-        let _ = writeln!(y, "      - {}", q(w));
-    }
-    if !has_install {
-        not.push(format!("no install.sh: the wrapper `{exe}` must exist in the install directory"));
-    }
-
-    // Results.
-    let scale = get(info, "ResultScale").unwrap_or_else(|| "Units".into());
-    let prop = get(info, "Proportion").unwrap_or_else(|| "HIB".into());
-    let mut results = String::new();
-    let mut parsers = String::new();
-    if let Some(rd) = read_xml(dir, "results-definition.xml")? {
-        let doc = roxmltree::Document::parse(&rd).map_err(|e| bad("results-definition.xml", e))?;
-        let rps: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.has_tag_name("ResultsParser")).collect();
-        let mut n = 0;
-        for (i, p) in rps.iter().enumerate() {
-            let Some(template) = p.children().find(|c| c.has_tag_name("OutputTemplate")).and_then(|c| c.text()) else {
-                not.push(format!("ResultsParser {}: no OutputTemplate; left out", i + 1));
-                continue;
-            };
-            if !template.contains("#_RESULT_#") {
-                not.push(format!(
-                    "ResultsParser {}: its OutputTemplate has no #_RESULT_# (named markers such as #_INITIAL_CREATE_#); left out",
-                    i + 1
-                ));
-                continue;
-            }
-            if let Some(m) = child_text(*p, &["MatchToTestArguments"]) {
-                if n > 0 {
-                    not.push(format!(
-                        "ResultsParser {} (MatchToTestArguments `{m}`): left out; only one parser per result is kept (select per option with `when:`)",
-                        i + 1
-                    ));
-                    continue;
-                }
-                not.push(format!(
-                    "ResultsParser {} (MatchToTestArguments `{m}`): kept for every test, not only those matching",
-                    i + 1
+        for extra in ["pre.sh", "interim.sh", "post.sh"] {
+            if self.dir.join(extra).is_file() {
+                self.not.push(format!(
+                    "{extra}: PTS runs it around the test; not converted (write pre_test/post_test steps)"
                 ));
             }
-            n += 1;
-            let rid = if n == 1 { "result".to_string() } else { format!("result{n}") };
-            let unit = child_text(*p, &["ResultScale"]).unwrap_or_else(|| scale.clone());
-            let pr = child_text(*p, &["ResultProportion"]).unwrap_or_else(|| prop.clone());
-            let pr = if pr.eq_ignore_ascii_case("LIB") { "LIB" } else { "HIB" };
-            let _ = writeln!(results, "  - {{id: {rid}, unit: {}, proportion: {pr}}}", q(&unit));
-            let _ =
-                writeln!(parsers, "  - result: {rid}\n    template: {}", q(template.trim_end_matches(['\r', '\n'])));
-            for (tag, key) in [
-                ("LineHint", "line_hint"),
-                ("LineBeforeHint", "line_before_hint"),
-                ("LineAfterHint", "line_after_hint"),
-            ] {
-                if let Some(v) = child_text(*p, &[tag]) {
-                    let _ = writeln!(parsers, "    {key}: {}", q(&v));
-                }
-            }
-            for (tag, key) in [("MultiplyResultBy", "multiply_by"), ("DivideResultBy", "divide_by")] {
-                if let Some(v) = child_text(*p, &[tag]) {
-                    match v.parse::<f64>() {
-                        Ok(x) => {
-                            let _ = writeln!(parsers, "    {key}: {x}");
-                        }
-                        Err(_) => not.push(format!("ResultsParser {}: {tag} `{v}` is not a number", i + 1)),
-                    }
-                }
-            }
-            known_children(
-                *p,
-                &[
-                    "OutputTemplate",
-                    "LineHint",
-                    "LineBeforeHint",
-                    "LineAfterHint",
-                    "ResultScale",
-                    "ResultProportion",
-                    "MultiplyResultBy",
-                    "DivideResultBy",
-                    "MatchToTestArguments",
-                ],
-                &format!("ResultsParser {}", i + 1),
-                &mut not,
+        }
+        Ok((InstallYaml { packages, downloads, build }, files))
+    }
+
+    /// The `<ExternalDependencies>` engine's package catalog knows; the
+    /// others are listed as not converted.
+    fn packages(&mut self, deps: Option<String>) -> Option<FlowSeq<Vec<Text>>> {
+        let deps: Vec<String> = deps
+            .map(|d| d.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        let (known, unknown): (Vec<String>, Vec<String>) =
+            deps.into_iter().partition(|d| self.packages.get(d).is_some());
+        for u in unknown {
+            self.not
+                .push(format!("ExternalDependencies `{u}`: not in packages.yaml (add it there, or to requirements)"));
+        }
+        (!known.is_empty()).then(|| FlowSeq(known.into_iter().map(text).collect()))
+    }
+
+    /// The downloads.xml packages engine can verify, for Linux.
+    fn downloads(&mut self) -> Result<Vec<DownloadYaml>, ImportError> {
+        let Some(xml) = read_xml(self.dir, "downloads.xml")? else { return Ok(Vec::new()) };
+        let doc = self.parse("downloads.xml", &xml)?;
+        let downloads: Vec<DownloadYaml> =
+            doc.descendants().filter(|n| n.has_tag_name("Package")).filter_map(|p| self.download(p)).collect();
+        if !downloads.is_empty() {
+            self.notes.push("The downloads have `extract: false`: install.sh unpacks them.".into());
+        }
+        if downloads.iter().any(|d| d.insecure) {
+            self.notes.push(
+                "`insecure: true` marks a download with an http:// mirror; the sha256 still guards the content.".into(),
             );
         }
-        if n == 0 && !rps.is_empty() {
-            not.push("no parser converted: the wall time is the result".into());
+        Ok(downloads)
+    }
+
+    /// One `<Package>`; `None` when it has no SHA256 or is for another OS.
+    fn download(&mut self, p: Node) -> Option<DownloadYaml> {
+        let urls: Vec<String> = child_text(p, &["URL"])
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let file = child_text(p, &["FileName"])
+            .or_else(|| urls.first().and_then(|u| u.rsplit('/').next()).map(str::to_string))
+            .unwrap_or_default();
+        let Some(sha256) = child_text(p, &["SHA256"]) else {
+            self.not.push(format!("downloads.xml `{file}`: no SHA256 (engine verifies every download); left out"));
+            return None;
+        };
+        let platform = child_text(p, &["PlatformSpecific"]).unwrap_or_default();
+        if !platform.is_empty() && !platform.to_ascii_lowercase().contains("linux") {
+            self.not.push(format!("downloads.xml `{file}`: for {platform} only; left out"));
+            return None;
         }
-        if n == 0 && rps.is_empty() {
-            let monitors: Vec<String> = doc
-                .descendants()
-                .filter(|n| n.has_tag_name("Sensor"))
-                .filter_map(|n| n.text().map(|t| t.trim().to_string()))
-                .collect();
-            if monitors.iter().any(|m| m == "sys.time") {
-                let _ = writeln!(results, "  - {{id: seconds, unit: {}, proportion: LIB}}", q(&scale));
-                let _ = writeln!(parsers, "  - {{result: seconds, wall_time: true}}   # PTS's sys.time monitor");
-            } else {
-                not.push(format!("results-definition.xml: nothing engine can parse (sensors: {monitors:?})"));
+        if let Some(a) = child_text(p, &["ArchitectureSpecific"]) {
+            self.not.push(format!("downloads.xml `{file}`: ArchitectureSpecific {a} (kept for every architecture)"));
+        }
+        Some(DownloadYaml {
+            file: text(file),
+            sha256,
+            size: child_text(p, &["FileSize"]).and_then(|s| s.parse::<u64>().ok()),
+            insecure: urls.iter().any(|u| u.starts_with("http://")),
+            urls: FlowSeq(urls.into_iter().map(text).collect()),
+            extract: false,
+        })
+    }
+
+    /// install.sh as the build step, and its bytes to copy; nothing without one.
+    fn install_script(&self) -> Result<(Vec<BuildYaml>, Files), ImportError> {
+        let path = self.dir.join("install.sh");
+        if !path.is_file() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let bytes = std::fs::read(&path)
+            .map_err(|e| ImportError::Read { path: path.display().to_string(), msg: e.to_string() })?;
+        let step = BuildYaml { shell: "HOME={{install_dir}} sh {{profile_dir}}/install.sh".into() };
+        Ok((vec![step], vec![("install.sh".to_string(), bytes)]))
+    }
+
+    /// The executor: the wrapper install.sh wrote, with LOG_FILE in the
+    /// trial's scratch directory, whose content is printed for the parsers.
+    fn executor(&mut self, def: &Definition, id: &str, args: Vec<String>, has_install: bool) -> ExecutorYaml {
+        let exe = def.info("Executable").unwrap_or_else(|| id.to_string());
+        let script = format!(
+            "cd {{{{install_dir}}}} && LOG_FILE={{{{scratch_dir}}}}/pts.log HOME={{{{install_dir}}}} ./{exe} \"$@\"; rc=$?; \
+             cat {{{{scratch_dir}}}}/pts.log 2>/dev/null; exit $rc"
+        );
+        if !has_install {
+            self.not.push(format!("no install.sh: the wrapper `{exe}` must exist in the install directory"));
+        }
+        let mut all = vec![text("-c"), text(script), text(exe)];
+        all.extend(args.into_iter().map(text));
+        ExecutorYaml { external: ExternalYaml { program: "sh", args: all } }
+    }
+
+    /// The results and their parsers from results-definition.xml; the wall
+    /// time when none converts.
+    fn results(&mut self, def: &Definition) -> Result<Measured, ImportError> {
+        let scale = def.info("ResultScale").unwrap_or_else(|| "Units".into());
+        let prop = def.info("Proportion").unwrap_or_else(|| "HIB".into());
+        let mut m = Measured::default();
+        match read_xml(self.dir, "results-definition.xml")? {
+            Some(rd) => {
+                let doc = self.parse("results-definition.xml", &rd)?;
+                self.parsers(&doc, &scale, &prop, &mut m);
             }
-            for m in monitors.iter().filter(|m| *m != "sys.time") {
-                not.push(format!("SystemMonitor sensor `{m}`"));
+            None => self.not.push("no results-definition.xml: the wall time is the result".into()),
+        }
+        if m.results.is_empty() {
+            m.results.push(FlowMap(ResultYaml { id: "seconds".into(), unit: text("Seconds"), proportion: "LIB" }));
+            m.parsers.push(ParserYaml::wall_time());
+        }
+        Ok(m)
+    }
+
+    /// A result and a template parser per `<ResultsParser>` that converts;
+    /// PTS's sys.time monitor when the file has no parser.
+    fn parsers(&mut self, doc: &Document, scale: &str, prop: &str, m: &mut Measured) {
+        let rps: Vec<Node> = doc.descendants().filter(|n| n.has_tag_name("ResultsParser")).collect();
+        for (i, p) in rps.iter().enumerate() {
+            if let Some((result, parser)) = self.parser(*p, i, m.results.len() + 1, scale, prop) {
+                m.results.push(FlowMap(result));
+                m.parsers.push(ParserYaml::Template(parser));
             }
         }
-    } else {
-        not.push("no results-definition.xml: the wall time is the result".into());
+        if m.results.is_empty() && !rps.is_empty() {
+            self.not.push("no parser converted: the wall time is the result".into());
+        }
+        if m.results.is_empty() && rps.is_empty() {
+            self.monitors(doc, scale, m);
+        }
     }
-    if results.is_empty() {
-        let _ = writeln!(results, "  - {{id: seconds, unit: Seconds, proportion: LIB}}");
-        let _ = writeln!(parsers, "  - {{result: seconds, wall_time: true}}");
+
+    /// The `i`-th `<ResultsParser>` as result number `n`; `None` when it
+    /// does not convert (no `#_RESULT_#`, or a second MatchToTestArguments).
+    fn parser(&mut self, p: Node, i: usize, n: usize, scale: &str, prop: &str) -> Option<(ResultYaml, TemplateParser)> {
+        let Some(template) = p.children().find(|c| c.has_tag_name("OutputTemplate")).and_then(|c| c.text()) else {
+            self.not.push(format!("ResultsParser {}: no OutputTemplate; left out", i + 1));
+            return None;
+        };
+        if !template.contains("#_RESULT_#") {
+            self.not.push(format!(
+                "ResultsParser {}: its OutputTemplate has no #_RESULT_# (named markers such as #_INITIAL_CREATE_#); left out",
+                i + 1
+            ));
+            return None;
+        }
+        if let Some(m) = child_text(p, &["MatchToTestArguments"]) {
+            if n > 1 {
+                self.not.push(format!(
+                    "ResultsParser {} (MatchToTestArguments `{m}`): left out; only one parser per result is kept (select per option with `when:`)",
+                    i + 1
+                ));
+                return None;
+            }
+            self.not.push(format!(
+                "ResultsParser {} (MatchToTestArguments `{m}`): kept for every test, not only those matching",
+                i + 1
+            ));
+        }
+        let id = if n == 1 { "result".to_string() } else { format!("result{n}") };
+        let unit = child_text(p, &["ResultScale"]).unwrap_or_else(|| scale.to_string());
+        let pr = child_text(p, &["ResultProportion"]).unwrap_or_else(|| prop.to_string());
+        let proportion = if pr.eq_ignore_ascii_case("LIB") { "LIB" } else { "HIB" };
+        let hint = |tag: &str| child_text(p, &[tag]).map(text);
+        let parser = TemplateParser {
+            result: id.clone(),
+            template: text(template.trim_end_matches(['\r', '\n'])),
+            line_hint: hint("LineHint"),
+            line_before_hint: hint("LineBeforeHint"),
+            line_after_hint: hint("LineAfterHint"),
+            multiply_by: self.factor(p, i, "MultiplyResultBy"),
+            divide_by: self.factor(p, i, "DivideResultBy"),
+        };
+        known_children(p, KNOWN_PARSER, &format!("ResultsParser {}", i + 1), &mut self.not);
+        Some((ResultYaml { id, unit: text(unit), proportion }, parser))
     }
-    let _ = write!(y, "results:\n{results}parsers:\n{parsers}");
-    if let Some(t) = get(info, "TimesToRun").and_then(|t| t.parse::<u32>().ok()) {
-        let _ = writeln!(y, "trials:\n  times: {}", t.max(2));
+
+    /// A parser's `<MultiplyResultBy>` or `<DivideResultBy>`, when it is a number.
+    fn factor(&mut self, p: Node, i: usize, tag: &str) -> Option<f64> {
+        let v = child_text(p, &[tag])?;
+        match v.parse::<f64>() {
+            Ok(x) => Some(x),
+            Err(_) => {
+                self.not.push(format!("ResultsParser {}: {tag} `{v}` is not a number", i + 1));
+                None
+            }
+        }
     }
-    Ok(Imported { id, yaml: y, files, not_converted: not })
+
+    /// A results-definition.xml without parsers: PTS's sys.time monitor is
+    /// the wall time; other sensors do not convert.
+    fn monitors(&mut self, doc: &Document, scale: &str, m: &mut Measured) {
+        let monitors: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("Sensor"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .collect();
+        if monitors.iter().any(|s| s == "sys.time") {
+            m.results.push(FlowMap(ResultYaml { id: "seconds".into(), unit: text(scale), proportion: "LIB" }));
+            m.parsers.push(ParserYaml::wall_time());
+            self.notes.push("The result `seconds` is the wall time, as PTS's sys.time monitor measures it.".into());
+        } else {
+            self.not.push(format!("results-definition.xml: nothing engine can parse (sensors: {monitors:?})"));
+        }
+        for s in monitors.iter().filter(|s| *s != "sys.time") {
+            self.not.push(format!("SystemMonitor sensor `{s}`"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::{ExecutorDef, Origin, Proportion};
+    use crate::profile::load::profile_from_str;
+
+    fn load(imp: &Imported) -> crate::model::profile::Profile {
+        profile_from_str(&imp.yaml, "profile.yaml", Origin::Builtin, &Packages::builtin())
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", imp.yaml))
+            .profile
+    }
+
+    #[test]
+    fn a_real_pts_profile_loads_as_converted() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/pts-profiles/fs-mark-1.0.3");
+        let imp = import(&dir, &Packages::builtin()).unwrap();
+        assert_eq!(imp.id, "fs-mark");
+        assert!(imp.yaml.starts_with(SCHEMA_LINE), "{}", imp.yaml);
+        assert!(imp.yaml.contains("line_before_hint: \"Files/sec\""), "{}", imp.yaml);
+        assert!(imp.yaml.contains("# `insecure: true`"), "{}", imp.yaml);
+        assert_eq!(imp.files.len(), 1);
+        let p = load(&imp);
+        assert_eq!((p.version.as_str(), p.title.as_str(), p.trials.times), ("1.0.3", "FS-Mark", 3));
+        assert_eq!(p.options[0].entries.len(), 4);
+        assert_eq!(p.options[0].entries[0].value.as_ref().unwrap().as_str(), "-L 20 -s 1048576 -n 1000");
+        let d = &p.install.as_ref().unwrap().downloads[0];
+        assert!(d.insecure && d.extract == Some(false) && d.size == Some(15322));
+        let ExecutorDef::External(x) = &p.executor else { panic!("{:?}", p.executor) };
+        assert_eq!(x.args[2..], ["fs-mark", "-d", "scratch", "{{@test}}"]);
+        assert_eq!(p.parsers[0].line_before_hint.as_deref(), Some("Files/sec"));
+    }
+
+    /// Text that YAML would misread unquoted (`: `, `#`, quotes, a
+    /// leading `-`, numbers) comes back as it was.
+    #[test]
+    fn awkward_text_survives_the_yaml() {
+        let d = tempfile::tempdir().unwrap();
+        let title = r#"Say "hi": it's #1 - or 'not'"#;
+        std::fs::write(
+            d.path().join("test-definition.xml"),
+            format!(
+                "<PhoronixTestSuite><TestInformation><Title>{}</Title><AppVersion>1.10</AppVersion>\
+                 <ResultScale>MB/s</ResultScale><Proportion>LIB</Proportion><TimesToRun>1</TimesToRun></TestInformation>\
+                 <TestProfile><Version>2.0</Version><TestType>Bogus</TestType></TestProfile>\
+                 <TestSettings><Default><Arguments>-x: #y</Arguments></Default><Option><DisplayName>Mode</DisplayName>\
+                 <Identifier>1mode</Identifier><ArgumentPrefix>--m=</ArgumentPrefix><Menu><Entry><Name>yes</Name>\
+                 <Value>- 1</Value></Entry></Menu></Option></TestSettings></PhoronixTestSuite>",
+                title.replace('"', "&quot;")
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("results-definition.xml"),
+            "<PhoronixTestSuite><ResultsParser><OutputTemplate>avg: #_RESULT_# # \"x\"\n</OutputTemplate>\
+             <MultiplyResultBy>0.001</MultiplyResultBy><DivideResultBy>x</DivideResultBy></ResultsParser></PhoronixTestSuite>",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("install.sh"), "#!/bin/sh\n").unwrap();
+        let imp = import(d.path(), &Packages::builtin()).unwrap();
+        let p = load(&imp);
+        assert_eq!(p.title, title);
+        assert_eq!(p.app_version.as_ref().map(|v| v.as_str()), Some("1.10"));
+        assert_eq!(p.version, "1.0.0");
+        assert_eq!(p.trials.times, 2, "at least two trials");
+        assert_eq!(p.options[0].id, "option1");
+        assert_eq!(
+            (p.options[0].entries[0].label.as_str(), p.options[0].entries[0].value.as_ref().unwrap().as_str()),
+            ("yes", "--m=- 1")
+        );
+        let ExecutorDef::External(x) = &p.executor else { panic!("{:?}", p.executor) };
+        assert_eq!(x.args[3..], ["-x:", "#y", "{{@option1}}"]);
+        assert_eq!(p.results[0].unit, "MB/s");
+        assert_eq!(p.results[0].proportion, Proportion::Lib);
+        assert_eq!(p.parsers[0].template.as_deref(), Some("avg: #_RESULT_# # \"x\""));
+        assert_eq!((p.parsers[0].multiply_by, p.parsers[0].divide_by), (Some(0.001), None));
+        for n in ["TestProfile/Version: not semver", "TestType `bogus`", "DivideResultBy `x` is not a number"] {
+            assert!(imp.not_converted.iter().any(|m| m.contains(n)), "{n}: {:?}", imp.not_converted);
+        }
+    }
+
+    /// Without parsers, PTS's sys.time monitor is the wall time; the header says so.
+    #[test]
+    fn the_sys_time_monitor_is_the_wall_time() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("test-definition.xml"),
+            "<PhoronixTestSuite><TestInformation><Title>T</Title></TestInformation></PhoronixTestSuite>",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("results-definition.xml"),
+            "<PhoronixTestSuite><SystemMonitor><Sensor>sys.time</Sensor></SystemMonitor></PhoronixTestSuite>",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("install.sh"), "#!/bin/sh\n").unwrap();
+        let imp = import(d.path(), &Packages::builtin()).unwrap();
+        assert!(imp.yaml.contains("# The result `seconds` is the wall time"), "{}", imp.yaml);
+        let p = load(&imp);
+        assert_eq!((p.results[0].id.as_str(), p.results[0].unit.as_str()), ("seconds", "Units"));
+        assert!(p.parsers[0].wall_time);
+        assert_eq!(p.install.as_ref().map(|i| (i.downloads.len(), i.build.len())), Some((0, 1)));
+    }
 }

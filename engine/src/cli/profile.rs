@@ -108,7 +108,7 @@ fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
 fn import(cx: &Context, a: ImportArgs) -> Result<i32, Failure> {
     let mut code = exit::OK;
     for d in &a.dirs {
-        let imp = pts_import::import(d).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+        let imp = pts_import::import(d, cx.packages()).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
         let file = write_profile(&a.root, &imp.id, &imp.yaml, &imp.files)?;
         let valid = validate(cx, &file);
         println!(

@@ -462,6 +462,43 @@ impl Downloader {
 
     /// One request: resumes with Range when the temporary file has bytes.
     fn transfer(&self, url: &str, w: &Want, part: &mut Part) -> Result<(), Failed> {
+        let resume_from = part.len;
+        let (mut resp, expected_total) = self.request(url, w, part)?;
+        let pb = self.bar(w);
+        if let Some(pb) = &pb {
+            pb.set_position(part.len);
+        } else if self.bars.is_none() && resume_from == 0 {
+            eprintln!("downloading {} from {url}", w.file);
+        }
+        let result = self.stream(&mut resp, w, part, pb.as_ref());
+        if let Err(Failed::Source(m)) = &result
+            && m.starts_with("sends more")
+        {
+            part.reset().map_err(|e| self.stop_write(w, part, e))?;
+        }
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        result?;
+        let want_len = expected_total.or(w.size);
+        if let Some(t) = want_len
+            && part.len < t
+        {
+            return Err(Failed::Retry(format!("the body ended after {} of {t} bytes", part.len)));
+        }
+        Ok(())
+    }
+
+    /// Sends the request (with Range from the temporary file's length) and
+    /// reads its status: the response and the length the whole file will
+    /// have, when the server says. A server that does not resume where asked
+    /// empties the temporary file.
+    fn request(
+        &self,
+        url: &str,
+        w: &Want,
+        part: &mut Part,
+    ) -> Result<(reqwest::blocking::Response, Option<u64>), Failed> {
         use reqwest::StatusCode;
         use reqwest::header::{CONTENT_RANGE, RANGE};
         let mut req = self.client.get(url);
@@ -469,9 +506,8 @@ impl Downloader {
         if resume_from > 0 {
             req = req.header(RANGE, format!("bytes={resume_from}-"));
         }
-        let mut resp = req.send().map_err(|e| Failed::Retry(describe(&e)))?;
-        let status = resp.status();
-        let expected_total = match status {
+        let resp = req.send().map_err(|e| Failed::Retry(describe(&e)))?;
+        let expected_total = match resp.status() {
             StatusCode::PARTIAL_CONTENT if resume_from > 0 => {
                 let start = resp
                     .headers()
@@ -507,20 +543,25 @@ impl Downloader {
         {
             return Err(Failed::Source(format!("the server has {total} bytes, expected {size}")));
         }
-        let pb = self.bar(w);
-        if let Some(pb) = &pb {
-            pb.set_position(part.len);
-        } else if self.bars.is_none() && resume_from == 0 {
-            eprintln!("downloading {} from {url}", w.file);
-        }
-        // SHA-256 runs on its own thread while this one reads the socket and
-        // writes the file: on two cores the download then costs what the
-        // copy costs, not the copy plus the hash.
+        Ok((resp, expected_total))
+    }
+
+    /// Appends the body to the temporary file. SHA-256 runs on its own
+    /// thread while this one reads the socket and writes the file: on two
+    /// cores the download then costs what the copy costs, not the copy plus
+    /// the hash.
+    fn stream(
+        &self,
+        body: &mut impl Read,
+        w: &Want,
+        part: &mut Part,
+        pb: Option<&indicatif::ProgressBar>,
+    ) -> Result<(), Failed> {
         const CHUNK: usize = 512 * 1024;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
         let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
         let mut hasher = std::mem::take(&mut part.hasher);
-        let result = std::thread::scope(|scope| {
+        std::thread::scope(|scope| {
             let h = scope.spawn(move || {
                 for buf in rx {
                     hasher.update(&buf);
@@ -534,23 +575,7 @@ impl Downloader {
                 }
                 let mut buf = back_rx.try_recv().unwrap_or_default();
                 buf.resize(CHUNK, 0);
-                // Fill the chunk (fewer, larger writes), stopping at the end.
-                let mut filled = 0;
-                let mut end = None;
-                while filled < CHUNK {
-                    match resp.read(&mut buf[filled..]) {
-                        Ok(0) => {
-                            end = Some(Ok(()));
-                            break;
-                        }
-                        Ok(n) => filled += n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => {
-                            end = Some(Err(format!("transfer broke after {} bytes: {e}", part.len + filled as u64)));
-                            break;
-                        }
-                    }
-                }
+                let (filled, end) = fill(body, &mut buf, part.len);
                 buf.truncate(filled);
                 if filled > 0 {
                     if let Err(e) = part.file.write_all(&buf) {
@@ -566,7 +591,7 @@ impl Downloader {
                 {
                     break Err(Failed::Source(format!("sends more than the expected {size} bytes")));
                 }
-                if let Some(pb) = &pb {
+                if let Some(pb) = pb {
                     pb.set_position(part.len);
                 }
                 match end {
@@ -578,23 +603,7 @@ impl Downloader {
             drop(tx);
             part.hasher = h.join().unwrap_or_default();
             result
-        });
-        if let Err(Failed::Source(m)) = &result
-            && m.starts_with("sends more")
-        {
-            part.reset().map_err(|e| self.stop_write(w, part, e))?;
-        }
-        if let Some(pb) = pb {
-            pb.finish_and_clear();
-        }
-        result?;
-        let want_len = expected_total.or(w.size);
-        if let Some(t) = want_len
-            && part.len < t
-        {
-            return Err(Failed::Retry(format!("the body ended after {} of {t} bytes", part.len)));
-        }
-        Ok(())
+        })
     }
 
     /// Copies a file from an extra folder through the hasher.
@@ -665,6 +674,24 @@ fn describe(e: &reqwest::Error) -> String {
         src = c.source();
     }
     s
+}
+
+/// Reads `body` into `buf` until it is full or the body ends (fewer, larger
+/// writes); `written` bytes came before it. Returns the bytes read and, at
+/// the end of the body, how it ended.
+fn fill(body: &mut impl Read, buf: &mut [u8], written: u64) -> (usize, Option<Result<(), String>>) {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match body.read(&mut buf[filled..]) {
+            Ok(0) => return (filled, Some(Ok(()))),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return (filled, Some(Err(format!("transfer broke after {} bytes: {e}", written + filled as u64))));
+            }
+        }
+    }
+    (filled, None)
 }
 
 #[cfg(test)]

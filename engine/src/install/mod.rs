@@ -356,22 +356,13 @@ impl Installer {
 
     fn install_one(&self, p: &Plan, fetched: &HashMap<String, Result<Fetched, String>>) -> Result<Done, InstallError> {
         let start = Instant::now();
-        let mut files = Vec::new();
-        for w in p.wants() {
-            match fetched.get(&w.sha256) {
-                Some(Ok(f)) => files.push((w.file.clone(), f.clone())),
-                Some(Err(e)) => return Err(InstallError::Download(e.clone())),
-                None => return Err(InstallError::Download(format!("{}: not fetched", w.file))),
-            }
-        }
+        let files = plan_files(p, fetched)?;
         if crate::sys::interrupt::requested() {
             return Err(InstallError::Interrupted);
         }
         let parent = self.home.installed();
         std::fs::create_dir_all(&parent).map_err(io(format!("cannot create {}", parent.display())))?;
-        // One engine at a time installs a given profile version.
-        let lock_path = parent.join(format!(".{}.lock", p.reference()));
-        let lock = crate::sys::lock::lock(&lock_path).map_err(io(format!("cannot lock {}", lock_path.display())))?;
+        let lock = lock_install(&parent, p)?;
         // What a killed install left (named for its dead pid) goes first.
         crate::sys::fs::remove_stale_temps(&parent);
         // Everything is unpacked next to its final place, then renamed there.
@@ -379,30 +370,8 @@ impl Installer {
             .prefix(&format!("{}{}-", crate::sys::fs::temp_prefix(), p.reference()))
             .tempdir_in(&parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
-        for (file, f) in &files {
-            let d = p.downloads.iter().find(|d| d.file == *file).expect("plan download");
-            let format = extract::Format::of(file).filter(|_| d.extract != Some(false));
-            match format {
-                Some(fmt) => extract::extract(&f.path, file, fmt, tmp.path()).map_err(|e| match e {
-                    extract::ExtractError::Interrupted => InstallError::Interrupted,
-                    e => InstallError::Extract(e),
-                })?,
-                None => {
-                    let to = tmp.path().join(file);
-                    std::fs::copy(&f.path, &to).map_err(io(format!("cannot copy {file} to {}", to.display())))?;
-                }
-            }
-        }
-        if p.dir.exists() {
-            let old = parent.join(format!("{}old-{}", crate::sys::fs::temp_prefix(), p.reference()));
-            std::fs::rename(&p.dir, &old).map_err(io(format!("cannot move {} aside", p.dir.display())))?;
-            let _ = std::fs::remove_dir_all(&old);
-        }
-        let kept = tmp.keep();
-        std::fs::rename(&kept, &p.dir).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&kept);
-            io(format!("cannot rename {} to {}", kept.display(), p.dir.display()))(e)
-        })?;
+        unpack(p, &files, tmp.path())?;
+        replace_dir(&parent, p, tmp)?;
         let log = p.dir.join(LOG_FILE);
         let steps: Vec<&BuildStep> = p.build.iter().collect();
         build::run(&steps, &p.dir, &log, &p.profile_dir).map_err(|e| match e {
@@ -410,23 +379,7 @@ impl Installer {
             e => InstallError::Build(e),
         })?;
         let seconds = start.elapsed().as_secs_f64();
-        let state = State {
-            profile: p.id.clone(),
-            version: p.version.clone(),
-            inputs: p
-                .downloads
-                .iter()
-                .map(|d| (d.file.clone(), d.sha256.clone().unwrap_or_default().to_ascii_lowercase()))
-                .collect(),
-            items: p.keys.clone(),
-            installed_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            seconds,
-            log: log.display().to_string(),
-        };
-        let json = serde_json::to_vec_pretty(&state).expect("state serializes");
-        let state_file = p.dir.join(STATE_FILE);
-        crate::sys::fs::write_atomic(&state_file, &json)
-            .map_err(|source| InstallError::Io { what: format!("cannot write {}", state_file.display()), source })?;
+        write_state(p, &log, seconds)?;
         drop(lock);
         Ok(Done {
             reference: p.reference(),
@@ -436,6 +389,85 @@ impl Installer {
             seconds,
         })
     }
+}
+
+/// The plan's downloads as fetched: (file name, where it is), or why one is missing.
+fn plan_files(
+    p: &Plan,
+    fetched: &HashMap<String, Result<Fetched, String>>,
+) -> Result<Vec<(String, Fetched)>, InstallError> {
+    let mut files = Vec::new();
+    for w in p.wants() {
+        match fetched.get(&w.sha256) {
+            Some(Ok(f)) => files.push((w.file.clone(), f.clone())),
+            Some(Err(e)) => return Err(InstallError::Download(e.clone())),
+            None => return Err(InstallError::Download(format!("{}: not fetched", w.file))),
+        }
+    }
+    Ok(files)
+}
+
+/// The lock that lets one engine at a time install a given profile
+/// version; held until the returned file is dropped.
+fn lock_install(parent: &Path, p: &Plan) -> Result<crate::sys::lock::LockFile, InstallError> {
+    let lock_path = parent.join(format!(".{}.lock", p.reference()));
+    crate::sys::lock::lock(&lock_path).map_err(io(format!("cannot lock {}", lock_path.display())))
+}
+
+/// Puts each download into `dir`: unpacked when it is an archive (unless
+/// `extract: false`), else copied.
+fn unpack(p: &Plan, files: &[(String, Fetched)], dir: &Path) -> Result<(), InstallError> {
+    for (file, f) in files {
+        let d = p.downloads.iter().find(|d| d.file == *file).expect("plan download");
+        let format = extract::Format::of(file).filter(|_| d.extract != Some(false));
+        match format {
+            Some(fmt) => extract::extract(&f.path, file, fmt, dir).map_err(|e| match e {
+                extract::ExtractError::Interrupted => InstallError::Interrupted,
+                e => InstallError::Extract(e),
+            })?,
+            None => {
+                let to = dir.join(file);
+                std::fs::copy(&f.path, &to).map_err(io(format!("cannot copy {file} to {}", to.display())))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Moves the unpacked `tmp` to the plan's install directory, in place of
+/// an older install.
+fn replace_dir(parent: &Path, p: &Plan, tmp: tempfile::TempDir) -> Result<(), InstallError> {
+    if p.dir.exists() {
+        let old = parent.join(format!("{}old-{}", crate::sys::fs::temp_prefix(), p.reference()));
+        std::fs::rename(&p.dir, &old).map_err(io(format!("cannot move {} aside", p.dir.display())))?;
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    let kept = tmp.keep();
+    std::fs::rename(&kept, &p.dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&kept);
+        io(format!("cannot rename {} to {}", kept.display(), p.dir.display()))(e)
+    })
+}
+
+/// Records the finished install ([`STATE_FILE`]): what it installed, from which inputs.
+fn write_state(p: &Plan, log: &Path, seconds: f64) -> Result<(), InstallError> {
+    let state = State {
+        profile: p.id.clone(),
+        version: p.version.clone(),
+        inputs: p
+            .downloads
+            .iter()
+            .map(|d| (d.file.clone(), d.sha256.clone().unwrap_or_default().to_ascii_lowercase()))
+            .collect(),
+        items: p.keys.clone(),
+        installed_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        seconds,
+        log: log.display().to_string(),
+    };
+    let json = serde_json::to_vec_pretty(&state).expect("state serializes");
+    let state_file = p.dir.join(STATE_FILE);
+    crate::sys::fs::write_atomic(&state_file, &json)
+        .map_err(|source| InstallError::Io { what: format!("cannot write {}", state_file.display()), source })
 }
 
 #[cfg(test)]

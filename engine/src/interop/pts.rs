@@ -187,27 +187,57 @@ pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, I
 
 /// [`import`] against a list of profiles loaded once (the fuzzer's entry).
 pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> Result<ResultFile, ImportError> {
-    let err =
-        |pos: roxmltree::TextPos, msg: String| ImportError { file: file.to_string(), line: pos.row, col: pos.col, msg };
     let opts = roxmltree::ParsingOptions { nodes_limit: MAX_XML_NODES, ..Default::default() };
     let doc = roxmltree::Document::parse_with_options(text, opts)
-        .map_err(|e| err(e.pos(), format!("not well-formed XML: {e}")))?;
+        .map_err(|e| error(file, e.pos(), format!("not well-formed XML: {e}")))?;
+    let c = Composite { doc: &doc, file };
     let root = doc.root_element();
     if !root.has_tag_name("PhoronixTestSuite") {
-        return Err(err(
-            doc.text_pos_at(root.range().start),
+        return Err(c.error_at(
+            root,
             format!("expected a <PhoronixTestSuite> result file, found <{}>", root.tag_name().name()),
         ));
     }
-    let generated = root.children().find(|c| c.has_tag_name("Generated"));
+    let generated = root.children().find(|n| n.has_tag_name("Generated"));
     let title = generated.and_then(|g| child_text(g, "Title")).unwrap_or("imported").to_string();
     let mut f = ResultFile::new(&title);
     f.description = generated.and_then(|g| child_text(g, "Description")).unwrap_or("").to_string();
-    for s in root.children().filter(|c| c.has_tag_name("System")) {
-        let id = child_text(s, "Identifier")
-            .ok_or_else(|| err(doc.text_pos_at(s.range().start), "a <System> has no <Identifier>".into()))?;
+    for s in root.children().filter(|n| n.has_tag_name("System")) {
+        f.systems.push(c.system(s)?);
+    }
+    for r in root.children().filter(|n| n.has_tag_name("Result")) {
+        let t = c.result(r, &f, profiles)?;
+        f.results.push(t);
+    }
+    if f.systems.is_empty() && f.results.is_empty() {
+        return Err(c.error_at(root, "the file has no <System> and no <Result>".into()));
+    }
+    Ok(f)
+}
+
+fn error(file: &str, pos: roxmltree::TextPos, msg: String) -> ImportError {
+    ImportError { file: file.to_string(), line: pos.row, col: pos.col, msg }
+}
+
+/// A parsed composite.xml and its name, for errors that point into it.
+struct Composite<'a, 'input> {
+    doc: &'a roxmltree::Document<'input>,
+    file: &'a str,
+}
+
+impl Composite<'_, '_> {
+    /// An error at the start of `node`. Positions are found by scanning the
+    /// text from its start: only on error.
+    fn error_at(&self, node: roxmltree::Node, msg: String) -> ImportError {
+        error(self.file, self.doc.text_pos_at(node.range().start), msg)
+    }
+
+    /// A `<System>`: its identifier, Hardware and Software lines, notes.
+    fn system(&self, s: roxmltree::Node) -> Result<System, ImportError> {
+        let id =
+            child_text(s, "Identifier").ok_or_else(|| self.error_at(s, "a <System> has no <Identifier>".into()))?;
         let stamp = child_text(s, "TimeStamp").unwrap_or("").replacen(' ', "T", 1);
-        f.systems.push(System {
+        Ok(System {
             identifier: id.to_string(),
             hardware: parse_line(child_text(s, "Hardware").unwrap_or("")),
             software: parse_line(child_text(s, "Software").unwrap_or("")),
@@ -217,11 +247,17 @@ pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> R
             finished: None,
             engine_version: format!("Phoronix Test Suite {}", child_text(s, "TestClientVersion").unwrap_or("")),
             details: None,
-        });
+        })
     }
-    for r in root.children().filter(|c| c.has_tag_name("Result")) {
-        // Positions are found by scanning the text from its start: only on error.
-        let at = || doc.text_pos_at(r.range().start);
+
+    /// A `<Result>`, matched to engine's test where a profile has it; `f`
+    /// holds the systems read so far (the entries' time stamps).
+    fn result(
+        &self,
+        r: roxmltree::Node,
+        f: &ResultFile,
+        profiles: &[Arc<LoadedProfile>],
+    ) -> Result<TestResult, ImportError> {
         let ident = child_text(r, "Identifier").unwrap_or("").to_string();
         let rtitle = child_text(r, "Title").unwrap_or("").to_string();
         let description = child_text(r, "Description").unwrap_or("").to_string();
@@ -230,7 +266,7 @@ pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> R
         let proportion = match child_text(r, "Proportion").unwrap_or("HIB") {
             "LIB" => Proportion::Lib,
             "HIB" => Proportion::Hib,
-            other => return Err(err(at(), format!("<Proportion> is `{other}`, not HIB or LIB"))),
+            other => return Err(self.error_at(r, format!("<Proportion> is `{other}`, not HIB or LIB"))),
         };
         let matched = match_test(profiles, &ident, &rtitle, &description, &unit);
         let (test, profile, version, result, options) = match &matched {
@@ -243,35 +279,11 @@ pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> R
             ),
             None => (format!("{ident}[{arguments}]"), ident.clone(), String::new(), unit.clone(), Vec::new()),
         };
-        let mut entries = Vec::new();
-        if let Some(data) = r.children().find(|c| c.has_tag_name("Data")) {
-            for e in data.children().filter(|c| c.has_tag_name("Entry")) {
-                let id = child_text(e, "Identifier").unwrap_or("").to_string();
-                let value_text = child_text(e, "Value").unwrap_or("");
-                let Some(value) = num(value_text) else {
-                    if value_text.trim().is_empty() {
-                        continue; // PTS leaves failed runs empty
-                    }
-                    return Err(err(
-                        doc.text_pos_at(e.range().start),
-                        format!("<Value> `{value_text}` is not a number"),
-                    ));
-                };
-                let trials: Vec<f64> = child_text(e, "RawString")
-                    .map(|raw| raw.split(':').filter_map(num).collect())
-                    .filter(|v: &Vec<f64>| !v.is_empty())
-                    .unwrap_or_else(|| vec![value]);
-                let times: Vec<f64> = child_text(e, "JSON")
-                    .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
-                    .and_then(|v| {
-                        v.get("test-run-times").and_then(|t| t.as_str()).map(|t| t.split(':').filter_map(num).collect())
-                    })
-                    .unwrap_or_default();
-                let stamp = f.system(&id).map(|s| s.started.clone()).unwrap_or_default();
-                entries.extend(ResultEntry::from_trials(&id, trials, Some(value), times, stamp));
-            }
-        }
-        f.results.push(TestResult {
+        let entries = match r.children().find(|n| n.has_tag_name("Data")) {
+            Some(data) => self.entries(data, f)?,
+            None => Vec::new(),
+        };
+        Ok(TestResult {
             test,
             profile,
             profile_version: version,
@@ -285,12 +297,37 @@ pub fn import_with(text: &str, file: &str, profiles: &[Arc<LoadedProfile>]) -> R
             entries,
             pts: Some(PtsOrigin { identifier: ident, arguments }),
             repository: None,
-        });
+        })
     }
-    if f.systems.is_empty() && f.results.is_empty() {
-        return Err(err(doc.text_pos_at(root.range().start), "the file has no <System> and no <Result>".into()));
+
+    /// The `<Entry>` values of a result's `<Data>`, with their raw trials
+    /// and run times; PTS leaves failed runs empty, and they are skipped.
+    fn entries(&self, data: roxmltree::Node, f: &ResultFile) -> Result<Vec<ResultEntry>, ImportError> {
+        let mut entries = Vec::new();
+        for e in data.children().filter(|n| n.has_tag_name("Entry")) {
+            let id = child_text(e, "Identifier").unwrap_or("").to_string();
+            let value_text = child_text(e, "Value").unwrap_or("");
+            let Some(value) = num(value_text) else {
+                if value_text.trim().is_empty() {
+                    continue;
+                }
+                return Err(self.error_at(e, format!("<Value> `{value_text}` is not a number")));
+            };
+            let trials: Vec<f64> = child_text(e, "RawString")
+                .map(|raw| raw.split(':').filter_map(num).collect())
+                .filter(|v: &Vec<f64>| !v.is_empty())
+                .unwrap_or_else(|| vec![value]);
+            let times: Vec<f64> = child_text(e, "JSON")
+                .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
+                .and_then(|v| {
+                    v.get("test-run-times").and_then(|t| t.as_str()).map(|t| t.split(':').filter_map(num).collect())
+                })
+                .unwrap_or_default();
+            let stamp = f.system(&id).map(|s| s.started.clone()).unwrap_or_default();
+            entries.extend(ResultEntry::from_trials(&id, trials, Some(value), times, stamp));
+        }
+        Ok(entries)
     }
-    Ok(f)
 }
 
 #[cfg(test)]

@@ -4,15 +4,15 @@
 use super::yaml_index::{Path, YamlIndex};
 use crate::model::diag::{Diagnostic, Diagnostics, did_you_mean};
 use crate::model::profile::{
-    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, Scalar, Step,
-    WasmExecutor,
+    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, ReadyDef, Scalar,
+    Step, WasmExecutor,
 };
 use crate::model::template::{self, TemplateError};
 use crate::path;
 use crate::units;
 use indexmap::IndexMap;
 use regex::Regex;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Placeholders every test has, whatever its options.
 pub const BUILTIN_VARS: &[&str] =
@@ -135,7 +135,27 @@ pub fn check_profile(
     packages: &crate::install::packages::Catalog,
 ) -> Diagnostics {
     let mut c = Checker { file, index, packages, out: Diagnostics::default() };
+    check_header(&mut c, p);
+    let known = check_options(&mut c, p);
+    check_results(&mut c, p, &known);
+    match &p.executor {
+        ExecutorDef::External(x) => check_external(&mut c, x, &known),
+        ExecutorDef::Builtin(b) => check_builtin(&mut c, b, p, &known),
+        ExecutorDef::Wasm(w) => check_wasm(&mut c, w, &known),
+    }
+    check_trials(&mut c, p);
+    if let Some(d) = &p.hygiene.settle
+        && let Err(e) = units::parse_duration(d)
+    {
+        c.at_value(path!["hygiene", "settle"], e.to_string(), Some(units_hint(&e)));
+    }
+    check_requirements(&mut c, p, &known);
+    install::check(&mut c, p, &known);
+    c.out
+}
 
+/// `id`, `version` and `title`.
+fn check_header(c: &mut Checker, p: &Profile) {
     if !is_valid_id(&p.id) {
         c.at_value(
             path!["id"],
@@ -157,11 +177,15 @@ pub fn check_profile(
             Some("name the test as it should appear above its results".into()),
         );
     }
+}
 
-    // Options: unique ids, unique labels, consistent value names.
+/// Options: unique ids, unique labels, consistent value names. Returns the
+/// placeholder names the profile knows: the built-ins and the options' values.
+fn check_options(c: &mut Checker, p: &Profile) -> BTreeSet<String> {
     let mut known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
     let mut option_ids = HashSet::new();
-    let mut owner: std::collections::HashMap<String, String> = Default::default();
+    // Which option sets each value name.
+    let mut owner: HashMap<String, String> = HashMap::new();
     for (i, o) in p.options.iter().enumerate() {
         if !template::valid_name(&o.id) {
             c.at_value(
@@ -186,78 +210,8 @@ pub fn check_profile(
             );
         }
         let names = option_value_names(o);
-        let mut labels = HashSet::new();
-        for (j, e) in o.entries.iter().enumerate() {
-            if e.label.trim().is_empty() {
-                c.at_value(
-                    path!["options", i, "entries", j, "label"],
-                    "entry label is empty",
-                    Some("give the entry the text people should see, like `4KB`".into()),
-                );
-            }
-            if !labels.insert(e.label.to_lowercase()) {
-                c.at_value(
-                    path!["options", i, "entries", j, "label"],
-                    format!("duplicate entry label `{}` in option `{}`", e.label, o.id),
-                    Some(
-                        "labels pick entries on the command line, so each must be unique (case does not count)".into(),
-                    ),
-                );
-            }
-            let mut mine = BTreeSet::new();
-            if e.value.is_some() {
-                mine.insert(o.id.clone());
-            }
-            mine.extend(e.values.keys().cloned());
-            for k in e.values.keys() {
-                if !template::valid_name(k) {
-                    c.at_key(
-                        path!["options", i, "entries", j, "values", k.as_str()],
-                        format!("value name `{k}` is not a valid placeholder name"),
-                        Some("names use letters, digits, `_` and `-`, starting with a letter or `_`".into()),
-                    );
-                }
-            }
-            if j > 0 && mine != names {
-                let missing: Vec<_> = names.difference(&mine).cloned().collect();
-                let extra: Vec<_> = mine.difference(&names).cloned().collect();
-                let what = if !missing.is_empty() {
-                    format!(
-                        "entry `{}` has no value for {}",
-                        e.label,
-                        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                    )
-                } else {
-                    format!(
-                        "entry `{}` sets {} that the first entry does not",
-                        e.label,
-                        extra.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                    )
-                };
-                c.at_value(
-                    path!["options", i, "entries", j],
-                    what,
-                    Some("every entry of an option must set the same named values".into()),
-                );
-            }
-        }
-        for (k, d) in o.default.iter().enumerate() {
-            if !o.entries.iter().any(|e| e.label.eq_ignore_ascii_case(d)) {
-                let hint = did_you_mean(d, o.entries.iter().map(|e| e.label.as_str()))
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| {
-                        format!(
-                            "entries are: {}",
-                            o.entries.iter().map(|e| format!("`{}`", e.label)).collect::<Vec<_>>().join(", ")
-                        )
-                    });
-                c.at_value(
-                    path!["options", i, "default", k],
-                    format!("default `{d}` is not an entry of option `{}`", o.id),
-                    Some(hint),
-                );
-            }
-        }
+        check_entries(c, i, o, &names);
+        check_defaults(c, i, o);
         for n in names {
             if BUILTIN_VARS.contains(&n.as_str()) {
                 c.at_value(
@@ -275,8 +229,87 @@ pub fn check_profile(
             known.insert(n);
         }
     }
+    known
+}
 
-    // Results and parsers.
+/// The entries of option `i`: labels set and unique, value names valid and
+/// the same as the first entry's (`names`).
+fn check_entries(c: &mut Checker, i: usize, o: &OptionDef, names: &BTreeSet<String>) {
+    let mut labels = HashSet::new();
+    for (j, e) in o.entries.iter().enumerate() {
+        if e.label.trim().is_empty() {
+            c.at_value(
+                path!["options", i, "entries", j, "label"],
+                "entry label is empty",
+                Some("give the entry the text people should see, like `4KB`".into()),
+            );
+        }
+        if !labels.insert(e.label.to_lowercase()) {
+            c.at_value(
+                path!["options", i, "entries", j, "label"],
+                format!("duplicate entry label `{}` in option `{}`", e.label, o.id),
+                Some("labels pick entries on the command line, so each must be unique (case does not count)".into()),
+            );
+        }
+        let mut mine = BTreeSet::new();
+        if e.value.is_some() {
+            mine.insert(o.id.clone());
+        }
+        mine.extend(e.values.keys().cloned());
+        for k in e.values.keys() {
+            if !template::valid_name(k) {
+                c.at_key(
+                    path!["options", i, "entries", j, "values", k.as_str()],
+                    format!("value name `{k}` is not a valid placeholder name"),
+                    Some("names use letters, digits, `_` and `-`, starting with a letter or `_`".into()),
+                );
+            }
+        }
+        if j > 0 && mine != *names {
+            c.at_value(
+                path!["options", i, "entries", j],
+                value_names_differ(&e.label, names, &mine),
+                Some("every entry of an option must set the same named values".into()),
+            );
+        }
+    }
+}
+
+/// What an entry (`label`, setting `mine`) lacks or adds against the first entry's `names`.
+fn value_names_differ(label: &str, names: &BTreeSet<String>, mine: &BTreeSet<String>) -> String {
+    let ticked = |v: Vec<&String>| v.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+    let missing: Vec<_> = names.difference(mine).collect();
+    if !missing.is_empty() {
+        format!("entry `{label}` has no value for {}", ticked(missing))
+    } else {
+        format!("entry `{label}` sets {} that the first entry does not", ticked(mine.difference(names).collect()))
+    }
+}
+
+/// Each `default:` of option `i` names one of its entries.
+fn check_defaults(c: &mut Checker, i: usize, o: &OptionDef) {
+    for (k, d) in o.default.iter().enumerate() {
+        if !o.entries.iter().any(|e| e.label.eq_ignore_ascii_case(d)) {
+            let hint = did_you_mean(d, o.entries.iter().map(|e| e.label.as_str()))
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| {
+                    format!(
+                        "entries are: {}",
+                        o.entries.iter().map(|e| format!("`{}`", e.label)).collect::<Vec<_>>().join(", ")
+                    )
+                });
+            c.at_value(
+                path!["options", i, "default", k],
+                format!("default `{d}` is not an entry of option `{}`", o.id),
+                Some(hint),
+            );
+        }
+    }
+}
+
+/// Results declared, with unique ids and a unit; every parser; every result
+/// parsed (unless the executor returns values itself).
+fn check_results(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
     let mut result_ids = HashSet::new();
     if p.results.is_empty() {
         c.at_value(
@@ -303,7 +336,7 @@ pub fn check_profile(
     }
     let mut parsed = HashSet::new();
     for (i, pd) in p.parsers.iter().enumerate() {
-        check_parser(&mut c, i, pd, p, &known);
+        check_parser(c, i, pd, p, known);
         parsed.insert(pd.result.as_str());
     }
     for (i, r) in p.results.iter().enumerate() {
@@ -315,15 +348,10 @@ pub fn check_profile(
             );
         }
     }
+}
 
-    // Executor.
-    match &p.executor {
-        ExecutorDef::External(x) => check_external(&mut c, x, &known),
-        ExecutorDef::Builtin(b) => check_builtin(&mut c, b, p, &known),
-        ExecutorDef::Wasm(w) => check_wasm(&mut c, w, &known),
-    }
-
-    // Trials.
+/// `trials:`: at least one, `max` and `min` around `times`, a positive `target_ci`.
+fn check_trials(c: &mut Checker, p: &Profile) {
     let t = &p.trials;
     if t.times == 0 {
         c.at_value(
@@ -357,33 +385,13 @@ pub fn check_profile(
             Some("5 means trials are added while the 95 % CI of the mean is wider than ±5 % of it".into()),
         );
     }
+}
 
-    if let Some(d) = &p.hygiene.settle
-        && let Err(e) = units::parse_duration(d)
-    {
-        c.at_value(path!["hygiene", "settle"], e.to_string(), Some(units_hint(&e)));
-    }
-
-    // Requirements.
+/// `requirements:`: a free space that is a size (per test, when it uses
+/// option values), program names and their folders, absolute file paths.
+fn check_requirements(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
     if let Some(fs) = &p.requirements.free_space {
-        if template::names(fs).is_ok_and(|n| !n.is_empty()) {
-            // Per-test sizes come from the entries: check each test's value.
-            c.text(path!["requirements", "free_space"], fs, &known);
-            for combo in value_combos(p) {
-                if let Ok(s) = template::render(fs, |n| combo.get(n).map(String::as_str), false)
-                    && let Err(e) = units::parse_size(&s)
-                {
-                    c.at_value(
-                        path!["requirements", "free_space"],
-                        e.to_string(),
-                        Some("the entries' values must fill it with a size such as `1GiB`".into()),
-                    );
-                    break;
-                }
-            }
-        } else if let Err(e) = units::parse_size(fs) {
-            c.at_value(path!["requirements", "free_space"], e.to_string(), Some(units_hint(&e)));
-        }
+        check_free_space(c, p, fs, known);
     }
     for (i, pr) in p.requirements.programs.iter().enumerate() {
         if pr.name.trim().is_empty() || pr.name.contains('/') {
@@ -394,7 +402,7 @@ pub fn check_profile(
             );
         }
         if let Some(pkg) = &pr.package {
-            install::check_package_name(&mut c, path!["requirements", "programs", i, "package"], pkg);
+            install::check_package_name(c, path!["requirements", "programs", i, "package"], pkg);
         }
         for (j, d) in pr.dirs.iter().enumerate() {
             if !d.starts_with('/') || d.split('/').any(|part| part == "..") {
@@ -415,10 +423,32 @@ pub fn check_profile(
             );
         }
     }
-    install::check(&mut c, p, &known);
-    c.out
 }
 
+/// `requirements.free_space`: a size, or placeholders every entry fills with one.
+fn check_free_space(c: &mut Checker, p: &Profile, fs: &str, known: &BTreeSet<String>) {
+    if template::names(fs).is_ok_and(|n| !n.is_empty()) {
+        // Per-test sizes come from the entries: check each test's value.
+        c.text(path!["requirements", "free_space"], fs, known);
+        for combo in value_combos(p) {
+            if let Ok(s) = template::render(fs, |n| combo.get(n).map(String::as_str), false)
+                && let Err(e) = units::parse_size(&s)
+            {
+                c.at_value(
+                    path!["requirements", "free_space"],
+                    e.to_string(),
+                    Some("the entries' values must fill it with a size such as `1GiB`".into()),
+                );
+                break;
+            }
+        }
+    } else if let Err(e) = units::parse_size(fs) {
+        c.at_value(path!["requirements", "free_space"], e.to_string(), Some(units_hint(&e)));
+    }
+}
+
+/// Parser `i`: it names a declared result, reads one way, and each of its
+/// settings is valid for that way.
 fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &BTreeSet<String>) {
     if !p.results.iter().any(|r| r.id == pd.result) {
         let hint = match did_you_mean(&pd.result, p.results.iter().map(|r| r.id.as_str())) {
@@ -434,46 +464,9 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             Some(hint),
         );
     }
-    let kinds: Vec<&str> = [
-        pd.regex.as_ref().map(|_| "regex"),
-        pd.json_pointer.as_ref().map(|_| "json_pointer"),
-        pd.template.as_ref().map(|_| "template"),
-        pd.wall_time.then_some("wall_time"),
-        pd.plugin.as_ref().map(|_| "plugin"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    match kinds.len() {
-        0 => c.at_value(
-            path!["parsers", i],
-            "parser has no kind",
-            Some("set one of `regex`, `json_pointer`, `template`, `wall_time: true` or `plugin`".into()),
-        ),
-        1 => {}
-        _ => c.at_key(
-            path!["parsers", i, kinds[1]],
-            format!("parser sets both `{}` and `{}`", kinds[0], kinds[1]),
-            Some("a parser reads one way; split it into two parsers".into()),
-        ),
-    }
+    check_parser_kind(c, i, pd);
     if let Some(re) = &pd.regex {
-        match Regex::new(re) {
-            Err(e) => {
-                let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
-                c.at_value(
-                    path!["parsers", i, "regex"],
-                    format!("regex does not compile: {}", first.trim_start_matches("error: ")),
-                    Some("the syntax is that of Rust's regex crate (https://docs.rs/regex); in YAML, single quotes keep backslashes as written".into()),
-                )
-            }
-            Ok(r) if !r.capture_names().flatten().any(|n| n == "value") => c.at_value(
-                path!["parsers", i, "regex"],
-                "regex has no named capture `value`",
-                Some("wrap the number in `(?P<value>…)`, e.g. `Files/sec:\\s+(?P<value>[0-9.]+)`".into()),
-            ),
-            Ok(_) => {}
-        }
+        check_regex(c, i, re);
     }
     if let Some(ptr) = &pd.json_pointer {
         c.text(path!["parsers", i, "json_pointer"], ptr, known);
@@ -501,6 +494,59 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
         }
         c.plugin_limits(path!["parsers", i, "plugin", "limits"], &pl.limits);
     }
+    check_parser_modifiers(c, i, pd);
+    check_when(c, path!["parsers", i, "when"], &pd.when, p, known);
+}
+
+/// A parser sets exactly one of its kinds (`regex`, `template` …).
+fn check_parser_kind(c: &mut Checker, i: usize, pd: &ParserDef) {
+    let kinds: Vec<&str> = [
+        pd.regex.as_ref().map(|_| "regex"),
+        pd.json_pointer.as_ref().map(|_| "json_pointer"),
+        pd.template.as_ref().map(|_| "template"),
+        pd.wall_time.then_some("wall_time"),
+        pd.plugin.as_ref().map(|_| "plugin"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match kinds.len() {
+        0 => c.at_value(
+            path!["parsers", i],
+            "parser has no kind",
+            Some("set one of `regex`, `json_pointer`, `template`, `wall_time: true` or `plugin`".into()),
+        ),
+        1 => {}
+        _ => c.at_key(
+            path!["parsers", i, kinds[1]],
+            format!("parser sets both `{}` and `{}`", kinds[0], kinds[1]),
+            Some("a parser reads one way; split it into two parsers".into()),
+        ),
+    }
+}
+
+/// A parser's regex compiles and captures `value`.
+fn check_regex(c: &mut Checker, i: usize, re: &str) {
+    match Regex::new(re) {
+        Err(e) => {
+            let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
+            c.at_value(
+                path!["parsers", i, "regex"],
+                format!("regex does not compile: {}", first.trim_start_matches("error: ")),
+                Some("the syntax is that of Rust's regex crate (https://docs.rs/regex); in YAML, single quotes keep backslashes as written".into()),
+            )
+        }
+        Ok(r) if !r.capture_names().flatten().any(|n| n == "value") => c.at_value(
+            path!["parsers", i, "regex"],
+            "regex has no named capture `value`",
+            Some("wrap the number in `(?P<value>…)`, e.g. `Files/sec:\\s+(?P<value>[0-9.]+)`".into()),
+        ),
+        Ok(_) => {}
+    }
+}
+
+/// Line hints only on a template parser; `multiply_by` and `divide_by` non-zero numbers.
+fn check_parser_modifiers(c: &mut Checker, i: usize, pd: &ParserDef) {
     for hint_key in ["line_hint", "line_before_hint", "line_after_hint"] {
         let set = match hint_key {
             "line_hint" => pd.line_hint.is_some(),
@@ -526,7 +572,6 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             );
         }
     }
-    check_when(c, path!["parsers", i, "when"], &pd.when, p, known);
 }
 
 /// Checks a `when:` map: every key an option value, every value one an entry sets.
@@ -559,6 +604,16 @@ fn check_when(c: &mut Checker, at: Path, when: &IndexMap<String, Scalar>, p: &Pr
     }
 }
 
+/// Path of `rest` inside the `server:` of step `i` of the `list` steps.
+fn server_path(list: &str, i: usize, rest: &[&str]) -> Path {
+    let mut p = path!["executor", "external", list, i, "server"];
+    p.extend(rest.iter().map(|r| (*r).into()));
+    p
+}
+
+/// A `server:` step (`list` step `i`): no keys of its own beside `server`,
+/// not after the trial, a unique name, a program, a ready condition, a stop
+/// signal and timeout engine knows, and only the test's files to remove.
 fn check_server(
     c: &mut Checker,
     list: &str,
@@ -568,27 +623,8 @@ fn check_server(
     names: &mut HashSet<String>,
 ) {
     let Some(d) = &s.server else { return };
-    let at = |rest: &[&str]| {
-        let mut p = path!["executor", "external", list, i, "server"];
-        p.extend(rest.iter().map(|r| (*r).into()));
-        p
-    };
-    for (key, set) in [("program", s.program.is_some()), ("shell", s.shell.is_some()), ("args", !s.args.is_empty())] {
-        if set {
-            c.at_key(
-                path!["executor", "external", list, i, key],
-                format!("a `server` step has no `{key}`: the server's own `program` and `args` say what runs"),
-                Some("move it into `server:`".into()),
-            );
-        }
-    }
-    if list == "post_trial" || list == "post_test" {
-        c.at_key(
-            path!["executor", "external", list, i, "server"],
-            format!("a server cannot start in `{list}`: nothing would run while it does"),
-            Some("start it in `pre_test` (it runs for the whole test) or `pre_trial` (for one trial)".into()),
-        );
-    }
+    check_server_step(c, list, i, s);
+    let at = |rest: &[&str]| server_path(list, i, rest);
     if !is_valid_id(&d.name) {
         c.at_value(
             at(&["name"]),
@@ -614,7 +650,48 @@ fn check_server(
     for (k, v) in &d.env {
         c.text(at(&["env", k.as_str()]), v, known);
     }
-    let r = &d.ready;
+    check_ready(c, list, i, &d.ready, known);
+    if let Some(sig) = &d.stop_signal
+        && crate::sys::proc::signal_by_name(sig).is_none()
+    {
+        c.at_value(
+            at(&["stop_signal"]),
+            format!("unknown signal `{sig}`"),
+            Some("use TERM, INT, QUIT, HUP, WINCH, USR1 or USR2".into()),
+        );
+    }
+    if let Some(t) = &d.stop_timeout
+        && let Err(e) = units::parse_duration(t)
+    {
+        c.at_value(at(&["stop_timeout"]), e.to_string(), Some(units_hint(&e)));
+    }
+    check_server_remove(c, list, i, &d.remove, known);
+}
+
+/// The step around a server says nothing of its own, and is not in a
+/// list that runs after the trial.
+fn check_server_step(c: &mut Checker, list: &str, i: usize, s: &Step) {
+    for (key, set) in [("program", s.program.is_some()), ("shell", s.shell.is_some()), ("args", !s.args.is_empty())] {
+        if set {
+            c.at_key(
+                path!["executor", "external", list, i, key],
+                format!("a `server` step has no `{key}`: the server's own `program` and `args` say what runs"),
+                Some("move it into `server:`".into()),
+            );
+        }
+    }
+    if list == "post_trial" || list == "post_test" {
+        c.at_key(
+            path!["executor", "external", list, i, "server"],
+            format!("a server cannot start in `{list}`: nothing would run while it does"),
+            Some("start it in `pre_test` (it runs for the whole test) or `pre_trial` (for one trial)".into()),
+        );
+    }
+}
+
+/// A server's `ready:` names a condition, each one valid.
+fn check_ready(c: &mut Checker, list: &str, i: usize, r: &ReadyDef, known: &BTreeSet<String>) {
+    let at = |rest: &[&str]| server_path(list, i, rest);
     if r.socket.is_none() && r.tcp.is_none() && r.command.is_empty() {
         c.at_value(
             at(&["ready"]),
@@ -645,22 +722,12 @@ fn check_server(
         p.push(j.into());
         c.arg(p, a, known);
     }
-    if let Some(sig) = &d.stop_signal
-        && crate::sys::proc::signal_by_name(sig).is_none()
-    {
-        c.at_value(
-            at(&["stop_signal"]),
-            format!("unknown signal `{sig}`"),
-            Some("use TERM, INT, QUIT, HUP, WINCH, USR1 or USR2".into()),
-        );
-    }
-    if let Some(t) = &d.stop_timeout
-        && let Err(e) = units::parse_duration(t)
-    {
-        c.at_value(at(&["stop_timeout"]), e.to_string(), Some(units_hint(&e)));
-    }
-    for (j, r) in d.remove.iter().enumerate() {
-        let mut p = at(&["remove"]);
+}
+
+/// A server's `remove:` paths lie inside the test's directory.
+fn check_server_remove(c: &mut Checker, list: &str, i: usize, remove: &[String], known: &BTreeSet<String>) {
+    for (j, r) in remove.iter().enumerate() {
+        let mut p = server_path(list, i, &["remove"]);
         p.push(j.into());
         c.text(p.clone(), r, known);
         let inside = ["{{test_dir}}/", "{{scratch_dir}}/"].iter().any(|pre| r.starts_with(pre) && r.len() > pre.len());

@@ -183,109 +183,124 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Index, IndexError> {
 /// Checks what the types cannot say.
 fn check(index: &Index, bytes: &[u8], file: &str) -> Result<(), IndexError> {
     let text = String::from_utf8_lossy(bytes);
-    let err = |field: String, needle: &str, msg: String, hint: &str| {
-        let (line, col) = position_of(&text, needle);
-        Err(IndexError::Invalid { file: file.into(), line, col, field, msg, hint: hint.into() })
-    };
+    let at = Located { text: &text, file };
     if index.format != FORMAT {
-        return err(
+        return Err(at.error(
             "format".into(),
             "\"format\"",
             format!("format {} is not one this engine reads (it reads {FORMAT})", index.format),
             "a newer engine wrote this index: upgrade engine",
-        );
+        ));
     }
-    let check_archive = |field: String, a: &Archive, engine: &str| -> Result<(), IndexError> {
-        if a.sha256.len() != 64 || !a.sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-            return err(
-                format!("{field}.archive.sha256"),
-                &a.sha256,
-                format!("`{}` is not a SHA-256 (64 lower-case hex digits)", a.sha256),
-                "the publisher's index is damaged; publish it again",
-            );
-        }
-        if a.size > MAX_ARCHIVE_BYTES {
-            return err(
-                format!("{field}.archive.size"),
-                &a.sha256,
-                format!("{} bytes is more than the {MAX_ARCHIVE_BYTES} bytes an archive may have", a.size),
-                "profiles, suites and results are small; this index is damaged or hostile",
-            );
-        }
-        if !safe_relative(&a.path) {
-            return err(
-                format!("{field}.archive.path"),
-                &a.path,
-                format!("`{}` is not a relative path inside the repository", a.path),
-                "archive paths are like `profiles/fio/fio-1.2.0.tar.gz`, without `..`",
-            );
-        }
-        if semver::Version::parse(engine).is_err() {
-            return err(
-                format!("{field}.engine"),
-                engine,
-                format!("`{engine}` is not a version"),
-                "write the oldest engine version that can use it, like `0.1.0`",
-            );
-        }
-        Ok(())
-    };
     for (i, p) in index.profiles.iter().enumerate() {
         if !crate::profile::validate::is_valid_id(&p.id) {
-            return err(
+            return Err(at.error(
                 format!("profiles[{i}].id"),
                 &p.id,
                 format!("`{}` is not a profile id", p.id),
                 "ids are lower case letters, digits and `-`",
-            );
+            ));
         }
         for (j, v) in p.versions.iter().enumerate() {
-            if semver::Version::parse(&v.version).is_err() {
-                return err(
-                    format!("profiles[{i}].versions[{j}].version"),
-                    &v.version,
-                    format!("`{}` is not a version (semver)", v.version),
-                    "profile versions look like `1.2.0`",
-                );
-            }
-            check_archive(format!("profiles[{i}].versions[{j}]"), &v.archive, &v.engine)?;
+            let field = format!("profiles[{i}].versions[{j}]");
+            at.semver(&field, &v.version, "profile versions look like `1.2.0`")?;
+            at.archive(field, &v.archive, &v.engine)?;
         }
     }
     for (i, s) in index.suites.iter().enumerate() {
         if !crate::profile::validate::is_valid_id(&s.id) {
-            return err(
+            return Err(at.error(
                 format!("suites[{i}].id"),
                 &s.id,
                 format!("`{}` is not a suite id", s.id),
                 "ids are lower case letters, digits and `-`",
-            );
+            ));
         }
         for (j, v) in s.versions.iter().enumerate() {
-            if semver::Version::parse(&v.version).is_err() {
-                return err(
-                    format!("suites[{i}].versions[{j}].version"),
-                    &v.version,
-                    format!("`{}` is not a version (semver)", v.version),
-                    "suite versions look like `1.0.0`",
-                );
-            }
-            check_archive(format!("suites[{i}].versions[{j}]"), &v.archive, &v.engine)?;
+            let field = format!("suites[{i}].versions[{j}]");
+            at.semver(&field, &v.version, "suite versions look like `1.0.0`")?;
+            at.archive(field, &v.archive, &v.engine)?;
         }
     }
     for (i, r) in index.results.iter().enumerate() {
         if crate::store::check_name(&r.name).is_err() {
-            return err(
+            return Err(at.error(
                 format!("results[{i}].name"),
                 &r.name,
                 format!("`{}` is not a result name", r.name),
                 "result names are one folder name, without `/` or `..`",
-            );
+            ));
         }
         for (j, v) in r.versions.iter().enumerate() {
-            check_archive(format!("results[{i}].versions[{j}]"), &v.archive, &v.engine)?;
+            at.archive(format!("results[{i}].versions[{j}]"), &v.archive, &v.engine)?;
         }
     }
     Ok(())
+}
+
+/// The index's text and file name: errors point at where a value is.
+struct Located<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Located<'_> {
+    /// An error at the first occurrence of `needle`.
+    fn error(&self, field: String, needle: &str, msg: String, hint: &str) -> IndexError {
+        let (line, col) = position_of(self.text, needle);
+        IndexError::Invalid { file: self.file.into(), line, col, field, msg, hint: hint.into() }
+    }
+
+    /// `field.version` is semver.
+    fn semver(&self, field: &str, version: &str, hint: &str) -> Result<(), IndexError> {
+        if semver::Version::parse(version).is_err() {
+            return Err(self.error(
+                format!("{field}.version"),
+                version,
+                format!("`{version}` is not a version (semver)"),
+                hint,
+            ));
+        }
+        Ok(())
+    }
+
+    /// A version's archive (a SHA-256, a size engine accepts, a path inside
+    /// the repository) and the engine version it needs.
+    fn archive(&self, field: String, a: &Archive, engine: &str) -> Result<(), IndexError> {
+        if a.sha256.len() != 64 || !a.sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(self.error(
+                format!("{field}.archive.sha256"),
+                &a.sha256,
+                format!("`{}` is not a SHA-256 (64 lower-case hex digits)", a.sha256),
+                "the publisher's index is damaged; publish it again",
+            ));
+        }
+        if a.size > MAX_ARCHIVE_BYTES {
+            return Err(self.error(
+                format!("{field}.archive.size"),
+                &a.sha256,
+                format!("{} bytes is more than the {MAX_ARCHIVE_BYTES} bytes an archive may have", a.size),
+                "profiles, suites and results are small; this index is damaged or hostile",
+            ));
+        }
+        if !safe_relative(&a.path) {
+            return Err(self.error(
+                format!("{field}.archive.path"),
+                &a.path,
+                format!("`{}` is not a relative path inside the repository", a.path),
+                "archive paths are like `profiles/fio/fio-1.2.0.tar.gz`, without `..`",
+            ));
+        }
+        if semver::Version::parse(engine).is_err() {
+            return Err(self.error(
+                format!("{field}.engine"),
+                engine,
+                format!("`{engine}` is not a version"),
+                "write the oldest engine version that can use it, like `0.1.0`",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Line and column (1-based) of the first occurrence of `needle` in `text`.

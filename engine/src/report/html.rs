@@ -196,141 +196,24 @@ impl Exporter for Html {
     fn export(&self, r: &ResultFile, view: &View) -> String {
         let m = crate::analysis::Matrix::new(r);
         let a = super::view::analyze_matrix(r, &m, view);
-        let mut verdicts: Vec<Vec<Said>> = (0..r.results.len()).map(|_| Vec::new()).collect();
-        for (i, cs) in &a.comparisons {
-            verdicts[*i] = cs
-                .iter()
-                .map(|(id, c)| Said {
-                    id,
-                    text: c.describe(),
-                    kind: match c.verdict {
-                        Verdict::Better(_) => "better",
-                        Verdict::Worse(_) => "worse",
-                        _ => "none",
-                    },
-                })
-                .collect();
-        }
-        let results: Vec<Chart> = r
-            .results
-            .iter()
-            .zip(&m.rows)
-            .map(|(t, row)| Chart {
-                unit: &t.unit,
-                unit_line: svg::unit_line(&t.unit, t.proportion),
-                hib: t.proportion == crate::model::profile::Proportion::Hib,
-                entries: row
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, e)| e.map(|e| (i, e)))
-                    .map(|(i, e)| Bar {
-                        i,
-                        value: e.value,
-                        se: e.se,
-                        text: super::format::bar_text(e.value, e.se, e.n),
-                    })
-                    .collect(),
-                noisy: t.entries.iter().any(|e| crate::analysis::noise::is_noisy(e, noise_rsd())),
-            })
-            .collect();
+        let verdicts = verdicts(r, &a);
+        let results = charts(r, &m);
         // The geometric mean compares identifiers: none with only one.
         let geomean = a.geometric.as_deref().filter(|_| a.ids.len() > 1);
         // About what a bar and its data take, so the page is rarely copied.
         let mut h = String::with_capacity(64 * 1024 + r.results.len() * a.ids.len() * 700);
-        h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-        h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-        h.push_str(&format!("<title>{}</title><style>{STYLE}</style></head><body>\n", esc(&r.title)));
-        h.push_str(&format!("<h1>{}</h1>", esc(&r.title)));
-        if !r.description.is_empty() {
-            h.push_str(&format!("<p class=\"desc\">{}</p>", esc(&r.description)));
-        }
-        if !r.left_out.is_empty() {
-            h.push_str("<h2>Left out</h2><ul class=\"left-out\">");
-            for l in &r.left_out {
-                h.push_str(&format!("<li><b>{}</b>: {}</li>", esc(&l.source), esc(&l.reason)));
-            }
-            h.push_str("</ul>");
-        }
-        // System table: one column per identifier; rows that differ are marked.
+        head(&mut h, r);
         if !r.systems.is_empty() {
-            h.push_str("<h2>Systems</h2><table class=\"systems\"><tr><th></th>");
-            for s in &r.systems {
-                h.push_str(&format!("<th>{}</th>", esc(&s.identifier)));
-            }
-            h.push_str("</tr>");
-            for row in super::systems::table(r) {
-                h.push_str(&format!(
-                    "<tr{}><th>{}</th>",
-                    if row.uniform() { "" } else { " class=\"changed\"" },
-                    esc(&row.key)
-                ));
-                for v in &row.values {
-                    h.push_str(&format!("<td><div>{}</div></td>", esc(v.as_deref().unwrap_or(""))));
-                }
-                h.push_str("</tr>");
-            }
-            h.push_str("</table>");
-            let changes: Vec<(String, Vec<String>)> =
-                super::systems::changes(r).into_iter().filter(|(_, l)| !l.is_empty()).collect();
-            if !changes.is_empty() {
-                let n: usize = changes.iter().map(|(_, l)| l.len()).sum();
-                h.push_str(&format!(
-                    "<details class=\"changes-list\"><summary>{n} change(s) between identifiers</summary>"
-                ));
-                for (id, lines) in changes {
-                    for l in lines {
-                        h.push_str(&format!("<div class=\"changes\">{}: {}</div>", esc(&id), esc(&l)));
-                    }
-                }
-                h.push_str("</details>");
-            }
+            systems(&mut h, r);
         }
-        // The toggles need the script: hidden until it runs.
-        let n = r.results.len();
-        h.push_str(&format!(
-            "<div class=\"controls\" hidden><label>Normalize <select id=\"normalize\"><option value=\"none\">no</option>\
-             <option value=\"lowest\">to the lowest</option><option value=\"baseline\">to the baseline</option></select></label>\
-             <label><input type=\"checkbox\" id=\"hide-noisy\"> Hide noisy results (relative SD over 6 %)</label>\
-             <label>Sort bars <select id=\"sort\"><option value=\"identifier\">by identifier</option>\
-             <option value=\"value\">by value</option></select></label> <span id=\"shown\">{n} of {n} results shown</span></div>",
-        ));
+        controls(&mut h, r.results.len());
         h.push_str("<div id=\"results\">");
         for ((t, row), said) in r.results.iter().zip(&m.rows).zip(&verdicts) {
             section(&mut h, t, &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
         }
         h.push_str("</div>");
         if a.ids.len() > 1 {
-            if let Some(b) = &a.baseline {
-                h.push_str(&format!("<p class=\"desc\">Baseline: {}. Verdicts: Welch's t-test at 5 %, changes under {} % do not count.</p>", esc(b), view.noise_pct));
-            }
-            h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} results every identifier has; lower-is-better results inverted.</p><div id=\"geomean\">", a.shared));
-            if let Some(g) = geomean {
-                h.push_str(&svg::bars(&svg::geomean_chart(g, &a.ids, a.shared)));
-            }
-            h.push_str("</div>");
-            h.push_str("<h2>Wins and losses</h2><table class=\"wins\"><tr><th>Identifier</th><th>Wins</th><th>Losses</th></tr>");
-            for t in &a.wins {
-                h.push_str(&format!(
-                    "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&t.identifier),
-                    t.wins,
-                    t.losses
-                ));
-            }
-            h.push_str("</table>");
-            if !a.notable.is_empty() {
-                h.push_str("<h2>Notable results</h2><table><tr><th>Spread</th><th>Result</th></tr>");
-                for (i, s) in &a.notable {
-                    let t = &r.results[*i];
-                    h.push_str(&format!(
-                        "<tr><td>{s:.2}x</td><td>{}: {} ({})</td></tr>",
-                        esc(&t.title),
-                        esc(&t.description),
-                        esc(&t.unit)
-                    ));
-                }
-                h.push_str("</table>");
-            }
+            comparison(&mut h, r, &a, view, geomean);
         }
         let data = Data {
             ids: &a.ids,
@@ -342,15 +225,162 @@ impl Exporter for Html {
                     .collect()
             }),
         };
-        let json = serde_json::to_string(&data).expect("report data serializes");
-        // Freed before the page grows by the JSON: large comparisons are large.
-        drop(data);
-        h.push_str("<script type=\"application/json\" id=\"data\">");
-        push_script_json(&mut h, &json);
-        h.push_str("</script>");
+        push_data(&mut h, data);
         h.push_str(&format!("<script>{SCRIPT}</script>\n</body></html>\n"));
         h
     }
+}
+
+/// Per result, the verdict lines against the baseline.
+fn verdicts<'a>(r: &ResultFile, a: &'a super::view::Analysis) -> Vec<Vec<Said<'a>>> {
+    let mut verdicts: Vec<Vec<Said>> = (0..r.results.len()).map(|_| Vec::new()).collect();
+    for (i, cs) in &a.comparisons {
+        verdicts[*i] = cs
+            .iter()
+            .map(|(id, c)| Said {
+                id,
+                text: c.describe(),
+                kind: match c.verdict {
+                    Verdict::Better(_) => "better",
+                    Verdict::Worse(_) => "worse",
+                    _ => "none",
+                },
+            })
+            .collect();
+    }
+    verdicts
+}
+
+/// Per result, the values the script redraws its chart from.
+fn charts<'a>(r: &'a ResultFile, m: &crate::analysis::Matrix) -> Vec<Chart<'a>> {
+    r.results
+        .iter()
+        .zip(&m.rows)
+        .map(|(t, row)| Chart {
+            unit: &t.unit,
+            unit_line: svg::unit_line(&t.unit, t.proportion),
+            hib: t.proportion == crate::model::profile::Proportion::Hib,
+            entries: row
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| e.map(|e| (i, e)))
+                .map(|(i, e)| Bar { i, value: e.value, se: e.se, text: super::format::bar_text(e.value, e.se, e.n) })
+                .collect(),
+            noisy: t.entries.iter().any(|e| crate::analysis::noise::is_noisy(e, noise_rsd())),
+        })
+        .collect()
+}
+
+/// The page's head, its title and description, and what was left out.
+fn head(h: &mut String, r: &ResultFile) {
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    h.push_str(&format!("<title>{}</title><style>{STYLE}</style></head><body>\n", esc(&r.title)));
+    h.push_str(&format!("<h1>{}</h1>", esc(&r.title)));
+    if !r.description.is_empty() {
+        h.push_str(&format!("<p class=\"desc\">{}</p>", esc(&r.description)));
+    }
+    if !r.left_out.is_empty() {
+        h.push_str("<h2>Left out</h2><ul class=\"left-out\">");
+        for l in &r.left_out {
+            h.push_str(&format!("<li><b>{}</b>: {}</li>", esc(&l.source), esc(&l.reason)));
+        }
+        h.push_str("</ul>");
+    }
+}
+
+/// The system table: one column per identifier; rows that differ are
+/// marked, and the changes between identifiers listed.
+fn systems(h: &mut String, r: &ResultFile) {
+    h.push_str("<h2>Systems</h2><table class=\"systems\"><tr><th></th>");
+    for s in &r.systems {
+        h.push_str(&format!("<th>{}</th>", esc(&s.identifier)));
+    }
+    h.push_str("</tr>");
+    for row in super::systems::table(r) {
+        h.push_str(&format!("<tr{}><th>{}</th>", if row.uniform() { "" } else { " class=\"changed\"" }, esc(&row.key)));
+        for v in &row.values {
+            h.push_str(&format!("<td><div>{}</div></td>", esc(v.as_deref().unwrap_or(""))));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    let changes: Vec<(String, Vec<String>)> =
+        super::systems::changes(r).into_iter().filter(|(_, l)| !l.is_empty()).collect();
+    if !changes.is_empty() {
+        let n: usize = changes.iter().map(|(_, l)| l.len()).sum();
+        h.push_str(&format!("<details class=\"changes-list\"><summary>{n} change(s) between identifiers</summary>"));
+        for (id, lines) in changes {
+            for l in lines {
+                h.push_str(&format!("<div class=\"changes\">{}: {}</div>", esc(&id), esc(&l)));
+            }
+        }
+        h.push_str("</details>");
+    }
+}
+
+/// The toggles, for `n` results; they need the script, so hidden until it runs.
+fn controls(h: &mut String, n: usize) {
+    h.push_str(&format!(
+        "<div class=\"controls\" hidden><label>Normalize <select id=\"normalize\"><option value=\"none\">no</option>\
+         <option value=\"lowest\">to the lowest</option><option value=\"baseline\">to the baseline</option></select></label>\
+         <label><input type=\"checkbox\" id=\"hide-noisy\"> Hide noisy results (relative SD over 6 %)</label>\
+         <label>Sort bars <select id=\"sort\"><option value=\"identifier\">by identifier</option>\
+         <option value=\"value\">by value</option></select></label> <span id=\"shown\">{n} of {n} results shown</span></div>",
+    ));
+}
+
+/// What compares identifiers: the baseline, the geometric mean, wins and
+/// losses, the notable results.
+fn comparison(
+    h: &mut String,
+    r: &ResultFile,
+    a: &super::view::Analysis,
+    view: &View,
+    geomean: Option<&[(String, f64)]>,
+) {
+    if let Some(b) = &a.baseline {
+        h.push_str(&format!(
+            "<p class=\"desc\">Baseline: {}. Verdicts: Welch's t-test at 5 %, changes under {} % do not count.</p>",
+            esc(b),
+            view.noise_pct
+        ));
+    }
+    h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} results every identifier has; lower-is-better results inverted.</p><div id=\"geomean\">", a.shared));
+    if let Some(g) = geomean {
+        h.push_str(&svg::bars(&svg::geomean_chart(g, &a.ids, a.shared)));
+    }
+    h.push_str("</div>");
+    h.push_str(
+        "<h2>Wins and losses</h2><table class=\"wins\"><tr><th>Identifier</th><th>Wins</th><th>Losses</th></tr>",
+    );
+    for t in &a.wins {
+        h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&t.identifier), t.wins, t.losses));
+    }
+    h.push_str("</table>");
+    if !a.notable.is_empty() {
+        h.push_str("<h2>Notable results</h2><table><tr><th>Spread</th><th>Result</th></tr>");
+        for (i, s) in &a.notable {
+            let t = &r.results[*i];
+            h.push_str(&format!(
+                "<tr><td>{s:.2}x</td><td>{}: {} ({})</td></tr>",
+                esc(&t.title),
+                esc(&t.description),
+                esc(&t.unit)
+            ));
+        }
+        h.push_str("</table>");
+    }
+}
+
+/// The data block the script redraws from.
+fn push_data(h: &mut String, data: Data) {
+    let json = serde_json::to_string(&data).expect("report data serializes");
+    // Freed before the page grows by the JSON: large comparisons are large.
+    drop(data);
+    h.push_str("<script type=\"application/json\" id=\"data\">");
+    push_script_json(h, &json);
+    h.push_str("</script>");
 }
 
 #[cfg(test)]

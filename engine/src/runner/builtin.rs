@@ -32,6 +32,50 @@ impl Builtin {
         };
         ExecError::Workload { workload: format!("workload {}", self.def.workload), message }
     }
+
+    /// The head of a trial's log: the workload and its config, where it ran,
+    /// how long and what it cost.
+    fn log_header(&self, env: &TrialEnv<'_>, wall: Duration, usage: &Usage) -> String {
+        format!(
+            "# workload {} {}\n# cwd: {}\n# after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n",
+            self.def.workload,
+            self.def.config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+            env.scratch.display(),
+            wall.as_secs_f64(),
+            usage.user.as_secs_f64(),
+            usage.system.as_secs_f64(),
+            usage.max_rss_kib,
+        )
+    }
+
+    /// The error of a workload that returned `e` (a timeout when it was
+    /// cancelled after `timeout`), pointing at the trial's `log`.
+    fn workload_failed(&self, e: Error, timeout: Option<Duration>, log: &Path) -> ExecError {
+        let message = if e.kind == ErrorKind::Cancelled {
+            let after = humantime::format_duration(timeout.unwrap_or_default()).to_string();
+            format!("timed out after {after}; see {}", log.display())
+        } else {
+            let err = self.error(e).to_string();
+            format!("{}; see {}", err.split_once(": ").map(|x| x.1).unwrap_or(""), log.display())
+        };
+        ExecError::Workload { workload: format!("workload {}", self.def.workload), message }
+    }
+
+    /// The error of a workload that panicked with `payload`.
+    fn panicked(&self, payload: &(dyn std::any::Any + Send)) -> ExecError {
+        let msg =
+            payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned());
+        ExecError::Workload {
+            workload: format!("workload {}", self.def.workload),
+            message: format!("panicked: {}", msg.unwrap_or_default()),
+        }
+    }
+}
+
+/// Writes the trial's log (`text`, then the error) and returns the error.
+fn failed(log: &Path, text: &str, e: ExecError) -> ExecError {
+    let _ = crate::sys::fs::write_new(log, format!("{text}# failed: {e}\n").as_bytes());
+    e
 }
 
 /// The trial as the workload sees it.
@@ -116,57 +160,17 @@ impl Executor for Builtin {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.run(&cx)));
         let wall = start.elapsed();
         let (u1, s1, rss) = cpu_now();
+        let usage = Usage { user: u1 - u0, system: s1 - s0, max_rss_kib: rss };
         let log = env.logs.join(format!("trial-{}.log", env.label));
-        let mut text = format!(
-            "# workload {} {}\n# cwd: {}\n# after {:.6} s (user {:.3} s, system {:.3} s, max RSS {rss} KiB)\n",
-            self.def.workload,
-            self.def.config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
-            env.scratch.display(),
-            wall.as_secs_f64(),
-            (u1 - u0).as_secs_f64(),
-            (s1 - s0).as_secs_f64(),
-        );
+        let mut text = self.log_header(env, wall, &usage);
         text.push_str(&cx.log.borrow());
-        let fail = |e: ExecError, text: &str| -> ExecError {
-            let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {e}\n").as_bytes());
-            e
-        };
         let report = match r {
             Ok(Ok(report)) => report,
             Ok(Err(e)) if e.kind == ErrorKind::Cancelled && interrupt::requested() => {
                 return Err(ExecError::Interrupted);
             }
-            Ok(Err(e)) if e.kind == ErrorKind::Cancelled => {
-                let after = humantime::format_duration(timeout.unwrap_or_default()).to_string();
-                return Err(fail(
-                    ExecError::Workload {
-                        workload: format!("workload {}", self.def.workload),
-                        message: format!("timed out after {after}; see {}", log.display()),
-                    },
-                    &text,
-                ));
-            }
-            Ok(Err(e)) => {
-                let err = self.error(e);
-                let err = ExecError::Workload {
-                    workload: format!("workload {}", self.def.workload),
-                    message: format!(
-                        "{}; see {}",
-                        err.to_string().split_once(": ").map(|x| x.1).unwrap_or(""),
-                        log.display()
-                    ),
-                };
-                return Err(fail(err, &text));
-            }
-            Err(p) => {
-                let msg =
-                    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-                let err = ExecError::Workload {
-                    workload: format!("workload {}", self.def.workload),
-                    message: format!("panicked: {}", msg.unwrap_or_default()),
-                };
-                return Err(fail(err, &text));
-            }
+            Ok(Err(e)) => return Err(failed(&log, &text, self.workload_failed(e, timeout, &log))),
+            Err(p) => return Err(failed(&log, &text, self.panicked(p.as_ref()))),
         };
         text.push_str(&report.log);
         for m in &report.measurements {
@@ -176,7 +180,7 @@ impl Executor for Builtin {
             stdout: report.log.clone(),
             stderr: String::new(),
             wall,
-            usage: Usage { user: u1 - u0, system: s1 - s0, max_rss_kib: rss },
+            usage,
             values: report.measurements.iter().map(|m| (m.result.clone(), m.value)).collect(),
             log,
             log_text: text,

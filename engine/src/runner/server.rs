@@ -5,7 +5,7 @@
 //! failed trial, on Ctrl-C or SIGTERM, and on drop.
 
 use super::executor::ExecError;
-use crate::state::journal::Shared;
+use crate::state::journal::{Change, Shared};
 use crate::state::server::{ServerProcess, Servers};
 use crate::sys::privilege::Unprivileged;
 use crate::sys::{interrupt, process};
@@ -79,6 +79,69 @@ fn describe_status(status: i32) -> String {
     }
 }
 
+/// The journal's record of the server `spec` starts, as process `pid` (0
+/// before it runs) started at `start_ticks`.
+fn journal_change(spec: &Spec<'_>, pid: i32, start_ticks: Option<u64>) -> Change {
+    Change::Server(ServerProcess {
+        name: spec.name.to_string(),
+        pid,
+        start_ticks,
+        signal: spec.signal,
+        remove: spec.remove.iter().map(|p| p.display().to_string()).collect(),
+    })
+}
+
+/// The server's log, opened for appending, with its command line and
+/// folder written first.
+fn open_log(spec: &Spec<'_>) -> Result<File, ExecError> {
+    let mut log = crate::sys::fs::append(&spec.log).map_err(io(format!("cannot write {}", spec.log.display())))?;
+    let line = std::iter::once(spec.program.to_string())
+        .chain(spec.args.iter().map(|a| crate::model::template::quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(log, "$ {line}\n# cwd: {}\n--- stderr ---", spec.cwd.display());
+    if let Some(u) = spec.user {
+        // A server that reopens its standard error (Apache's
+        // `ErrorLog /dev/stderr`) must be allowed to.
+        let _ = u.own(&spec.log);
+    }
+    Ok(log)
+}
+
+/// The server's command: its own process group, output to `log`, as the
+/// spec's user, and asked by the kernel to stop if engine dies.
+fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecError> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().map_err(io("cannot write the server log"))?)
+        .stderr(log.try_clone().map_err(io("cannot write the server log"))?);
+    if let Some(u) = spec.user {
+        u.apply(&mut cmd);
+    }
+    // If engine dies without stopping it (kill -9), the kernel asks the
+    // server to stop; `engine recover` removes its data.
+    // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
+    let parent = unsafe { libc::getpid() };
+    let signal = spec.signal;
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("engine exited while the server started"));
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
 impl Server {
     pub fn name(&self) -> &str {
         &self.name
@@ -91,21 +154,15 @@ impl Server {
     /// Starts the server and waits until it is ready. On any failure it is
     /// stopped and its data removed before the error is returned.
     pub fn start(spec: Spec<'_>) -> Result<Server, ExecError> {
-        use std::os::unix::process::CommandExt;
         let journal = spec
             .journal
             .journal()
             .map_err(|e| ExecError::Setup(format!("cannot journal server {}: {e}", spec.name)))?;
-        let remove: Vec<String> = spec.remove.iter().map(|p| p.display().to_string()).collect();
-        let change = |pid: i32, start_ticks: Option<u64>| {
-            ServerProcess { name: spec.name.to_string(), pid, start_ticks, signal: spec.signal, remove: remove.clone() }
-                .into()
-        };
         // Journaled before it starts: a kill -9 from here on is recoverable.
         let id = journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .record(change(0, None))
+            .record(journal_change(&spec, 0, None))
             .map_err(|e| ExecError::Setup(e.to_string()))?;
         let mut server = Server {
             name: spec.name.to_string(),
@@ -118,44 +175,8 @@ impl Server {
             id,
             done: true,
         };
-        let mut log = crate::sys::fs::append(&spec.log).map_err(io(format!("cannot write {}", spec.log.display())))?;
-        let line = std::iter::once(spec.program.to_string())
-            .chain(spec.args.iter().map(|a| crate::model::template::quote(a)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let _ = writeln!(log, "$ {line}\n# cwd: {}\n--- stderr ---", spec.cwd.display());
-        if let Some(u) = spec.user {
-            // A server that reopens its standard error (Apache's
-            // `ErrorLog /dev/stderr`) must be allowed to.
-            let _ = u.own(&spec.log);
-        }
-        let mut cmd = std::process::Command::new(spec.program);
-        cmd.args(spec.args)
-            .current_dir(spec.cwd)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .process_group(0)
-            .stdin(std::process::Stdio::null())
-            .stdout(log.try_clone().map_err(io("cannot write the server log"))?)
-            .stderr(log.try_clone().map_err(io("cannot write the server log"))?);
-        if let Some(u) = spec.user {
-            u.apply(&mut cmd);
-        }
-        // If engine dies without stopping it (kill -9), the kernel asks the
-        // server to stop; `engine recover` removes its data.
-        // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
-        let parent = unsafe { libc::getpid() };
-        let signal = spec.signal;
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::other("engine exited while the server started"));
-                }
-                Ok(())
-            });
-        }
+        let log = open_log(&spec)?;
+        let mut cmd = command(&spec, &log)?;
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -169,7 +190,7 @@ impl Server {
         journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .update(id, change(server.pid, crate::sys::proc::start_ticks(server.pid)))
+            .update(id, journal_change(&spec, server.pid, crate::sys::proc::start_ticks(server.pid)))
             .map_err(|e| ExecError::Setup(e.to_string()))?;
         server.wait_ready(&spec)?;
         Ok(server)

@@ -281,57 +281,15 @@ impl Workload for Blog {
         };
         let total = self.frequency * self.iterations;
         let t0 = Instant::now();
-        let mut lines = Vec::new();
-        let results: Vec<Result<(), Error>> = std::thread::scope(|s| {
-            let mut handles = Vec::new();
-            let kinds: [(u32, u64); 4] =
-                [(self.writers, 1), (self.rewriters, 2), (self.commenters, 3), (self.readers, 4)];
-            for (n, kind) in kinds {
-                for i in 0..n {
-                    let sh = &sh;
-                    let seed = (kind << 32) ^ (i as u64 + 1) ^ 0x9E37_79B9_7F4A_7C15;
-                    handles.push(s.spawn(move || {
-                        let r = match kind {
-                            1 => sh.writer(seed),
-                            2 => sh.rewriter(seed),
-                            3 => sh.commenter(seed),
-                            _ => sh.reader(seed),
-                        };
-                        if r.is_err() {
-                            sh.stop.store(true, Ordering::Relaxed);
-                        }
-                        r
-                    }));
-                }
-            }
-            // One line per iteration, as blogbench prints.
-            let (mut w0, mut r0) = (0, 0);
-            for it in 1..=self.iterations {
-                let end = self.frequency * it;
-                while t0.elapsed() < end && !stop.load(Ordering::Relaxed) {
-                    if cx.cancelled() {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let (w, r) = (sh.writes.load(Ordering::Relaxed), sh.reads.load(Ordering::Relaxed));
-                lines.push(format!(
-                    "iteration {it}: {} blogs, {} writes, {} reads",
-                    sh.published.load(Ordering::Relaxed),
-                    w - w0,
-                    r - r0
-                ));
-                (w0, r0) = (w, r);
-                cx.progress(it as f64 / self.iterations as f64, &format!("iteration {it} of {}", self.iterations));
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
+        let (lines, results) = std::thread::scope(|s| {
+            let handles = self.spawn_roles(s, &sh);
+            let lines = self.iterate(cx, &sh, t0);
             stop.store(true, Ordering::Relaxed);
-            handles
+            let results: Vec<Result<(), Error>> = handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(Error::failed("a blog thread panicked"))))
-                .collect()
+                .collect();
+            (lines, results)
         });
         let secs = t0.elapsed().as_secs_f64();
         if cx.cancelled() {
@@ -343,13 +301,78 @@ impl Workload for Blog {
         if secs + 0.5 < total.as_secs_f64() {
             return Err(Error::failed("the run stopped early"));
         }
+        Ok(self.report(&sh, lines, secs))
+    }
+}
+
+impl Blog {
+    /// Starts the writers, rewriters, commenters and readers; a thread that
+    /// fails stops them all.
+    fn spawn_roles<'scope>(
+        &self,
+        s: &'scope std::thread::Scope<'scope, '_>,
+        sh: &'scope Shared<'_>,
+    ) -> Vec<std::thread::ScopedJoinHandle<'scope, Result<(), Error>>> {
+        let mut handles = Vec::new();
+        let kinds: [(u32, u64); 4] = [(self.writers, 1), (self.rewriters, 2), (self.commenters, 3), (self.readers, 4)];
+        for (n, kind) in kinds {
+            for i in 0..n {
+                let seed = (kind << 32) ^ (i as u64 + 1) ^ 0x9E37_79B9_7F4A_7C15;
+                handles.push(s.spawn(move || {
+                    let r = match kind {
+                        1 => sh.writer(seed),
+                        2 => sh.rewriter(seed),
+                        3 => sh.commenter(seed),
+                        _ => sh.reader(seed),
+                    };
+                    if r.is_err() {
+                        sh.stop.store(true, Ordering::Relaxed);
+                    }
+                    r
+                }));
+            }
+        }
+        handles
+    }
+
+    /// Waits out the iterations (until a thread fails or the trial is
+    /// cancelled), with one line per iteration, as blogbench prints.
+    fn iterate(&self, cx: &dyn Context, sh: &Shared, t0: Instant) -> Vec<String> {
+        let mut lines = Vec::new();
+        let (mut w0, mut r0) = (0, 0);
+        for it in 1..=self.iterations {
+            let end = self.frequency * it;
+            while t0.elapsed() < end && !sh.stop.load(Ordering::Relaxed) {
+                if cx.cancelled() {
+                    sh.stop.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let (w, r) = (sh.writes.load(Ordering::Relaxed), sh.reads.load(Ordering::Relaxed));
+            lines.push(format!(
+                "iteration {it}: {} blogs, {} writes, {} reads",
+                sh.published.load(Ordering::Relaxed),
+                w - w0,
+                r - r0
+            ));
+            (w0, r0) = (w, r);
+            cx.progress(it as f64 / self.iterations as f64, &format!("iteration {it} of {}", self.iterations));
+            if sh.stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        lines
+    }
+
+    /// The scores, the iterations' `lines`, and a summary of the run.
+    fn report(&self, sh: &Shared, lines: Vec<String>, secs: f64) -> Report {
         let (w, r) = (sh.writes.load(Ordering::Relaxed), sh.reads.load(Ordering::Relaxed));
         let mut report =
             Report::new().value("write_score", w as f64).value("read_score", r as f64).value("seconds", secs);
         for l in lines {
             report = report.line(l);
         }
-        Ok(report.line(format!(
+        report.line(format!(
             "{} writers, {} rewriters, {} commenters, {} readers for {secs:.3} s: {} blogs, {w} writes ({} bytes), {r} reads ({} bytes)",
             self.writers,
             self.rewriters,
@@ -358,7 +381,7 @@ impl Workload for Blog {
             sh.published.load(Ordering::Relaxed),
             sh.bytes_written.load(Ordering::Relaxed),
             sh.bytes_read.load(Ordering::Relaxed)
-        )))
+        ))
     }
 }
 

@@ -161,55 +161,17 @@ impl Workload for Compile {
     }
 
     fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {
-        let tree = Tree::draw(self.scale, self.seed);
         let root = cx.scratch_dir();
-        let roots: Vec<PathBuf> = (0..self.trees).map(|t| root.join(format!("tree-{t}"))).collect();
+        let t = Trees {
+            tree: Tree::draw(self.scale, self.seed),
+            root,
+            roots: (0..self.trees).map(|t| root.join(format!("tree-{t}"))).collect(),
+        };
+        let tree = &t.tree;
         let buf = text_buffer();
-        let cancel = || if cx.cancelled() { Err(Error::cancelled()) } else { Ok(()) };
-
-        // Initial create.
-        let t0 = cx.elapsed();
-        let mut created = 0u64;
-        for r in &roots {
-            for d in &tree.dirs {
-                let p = r.join(d);
-                std::fs::create_dir_all(&p).map_err(|e| Error::io(&format!("mkdir {}", p.display()), &e))?;
-            }
-            for f in &tree.files {
-                write_file(&r.join(&tree.dirs[f.dir]).join(&f.name), f.size, &buf)?;
-                created += f.size;
-            }
-            cancel()?;
-        }
-        syncfs(root)?;
-        let create_s = (cx.elapsed() - t0).as_secs_f64();
-
-        // Compile: an object file per .c file.
-        let t0 = cx.elapsed();
-        let mut objects = 0u64;
-        for r in &roots {
-            for f in tree.files.iter().filter(|f| f.kind == Kind::C) {
-                let size = (f.size as f64 * self.object_ratio).round() as u64;
-                let name = f.name.replace(".c", ".o");
-                write_file(&r.join(&tree.dirs[f.dir]).join(name), size, &buf)?;
-                objects += size;
-            }
-            cancel()?;
-        }
-        syncfs(root)?;
-        let compile_s = (cx.elapsed() - t0).as_secs_f64();
-
-        // Read the compiled tree from a cold cache.
-        let mut paths: Vec<PathBuf> = Vec::with_capacity(tree.files.len() * 2);
-        for r in &roots {
-            for f in &tree.files {
-                let d = r.join(&tree.dirs[f.dir]);
-                paths.push(d.join(&f.name));
-                if f.kind == Kind::C {
-                    paths.push(d.join(f.name.replace(".c", ".o")));
-                }
-            }
-        }
+        let (created, create_s) = timed(cx, || create(cx, &t, &buf))?;
+        let (objects, compile_s) = timed(cx, || self.compile(cx, &t, &buf))?;
+        let paths = compiled_files(&t);
         let cold = match cx.drop_caches() {
             Ok(()) => "dropped (root)",
             Err(_) => {
@@ -219,42 +181,12 @@ impl Workload for Compile {
                 "evicted file by file (posix_fadvise)"
             }
         };
-        let t0 = cx.elapsed();
-        let mut read = 0u64;
-        let mut rbuf = vec![0u8; 1 << 16];
-        for p in &paths {
-            let mut f = std::fs::File::open(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
-            loop {
-                let n = f.read(&mut rbuf).map_err(|e| Error::io(&format!("read {}", p.display()), &e))?;
-                if n == 0 {
-                    break;
-                }
-                read += n as u64;
-            }
+        let (read, read_s) = timed(cx, || read_all(&paths))?;
+        if cx.cancelled() {
+            return Err(Error::cancelled());
         }
-        let read_s = (cx.elapsed() - t0).as_secs_f64();
-        cancel()?;
-
-        // Stat every directory and file.
-        let t0 = cx.elapsed();
-        for r in &roots {
-            for d in &tree.dirs {
-                std::fs::symlink_metadata(r.join(d)).map_err(|e| Error::io("stat", &e))?;
-            }
-        }
-        for p in &paths {
-            std::fs::symlink_metadata(p).map_err(|e| Error::io(&format!("stat {}", p.display()), &e))?;
-        }
-        let stat_s = (cx.elapsed() - t0).as_secs_f64();
-
-        // Delete the trees.
-        let t0 = cx.elapsed();
-        for r in &roots {
-            std::fs::remove_dir_all(r).map_err(|e| Error::io(&format!("delete {}", r.display()), &e))?;
-        }
-        syncfs(root)?;
-        let delete_s = (cx.elapsed() - t0).as_secs_f64();
-
+        let ((), stat_s) = timed(cx, || stat_all(&t, &paths))?;
+        let ((), delete_s) = timed(cx, || delete(&t))?;
         let mb = |b: u64, s: f64| b as f64 / s / 1e6;
         Ok(Report::new()
             .value("initial_create", mb(created, create_s))
@@ -273,6 +205,114 @@ impl Workload for Compile {
                 paths.len(),
             )))
     }
+}
+
+impl Compile {
+    /// The "compile": an object file next to each `.c` file, synced. Returns the bytes written.
+    fn compile(&self, cx: &dyn Context, t: &Trees, buf: &[u8]) -> Result<u64, Error> {
+        let mut objects = 0u64;
+        for r in &t.roots {
+            for f in t.tree.files.iter().filter(|f| f.kind == Kind::C) {
+                let size = (f.size as f64 * self.object_ratio).round() as u64;
+                let name = f.name.replace(".c", ".o");
+                write_file(&r.join(&t.tree.dirs[f.dir]).join(name), size, buf)?;
+                objects += size;
+            }
+            cancelled(cx)?;
+        }
+        syncfs(t.root)?;
+        Ok(objects)
+    }
+}
+
+/// `phase`'s value and how long it took, in seconds of the trial's clock.
+fn timed<T>(cx: &dyn Context, phase: impl FnOnce() -> Result<T, Error>) -> Result<(T, f64), Error> {
+    let t0 = cx.elapsed();
+    let v = phase()?;
+    Ok((v, (cx.elapsed() - t0).as_secs_f64()))
+}
+
+fn cancelled(cx: &dyn Context) -> Result<(), Error> {
+    if cx.cancelled() { Err(Error::cancelled()) } else { Ok(()) }
+}
+
+/// The trees of a trial: their shape, the scratch directory they are in,
+/// and each one's folder there.
+struct Trees<'a> {
+    tree: Tree,
+    root: &'a Path,
+    roots: Vec<PathBuf>,
+}
+
+/// The initial create: every tree's directories and files, synced. Returns the bytes written.
+fn create(cx: &dyn Context, t: &Trees, buf: &[u8]) -> Result<u64, Error> {
+    let mut created = 0u64;
+    for r in &t.roots {
+        for d in &t.tree.dirs {
+            let p = r.join(d);
+            std::fs::create_dir_all(&p).map_err(|e| Error::io(&format!("mkdir {}", p.display()), &e))?;
+        }
+        for f in &t.tree.files {
+            write_file(&r.join(&t.tree.dirs[f.dir]).join(&f.name), f.size, buf)?;
+            created += f.size;
+        }
+        cancelled(cx)?;
+    }
+    syncfs(t.root)?;
+    Ok(created)
+}
+
+/// Every file of the compiled trees: sources and objects.
+fn compiled_files(t: &Trees) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(t.tree.files.len() * 2);
+    for r in &t.roots {
+        for f in &t.tree.files {
+            let d = r.join(&t.tree.dirs[f.dir]);
+            paths.push(d.join(&f.name));
+            if f.kind == Kind::C {
+                paths.push(d.join(f.name.replace(".c", ".o")));
+            }
+        }
+    }
+    paths
+}
+
+/// Reads every file whole; returns the bytes read.
+fn read_all(paths: &[PathBuf]) -> Result<u64, Error> {
+    let mut read = 0u64;
+    let mut rbuf = vec![0u8; 1 << 16];
+    for p in paths {
+        let mut f = std::fs::File::open(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
+        loop {
+            let n = f.read(&mut rbuf).map_err(|e| Error::io(&format!("read {}", p.display()), &e))?;
+            if n == 0 {
+                break;
+            }
+            read += n as u64;
+        }
+    }
+    Ok(read)
+}
+
+/// Stats every directory of the trees, then every file.
+fn stat_all(t: &Trees, paths: &[PathBuf]) -> Result<(), Error> {
+    for r in &t.roots {
+        for d in &t.tree.dirs {
+            std::fs::symlink_metadata(r.join(d)).map_err(|e| Error::io("stat", &e))?;
+        }
+    }
+    for p in paths {
+        std::fs::symlink_metadata(p).map_err(|e| Error::io(&format!("stat {}", p.display()), &e))?;
+    }
+    Ok(())
+}
+
+/// Deletes the trees, synced.
+fn delete(t: &Trees) -> Result<(), Error> {
+    for r in &t.roots {
+        std::fs::remove_dir_all(r).map_err(|e| Error::io(&format!("delete {}", r.display()), &e))?;
+    }
+    syncfs(t.root)
 }
 
 /// 64 KiB of printable text-like bytes: compresses like source, not like zeros.

@@ -5,7 +5,7 @@
 use super::Checker;
 use crate::install::{extract, platform};
 use crate::model::diag::did_you_mean;
-use crate::model::profile::Profile;
+use crate::model::profile::{BuildStep, Download, Profile};
 use crate::path;
 use crate::profile::yaml_index::Path;
 use crate::units;
@@ -26,6 +26,8 @@ pub(super) fn check_package_name(c: &mut Checker, at: Path, name: &str) {
     }
 }
 
+/// The `install:` section; without one, that the executor does not use
+/// `{{install_dir}}`.
 pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
     let Some(inst) = &p.install else {
         let exec = serde_json::to_string(&p.executor).unwrap_or_default();
@@ -38,7 +40,6 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
         }
         return;
     };
-    let build_known: BTreeSet<String> = BUILD_VARS.iter().map(|s| s.to_string()).collect();
     for (i, item) in inst.packages.iter().enumerate() {
         let at = match item.when() {
             Some(_) => path!["install", "packages", i, "name"],
@@ -51,113 +52,12 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
     }
     let mut files = HashSet::new();
     for (i, d) in inst.downloads.iter().enumerate() {
-        let at = |k: &str| path!["install", "downloads", i, k];
-        let f = d.file.as_str();
-        if f.is_empty() || f.contains('/') || f == "." || f == ".." || f.contains("{{") || f.starts_with('.') {
-            c.at_value(
-                at("file"),
-                format!("`{f}` is not a plain file name"),
-                Some("name the file as it is saved, like `tool-1.2.tar.gz` (no `/`, no leading `.`)".into()),
-            );
-        } else if !files.insert(f) {
-            c.at_value(
-                at("file"),
-                format!("two downloads are named `{f}`"),
-                Some("each download needs its own file name".into()),
-            );
-        }
-        match &d.sha256 {
-            None => c.at_value(
-                path!["install", "downloads", i],
-                format!("download `{f}` has no sha256"),
-                Some("add `sha256:` with its 64 hex digits (`sha256sum FILE` prints them): engine never uses a download it cannot verify".into()),
-            ),
-            Some(h) if !(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit())) => c.at_value(
-                at("sha256"),
-                format!("`{h}` is not a SHA-256 (64 hex digits)"),
-                Some("`sha256sum FILE` prints it".into()),
-            ),
-            Some(_) => {}
-        }
-        if d.urls.is_empty() {
-            c.at_value(
-                path!["install", "downloads", i],
-                format!("download `{f}` has no urls"),
-                Some("list one or more mirrors: `urls: [https://…/file]`".into()),
-            );
-        }
-        for (j, u) in d.urls.iter().enumerate() {
-            let here = path!["install", "downloads", i, "urls", j];
-            match reqwest::Url::parse(u) {
-                Err(e) => c.at_value(here, format!("`{u}` is not a URL: {e}"), Some("write a full URL: `https://host/path/file`".into())),
-                Ok(url) => match url.scheme() {
-                    "https" => {}
-                    "http" if d.insecure => {}
-                    "http" => c.at_value(
-                        here,
-                        format!("`{u}` is not HTTPS"),
-                        Some("use an https:// mirror, or set `insecure: true` on this download (its sha256 still guards the content)".into()),
-                    ),
-                    s => c.at_value(here, format!("URL scheme `{s}` is not supported"), Some("use https:// (or http:// with `insecure: true`)".into())),
-                },
-            }
-        }
-        if let Some(pl) = &d.platform
-            && let Err(bad) = platform::parse(pl)
-        {
-            c.at_value(
-                at("platform"),
-                format!("unknown platform `{bad}`"),
-                Some(format!(
-                    "platforms: an OS ({}), an architecture ({}), or `os-arch`, comma-separated",
-                    platform::OSES.join(", "),
-                    platform::ARCHES.join(", ")
-                )),
-            );
-        }
-        if d.extract == Some(true) && extract::Format::of(f).is_none() {
-            c.at_value(
-                at("extract"),
-                format!("`{f}` is not an archive engine can unpack"),
-                Some(format!("archives end in {}; or set `extract: false`", extract::Format::SUFFIXES.join(", "))),
-            );
-        }
+        check_download(c, i, d, &mut files);
         super::check_when(c, path!["install", "downloads", i, "when"], &d.when, p, known);
     }
+    let build_known: BTreeSet<String> = BUILD_VARS.iter().map(|s| s.to_string()).collect();
     for (i, s) in inst.build.iter().enumerate() {
-        match (&s.program, &s.shell) {
-            (Some(_), Some(_)) => c.at_key(
-                path!["install", "build", i, "shell"],
-                "build step sets both `program` and `shell`",
-                Some("use one of them".into()),
-            ),
-            (None, None) => c.at_value(
-                path!["install", "build", i],
-                "build step has neither `program` nor `shell`",
-                Some("write `- shell: \"./configure && make\"` or `- program: make`".into()),
-            ),
-            (None, Some(sh)) => {
-                c.text(path!["install", "build", i, "shell"], sh, &build_known);
-                if !s.args.is_empty() {
-                    c.at_key(
-                        path!["install", "build", i, "args"],
-                        "`args` only applies to a `program` step",
-                        Some("put the arguments in the shell line, or use `program:`".into()),
-                    );
-                }
-            }
-            (Some(pr), None) => {
-                c.text(path!["install", "build", i, "program"], pr, &build_known);
-                for (j, a) in s.args.iter().enumerate() {
-                    c.text(path!["install", "build", i, "args", j], a, &build_known);
-                }
-            }
-        }
-        if let Some(t) = &s.timeout
-            && let Err(e) = units::parse_duration(t)
-        {
-            c.at_value(path!["install", "build", i, "timeout"], e.to_string(), Some(super::units_hint(&e)));
-        }
+        check_build_step(c, i, s, &build_known);
         super::check_when(c, path!["install", "build", i, "when"], &s.when, p, known);
     }
     if inst.downloads.is_empty() && inst.build.is_empty() && inst.packages.is_empty() {
@@ -166,5 +66,124 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
             "`install:` is empty",
             Some("list `packages`, `downloads` or `build` steps, or remove the section".into()),
         );
+    }
+}
+
+/// Download `i`: a plain file name not used twice (`files`), a SHA-256,
+/// mirrors engine may fetch from, a known platform, an archive when
+/// `extract: true`.
+fn check_download<'a>(c: &mut Checker, i: usize, d: &'a Download, files: &mut HashSet<&'a str>) {
+    let at = |k: &str| path!["install", "downloads", i, k];
+    let f = d.file.as_str();
+    if f.is_empty() || f.contains('/') || f == "." || f == ".." || f.contains("{{") || f.starts_with('.') {
+        c.at_value(
+            at("file"),
+            format!("`{f}` is not a plain file name"),
+            Some("name the file as it is saved, like `tool-1.2.tar.gz` (no `/`, no leading `.`)".into()),
+        );
+    } else if !files.insert(f) {
+        c.at_value(
+            at("file"),
+            format!("two downloads are named `{f}`"),
+            Some("each download needs its own file name".into()),
+        );
+    }
+    match &d.sha256 {
+        None => c.at_value(
+            path!["install", "downloads", i],
+            format!("download `{f}` has no sha256"),
+            Some("add `sha256:` with its 64 hex digits (`sha256sum FILE` prints them): engine never uses a download it cannot verify".into()),
+        ),
+        Some(h) if !(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit())) => c.at_value(
+            at("sha256"),
+            format!("`{h}` is not a SHA-256 (64 hex digits)"),
+            Some("`sha256sum FILE` prints it".into()),
+        ),
+        Some(_) => {}
+    }
+    check_urls(c, i, d);
+    if let Some(pl) = &d.platform
+        && let Err(bad) = platform::parse(pl)
+    {
+        c.at_value(
+            at("platform"),
+            format!("unknown platform `{bad}`"),
+            Some(format!(
+                "platforms: an OS ({}), an architecture ({}), or `os-arch`, comma-separated",
+                platform::OSES.join(", "),
+                platform::ARCHES.join(", ")
+            )),
+        );
+    }
+    if d.extract == Some(true) && extract::Format::of(f).is_none() {
+        c.at_value(
+            at("extract"),
+            format!("`{f}` is not an archive engine can unpack"),
+            Some(format!("archives end in {}; or set `extract: false`", extract::Format::SUFFIXES.join(", "))),
+        );
+    }
+}
+
+/// Download `i` has mirrors, each a URL over HTTPS (or HTTP with `insecure: true`).
+fn check_urls(c: &mut Checker, i: usize, d: &Download) {
+    if d.urls.is_empty() {
+        c.at_value(
+            path!["install", "downloads", i],
+            format!("download `{}` has no urls", d.file),
+            Some("list one or more mirrors: `urls: [https://…/file]`".into()),
+        );
+    }
+    for (j, u) in d.urls.iter().enumerate() {
+        let here = path!["install", "downloads", i, "urls", j];
+        match reqwest::Url::parse(u) {
+            Err(e) => c.at_value(here, format!("`{u}` is not a URL: {e}"), Some("write a full URL: `https://host/path/file`".into())),
+            Ok(url) => match url.scheme() {
+                "https" => {}
+                "http" if d.insecure => {}
+                "http" => c.at_value(
+                    here,
+                    format!("`{u}` is not HTTPS"),
+                    Some("use an https:// mirror, or set `insecure: true` on this download (its sha256 still guards the content)".into()),
+                ),
+                s => c.at_value(here, format!("URL scheme `{s}` is not supported"), Some("use https:// (or http:// with `insecure: true`)".into())),
+            },
+        }
+    }
+}
+
+/// Build step `i`: a program or a shell line, using only the build's placeholders.
+fn check_build_step(c: &mut Checker, i: usize, s: &BuildStep, build_known: &BTreeSet<String>) {
+    match (&s.program, &s.shell) {
+        (Some(_), Some(_)) => c.at_key(
+            path!["install", "build", i, "shell"],
+            "build step sets both `program` and `shell`",
+            Some("use one of them".into()),
+        ),
+        (None, None) => c.at_value(
+            path!["install", "build", i],
+            "build step has neither `program` nor `shell`",
+            Some("write `- shell: \"./configure && make\"` or `- program: make`".into()),
+        ),
+        (None, Some(sh)) => {
+            c.text(path!["install", "build", i, "shell"], sh, build_known);
+            if !s.args.is_empty() {
+                c.at_key(
+                    path!["install", "build", i, "args"],
+                    "`args` only applies to a `program` step",
+                    Some("put the arguments in the shell line, or use `program:`".into()),
+                );
+            }
+        }
+        (Some(pr), None) => {
+            c.text(path!["install", "build", i, "program"], pr, build_known);
+            for (j, a) in s.args.iter().enumerate() {
+                c.text(path!["install", "build", i, "args", j], a, build_known);
+            }
+        }
+    }
+    if let Some(t) = &s.timeout
+        && let Err(e) = units::parse_duration(t)
+    {
+        c.at_value(path!["install", "build", i, "timeout"], e.to_string(), Some(super::units_hint(&e)));
     }
 }

@@ -18,6 +18,8 @@ mod uring;
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
 use job::{Job, Tally};
+use std::fs::File;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -131,7 +133,43 @@ impl Workload for Io {
 
     fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {
         let dir = cx.scratch_dir();
-        let lbs = layout::logical_block_size(dir);
+        self.check_alignment(layout::logical_block_size(dir))?;
+        let engine = self.pick_engine(cx)?;
+        let files = self.lay_out(dir, cx)?;
+        let io0 = proc_io();
+        let start = Instant::now();
+        let count_from = start + self.ramp;
+        let results = self.run_jobs(cx, engine, &files, count_from);
+        let io1 = proc_io();
+        if cx.cancelled() {
+            return Err(Error::cancelled());
+        }
+        let mut t = Tally::default();
+        for r in results {
+            t.merge(&r?);
+        }
+        let end = t.last.unwrap_or_else(Instant::now);
+        let secs = end.saturating_duration_since(if self.ramp.is_zero() { start } else { count_from }).as_secs_f64();
+        let total_ops = t.reads + t.writes;
+        if total_ops == 0 || secs <= 0.0 {
+            return Err(Error::failed("no I/O completed in the measured time; lengthen runtime or shorten ramp_time"));
+        }
+        let mut report = self.report(&t, secs, engine);
+        if let (Some(a), Some(b)) = (io0, io1) {
+            report = report.line(format!(
+                "kernel (/proc/self/io) during the test: read_bytes +{} write_bytes +{}",
+                b.0.saturating_sub(a.0),
+                b.1.saturating_sub(a.1)
+            ));
+        }
+        Ok(report)
+    }
+}
+
+impl Io {
+    /// Direct I/O moves whole blocks: every block size must be a multiple of
+    /// the device's logical block size `lbs`.
+    fn check_alignment(&self, lbs: u64) -> Result<(), Error> {
         if self.direct
             && let Some(&(bad, _)) = self.split.iter().find(|(bs, _)| !bs.is_multiple_of(lbs))
         {
@@ -142,7 +180,12 @@ impl Workload for Io {
                 ),
             ));
         }
-        let engine = match self.engine {
+        Ok(())
+    }
+
+    /// The engine asked for, or io_uring where the kernel offers it, else psync.
+    fn pick_engine(&self, cx: &dyn Context) -> Result<Engine, Error> {
+        Ok(match self.engine {
             Some(Engine::IoUring) => {
                 uring::available().map_err(|e| Error::unsupported(format!("io_uring is not available here: {e}")))?;
                 Engine::IoUring
@@ -155,8 +198,11 @@ impl Workload for Io {
                     Engine::Psync
                 }
             },
-        };
-        // Lay out one file per job, then open them for the test.
+        })
+    }
+
+    /// Lays out one file per job in `dir`, then opens them for the test.
+    fn lay_out(&self, dir: &std::path::Path, cx: &dyn Context) -> Result<Vec<(PathBuf, File)>, Error> {
         let writes_only = self.read_pct == 0;
         let mut files = Vec::new();
         for j in 0..self.jobs {
@@ -172,12 +218,20 @@ impl Workload for Io {
             layout::evict(&f);
             files.push((path, f));
         }
+        Ok(files)
+    }
+
+    /// Runs a job per file, each on its own thread, counting from `count_from`.
+    fn run_jobs(
+        &self,
+        cx: &dyn Context,
+        engine: Engine,
+        files: &[(PathBuf, File)],
+        count_from: Instant,
+    ) -> Vec<Result<Tally, Error>> {
         let stop = AtomicBool::new(false);
-        let io0 = proc_io();
-        let start = Instant::now();
-        let count_from = start + self.ramp;
         let until = (!self.runtime.is_zero()).then(|| count_from + self.runtime);
-        let results: Vec<Result<Tally, Error>> = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let handles: Vec<_> = files
                 .iter()
                 .enumerate()
@@ -204,24 +258,15 @@ impl Workload for Io {
                 })
                 .collect();
             super::join_watching(cx, &stop, handles, "an I/O job")
-        });
-        let io1 = proc_io();
-        if cx.cancelled() {
-            return Err(Error::cancelled());
-        }
-        let mut t = Tally::default();
-        for r in results {
-            t.merge(&r?);
-        }
-        let end = t.last.unwrap_or_else(Instant::now);
-        let secs = end.saturating_duration_since(if self.ramp.is_zero() { start } else { count_from }).as_secs_f64();
+        })
+    }
+
+    /// The values of the merged tally `t` over `secs`, and the line that says what ran.
+    fn report(&self, t: &Tally, secs: f64, engine: Engine) -> Report {
         let total_ops = t.reads + t.writes;
-        if total_ops == 0 || secs <= 0.0 {
-            return Err(Error::failed("no I/O completed in the measured time; lengthen runtime or shorten ramp_time"));
-        }
         let bytes = t.read_bytes + t.write_bytes;
         let us = |ns: f64| ns / 1000.0;
-        let mut report = Report::new()
+        Report::new()
             .value("seconds", secs)
             .value("bandwidth", bytes as f64 / secs / 1e6)
             .value("iops", total_ops as f64 / secs)
@@ -231,31 +276,23 @@ impl Workload for Io {
             .value("lat_p50", us(t.lat.quantile(0.5)))
             .value("lat_p99", us(t.lat.quantile(0.99)))
             .value("lat_p999", us(t.lat.quantile(0.999)))
-            .value("cpu_per_io", t.cpu.as_secs_f64() * 1e6 / total_ops as f64);
-        report = report.line(format!(
-            "{} {} bs={} iodepth={} numjobs={} direct={} size={} engine={:?}: {} reads ({} bytes), {} writes ({} bytes), {} fsyncs in {secs:.6} s",
-            if self.sequential { "sequential" } else { "random" },
-            match self.read_pct { 100 => "read".to_string(), 0 => "write".to_string(), p => format!("mix {p}% read") },
-            self.bs,
-            self.depth,
-            self.jobs,
-            self.direct,
-            self.size,
-            engine,
-            t.reads,
-            t.read_bytes,
-            t.writes,
-            t.write_bytes,
-            t.fsyncs,
-        ));
-        if let (Some(a), Some(b)) = (io0, io1) {
-            report = report.line(format!(
-                "kernel (/proc/self/io) during the test: read_bytes +{} write_bytes +{}",
-                b.0.saturating_sub(a.0),
-                b.1.saturating_sub(a.1)
-            ));
-        }
-        Ok(report)
+            .value("cpu_per_io", t.cpu.as_secs_f64() * 1e6 / total_ops as f64)
+            .line(format!(
+                "{} {} bs={} iodepth={} numjobs={} direct={} size={} engine={:?}: {} reads ({} bytes), {} writes ({} bytes), {} fsyncs in {secs:.6} s",
+                if self.sequential { "sequential" } else { "random" },
+                match self.read_pct { 100 => "read".to_string(), 0 => "write".to_string(), p => format!("mix {p}% read") },
+                self.bs,
+                self.depth,
+                self.jobs,
+                self.direct,
+                self.size,
+                engine,
+                t.reads,
+                t.read_bytes,
+                t.writes,
+                t.write_bytes,
+                t.fsyncs,
+            ))
     }
 }
 

@@ -4,7 +4,7 @@
 use super::job::{Job, Pattern, Tally, thread_cpu};
 use super::layout::{Aligned, fill_random};
 use engine_sdk::Error;
-use io_uring::{IoUring, opcode, types};
+use io_uring::{IoUring, opcode, squeue, types};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
@@ -76,129 +76,183 @@ fn drive(
     registered_file: bool,
     in_flight_left: &mut bool,
 ) -> Result<Tally, Error> {
-    let depth = slots.len() as u32;
-    let mut p = Pattern::new(job);
-    let mut t = Tally::default();
-    let mut in_flight = 0u32;
-    let mut free: Vec<usize> = (0..depth as usize).rev().collect();
-    let mut since_sync = 0u64;
-    let mut stopped = false;
-    let mut done: Vec<(usize, i32)> = Vec::with_capacity(depth as usize);
-    let mut failed: Option<Error> = None;
+    let mut d = Driver {
+        job,
+        name,
+        fixed,
+        registered_file,
+        p: Pattern::new(job),
+        t: Tally::default(),
+        in_flight: 0,
+        free: (0..slots.len()).rev().collect(),
+        since_sync: 0,
+        stopped: false,
+        done: Vec::with_capacity(slots.len()),
+        failed: None,
+    };
     loop {
         // Fill the queue, unless an fsync is due: then drain first.
-        let sync_due = job.fsync_every > 0 && since_sync >= job.fsync_every;
-        if !stopped && !sync_due {
-            let now = Instant::now();
-            while let Some(&i) = free.last() {
-                if !p.more(job, now) {
-                    stopped = true;
-                    break;
-                }
-                free.pop();
-                let (off, len, write) = p.next();
-                let s = &mut slots[i];
-                s.offset = off;
-                s.len = len;
-                s.write = write;
-                s.started = now;
-                let len = len as u32;
-                let buf = s.buf.as_ptr();
-                let entry = match (write, fixed, registered_file) {
-                    (true, true, true) => {
-                        opcode::WriteFixed::new(types::Fixed(0), buf, len, i as u16).offset(off).build()
-                    }
-                    (false, true, true) => {
-                        opcode::ReadFixed::new(types::Fixed(0), buf, len, i as u16).offset(off).build()
-                    }
-                    (true, true, false) => {
-                        opcode::WriteFixed::new(types::Fd(job.file.as_raw_fd()), buf, len, i as u16).offset(off).build()
-                    }
-                    (false, true, false) => {
-                        opcode::ReadFixed::new(types::Fd(job.file.as_raw_fd()), buf, len, i as u16).offset(off).build()
-                    }
-                    (true, false, _) => {
-                        opcode::Write::new(types::Fd(job.file.as_raw_fd()), buf, len).offset(off).build()
-                    }
-                    (false, false, _) => {
-                        opcode::Read::new(types::Fd(job.file.as_raw_fd()), buf, len).offset(off).build()
-                    }
-                };
-                // SAFETY: the buffer stays valid and untouched until its completion is reaped.
-                unsafe { ring.submission().push(&entry.user_data(i as u64)) }
-                    .map_err(|_| Error::failed("io_uring submission queue full"))?;
-                in_flight += 1;
-                // Hand each operation to the kernel as soon as it is ready, as
-                // fio does: batching the refills delays them behind one another
-                // and cost 10–15 % of IOPS at depth 32 on this VM.
-                match ring.submit() {
-                    Ok(_) => {}
-                    Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => {}
-                    Err(e) => {
-                        *in_flight_left = true;
-                        return Err(Error::io("io_uring submit", &e));
-                    }
-                }
-                if write {
-                    since_sync += 1;
-                    if job.fsync_every > 0 && since_sync >= job.fsync_every {
-                        break;
-                    }
-                }
-            }
+        if !d.stopped && !d.sync_due() {
+            d.fill(ring, slots, in_flight_left)?;
         }
-        if in_flight == 0 {
-            if job.fsync_every > 0 && since_sync >= job.fsync_every {
-                job.file.sync_data().map_err(|e| Error::io(&format!("fsync {name}"), &e))?;
-                t.fsyncs += 1;
-                since_sync = 0;
+        if d.in_flight == 0 {
+            if d.sync_due() {
+                d.sync()?;
                 continue;
             }
             break;
         }
-        match ring.submit_and_wait(1) {
-            Ok(_) => {}
-            // A signal (Ctrl-C) interrupts the wait; the operations go on.
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => {}
-            Err(e) => {
-                *in_flight_left = in_flight > 0;
-                return Err(Error::io("io_uring submit", &e));
+        d.wait(ring, in_flight_left)?;
+        d.reap(ring, slots);
+    }
+    if let Some(e) = d.failed {
+        return Err(e);
+    }
+    if job.fsync_every > 0 && d.since_sync > 0 {
+        d.sync()?;
+    }
+    Ok(d.t)
+}
+
+/// The state of one job's ring: which slots are free, what is in flight,
+/// what was counted. Every allocation is made before the first operation.
+struct Driver<'j, 'a> {
+    job: &'j Job<'a>,
+    name: &'j str,
+    /// The buffers are registered (fixed).
+    fixed: bool,
+    /// The file is registered (index 0).
+    registered_file: bool,
+    p: Pattern,
+    t: Tally,
+    in_flight: u32,
+    free: Vec<usize>,
+    /// Writes since the last fsync.
+    since_sync: u64,
+    /// Nothing more is issued (the job is done, or an operation failed).
+    stopped: bool,
+    /// Completions reaped at once: (slot, result).
+    done: Vec<(usize, i32)>,
+    failed: Option<Error>,
+}
+
+impl Driver<'_, '_> {
+    /// Whether `fsync_every` writes were issued since the last fsync.
+    #[inline]
+    fn sync_due(&self) -> bool {
+        self.job.fsync_every > 0 && self.since_sync >= self.job.fsync_every
+    }
+
+    /// Syncs the file's data.
+    fn sync(&mut self) -> Result<(), Error> {
+        self.job.file.sync_data().map_err(|e| Error::io(&format!("fsync {}", self.name), &e))?;
+        self.t.fsyncs += 1;
+        self.since_sync = 0;
+        Ok(())
+    }
+
+    /// Issues operations into the free slots until none is left, the job is
+    /// done, or an fsync is due.
+    #[inline]
+    fn fill(&mut self, ring: &mut IoUring, slots: &mut [Slot], in_flight_left: &mut bool) -> Result<(), Error> {
+        let now = Instant::now();
+        while let Some(&i) = self.free.last() {
+            if !self.p.more(self.job, now) {
+                self.stopped = true;
+                break;
+            }
+            self.free.pop();
+            let (off, len, write) = self.p.next();
+            let s = &mut slots[i];
+            s.offset = off;
+            s.len = len;
+            s.write = write;
+            s.started = now;
+            let entry = self.entry(i, s.buf.as_ptr(), off, len as u32, write);
+            // SAFETY: the buffer stays valid and untouched until its completion is reaped.
+            unsafe { ring.submission().push(&entry.user_data(i as u64)) }
+                .map_err(|_| Error::failed("io_uring submission queue full"))?;
+            self.in_flight += 1;
+            // Hand each operation to the kernel as soon as it is ready, as
+            // fio does: batching the refills delays them behind one another
+            // and cost 10–15 % of IOPS at depth 32 on this VM.
+            match ring.submit() {
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => {}
+                Err(e) => {
+                    *in_flight_left = true;
+                    return Err(Error::io("io_uring submit", &e));
+                }
+            }
+            if write {
+                self.since_sync += 1;
+                if self.sync_due() {
+                    break;
+                }
             }
         }
+        Ok(())
+    }
+
+    /// The submission entry of one operation on slot `i`'s buffer `buf`:
+    /// on the registered buffer and file where there are.
+    #[inline]
+    fn entry(&self, i: usize, buf: *mut u8, off: u64, len: u32, write: bool) -> squeue::Entry {
+        let fd = types::Fd(self.job.file.as_raw_fd());
+        match (write, self.fixed, self.registered_file) {
+            (true, true, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len, i as u16).offset(off).build(),
+            (false, true, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, i as u16).offset(off).build(),
+            (true, true, false) => opcode::WriteFixed::new(fd, buf, len, i as u16).offset(off).build(),
+            (false, true, false) => opcode::ReadFixed::new(fd, buf, len, i as u16).offset(off).build(),
+            (true, false, _) => opcode::Write::new(fd, buf, len).offset(off).build(),
+            (false, false, _) => opcode::Read::new(fd, buf, len).offset(off).build(),
+        }
+    }
+
+    /// Waits for at least one completion.
+    #[inline]
+    fn wait(&self, ring: &mut IoUring, in_flight_left: &mut bool) -> Result<(), Error> {
+        match ring.submit_and_wait(1) {
+            Ok(_) => Ok(()),
+            // A signal (Ctrl-C) interrupts the wait; the operations go on.
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => Ok(()),
+            Err(e) => {
+                *in_flight_left = self.in_flight > 0;
+                Err(Error::io("io_uring submit", &e))
+            }
+        }
+    }
+
+    /// Counts the completed operations and frees their slots. After an
+    /// error, issues nothing more and reaps what is in flight: the kernel
+    /// may still be writing into those buffers.
+    #[inline]
+    fn reap(&mut self, ring: &mut IoUring, slots: &[Slot]) {
         let now = Instant::now();
-        done.clear();
-        done.extend(ring.completion().map(|c| (c.user_data() as usize, c.result())));
-        for &(i, res) in &done {
-            in_flight -= 1;
-            free.push(i);
-            if failed.is_some() {
+        self.done.clear();
+        self.done.extend(ring.completion().map(|c| (c.user_data() as usize, c.result())));
+        for &(i, res) in &self.done {
+            self.in_flight -= 1;
+            self.free.push(i);
+            if self.failed.is_some() {
                 continue;
             }
             let s = &slots[i];
             let what = if s.write { "write" } else { "read" };
             if res < 0 {
-                failed = Some(Error::io(
-                    &format!("{what} {name} at offset {}", s.offset),
+                self.failed = Some(Error::io(
+                    &format!("{what} {} at offset {}", self.name, s.offset),
                     &std::io::Error::from_raw_os_error(-res),
                 ));
             } else if res as u64 != s.len {
-                failed = Some(Error::failed(format!("short {what} of {res} bytes at offset {} of {name}", s.offset)));
+                self.failed =
+                    Some(Error::failed(format!("short {what} of {res} bytes at offset {} of {}", s.offset, self.name)));
             } else {
-                t.done(job, s.write, res as u64, s.started, now);
+                self.t.done(self.job, s.write, res as u64, s.started, now);
             }
-            // After an error, issue nothing more and reap what is in flight:
-            // the kernel may still be writing into those buffers.
-            if failed.is_some() {
-                stopped = true;
+            if self.failed.is_some() {
+                self.stopped = true;
             }
         }
     }
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    if job.fsync_every > 0 && since_sync > 0 {
-        job.file.sync_data().map_err(|e| Error::io(&format!("fsync {name}"), &e))?;
-        t.fsyncs += 1;
-    }
-    Ok(t)
 }
