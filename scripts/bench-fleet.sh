@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Orchestration overhead of the Ansible collection (deploy/ansible): the
 # wall time of `ansible-playbook engine.fleet.benchmark` on N test hosts
-# (each its own sshd on 127.0.0.x, as in tests/integration/fleet.rs) minus
+# (each its own sshd on 127.0.0.x, as in tests/integration/orchestration.rs) minus
 # the wall time of the same engine command run locally, for N = 3 and 10
 # (or the counts given). Hosts run in parallel (forks >= N), so the overhead
 # is what a fleet run costs over one local run; per host is that over N.

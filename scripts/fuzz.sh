@@ -7,7 +7,7 @@
 # corpus (fuzz/corpus/T, not committed, grown by runs) and its seeds
 # (fuzz/seeds/T, committed), and prints executions per second and crashes
 # per target. A crash's input is kept in fuzz/artifacts/T/; turn it into a
-# regular test (tests/integration/fuzz_regressions.rs) and fix it.
+# regular test (tests/integration/robustness.rs) and fix it.
 #
 # FUZZ_TARGETS="profile extract" limits the targets; FUZZ_SANITIZER=address
 # builds with AddressSanitizer (default none: engine's own code is safe

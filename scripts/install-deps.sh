@@ -50,8 +50,9 @@ if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx w
 fi
 # Fleets (issue 16): ansible-core and kubernetes-validate from PyPI, in a
 # virtualenv of their own (ENGINE_TOOLS, default /opt/engine-tools), where
-# tests/integration/fleet.rs and scripts/bench-fleet.sh find them. ansible-core
-# 2.19 is the last line whose control node runs on Debian 12's Python 3.11.
+# tests/integration/orchestration.rs and scripts/bench-fleet.sh find them.
+# ansible-core 2.19 is the last line whose control node runs on Debian 12's
+# Python 3.11.
 ENGINE_TOOLS="${ENGINE_TOOLS:-/opt/engine-tools}"
 if ! "$ENGINE_TOOLS/bin/python" -c 'import ansible, kubernetes_validate' 2>/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

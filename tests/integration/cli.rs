@@ -1,6 +1,10 @@
-//! The commands that only read: list, info, validate, help, version.
+//! The command line: help and version, `list` and `info`, shell completions,
+//! `--dry-run`, option errors with did-you-mean, and the entry menus a
+//! terminal gets.
 
 use crate::common::*;
+use std::io::Write;
+use std::time::Duration;
 
 #[test]
 fn list_profiles_suites_and_results() {
@@ -14,19 +18,6 @@ fn list_profiles_suites_and_results() {
     assert!(r.stdout.contains("suite/disk ") && r.stdout.contains("suite/disk-quick"), "{r:?}");
     let r = env.run(&["list", "results"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
-}
-
-#[test]
-fn user_profiles_come_first_on_the_search_path() {
-    let env = Env::new();
-    env.profile("echo", &echo_profile("echo", &["1"]));
-    let r = env.run(&["list", "profiles"]);
-    assert!(r.stdout.lines().any(|l| l.starts_with("echo@1.0.0 ") && l.contains(" other ")), "{r:?}");
-    // A profile in ENGINE_HOME/test-profiles is found too.
-    let dir = env.home.path().join("test-profiles/mine");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("profile.yaml"), echo_profile("mine", &["1"])).unwrap();
-    assert!(env.run(&["list", "profiles"]).stdout.contains("mine@1.0.0"));
 }
 
 #[test]
@@ -49,37 +40,6 @@ fn info_shows_options_entries_results_and_requirements() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("no profile, suite or saved result named `fs-mrk`"), "{r:?}");
     assert!(r.stderr.contains("hint: did you mean `fs-mark`?"), "{r:?}");
-}
-
-#[test]
-fn versions_are_matched_by_prefix() {
-    let env = Env::new();
-    assert_eq!(env.run(&["info", "fio@1.0"]).code, 0);
-    let r = env.run(&["info", "fio@2"]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("no profile `fio` with a version matching `2` (found 1.0.0)"), "{r:?}");
-}
-
-#[test]
-fn validate_accepts_the_shipped_files() {
-    let env = Env::new();
-    let repo = repo();
-    let r = env.run(&["validate", repo.join("test-profiles").to_str().unwrap(), repo.join("suites").to_str().unwrap()]);
-    assert_eq!(r.code, 0, "{r:?}");
-    // Every shipped profile and suite (counted on disk, so new ones count too).
-    let profiles = std::fs::read_dir(repo.join("test-profiles"))
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().join("profile.yaml").is_file())
-        .count();
-    let suites = std::fs::read_dir(repo.join("suites"))
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "yaml"))
-        .count();
-    let n = profiles + suites;
-    assert!(n >= 13, "{n}");
-    assert!(r.stderr.contains(&format!("{n} file(s) checked: {n} valid, 0 invalid")), "{r:?}");
 }
 
 #[test]
@@ -107,6 +67,33 @@ fn help_and_version() {
     assert_eq!(env.run(&["frobnicate"]).code, 2);
 }
 
+/// Completions, --dry-run, how many tests a suite expands to, whether tools
+/// are installed, placeholders filled in `info`, did-you-mean for options.
+#[test]
+fn what_users_of_pts_and_hyperfine_expect() {
+    let env = Env::new();
+    for sh in ["bash", "zsh", "fish"] {
+        let r = env.run(&["completions", sh]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(r.stdout.contains("benchmark") && r.stdout.contains("target-dir"), "{sh}");
+    }
+    let r = env.run(&["benchmark", "suite/disk-quick", "--dry-run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("28 test(s):"), "{}", r.stdout);
+    assert!(r.stdout.contains("fs-mark: Test: 100 Files, 1MB Size: 3 trial(s) (up to 12)"), "{}", r.stdout);
+    assert!(r.stdout.contains("estimated: "), "{}", r.stdout);
+    assert!(!env.home.path().join("results").exists(), "a dry run writes nothing");
+    let r = env.run(&["info", "suite/disk"]);
+    assert!(r.stdout.starts_with("suite/disk: 23 profile item(s), 63 test(s) in batch mode"), "{}", r.stdout);
+    let r = env.run(&["list", "profiles"]);
+    assert!(r.stdout.lines().any(|l| l.starts_with("fio@") && l.contains(" ready ")), "{}", r.stdout);
+    let r = env.run(&["info", "fs-mark"]);
+    assert!(r.stdout.contains("free space: 1100MB (1000 Files, 1MB Size), "), "{}", r.stdout);
+    let r = env.run(&["benchmark", "-y", "fs-mark", "--option", "tset=100 Files, 1MB Size"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("did you mean `test`?"), "{r:?}");
+}
+
 #[test]
 fn on_a_terminal_menus_pick_the_entries() {
     use std::io::Write;
@@ -123,6 +110,31 @@ fn on_a_terminal_menus_pick_the_entries() {
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Value (space toggles, enter accepts, Esc skips)"), "{text}");
+    let f = env.result("m");
+    let descs: Vec<&str> =
+        f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();
+    assert_eq!(descs, ["Value: V7"], "{text}");
+}
+
+/// Enter with nothing ticked asks again instead of running everything.
+#[test]
+fn an_empty_menu_selection_asks_again() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["5", "7"]));
+    let cmdline = format!("{} benchmark echo --runs 1 --save m --target-dir {}", bin(), env.target.path().display());
+    let mut child = env.cmd(&[]).spawn_script(&cmdline);
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // Untick both (space, down, space), Enter: nothing ticked.
+    stdin.write_all(b" \x1b[B \r").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // Asked again (the defaults ticked again): untick the first, Enter.
+    stdin.write_all(b" \r").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nothing is ticked"), "{text}");
     let f = env.result("m");
     let descs: Vec<&str> =
         f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();

@@ -1,8 +1,11 @@
-//! A fresh ENGINE_HOME, target directory and profile folder per test, and a
-//! command builder for the real binary.
+//! Shared by every test module: a fresh ENGINE_HOME, target directory and
+//! profile folder per test, a command builder for the real binary, profiles
+//! the tests write, checks on result files, the root check, and waiting.
 
+use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 pub struct Env {
     pub home: tempfile::TempDir,
@@ -40,6 +43,18 @@ pub fn bin() -> &'static str {
 /// The repository root (for shipped profiles, suites, schemas and fixtures).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Root-only tests are `#[ignore = "needs root"]`: `cargo test` skips them
+/// visibly, and CI (root) runs them with `--include-ignored`. Run without
+/// root, they fail here instead of passing without checking anything.
+pub fn require_root() {
+    assert!(is_root(), "this test needs root: run it as root with `cargo test -- --include-ignored`");
 }
 
 impl Env {
@@ -150,6 +165,9 @@ parsers:
     )
 }
 
+/// A profile whose one trial sleeps 2 s, then prints `value: 1`.
+pub const SLOW: &str = "id: slow\nversion: 1.0.0\ntitle: Slow\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'sleep 2; echo value: 1']\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n";
+
 pub fn stats_of(values: &[f64]) -> (f64, f64, f64) {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
@@ -159,6 +177,34 @@ pub fn stats_of(values: &[f64]) -> (f64, f64, f64) {
 
 pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The entries (one per identifier) of result `result_idx` in result file `r`.
+pub fn entries(r: &Value, result_idx: usize) -> &Vec<Value> {
+    r["results"][result_idx]["entries"].as_array().unwrap()
+}
+
+/// An entry's n, mean, SD, SE and minimum are those of its trials.
+pub fn check_entry_stats(e: &Value) {
+    let trials: Vec<f64> = e["trials"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(e["n"].as_u64().unwrap() as usize, trials.len());
+    let (mean, sd, se) = stats_of(&trials);
+    assert!(close(e["value"].as_f64().unwrap(), mean), "{e}");
+    if trials.len() > 1 {
+        assert!(close(e["sd"].as_f64().unwrap(), sd), "{e}");
+        assert!(close(e["se"].as_f64().unwrap(), se), "{e}");
+    }
+    let min = trials.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(e["min"].as_f64().unwrap(), min);
+}
+
+/// Waits until `cond` holds (or fails the test after 20 s).
+pub fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(30));
+    }
 }
 
 pub trait SpawnScript {
@@ -179,4 +225,30 @@ impl SpawnScript for std::process::Command {
         c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
         c.spawn().expect("script (util-linux) runs")
     }
+}
+
+/// Processes (not zombies) whose command line mentions `needle`.
+pub fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()).unwrap_or("Z");
+        if state == "Z" || pid == std::process::id() {
+            continue;
+        }
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            out.push(format!("{pid}: {cmd}"));
+        }
+    }
+    out
+}
+
+/// The files in `env`'s journal: what a run changed and has not undone yet.
+pub fn journal_files(env: &Env) -> Vec<String> {
+    std::fs::read_dir(env.home.path().join("journal"))
+        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
 }

@@ -1,8 +1,11 @@
-//! Comparing results: PTS import, the report formats (snapshots), editing,
-//! the HTML report in a real browser, and bad input.
+//! Working with saved results: PTS import and export, the report formats
+//! (snapshots), side-by-side comparison, charts, the HTML report in a real
+//! browser, editing, merging (results fetched from many hosts included),
+//! and files that are refused with a position.
 
 use crate::common::*;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> String {
     repo().join("tests/fixtures/pts").join(name).display().to_string()
@@ -150,6 +153,118 @@ fn editing_results() {
     assert_eq!(env.result("both")["results"].as_array().unwrap().len(), 1);
     let r = env.run(&["result", "remove-result", "both", "nothing"]);
     assert_eq!(r.code, 2);
+}
+
+/// Results of `hosts` (folder, identifier) as an orchestrator fetches them:
+/// `<dir>/<folder>/result.json`.
+fn fetched(env: &Env, dir: &Path, hosts: &[(&str, &str)]) -> Vec<PathBuf> {
+    env.profile("echo", &echo_profile("echo", &["5"]));
+    hosts
+        .iter()
+        .map(|(h, id)| {
+            let r = env.bench(&["echo", "--save", h, "--identifier", id]);
+            assert_eq!(r.code, 0, "{r:?}");
+            let p = dir.join(h).join("result.json");
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::copy(env.result_path(h), &p).unwrap();
+            p
+        })
+        .collect()
+}
+
+fn edit_json(p: &Path, f: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(p, v.to_string()).unwrap();
+}
+
+#[test]
+fn merge_leaves_out_invalid_results_by_name_and_merges_the_rest() {
+    let env = Env::new();
+    let d = tempfile::tempdir().unwrap();
+    let files =
+        fetched(&env, d.path(), &[("host1", "host1"), ("host2", "host2"), ("host3", "host3"), ("host4", "host4")]);
+    // host3's file breaks the schema; host4's comes from another major version.
+    edit_json(&files[2], |v| v["systems"][0]["started"] = Value::from(5));
+    edit_json(&files[3], |v| v["systems"][0]["engine_version"] = Value::from("9.1.0"));
+    let missing = d.path().join("host6/result.json");
+    let mut args: Vec<String> = vec!["result".into(), "merge".into()];
+    args.extend(files.iter().map(|p| p.display().to_string()));
+    args.push(missing.display().to_string());
+    args.extend(["--save", "fleet", "--left-out", "host5=unreachable: connection refused"].map(String::from));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    // --strict: nothing merged, the first bad file named.
+    let mut strict = a.clone();
+    strict.push("--strict");
+    let r = env.run(&strict);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("host3 is not merged") && r.stderr.contains("/systems/0/started"), "{r:?}");
+    assert!(!env.result_path("fleet").exists());
+
+    let r = env.run(&a);
+    assert_eq!(r.code, 4, "{r:?}");
+    for (host, why) in [
+        ("host3", "does not match schemas/result.schema.json: /systems/0/started"),
+        ("host4", "written by engine 9.1.0 (identifier `host4`)"),
+        ("host6", "cannot read it"),
+    ] {
+        assert!(
+            r.stderr.lines().any(|l| l.starts_with(&format!("left out {host}: ")) && l.contains(why)),
+            "{host}: {r:?}"
+        );
+    }
+    let m = env.result("fleet");
+    let ids: Vec<&str> = m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["host1", "host2"]);
+    let entries = m["results"][0]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "nothing of host3 or host4 was merged: {m}");
+    let left: Vec<&str> = m["left_out"].as_array().unwrap().iter().map(|l| l["source"].as_str().unwrap()).collect();
+    assert_eq!(left, ["host5", "host3", "host4", "host6"]);
+    // The reports name them.
+    let shown = env.run(&["result", "show", "fleet"]);
+    assert!(
+        shown.stdout.contains("Left out of this result (4):") && shown.stdout.contains("host5: unreachable"),
+        "{shown:?}"
+    );
+    // A second merge under the same name is refused unless --replace.
+    assert_eq!(env.run(&a).code, 2);
+    let mut replace = a.clone();
+    replace.push("--replace");
+    assert_eq!(env.run(&replace).code, 4);
+    // Bad --left-out.
+    let r = env.run(&["result", "merge", files[0].to_str().unwrap(), "--save", "x", "--left-out", "host5"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("expected SOURCE=REASON"), "{r:?}");
+}
+
+#[test]
+fn merging_sweeps_keeps_host_by_state_identifiers() {
+    let env = Env::new();
+    let d = tempfile::tempdir().unwrap();
+    // A sweep on each host: one result per host, an identifier per state.
+    let files = fetched(&env, d.path(), &[("host1", "host1: bfq"), ("host2", "host2: bfq")]);
+    for (f, h) in files.iter().zip(["host1", "host2"]) {
+        edit_json(f, |v| {
+            let mut none = v["systems"][0].clone();
+            none["identifier"] = Value::from(format!("{h}: none"));
+            v["systems"].as_array_mut().unwrap().push(none);
+            let mut e = v["results"][0]["entries"][0].clone();
+            e["identifier"] = Value::from(format!("{h}: none"));
+            v["results"][0]["entries"].as_array_mut().unwrap().push(e);
+        });
+    }
+    let mut args = vec!["result", "merge"];
+    let all: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    args.extend(all.iter().map(String::as_str));
+    args.extend(["--save", "sweep"]);
+    let r = env.run(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    let m = env.result("sweep");
+    let mut ids: Vec<&str> =
+        m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, ["host1: bfq", "host1: none", "host2: bfq", "host2: none"]);
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Installing what profiles need: real downloads from servers on 127.0.0.1
 //! (nginx for the honest path, a programmable server for faults), real
-//! archives, real build steps, real package checks.
+//! archives, real build steps, real package checks, and a full disk (root).
 
 use crate::common::*;
 use crate::httpd::{FaultServer, Nginx, Route};
+use crate::loopdev::Unmount;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -427,7 +428,7 @@ fn bad_install_sections_are_reported_at_file_line_col() {
 /// Runs engine as `nobody` when the tests run as root, so the non-root path is real.
 fn as_user(env: &Env, args: &[&str], vars: &[(&str, String)]) -> Run {
     use std::os::unix::fs::PermissionsExt;
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = is_root();
     let mut c = if root {
         std::fs::set_permissions(env.home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         std::fs::set_permissions(env.profiles.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -560,13 +561,7 @@ fn a_full_disk_during_a_download_or_an_extraction_leaves_nothing_partial() {
         .status()
         .unwrap();
     assert!(ok.success(), "mount tmpfs (needs root)");
-    struct Umount(PathBuf);
-    impl Drop for Umount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _u = Umount(mnt.path().to_path_buf());
+    let _u = Unmount(mnt.path().to_str().unwrap());
     let home = mnt.path().join("home");
     std::fs::create_dir(&home).unwrap();
     let run = |id: &str, vars: &[(&str, String)]| -> Run {
@@ -612,58 +607,6 @@ fn a_full_disk_during_a_download_or_an_extraction_leaves_nothing_partial() {
         .filter(|n| !n.ends_with(".lock"))
         .collect();
     assert!(left.is_empty(), "no half-extracted install: {left:?}");
-}
-
-/// The kernel build from Debian's linux-source-6.1 (kernel.org is not
-/// reachable here), tinyconfig, one trial: extraction plus a build of a few
-/// minutes on 2 cores.
-#[test]
-#[ignore = "slow: builds Linux 6.1 tinyconfig (about 4 minutes on 2 cores)"]
-fn build_linux_kernel_tinyconfig_from_debian_sources() {
-    let env = Env::new();
-    assert!(
-        Path::new("/usr/src/linux-source-6.1.tar.xz").exists(),
-        "scripts/install-deps.sh installs linux-source-6.1"
-    );
-    let r = env.bench(&[
-        "build-linux-kernel",
-        "--option",
-        "build=tinyconfig",
-        "--option",
-        "source=debian",
-        "--runs",
-        "1",
-        "--save",
-        "k",
-    ]);
-    assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.contains("Build: tinyconfig - Source: Linux 6.1 (Debian linux-source-6.1)"), "{r:?}");
-    let res = env.result("k");
-    assert!(res["results"][0]["description"].as_str().unwrap().contains("Linux 6.1 (Debian linux-source-6.1)"));
-    let secs = res["results"][0]["entries"][0]["trials"][0].as_f64().unwrap();
-    assert!(secs > 10.0, "{secs}");
-}
-
-/// GCC from Debian's gcc-12-source (the GNU mirrors are not reachable here):
-/// the install unpacks the tree once; the libiberty build configures and
-/// compiles for real in the trial's scratch directory.
-#[test]
-#[ignore = "slow: unpacks GCC 12 and builds libiberty (about 1 minute on 2 cores)"]
-fn build_gcc_libiberty_from_debian_sources() {
-    let env = Env::new();
-    assert!(
-        Path::new("/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz").exists(),
-        "scripts/install-deps.sh installs gcc-12-source"
-    );
-    let r = env.bench(&["build-gcc", "--option", "build=libiberty", "--runs", "1", "--save", "g"]);
-    assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.contains("Build: libiberty"), "{r:?}");
-    let res = env.result("g");
-    let secs = res["results"][0]["entries"][0]["trials"][0].as_f64().unwrap();
-    assert!(secs > 1.0, "{secs}");
-    // The source tree was unpacked once, into the install directory.
-    let installed = env.home.path().join("installed/build-gcc@1.0.0/gcc-12.2.0/configure");
-    assert!(installed.exists(), "{}", installed.display());
 }
 
 /// A profile only optional suite items ask for is not installed by

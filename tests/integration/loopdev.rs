@@ -1,7 +1,7 @@
 //! A real loop device with a real file system, created and destroyed by the
-//! test (root only). Engine must describe the device under test — its
-//! scheduler and mount options — not the disk it is installed on.
+//! test (root only), and a guard that unmounts what a test mounted itself.
 
+use crate::common::require_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,29 +18,44 @@ fn sh(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Root-only tests are `#[ignore = "needs root"]`: `cargo test` skips them
-/// visibly, and CI (root) runs them with `--include-ignored`. Run without
-/// root, they fail here instead of passing without checking anything.
-pub fn require_root() {
-    assert!(is_root(), "this test needs root: run it as root with `cargo test -- --include-ignored`");
-}
-
 impl LoopFs {
+    /// `size_mb` of ext4, mounted with `mount_opts`.
     pub fn new(size_mb: u64, mount_opts: &str) -> LoopFs {
+        LoopFs::create(size_mb, &[], &[], Some(mount_opts))
+    }
+
+    /// A small ext4 with no blocks reserved for root (root would otherwise
+    /// write on into the reserve), mounted with the defaults.
+    pub fn without_reserve(size_mb: u64) -> LoopFs {
+        LoopFs::create(size_mb, &[], &["-m", "0"], None)
+    }
+
+    /// ext4 on a loop device whose logical block size is `sector` bytes.
+    pub fn with_sector_size(size_mb: u64, sector: u32) -> LoopFs {
+        LoopFs::create(size_mb, &["--sector-size", &sector.to_string()], &[], None)
+    }
+
+    fn create(size_mb: u64, losetup: &[&str], mkfs: &[&str], mount_opts: Option<&str>) -> LoopFs {
         require_root();
         let img_dir = tempfile::tempdir().unwrap();
         let img = img_dir.path().join("disk.img");
         std::fs::File::create(&img).unwrap().set_len(size_mb << 20).unwrap();
-        let dev = sh("losetup", &["--find", "--show", img.to_str().unwrap()]);
+        let mut args = vec!["--find", "--show"];
+        args.extend_from_slice(losetup);
+        args.push(img.to_str().unwrap());
+        let dev = sh("losetup", &args);
         let mnt = tempfile::tempdir().unwrap();
         let fs = LoopFs { dev, mnt, _img_dir: img_dir };
-        sh("mkfs.ext4", &["-q", "-F", &fs.dev]);
-        sh("mount", &["-o", mount_opts, &fs.dev, fs.mnt.path().to_str().unwrap()]);
+        let mut args = vec!["-q", "-F"];
+        args.extend_from_slice(mkfs);
+        args.push(&fs.dev);
+        sh("mkfs.ext4", &args);
+        let mut args = Vec::new();
+        if let Some(o) = mount_opts {
+            args.extend(["-o", o]);
+        }
+        args.extend([fs.dev.as_str(), fs.mnt.path().to_str().unwrap()]);
+        sh("mount", &args);
         fs
     }
 
@@ -72,6 +87,15 @@ impl LoopFs {
 pub fn unmount(path: &str) {
     if !Command::new("umount").arg(path).status().is_ok_and(|s| s.success()) {
         let _ = Command::new("umount").args(["-l", path]).status();
+    }
+}
+
+/// Unmounts the path a test mounted (a tmpfs, a ramfs) when dropped.
+pub struct Unmount<'a>(pub &'a str);
+
+impl Drop for Unmount<'_> {
+    fn drop(&mut self) {
+        unmount(self.0);
     }
 }
 

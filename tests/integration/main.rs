@@ -1,29 +1,32 @@
 //! Integration tests: they run the real `engine` binary in a temporary
-//! ENGINE_HOME and target directory, with real tools from Debian.
+//! ENGINE_HOME and target directory, with real tools from Debian. One module
+//! per capability; `common`, `httpd` and `loopdev` are shared helpers.
 
 mod common;
-
-mod compare;
+mod httpd;
+mod loopdev;
 
 mod authoring;
-mod benchmark;
-mod builtin;
 mod cli;
+mod compare;
+mod concurrency;
 mod failures;
-mod first_users;
-mod fleet;
-mod fuzz_regressions;
-mod hardening;
-mod httpd;
 mod install;
-mod loopdev;
-mod malformed;
+mod interruption;
+mod orchestration;
 mod parsers;
 mod plugins;
+mod profiles;
+mod progress;
 mod readme;
 mod repo;
+mod results;
+mod robustness;
 mod schemas;
-mod seeds;
+mod servers;
+mod shipped_profiles;
+mod statistics;
 mod sweeps;
 mod sysinfo;
-mod trust;
+mod trials;
+mod workloads;

@@ -1,11 +1,13 @@
 //! Sweeps of I/O schedulers and file systems on loop devices the tests create
 //! and destroy (root only). The machine must be left as it was — also after
-//! `kill -9` and `engine recover`.
+//! Ctrl-C, `kill -9` and `engine recover`, and with a relative, symlinked
+//! ENGINE_HOME; devices that hold data are refused, and two sweeps never
+//! overlap.
 
 use crate::common::*;
-use crate::loopdev::{LoopFs, require_root};
+use crate::loopdev::LoopFs;
 use serde_json::Value;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn read(path: &str) -> String {
@@ -45,15 +47,6 @@ fn echo_at(env: &Env, dir: &str, save: &str, extra: &[&str]) -> Run {
     let mut args = vec!["benchmark", "-y", "echo", "--runs", "1", "--save", save, "--target-dir", dir];
     args.extend_from_slice(extra);
     env.run(&args)
-}
-
-/// Waits until `cond` holds (or fails the test after 20 s).
-fn wait_for(what: &str, cond: impl Fn() -> bool) {
-    let t0 = Instant::now();
-    while !cond() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -470,4 +463,71 @@ fn ctrl_c_mid_sweep_restores_at_once() {
     assert_eq!(r.code, 130, "{r:?}");
     assert_eq!(read(&format!("{queue}/scheduler")), sched0);
     assert!(std::fs::read_dir(env.home.path().join("journal")).unwrap().next().is_none());
+}
+
+/// Two sweeps at once: the second is refused while the first changes state.
+#[test]
+#[ignore = "needs root"]
+fn two_sweeps_cannot_overlap() {
+    let fs = LoopFs::new(64, "relatime");
+    let env = Env::new();
+    env.profile("slow", SLOW);
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let child = env
+        .cmd(&["benchmark", "-y", "slow", "--save", "one", "--target-dir", fs.path(), "--scheduler", "kyber"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sched = format!("/sys/block/{}/queue/scheduler", fs.name());
+    wait_for("kyber", || std::fs::read_to_string(&sched).unwrap_or_default().contains("[kyber]"));
+    let r = env.run(&["benchmark", "-y", "echo", "--save", "two", "--target-dir", fs.path(), "--scheduler", "bfq"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    // The host lock (one benchmark per ENGINE_HOME) refuses it before the
+    // state lock is reached; either way it names the running sweep.
+    assert!(
+        r.stderr.contains("another engine benchmark is running with this ENGINE_HOME")
+            && r.stderr.contains("--scheduler kyber"),
+        "{r:?}"
+    );
+    assert!(!env.home.path().join("results/two").exists());
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+}
+
+/// A relative, symlinked ENGINE_HOME: the file-system sweep mounts and
+/// unmounts the same path, and nothing stays mounted.
+#[test]
+#[ignore = "needs root"]
+fn a_relative_symlinked_engine_home_leaves_nothing_mounted() {
+    require_root();
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let base = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env.home.path(), base.path().join("home-link")).unwrap();
+    let r: Run = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "echo",
+            "--runs",
+            "1",
+            "--save",
+            "rel",
+            "--device",
+            "loop:64M",
+            "--filesystem",
+            "ext4",
+        ])
+        .env("ENGINE_HOME", "home-link")
+        .current_dir(base.path())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 0, "{r:?}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let home = std::fs::canonicalize(env.home.path()).unwrap();
+    assert!(!mounts.contains(home.to_str().unwrap()), "still mounted under {}", home.display());
+    assert!(std::fs::read_dir(env.home.path().join("journal")).unwrap().next().is_none());
+    let loops = Command::new("losetup").arg("-a").output().unwrap();
+    assert!(!String::from_utf8_lossy(&loops.stdout).contains(home.to_str().unwrap()));
 }

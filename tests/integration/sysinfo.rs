@@ -1,8 +1,11 @@
-//! `engine system-info` and the system data stored per identifier.
+//! `engine system-info` and the system data stored per identifier: the
+//! device under test with its scheduler and mount options (not the disk
+//! engine is installed on), and a target on tmpfs named as such.
 
 use crate::common::*;
-use crate::loopdev::LoopFs;
+use crate::loopdev::{LoopFs, Unmount};
 use serde_json::Value;
+use std::process::Command;
 
 #[test]
 fn system_info_prints_a_block_and_json() {
@@ -85,4 +88,29 @@ fn a_loop_device_under_bfq_is_labelled_bfq_with_its_mount_options() {
         "{}",
         show.stdout
     );
+}
+
+/// A target on tmpfs is named as such, warned about, and never "unknown".
+#[test]
+#[ignore = "needs root"]
+fn a_target_on_tmpfs_is_named_and_warned_about() {
+    require_root();
+    let env = Env::new();
+    let mnt = tempfile::tempdir().unwrap();
+    let m = mnt.path().to_str().unwrap();
+    assert!(Command::new("mount").args(["-t", "tmpfs", "-o", "size=16m", "tmpfs", m]).status().unwrap().success());
+    let _u = Unmount(m);
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.run(&["benchmark", "-y", "echo", "--runs", "1", "--target-dir", m, "--save", "t"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains("warning: the target directory") && r.stderr.contains("is on tmpfs (memory, not a disk)"),
+        "{r:?}"
+    );
+    let s = &env.result("t")["systems"][0];
+    assert_eq!(s["software"]["File-System"], "tmpfs (memory, not a disk)");
+    assert!(s["hardware"]["Disk"].as_str().unwrap().ends_with("(tests ran on tmpfs: memory, not a disk)"), "{s}");
+    let notes = s["notes"]["Disk Notes"].as_str().unwrap();
+    assert!(notes.starts_with("tmpfs (memory, not a disk) / "), "{notes}");
+    assert!(!serde_json::to_string(s).unwrap().contains("\"unknown\""), "{s}");
 }

@@ -1,9 +1,10 @@
-//! Built-in workloads (issue 10) through `engine benchmark`: tiny sizes on a
-//! temp dir, exact byte counts on a loop device with O_DIRECT, side by side
-//! with external tests in one result file, and their bad input.
+//! Built-in workloads through `engine benchmark`: tiny sizes on a temp dir,
+//! exact byte counts on a loop device with O_DIRECT, side by side with
+//! external tests in one result file, start-up time under load, and what
+//! goes wrong (a bad config value, O_DIRECT refused, a full disk).
 
 use crate::common::*;
-use crate::loopdev::{LoopFs, require_root};
+use crate::loopdev::{LoopFs, Unmount};
 use serde_json::Value;
 use std::process::Command;
 
@@ -126,12 +127,6 @@ fn direct_io_where_the_file_system_refuses_it() {
     let mnt = tempfile::tempdir().unwrap();
     let m = mnt.path().to_str().unwrap();
     assert!(Command::new("mount").args(["-t", "ramfs", "ramfs", m]).status().unwrap().success());
-    struct Unmount<'a>(&'a str);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            crate::loopdev::unmount(self.0);
-        }
-    }
     let _u = Unmount(m);
     io_profile(&env, "dio", "rw: randread, bs: 4k, size: 1m, runtime: '0', direct: 'yes'");
     let r = env.run(&["benchmark", "-y", "dio", "--runs", "1", "--target-dir", m, "--save", "d"]);
@@ -149,24 +144,8 @@ fn direct_io_where_the_file_system_refuses_it() {
 #[ignore = "needs root"]
 fn direct_io_with_a_block_size_the_device_cannot_take() {
     require_root();
-    let img = tempfile::tempdir().unwrap();
-    let file = img.path().join("disk.img");
-    std::fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
-    let out = Command::new("losetup").args(["--find", "--show", "--sector-size", "4096"]).arg(&file).output().unwrap();
-    assert!(out.status.success());
-    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let mnt = tempfile::tempdir().unwrap();
-    let m = mnt.path().to_str().unwrap().to_string();
-    struct Teardown(String, String);
-    impl Drop for Teardown {
-        fn drop(&mut self) {
-            crate::loopdev::unmount(&self.1);
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _t = Teardown(dev.clone(), m.clone());
-    assert!(Command::new("mkfs.ext4").args(["-q", "-F", &dev]).status().unwrap().success());
-    assert!(Command::new("mount").args([&dev, &m]).status().unwrap().success());
+    let fs = LoopFs::with_sector_size(64, 4096);
+    let m = fs.path().to_string();
     let env = Env::new();
     io_profile(&env, "small", "rw: randread, bs: '512', size: 1m, runtime: '0', direct: 'yes'");
     let r = env.run(&["benchmark", "-y", "small", "--runs", "1", "--target-dir", &m, "--save", "s"]);

@@ -1,254 +1,16 @@
-//! Fleets (issue 16): progress events for orchestrators, one benchmark per
-//! host at a time, merging fetched results (refusing invalid ones by name),
-//! and the Ansible collection against real sshd hosts on 127.0.0.x.
+//! Running engine on many machines: the Ansible collection (engine.fleet)
+//! against real sshd hosts on 127.0.0.x — a suite on every host, merged into
+//! one result, with failed, interrupted and unreachable hosts named — and
+//! the Kubernetes manifests in deploy/kubernetes.
 
 use crate::common::*;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The lines of `--progress json` output, each checked against
-/// schemas/progress.schema.json.
-fn events(stdout: &str) -> Vec<Value> {
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("schemas/progress.schema.json")).unwrap()).unwrap();
-    let v = jsonschema::draft7::new(&schema).expect("progress schema compiles");
-    stdout
-        .lines()
-        .map(|l| {
-            let e: Value =
-                serde_json::from_str(l).unwrap_or_else(|err| panic!("not one JSON object per line: {l}: {err}"));
-            let errors: Vec<String> = v.iter_errors(&e).map(|x| x.to_string()).collect();
-            assert!(errors.is_empty(), "{l}: {errors:?}");
-            e
-        })
-        .collect()
-}
-
-fn kinds(ev: &[Value]) -> Vec<&str> {
-    ev.iter().map(|e| e["event"].as_str().unwrap()).collect()
-}
-
-#[test]
-fn progress_json_is_one_event_per_line_from_start_to_finish() {
-    let env = Env::new();
-    env.profile("echo", &echo_profile("echo", &["7"]));
-    env.profile("broken", &counter_profile("broken", "echo nothing here", ""));
-    let r = env.bench(&["echo", "broken", "--save", "p", "--identifier", "h1", "--runs", "2", "--progress", "json"]);
-    assert_eq!(r.code, 4, "{r:?}");
-    let ev = events(&r.stdout);
-    let k = kinds(&ev);
-    assert_eq!(k.first(), Some(&"run_started"), "{k:?}");
-    assert_eq!(k.last(), Some(&"run_finished"), "{k:?}");
-    assert_eq!(ev[0]["identifier"], "h1");
-    assert_eq!(ev[0]["tests"], 2);
-    assert_eq!(ev[0]["engine_version"], env!("CARGO_PKG_VERSION"));
-    // echo: started, two trials, done with its value.
-    let echo: Vec<&Value> = ev.iter().filter(|e| e["test"].as_str().is_some_and(|t| t.starts_with("echo@"))).collect();
-    assert_eq!(
-        kinds(&echo.iter().map(|e| (*e).clone()).collect::<Vec<_>>()),
-        ["test_started", "trial_done", "trial_done", "test_done"]
-    );
-    assert_eq!(echo[0]["index"], 1);
-    assert_eq!(echo[0]["total"], 2);
-    assert_eq!(echo[2]["trial"], 2);
-    let done = echo[3];
-    assert_eq!(done["status"], "completed");
-    assert_eq!(done["trials"], 2);
-    assert_eq!(done["results"][0]["value"], 7.0);
-    assert_eq!(done["results"][0]["unit"], "Items/s");
-    // broken: its test_done says failed, and an error event names its log.
-    let failed = ev.iter().find(|e| e["event"] == "test_done" && e["status"] == "failed").expect("failed test_done");
-    assert!(failed["reason"].as_str().unwrap().contains("no line of the output matched"), "{failed}");
-    let err = ev.iter().find(|e| e["event"] == "error").expect("error event");
-    assert!(err["test"].as_str().unwrap().starts_with("broken@"), "{err}");
-    assert!(err["log"].as_str().unwrap().starts_with("logs/"), "{err}");
-    let fin = ev.last().unwrap();
-    assert_eq!(fin["exit_code"], 4);
-    assert_eq!((fin["saved"].as_u64(), fin["failed"].as_u64()), (Some(1), Some(1)), "{fin}");
-    assert_eq!(fin["path"].as_str().map(PathBuf::from), Some(env.result_path("p")));
-    // Human messages stay on standard error.
-    assert!(r.stderr.contains("failed broken"), "{r:?}");
-}
-
-#[test]
-fn progress_json_reports_a_refused_run_as_error_then_run_finished() {
-    let env = Env::new();
-    let r = env.bench(&["no-such-profile", "--progress", "json"]);
-    assert_eq!(r.code, 2, "{r:?}");
-    let ev = events(&r.stdout);
-    assert_eq!(kinds(&ev), ["error", "run_finished"]);
-    assert!(ev[0]["message"].as_str().unwrap().contains("no-such-profile"), "{}", ev[0]);
-    assert_eq!(ev[1]["exit_code"], 2);
-    // A report format would be mixed into the events: refused.
-    let r = env.bench(&["no-such-profile", "--progress", "json", "--format", "csv"]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(events(&r.stdout)[0]["message"].as_str().unwrap().contains("--format csv"), "{r:?}");
-}
-
-#[test]
-fn a_second_benchmark_on_one_home_is_refused_and_the_first_finishes() {
-    let env = Env::new();
-    env.profile("slow", &counter_profile("slow", "sleep 2; echo value: 3", ""));
-    env.profile("echo", &echo_profile("echo", &["1"]));
-    let target = env.target.path().to_str().unwrap().to_string();
-    let mut first = env
-        .cmd(&["benchmark", "-y", "--target-dir", &target, "slow", "--save", "a", "--identifier", "one", "--runs", "1"])
-        .args(["--progress", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait (bounded) until the first run is running its test.
-    let mut out = BufReader::new(first.stdout.take().unwrap());
-    let mut seen = String::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !seen.contains("\"test_started\"") {
-        assert!(Instant::now() < deadline, "the first run did not start: {seen}");
-        let mut line = String::new();
-        if out.read_line(&mut line).unwrap() == 0 {
-            panic!("the first run ended early: {seen}");
-        }
-        seen.push_str(&line);
-    }
-    let second = env.bench(&["echo", "--save", "b", "--identifier", "two"]);
-    assert_eq!(second.code, 1, "{second:?}");
-    assert!(
-        second.stderr.contains("another engine benchmark is running with this ENGINE_HOME")
-            && second.stderr.contains(&format!("pid {}", first.id()))
-            && second.stderr.contains("saving to `a` as `one`"),
-        "{second:?}"
-    );
-    assert!(!env.home.path().join("results/b").exists(), "the refused run left nothing");
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
-    assert!(first.wait().unwrap().success(), "{seen}{rest}");
-    assert_eq!(env.result("a")["results"][0]["entries"][0]["value"], 3.0);
-    // The lock went with the process: the next run goes ahead.
-    let again = env.bench(&["echo", "--save", "b", "--identifier", "two"]);
-    assert_eq!(again.code, 0, "{again:?}");
-}
-
-/// Results of `hosts` (folder, identifier) as an orchestrator fetches them:
-/// `<dir>/<folder>/result.json`.
-fn fetched(env: &Env, dir: &Path, hosts: &[(&str, &str)]) -> Vec<PathBuf> {
-    env.profile("echo", &echo_profile("echo", &["5"]));
-    hosts
-        .iter()
-        .map(|(h, id)| {
-            let r = env.bench(&["echo", "--save", h, "--identifier", id]);
-            assert_eq!(r.code, 0, "{r:?}");
-            let p = dir.join(h).join("result.json");
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::copy(env.result_path(h), &p).unwrap();
-            p
-        })
-        .collect()
-}
-
-fn edit_json(p: &Path, f: impl FnOnce(&mut Value)) {
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(p, v.to_string()).unwrap();
-}
-
-#[test]
-fn merge_leaves_out_invalid_results_by_name_and_merges_the_rest() {
-    let env = Env::new();
-    let d = tempfile::tempdir().unwrap();
-    let files =
-        fetched(&env, d.path(), &[("host1", "host1"), ("host2", "host2"), ("host3", "host3"), ("host4", "host4")]);
-    // host3's file breaks the schema; host4's comes from another major version.
-    edit_json(&files[2], |v| v["systems"][0]["started"] = Value::from(5));
-    edit_json(&files[3], |v| v["systems"][0]["engine_version"] = Value::from("9.1.0"));
-    let missing = d.path().join("host6/result.json");
-    let mut args: Vec<String> = vec!["result".into(), "merge".into()];
-    args.extend(files.iter().map(|p| p.display().to_string()));
-    args.push(missing.display().to_string());
-    args.extend(["--save", "fleet", "--left-out", "host5=unreachable: connection refused"].map(String::from));
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-
-    // --strict: nothing merged, the first bad file named.
-    let mut strict = a.clone();
-    strict.push("--strict");
-    let r = env.run(&strict);
-    assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("host3 is not merged") && r.stderr.contains("/systems/0/started"), "{r:?}");
-    assert!(!env.result_path("fleet").exists());
-
-    let r = env.run(&a);
-    assert_eq!(r.code, 4, "{r:?}");
-    for (host, why) in [
-        ("host3", "does not match schemas/result.schema.json: /systems/0/started"),
-        ("host4", "written by engine 9.1.0 (identifier `host4`)"),
-        ("host6", "cannot read it"),
-    ] {
-        assert!(
-            r.stderr.lines().any(|l| l.starts_with(&format!("left out {host}: ")) && l.contains(why)),
-            "{host}: {r:?}"
-        );
-    }
-    let m = env.result("fleet");
-    let ids: Vec<&str> = m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["host1", "host2"]);
-    let entries = m["results"][0]["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 2, "nothing of host3 or host4 was merged: {m}");
-    let left: Vec<&str> = m["left_out"].as_array().unwrap().iter().map(|l| l["source"].as_str().unwrap()).collect();
-    assert_eq!(left, ["host5", "host3", "host4", "host6"]);
-    // The reports name them.
-    let shown = env.run(&["result", "show", "fleet"]);
-    assert!(
-        shown.stdout.contains("Left out of this result (4):") && shown.stdout.contains("host5: unreachable"),
-        "{shown:?}"
-    );
-    // A second merge under the same name is refused unless --replace.
-    assert_eq!(env.run(&a).code, 2);
-    let mut replace = a.clone();
-    replace.push("--replace");
-    assert_eq!(env.run(&replace).code, 4);
-    // Bad --left-out.
-    let r = env.run(&["result", "merge", files[0].to_str().unwrap(), "--save", "x", "--left-out", "host5"]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("expected SOURCE=REASON"), "{r:?}");
-}
-
-#[test]
-fn merging_sweeps_keeps_host_by_state_identifiers() {
-    let env = Env::new();
-    let d = tempfile::tempdir().unwrap();
-    // A sweep on each host: one result per host, an identifier per state.
-    let files = fetched(&env, d.path(), &[("host1", "host1: bfq"), ("host2", "host2: bfq")]);
-    for (f, h) in files.iter().zip(["host1", "host2"]) {
-        edit_json(f, |v| {
-            let mut none = v["systems"][0].clone();
-            none["identifier"] = Value::from(format!("{h}: none"));
-            v["systems"].as_array_mut().unwrap().push(none);
-            let mut e = v["results"][0]["entries"][0].clone();
-            e["identifier"] = Value::from(format!("{h}: none"));
-            v["results"][0]["entries"].as_array_mut().unwrap().push(e);
-        });
-    }
-    let mut args = vec!["result", "merge"];
-    let all: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    args.extend(all.iter().map(String::as_str));
-    args.extend(["--save", "sweep"]);
-    let r = env.run(&args);
-    assert_eq!(r.code, 0, "{r:?}");
-    let m = env.result("sweep");
-    let mut ids: Vec<&str> =
-        m["systems"].as_array().unwrap().iter().map(|s| s["identifier"].as_str().unwrap()).collect();
-    ids.sort();
-    assert_eq!(ids, ["host1: bfq", "host1: none", "host2: bfq", "host2: none"]);
-}
-
 // ---------------------------------------------------------------------------
 // The Ansible collection against real sshd hosts.
-
-fn require_root() {
-    assert!(unsafe { libc::geteuid() } == 0, "needs root: sshd and root logins on 127.0.0.x");
-}
 
 /// `ansible-playbook`, `kubernetes-validate`: the virtualenv scripts/install-deps.sh makes.
 fn ansible_bin(tool: &str) -> PathBuf {
@@ -616,6 +378,43 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
     eprintln!("fleet test: {:.1} s", started.elapsed().as_secs_f64());
 }
 
+#[test]
+#[ignore = "needs root"]
+fn a_sweep_on_a_host_without_root_is_named_with_the_reason() {
+    require_root();
+    // Debian's postgresql package (scripts/install-deps.sh) makes a system
+    // user with a shell; the test's sshd lets it log in with the test's key.
+    let uid = sh(Command::new("id").args(["-u", "postgres"]));
+    let uid = String::from_utf8_lossy(&uid.stdout).trim().to_string();
+    let control = Control::new();
+    let hosts_dir = control.dir.path().join("hosts");
+    let mut host = SshHost::new(&hosts_dir, "host1", "127.0.0.51", &control.key.with_extension("pub"));
+    // The user must read its authorized keys and own its folder.
+    for d in [control.dir.path(), &hosts_dir] {
+        sh(Command::new("chmod").arg("755").arg(d));
+    }
+    sh(Command::new("chmod").arg("644").arg(host.dir.join("authorized_keys")));
+    sh(Command::new("chown").arg("-R").arg("postgres").arg(&host.dir));
+    host.use_pam();
+    let mut v = host.inventory_vars(&control.key);
+    v.insert("ansible_user".into(), "postgres".into());
+    let inventory = serde_json::json!({"bench": {"hosts": {"host1": v}}});
+    let vars = serde_json::json!({
+        "engine_ref": "fio",
+        "engine_binary": control.binary,
+        "engine_scheduler": "none,bfq",
+        "engine_fetch_dir": control.dir.path().join("fetched"),
+    });
+    let r = control.playbook(&inventory, &vars);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!("host(s) failed: host1: no root for a sweep: engine runs as uid {uid}")),
+        "{r:?}"
+    );
+    assert!(!host.dir.join("engine/bin/engine").exists(), "nothing was copied to a host that cannot run it");
+    host.stop();
+}
+
 // ---------------------------------------------------------------------------
 // Kubernetes: the manifests README "Many machines" describes.
 
@@ -707,41 +506,4 @@ fn the_kubernetes_manifests_satisfy_the_kubernetes_schemas() {
         4,
         "{r:?}"
     );
-}
-
-#[test]
-#[ignore = "needs root"]
-fn a_sweep_on_a_host_without_root_is_named_with_the_reason() {
-    require_root();
-    // Debian's postgresql package (scripts/install-deps.sh) makes a system
-    // user with a shell; the test's sshd lets it log in with the test's key.
-    let uid = sh(Command::new("id").args(["-u", "postgres"]));
-    let uid = String::from_utf8_lossy(&uid.stdout).trim().to_string();
-    let control = Control::new();
-    let hosts_dir = control.dir.path().join("hosts");
-    let mut host = SshHost::new(&hosts_dir, "host1", "127.0.0.51", &control.key.with_extension("pub"));
-    // The user must read its authorized keys and own its folder.
-    for d in [control.dir.path(), &hosts_dir] {
-        sh(Command::new("chmod").arg("755").arg(d));
-    }
-    sh(Command::new("chmod").arg("644").arg(host.dir.join("authorized_keys")));
-    sh(Command::new("chown").arg("-R").arg("postgres").arg(&host.dir));
-    host.use_pam();
-    let mut v = host.inventory_vars(&control.key);
-    v.insert("ansible_user".into(), "postgres".into());
-    let inventory = serde_json::json!({"bench": {"hosts": {"host1": v}}});
-    let vars = serde_json::json!({
-        "engine_ref": "fio",
-        "engine_binary": control.binary,
-        "engine_scheduler": "none,bfq",
-        "engine_fetch_dir": control.dir.path().join("fetched"),
-    });
-    let r = control.playbook(&inventory, &vars);
-    assert_ne!(r.code, 0, "{r:?}");
-    assert!(
-        r.stdout.contains(&format!("host(s) failed: host1: no root for a sweep: engine runs as uid {uid}")),
-        "{r:?}"
-    );
-    assert!(!host.dir.join("engine/bin/engine").exists(), "nothing was copied to a host that cannot run it");
-    host.stop();
 }

@@ -1,0 +1,77 @@
+//! How a trial runs: in a fresh scratch directory (or one per test when the
+//! profile asks for it) that is removed before the next trial — so fs_mark
+//! fits a device sized for one trial — with the steps around it run when the
+//! README says.
+
+use crate::common::*;
+use crate::loopdev::LoopFs;
+
+/// A trial runs in a fresh directory; the file a trial leaves is gone before the next.
+#[test]
+fn every_trial_gets_a_fresh_scratch_directory() {
+    let env = Env::new();
+    // Each trial counts the files it finds, then leaves one behind.
+    env.profile(
+        "fresh",
+        "id: fresh\nversion: 1.0.0\ntitle: F\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'echo value: $(ls | wc -l); touch left-$$; pwd > {{test_dir}}/dir-$$']\nresults: [{id: x, unit: Files, proportion: LIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let r = env.bench(&["fresh", "--runs", "3", "--save", "f"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let e = &env.result("f")["results"][0]["entries"][0];
+    assert_eq!(e["trials"], serde_json::json!([0.0, 0.0, 0.0]), "no trial sees another's files");
+    // per_test shares one directory: the second trial sees the first's file.
+    env.profile(
+        "shared",
+        "id: shared\nversion: 1.0.0\ntitle: S\ntest_type: other\nscratch: per_test\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'echo value: $(ls left-* 2>/dev/null | wc -l); touch left-$$']\nresults: [{id: x, unit: Files, proportion: LIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let r = env.bench(&["shared", "--runs", "3", "--save", "s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("s")["results"][0]["entries"][0]["trials"], serde_json::json!([0.0, 1.0, 2.0]));
+    // Nothing is left in the target directory.
+    assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0);
+}
+
+/// Steps run when the README says: pre_test once, pre_trial and post_trial
+/// around every trial (warm-ups included), post_test once, also after a failure.
+#[test]
+fn steps_run_once_per_test_or_around_every_trial() {
+    let env = Env::new();
+    let log = env.target.path().join("steps.log");
+    let l = log.display();
+    env.profile(
+        "steps",
+        &format!(
+            "id: steps\nversion: 1.0.0\ntitle: S\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'echo trial >> {l}; echo value: 1']\n    pre_test: [{{shell: 'echo pre_test >> {l}'}}]\n    pre_trial: [{{shell: 'echo pre_trial >> {l}'}}]\n    post_trial: [{{shell: 'echo post_trial >> {l}'}}]\n    post_test: [{{shell: 'echo post_test >> {l}'}}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+        ),
+    );
+    let r = env.bench(&["steps", "--runs", "2", "--warmup", "1", "--save", "st"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let got = std::fs::read_to_string(&log).unwrap();
+    let want = "pre_test\n".to_string() + &"pre_trial\ntrial\npost_trial\n".repeat(3) + "post_test\n";
+    assert_eq!(got, want);
+}
+
+/// fs_mark's "100 Files, 1MB Size" needs 100 MiB: a loop device with room for
+/// one trial's files passes every trial, because each trial's files are
+/// removed before the next (before, trial 2 failed with "Insufficient free space").
+#[test]
+#[ignore = "needs root"]
+fn fs_mark_on_a_device_sized_for_one_trial() {
+    let fs = LoopFs::new(160, "relatime");
+    let env = Env::new();
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "fs-mark",
+        "--option",
+        "test=100 Files, 1MB Size, No Sync/FSync",
+        "--runs",
+        "3",
+        "--target-dir",
+        fs.path(),
+        "--save",
+        "small",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("small")["results"][0]["entries"][0]["n"], 3);
+}
