@@ -91,6 +91,28 @@ pub fn decimals_for_sig(max_abs: f64) -> usize {
     (3 - max_abs.abs().log10().floor() as i32).clamp(0, 6) as usize
 }
 
+/// Decimals for the values of one result, from the largest magnitude:
+/// four below 1, two below 1000, one below 10000, none above.
+pub fn decimals_for(max_abs: f64) -> usize {
+    if max_abs < 1.0 {
+        4
+    } else if max_abs < 1000.0 {
+        2
+    } else if max_abs < 10000.0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// A value with the decimals its own magnitude calls for ([`decimals_for`]):
+/// what the charts print next to a bar, as the HTML report's script does.
+pub fn number(v: f64) -> String {
+    // No "-0.00": the script's toFixed drops the sign of zero.
+    let v = if v == 0.0 { 0.0 } else { v };
+    format!("{v:.*}", decimals_for(v.abs()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ mod install;
 mod interruption;
 mod orchestration;
 mod parsers;
+mod pipeline;
 mod plugins;
 mod profiles;
 mod progress;

@@ -260,6 +260,35 @@ trials: {{times: 2}}
     );
 }
 
+/// `cd myprofile && engine benchmark profile.yaml`: the profile's folder is
+/// `.`, and its parser plugin is found there as from anywhere else (it was
+/// taken for a built-in profile with no folder).
+#[test]
+fn a_parser_plugin_is_found_from_inside_the_profile_folder() {
+    let env = Env::new();
+    let fixture = repo().join("tests/fixtures/output/dbench-4.00-2-clients.txt");
+    let body = format!(
+        "executor:\n  external:\n    program: cat\n    args: [\"{}\"]\nresults:\n  - {{id: throughput, unit: MB/s, proportion: HIB}}\nparsers:\n  - {{result: throughput, plugin: {{path: plugin.wasm}}}}\ntrials: {{times: 2}}\n",
+        fixture.display()
+    );
+    let dir = wasm_profile(&env, "dbench-here", Some("dbench_parser"), &body);
+    let target = env.target.path().to_str().unwrap().to_string();
+    let run = |reference: &str, save: &str, cwd: &Path| -> Run {
+        env.cmd(&["benchmark", "-y", "--target-dir", &target, reference, "--save", save])
+            .current_dir(cwd)
+            .output()
+            .unwrap()
+            .into()
+    };
+    let inside = run("profile.yaml", "inside", &dir);
+    assert_eq!(inside.code, 0, "{inside:?}");
+    let outside = run(&dir.join("profile.yaml").display().to_string(), "outside", env.home.path());
+    assert_eq!(outside.code, 0, "{outside:?}");
+    for name in ["inside", "outside"] {
+        assert_eq!(env.result(name)["results"][0]["entries"][0]["value"].as_f64(), Some(210.757), "{name}");
+    }
+}
+
 #[test]
 fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
     let env = Env::new();

@@ -113,9 +113,19 @@ pub fn parser_for(output: &str) -> Option<String> {
     ))
 }
 
+/// Why the sample run of a command gave no output to read.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot run `{0}`: {1}")]
+    Io(String, std::io::Error),
+    #[error("`{program}` ran longer than {} s; stopped", limit.as_secs())]
+    TooLong { program: String, limit: Duration },
+}
+
 /// Runs the command once (at most `limit`) and returns what it printed (stdout, then stderr).
-pub fn run_once(words: &[String], limit: Duration) -> Result<(String, String), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+pub fn run_once(words: &[String], limit: Duration) -> Result<(String, String), RunError> {
+    let io = |e: std::io::Error| RunError::Io(words[0].clone(), e);
+    let dir = tempfile::tempdir().map_err(io)?;
     let mut child = std::process::Command::new(&words[0])
         .args(&words[1..])
         .current_dir(dir.path())
@@ -123,20 +133,20 @@ pub fn run_once(words: &[String], limit: Duration) -> Result<(String, String), S
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run `{}`: {e}", words[0]))?;
+        .map_err(io)?;
     let start = std::time::Instant::now();
     loop {
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+        if child.try_wait().map_err(io)?.is_some() {
             break;
         }
         if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("`{}` ran longer than {} s; stopped", words[0], limit.as_secs()));
+            return Err(RunError::TooLong { program: words[0].clone(), limit });
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(io)?;
     Ok((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 

@@ -505,13 +505,34 @@ pub struct Planned {
     pub optional: bool,
 }
 
-/// Flattens a suite (and the suites it includes) into planned profiles.
+/// The presets suite item `i` gives its profile, each with where it is written.
+fn presets_of(suite: &LoadedSuite, i: usize, item: &crate::model::profile::SuiteItem) -> Vec<crate::expand::Preset> {
+    use crate::profile::yaml_index::Seg;
+    item.options
+        .iter()
+        .map(|(k, v)| {
+            let path = vec![Seg::from("tests"), Seg::from(i), Seg::from("options"), Seg::from(k.as_str())];
+            crate::expand::Preset {
+                option: k.clone(),
+                entries: v.items().into_iter().map(str::to_string).collect(),
+                origin: crate::expand::Origin::Suite {
+                    file: suite.display.clone(),
+                    key: suite.index.key(&path),
+                    value: suite.index.value(&path),
+                },
+            }
+        })
+        .collect()
+}
+
+/// A suite's items as profiles with presets, its inner suites flattened;
+/// `stack` holds the suites being flattened (a suite that includes itself
+/// is an error). Items that name nothing are diagnostics at their position.
 pub fn flatten_suite(
     catalog: &Catalog,
     suite: &LoadedSuite,
     stack: &mut Vec<String>,
 ) -> Result<Vec<Planned>, ResolveError> {
-    use crate::profile::yaml_index::Seg;
     if stack.contains(&suite.id) {
         return Err(ResolveError::Cycle(suite.id.clone()));
     }
@@ -519,64 +540,21 @@ pub fn flatten_suite(
     let mut out = Vec::new();
     let mut diags = Diagnostics::default();
     for (i, item) in suite.suite.tests.iter().enumerate() {
-        let at = |k: &str| vec![Seg::from("tests"), Seg::from(i), Seg::from(k)];
-        // A repository's suite names that repository's profiles and suites first.
-        let in_repo = |r: &str| suite.source.as_ref().map(|src| format!("{}/{r}", src.name));
         if let Some(s) = &item.suite {
-            let found = match in_repo(&format!("suite/{s}")) {
-                Some(r) => catalog.suite(&r).or_else(|_| catalog.suite(s)),
-                None => catalog.suite(s),
-            };
-            match found {
-                Ok(inner) => out.extend(flatten_suite(catalog, &inner, stack)?),
-                Err(ResolveError::NotFound { hint, .. }) => diags.push(
-                    Diagnostic::new(&suite.display, suite.index.value(&at("suite")), format!("no suite named `{s}`"))
-                        .with_hint(hint),
-                ),
-                Err(e) => return Err(e),
+            match flatten_item_suite(catalog, suite, s, stack) {
+                Ok(p) => out.extend(p),
+                Err(Item::Diag(d)) => diags.push(item_diag(suite, i, "suite", d)),
+                Err(Item::Stop(e)) => return Err(e),
             }
         } else if let Some(p) = &item.profile {
-            let found = match in_repo(p).filter(|_| !p.contains('/')) {
-                Some(r) => match catalog.profile(&r) {
-                    Err(ResolveError::NotFound { .. }) => catalog.profile(p),
-                    other => other,
-                },
-                None => catalog.profile(p),
-            };
-            match found {
-                Ok(lp) => {
-                    let presets = item
-                        .options
-                        .iter()
-                        .map(|(k, v)| {
-                            let mut path = at("options");
-                            path.push(Seg::from(k.as_str()));
-                            crate::expand::Preset {
-                                option: k.clone(),
-                                entries: v.items().into_iter().map(str::to_string).collect(),
-                                origin: crate::expand::Origin::Suite {
-                                    file: suite.display.clone(),
-                                    key: suite.index.key(&path),
-                                    value: suite.index.value(&path),
-                                },
-                            }
-                        })
-                        .collect();
-                    out.push(Planned { profile: Arc::new(lp), presets, optional: item.optional });
-                }
-                Err(ResolveError::NotFound { hint, .. }) => diags.push(
-                    Diagnostic::new(
-                        &suite.display,
-                        suite.index.value(&at("profile")),
-                        format!("no profile named `{p}`"),
-                    )
-                    .with_hint(hint),
-                ),
-                Err(e @ ResolveError::NoVersion { .. }) => diags.push(
-                    Diagnostic::new(&suite.display, suite.index.value(&at("profile")), e.to_string())
-                        .with_hint("drop the version to take the newest"),
-                ),
-                Err(e) => return Err(e),
+            match item_profile(catalog, suite, p) {
+                Ok(lp) => out.push(Planned {
+                    profile: Arc::new(lp),
+                    presets: presets_of(suite, i, item),
+                    optional: item.optional,
+                }),
+                Err(Item::Diag(d)) => diags.push(item_diag(suite, i, "profile", d)),
+                Err(Item::Stop(e)) => return Err(e),
             }
         }
     }
@@ -585,6 +563,60 @@ pub fn flatten_suite(
         return Err(ResolveError::Invalid(diags));
     }
     Ok(out)
+}
+
+/// What a suite item that names nothing usable gives.
+enum Item {
+    /// A diagnostic at the item: what is wrong, and a hint.
+    Diag((String, String)),
+    /// An error that stops the whole suite.
+    Stop(ResolveError),
+}
+
+/// The diagnostic of suite item `i`, at its `key`.
+fn item_diag(suite: &LoadedSuite, i: usize, key: &str, (msg, hint): (String, String)) -> Diagnostic {
+    use crate::profile::yaml_index::Seg;
+    let at = vec![Seg::from("tests"), Seg::from(i), Seg::from(key)];
+    Diagnostic::new(&suite.display, suite.index.value(&at), msg).with_hint(hint)
+}
+
+/// A repository's suite names that repository's profiles and suites first.
+fn in_repo(suite: &LoadedSuite, r: &str) -> Option<String> {
+    suite.source.as_ref().map(|src| format!("{}/{r}", src.name))
+}
+
+/// The inner suite `s` of an item, flattened.
+fn flatten_item_suite(
+    catalog: &Catalog,
+    suite: &LoadedSuite,
+    s: &str,
+    stack: &mut Vec<String>,
+) -> Result<Vec<Planned>, Item> {
+    let found = match in_repo(suite, &format!("suite/{s}")) {
+        Some(r) => catalog.suite(&r).or_else(|_| catalog.suite(s)),
+        None => catalog.suite(s),
+    };
+    match found {
+        Ok(inner) => flatten_suite(catalog, &inner, stack).map_err(Item::Stop),
+        Err(ResolveError::NotFound { hint, .. }) => Err(Item::Diag((format!("no suite named `{s}`"), hint))),
+        Err(e) => Err(Item::Stop(e)),
+    }
+}
+
+/// The profile `p` an item names.
+fn item_profile(catalog: &Catalog, suite: &LoadedSuite, p: &str) -> Result<LoadedProfile, Item> {
+    let found = match in_repo(suite, p).filter(|_| !p.contains('/')) {
+        Some(r) => match catalog.profile(&r) {
+            Err(ResolveError::NotFound { .. }) => catalog.profile(p),
+            other => other,
+        },
+        None => catalog.profile(p),
+    };
+    found.map_err(|e| match e {
+        ResolveError::NotFound { hint, .. } => Item::Diag((format!("no profile named `{p}`"), hint)),
+        e @ ResolveError::NoVersion { .. } => Item::Diag((e.to_string(), "drop the version to take the newest".into())),
+        e => Item::Stop(e),
+    })
 }
 
 #[cfg(test)]

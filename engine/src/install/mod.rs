@@ -460,7 +460,7 @@ fn write_state(p: &Plan, log: &Path, seconds: f64) -> Result<(), InstallError> {
             .map(|d| (d.file.clone(), d.sha256.clone().unwrap_or_default().to_ascii_lowercase()))
             .collect(),
         items: p.keys.clone(),
-        installed_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        installed_at: crate::sys::time::now(),
         seconds,
         log: log.display().to_string(),
     };

@@ -160,8 +160,8 @@ impl Catalog {
         c
     }
 
-    pub fn parse(text: &str) -> Result<IndexMap<String, Package>, String> {
-        serde_saphyr::from_str(text).map_err(|e| e.to_string())
+    pub fn parse(text: &str) -> Result<IndexMap<String, Package>, serde_saphyr::Error> {
+        serde_saphyr::from_str(text)
     }
 
     pub fn get(&self, name: &str) -> Option<&Package> {

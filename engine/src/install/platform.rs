@@ -15,7 +15,12 @@ pub struct Item {
 }
 
 /// Parses `linux, x86_64, linux-aarch64`; the unknown word on error.
-pub fn parse(s: &str) -> Result<Vec<Item>, String> {
+/// A word of a `platform:` list that names no OS or architecture.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a platform")]
+pub struct UnknownPlatform(pub String);
+
+pub fn parse(s: &str) -> Result<Vec<Item>, UnknownPlatform> {
     let mut out = Vec::new();
     for raw in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         let w = raw.to_ascii_lowercase();
@@ -29,12 +34,12 @@ pub fn parse(s: &str) -> Result<Vec<Item>, String> {
         {
             Item { os: Some(o.to_string()), arch: Some(a.to_string()) }
         } else {
-            return Err(raw.to_string());
+            return Err(UnknownPlatform(raw.to_string()));
         };
         out.push(item);
     }
     if out.is_empty() {
-        return Err(s.to_string());
+        return Err(UnknownPlatform(s.to_string()));
     }
     Ok(out)
 }
@@ -61,6 +66,6 @@ mod tests {
         assert!(matches(Some("x86_64, aarch64"), "linux", "aarch64"));
         assert!(!matches(Some("linux-aarch64"), "linux", "x86_64"));
         assert!(!matches(Some("windows"), "linux", "x86_64"));
-        assert_eq!(parse("linux, sparc").unwrap_err(), "sparc");
+        assert_eq!(parse("linux, sparc").unwrap_err(), UnknownPlatform("sparc".into()));
     }
 }

@@ -23,7 +23,7 @@ use crate::store::write_atomic;
 use index::Index;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use thiserror::Error;
 
 /// Names a repository may not take: they start other references.
@@ -128,7 +128,7 @@ pub struct State {
 
 impl State {
     pub fn age(&self) -> Duration {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let now = crate::sys::time::unix_secs();
         Duration::from_secs(now.saturating_sub(self.synced_at))
     }
 }
@@ -171,10 +171,6 @@ pub struct Repos {
     pub list: Vec<Local>,
     /// Repositories whose local copy could not be read.
     pub warnings: Vec<String>,
-}
-
-pub fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 impl Repos {

@@ -20,12 +20,29 @@ use std::path::{Path, PathBuf};
 /// The trusted comment of every index signature.
 pub const TRUSTED_COMMENT: &str = "engine repository index";
 
+/// What publishing did to one version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Added,
+    /// Published before with the same content.
+    Unchanged,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so `{:9}` aligns the report's column.
+        f.pad(match self {
+            Status::Added => "added",
+            Status::Unchanged => "unchanged",
+        })
+    }
+}
+
 /// One line of what publishing did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     pub what: String,
-    /// `added`, `unchanged`.
-    pub status: &'static str,
+    pub status: Status,
 }
 
 pub struct Options<'a> {
@@ -131,12 +148,12 @@ fn add_version<V: Published>(
     conflict: impl FnOnce(&V) -> String,
 ) -> Result<Change, RepoError> {
     match versions.iter().find(|x| x.version() == v.version()) {
-        Some(old) if old.archive().sha256 == v.archive().sha256 => Ok(Change { what, status: "unchanged" }),
+        Some(old) if old.archive().sha256 == v.archive().sha256 => Ok(Change { what, status: Status::Unchanged }),
         Some(old) => Err(RepoError::Publish(conflict(old))),
         None => {
             put(o.out, rel, bytes)?;
             versions.push(v);
-            Ok(Change { what, status: "added" })
+            Ok(Change { what, status: Status::Added })
         }
     }
 }
@@ -286,7 +303,7 @@ fn publish_results(o: &Options, index: &mut Index, engine: &str, changes: &mut V
         let versions = versions_of(&mut index.results, &name);
         let latest = crate::model::version::newest(versions, |v| v.version.as_str(), None);
         if let Some(l) = latest.filter(|l| l.archive.sha256 == sha) {
-            changes.push(Change { what: format!("result {name}@{}", l.version), status: "unchanged" });
+            changes.push(Change { what: format!("result {name}@{}", l.version), status: Status::Unchanged });
             continue;
         }
         let n = versions.iter().filter_map(|v| semver::Version::parse(&v.version).ok()).map(|v| v.major).max();
@@ -301,7 +318,7 @@ fn publish_results(o: &Options, index: &mut Index, engine: &str, changes: &mut V
             archive: archive_for(rel, &packed),
             engine: engine.to_string(),
         });
-        changes.push(Change { what: format!("result {name}@{version}"), status: "added" });
+        changes.push(Change { what: format!("result {name}@{version}"), status: Status::Added });
     }
     Ok(found)
 }

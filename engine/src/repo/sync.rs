@@ -10,10 +10,11 @@ use super::fetch::{FetchError, Fetched, Source};
 use super::index::{self, Archive, Index};
 use super::pack::PackError;
 use super::sign::{self, PublicKey};
-use super::{Local, RepoConf, RepoError, State, now_secs};
+use super::{Local, RepoConf, RepoError, State};
 use crate::install::download::Settings;
 use crate::store::write_atomic;
 use crate::sys::hash::sha256_hex;
+use crate::sys::time::unix_secs as now_secs;
 use std::path::{Path, PathBuf};
 
 /// What a sync did.

@@ -221,7 +221,7 @@ impl Exporter for Html {
             results,
             geomean: geomean.map(|g| {
                 g.iter()
-                    .map(|(id, v)| Mean { i: m.index(id).unwrap_or(0), value: *v, text: super::format::number(*v) })
+                    .map(|(id, v)| Mean { i: m.index(id).unwrap_or(0), value: *v, text: crate::units::number(*v) })
                     .collect()
             }),
         };

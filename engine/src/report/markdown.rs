@@ -1,11 +1,11 @@
 //! Markdown: the system table (one column per identifier), the results table
 //! with mean ± SE (N), the overall means, and the verdicts against the baseline.
 
-use super::format::decimals_for;
 use super::view::Analysis;
 use super::{Exporter, View};
 use crate::analysis::Matrix;
 use crate::model::result::ResultFile;
+use crate::units::decimals_for;
 use std::fmt::Write;
 
 pub struct Markdown;

@@ -3,10 +3,11 @@
 //! svg|png` stacks them into one image. The layout is the one the HTML
 //! report's script redraws for its toggles; same input, same bytes.
 
-use super::format::{bar_text, number};
+use super::format::bar_text;
 use crate::analysis::normalize::{self, Reference};
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultEntry, TestResult};
+use crate::units::number;
 use std::borrow::Cow;
 use std::fmt::Write;
 

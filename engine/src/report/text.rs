@@ -4,11 +4,12 @@
 //! identifiers, the overall means, wins and losses, notable results, and
 //! which differences against the baseline are significant.
 
-use super::format::{decimals_for, se_text};
+use super::format::se_text;
 use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
 use crate::model::result::{ResultFile, TestResult};
+use crate::units::decimals_for;
 use std::fmt::Write;
 
 pub struct Text {

@@ -109,7 +109,7 @@ impl Context for Trial<'_> {
         if !crate::sys::is_root() {
             return Err(Error::unsupported("dropping the page cache needs root"));
         }
-        crate::state::hygiene::drop_caches().map_err(Error::failed)
+        crate::state::hygiene::drop_caches().map_err(|e| Error::failed(e.to_string()))
     }
 }
 

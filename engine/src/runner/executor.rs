@@ -104,20 +104,20 @@ pub trait Executor {
 /// Which executor a test gets: the seam a test of the whole pipeline replaces
 /// with a fake.
 pub trait Executors {
-    fn executor<'a>(&self, test: &crate::expand::Test, env: &super::Env<'a>) -> Box<dyn Executor + 'a>;
+    fn executor<'a>(&'a self, test: &crate::expand::Test, env: &super::Env<'a>) -> Box<dyn Executor + 'a>;
 }
 
 /// The executor each profile names: external, built-in or WASM.
 pub struct ProfileExecutors;
 
 impl Executors for ProfileExecutors {
-    fn executor<'a>(&self, test: &crate::expand::Test, env: &super::Env<'a>) -> Box<dyn Executor + 'a> {
+    fn executor<'a>(&'a self, test: &crate::expand::Test, env: &super::Env<'a>) -> Box<dyn Executor + 'a> {
         use crate::model::profile::ExecutorDef;
         let p = &test.profile.profile;
         match &p.executor {
             ExecutorDef::External(x) => {
                 let extra = super::requirements::extra_path(p);
-                Box::new(super::external::External::new(x.clone(), env.servers).with_extra_path(extra))
+                Box::new(super::external::External::new(x.clone(), env.servers).with_extra_path(env.path, extra))
             }
             ExecutorDef::Builtin(b) => Box::new(super::builtin::Builtin::new(b.clone(), &p.id)),
             ExecutorDef::Wasm(w) => {

@@ -33,6 +33,8 @@ pub struct External<'a> {
     trial_servers: Vec<Server>,
     /// The journal servers are recorded in before they start.
     servers: &'a Servers,
+    /// The PATH engine was started with, which `extra_path` extends.
+    path: Option<&'a str>,
 }
 
 /// Which scope a server a step starts belongs to.
@@ -54,11 +56,13 @@ impl<'a> External<'a> {
             test_servers: Vec::new(),
             trial_servers: Vec::new(),
             servers,
+            path: None,
         }
     }
 
     /// Adds `dirs` to the PATH of every command this executor runs.
-    pub fn with_extra_path(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
+    pub fn with_extra_path(mut self, path: Option<&'a str>, dirs: Vec<std::path::PathBuf>) -> Self {
+        self.path = path;
         self.extra_path = dirs;
         self
     }
@@ -228,7 +232,7 @@ impl External<'_> {
             self.def.env.iter().map(|(k, v)| Ok((k.clone(), fill(v, env, false)?))).collect::<Result<_, _>>()?;
         if !self.extra_path.is_empty() && !out.iter().any(|(k, _)| k == "PATH") {
             let mut dirs: Vec<std::path::PathBuf> =
-                std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+                self.path.map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
             dirs.extend(self.extra_path.iter().cloned());
             if let Ok(p) = std::env::join_paths(dirs) {
                 out.push(("PATH".into(), p.to_string_lossy().into_owned()));
@@ -344,7 +348,7 @@ impl External<'_> {
 impl Executor for External<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
         if self.wants_unprivileged() {
-            self.user = privilege::when_root().map_err(ExecError::Setup)?;
+            self.user = privilege::when_root().map_err(|e| ExecError::Setup(e.to_string()))?;
             self.hand_over(env.test_dir)?;
         }
         let steps = self.def.pre_test.clone();

@@ -60,6 +60,8 @@ pub struct Env<'a> {
     pub servers: &'a Servers,
     /// Which executor a test gets.
     pub executors: &'a dyn Executors,
+    /// The PATH engine was started with (programs found off it are added to it).
+    pub path: Option<&'a str>,
 }
 
 /// Where a test's logs go: the folder, and how the result file names it.

@@ -133,7 +133,7 @@ impl Trials<'_> {
     /// Trial `k` (`1`, `warmup-2`): its run, its log kept for later.
     fn one(&mut self, k: &str) -> Result<TrialRun, ExecError> {
         if self.drop_caches {
-            crate::state::hygiene::drop_caches().map_err(ExecError::Setup)?;
+            crate::state::hygiene::drop_caches().map_err(|e| ExecError::Setup(e.to_string()))?;
         }
         let dir = TrialDir::new(self.env.test_dir, k, self.test.profile.profile.scratch)?;
         let mut b = self.env.bindings.clone();

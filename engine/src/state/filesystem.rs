@@ -3,7 +3,7 @@
 
 use super::change::{Undo, UndoError, run as run_undo};
 use super::journal::Shared;
-use super::{Guard, StateError, SystemState};
+use super::{Guard, SpecError, StateError, SystemState};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,7 +23,7 @@ impl FsSpec {
     /// Parses a `--filesystem` value: states separated by commas, where a
     /// comma-separated word that is not a file system name is one more mount
     /// option of the state before it (`ext4:noatime,nobarrier,xfs`).
-    pub fn parse_list(s: &str) -> Result<Vec<FsSpec>, String> {
+    pub fn parse_list(s: &str) -> Result<Vec<FsSpec>, SpecError> {
         let mut out: Vec<FsSpec> = Vec::new();
         for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             let (name, opt) = match word.split_once(':') {
@@ -39,11 +39,14 @@ impl FsSpec {
             {
                 last.options.push(word.to_string());
             } else {
-                return Err(format!("`{name}` is not a file system engine can make; known: {}", KNOWN.join(", ")));
+                return Err(SpecError(format!(
+                    "`{name}` is not a file system engine can make; known: {}",
+                    KNOWN.join(", ")
+                )));
             }
         }
         if out.is_empty() {
-            return Err("`--filesystem` names no file system".into());
+            return Err(SpecError("`--filesystem` names no file system".into()));
         }
         Ok(out)
     }

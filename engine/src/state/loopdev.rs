@@ -4,7 +4,7 @@
 
 use super::change::{Undo, UndoError, run};
 use super::journal::Shared;
-use super::{Guard, StateError};
+use super::{Guard, SpecError, StateError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Command;
@@ -70,7 +70,7 @@ pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String)
 }
 
 /// Parses `loop:4G` (binary units, as fio and truncate read them: 4G = 4 GiB).
-pub fn parse_spec(s: &str) -> Option<Result<u64, String>> {
+pub fn parse_spec(s: &str) -> Option<Result<u64, SpecError>> {
     let size = s.strip_prefix("loop:")?;
     let t = size.trim();
     let bytes = match t.char_indices().last() {
@@ -81,17 +81,21 @@ pub fn parse_spec(s: &str) -> Option<Result<u64, String>> {
                 'G' => 1 << 30,
                 'T' => 1 << 40,
                 _ => {
-                    return Some(Err(format!(
+                    return Some(Err(SpecError(format!(
                         "`{size}`: use K, M, G or T (powers of 2), or an exact unit such as 4GiB"
-                    )));
+                    ))));
                 }
             };
-            t[..i].trim().parse::<u64>().map(|n| n * mult).map_err(|_| format!("`{size}` is not a size"))
+            t[..i].trim().parse::<u64>().map(|n| n * mult).map_err(|_| SpecError(format!("`{size}` is not a size")))
         }
-        _ => crate::units::parse_size(t).map_err(|e| e.to_string()),
+        _ => crate::units::parse_size(t).map_err(|e| SpecError(e.to_string())),
     };
     Some(bytes.and_then(|b| {
-        if b < (16 << 20) { Err(format!("`{size}` is too small for a file system; use at least 16M")) } else { Ok(b) }
+        if b < (16 << 20) {
+            Err(SpecError(format!("`{size}` is too small for a file system; use at least 16M")))
+        } else {
+            Ok(b)
+        }
     }))
 }
 

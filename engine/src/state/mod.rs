@@ -18,6 +18,12 @@ pub mod sysfs;
 use journal::Shared;
 use thiserror::Error;
 
+/// A state written wrong on the command line (`--scheduler bfq:x`,
+/// `--set queue/x`, `--filesystem zfs`, `--device loop:lots`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
 #[derive(Debug, Error)]
 pub enum StateError {
     #[error(transparent)]

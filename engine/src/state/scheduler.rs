@@ -4,7 +4,7 @@
 use super::change::{Undo, UndoError, write};
 use super::journal::Shared;
 use super::sysfs::{self, Setting};
-use super::{Guard, StateError, SystemState};
+use super::{Guard, SpecError, StateError, SystemState};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -55,17 +55,18 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// Parses one state: `bfq`, `bfq:low_latency=0`, `bfq:low_latency=0:slice_idle=0`.
-    pub fn parse(s: &str) -> Result<Scheduler, String> {
+    pub fn parse(s: &str) -> Result<Scheduler, SpecError> {
         let mut parts = s.split(':');
         let name = parts.next().unwrap_or("").trim().to_lowercase();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(format!("`{s}` is not a scheduler name"));
+            return Err(SpecError(format!("`{s}` is not a scheduler name")));
         }
         let mut tunables = Vec::new();
         for t in parts {
-            let (k, v) = t.split_once('=').ok_or_else(|| format!("`{t}` in `{s}` is not `tunable=value`"))?;
+            let (k, v) =
+                t.split_once('=').ok_or_else(|| SpecError(format!("`{t}` in `{s}` is not `tunable=value`")))?;
             if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("`{k}` in `{s}` is not a tunable name"));
+                return Err(SpecError(format!("`{k}` in `{s}` is not a tunable name")));
             }
             tunables.push((k.to_string(), v.to_string()));
         }
@@ -73,7 +74,7 @@ impl Scheduler {
     }
 
     /// Parses a `--scheduler` list: `none,mq-deadline,bfq:low_latency=0`.
-    pub fn parse_list(s: &str) -> Result<Vec<Scheduler>, String> {
+    pub fn parse_list(s: &str) -> Result<Vec<Scheduler>, SpecError> {
         s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(Scheduler::parse).collect()
     }
 }

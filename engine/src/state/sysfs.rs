@@ -3,7 +3,7 @@
 
 use super::change::{Undo, UndoError, write};
 use super::journal::Shared;
-use super::{Guard, StateError, SystemState};
+use super::{Guard, SpecError, StateError, SystemState};
 use serde::{Deserialize, Serialize};
 
 /// A sysfs attribute engine set, and its value before.
@@ -35,21 +35,21 @@ pub struct Setting {
 
 impl Setting {
     /// Parses `queue/read_ahead_kb=128` or `iosched/slice_idle=0`.
-    pub fn parse(s: &str) -> Result<Setting, String> {
-        let (k, v) = s.split_once('=').ok_or_else(|| format!("`--set {s}` has no `=`"))?;
+    pub fn parse(s: &str) -> Result<Setting, SpecError> {
+        let (k, v) = s.split_once('=').ok_or_else(|| SpecError(format!("`--set {s}` has no `=`")))?;
         let k = k.trim().trim_matches('/');
         if k.contains("..") || k.is_empty() || !(k.starts_with("queue/") || k.starts_with("iosched/")) {
-            return Err(format!(
+            return Err(SpecError(format!(
                 "`--set {s}`: the attribute must be under queue/ or iosched/ (queue/read_ahead_kb, iosched/slice_idle)"
-            ));
+            )));
         }
         // The scheduler file reads back as `none [mq-deadline] kyber`, which
         // cannot be written back: schedulers have their own flag and journal entry.
         if k == "queue/scheduler" {
-            return Err(format!(
+            return Err(SpecError(format!(
                 "`--set {s}`: set the I/O scheduler with `--scheduler {}` (it is journaled and restored by name)",
                 v.trim()
-            ));
+            )));
         }
         Ok(Setting { attr: k.to_string(), value: v.trim().to_string() })
     }
@@ -135,6 +135,6 @@ mod tests {
         assert!(Setting::parse("device/delete=1").is_err());
         assert!(Setting::parse("queue/x").is_err());
         let e = Setting::parse("queue/scheduler=bfq").unwrap_err();
-        assert!(e.contains("--scheduler bfq"), "{e}");
+        assert!(e.0.contains("--scheduler bfq"), "{e}");
     }
 }

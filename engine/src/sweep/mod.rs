@@ -59,6 +59,8 @@ pub struct Plan {
 pub enum SweepError {
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Spec(#[from] crate::state::SpecError),
     #[error("not root: {0}")]
     NeedsRoot(String),
     #[error("{0}")]
@@ -74,14 +76,13 @@ impl Plan {
         let schedulers = match a.scheduler.as_deref().map(str::trim) {
             None => Schedulers::Keep,
             Some("all") => Schedulers::All,
-            Some(s) => Schedulers::List(Scheduler::parse_list(s).map_err(SweepError::Usage)?),
+            Some(s) => Schedulers::List(Scheduler::parse_list(s)?),
         };
         let mut filesystems = Vec::new();
         for f in &a.filesystem {
-            filesystems.extend(FsSpec::parse_list(f).map_err(SweepError::Usage)?);
+            filesystems.extend(FsSpec::parse_list(f)?);
         }
-        let settings: Vec<Setting> =
-            a.set.iter().map(|s| Setting::parse(s)).collect::<Result<_, _>>().map_err(SweepError::Usage)?;
+        let settings: Vec<Setting> = a.set.iter().map(|s| Setting::parse(s)).collect::<Result<_, _>>()?;
         if a.device.is_some() && filesystems.is_empty() {
             return Err(SweepError::Usage(
                 "--device needs --filesystem: engine makes a file system on it for each state".into(),
@@ -122,7 +123,7 @@ impl Plan {
         let device = match &a.device {
             None => None,
             Some(d) => Some(match loopdev::parse_spec(d) {
-                Some(size) => DeviceChoice::Loop { size: size.map_err(SweepError::Usage)?, dir: a.loop_dir.clone() },
+                Some(size) => DeviceChoice::Loop { size: size?, dir: a.loop_dir.clone() },
                 None => DeviceChoice::Dev(
                     device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
                         .map_err(SweepError::Refused)?,

@@ -39,9 +39,14 @@ pub struct Unprivileged {
     pub gid: u32,
 }
 
+/// The unprivileged user does not exist on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("engine runs as root and this test runs a program as the unprivileged user `{USER}`, which does not exist")]
+pub struct NoSuchUser;
+
 /// The unprivileged user when engine runs as root (`None` otherwise: then
 /// commands run as engine's own user, which is what they need).
-pub fn when_root() -> Result<Option<Unprivileged>, String> {
+pub fn when_root() -> Result<Option<Unprivileged>, NoSuchUser> {
     if !crate::sys::is_root() {
         return Ok(None);
     }
@@ -50,9 +55,7 @@ pub fn when_root() -> Result<Option<Unprivileged>, String> {
     // copy the two numbers out at once.
     let pw = unsafe { libc::getpwnam(name.as_ptr()) };
     if pw.is_null() {
-        return Err(format!(
-            "engine runs as root and this test runs a program as the unprivileged user `{USER}`, which does not exist"
-        ));
+        return Err(NoSuchUser);
     }
     // SAFETY: pw is non-null and points to a valid passwd.
     let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };

@@ -44,8 +44,9 @@ pub(super) struct Record {
     /// The result folder was there before this run.
     existed: bool,
     file: Option<ResultFile>,
-    /// Tests the identifier already had.
+    /// Tests the identifier already had, and what to say about them.
     kept: usize,
+    kept_note: Option<String>,
     runs: Runs,
 }
 
@@ -76,15 +77,15 @@ impl Record {
         let before = tests.len();
         tests.retain(|t| !file.has_any(&t.key(), &dest.identifier));
         let kept = before - tests.len();
-        if kept > 0 {
+        let kept_note = (kept > 0).then(|| {
             let how = if dest.resumed { "resuming" } else { "continuing" };
-            events.message(&format!(
+            format!(
                 "{how} `{}`: {kept} test(s) already in result `{}` are kept; running the other {}",
                 dest.identifier,
                 dest.name,
                 tests.len()
-            ));
-        }
+            )
+        });
         let runs = Runs::new(cx.home.runs());
         if !tests.is_empty() {
             let u = Unfinished {
@@ -96,7 +97,7 @@ impl Record {
             runs.record(&u)
                 .map_err(|e| Failure::error(format!("cannot record the run in {}: {e}", cx.home.runs().display())))?;
         }
-        Ok(Record { _lock: lock, existed, file: Some(file), kept, runs })
+        Ok(Record { _lock: lock, existed, file: Some(file), kept, kept_note, runs })
     }
 
     /// Tells `events` the run starts, and what will not run.
@@ -119,6 +120,9 @@ impl Record {
             resumed: dest.resumed,
             skipped: skipped.len(),
         });
+        if let Some(n) = &self.kept_note {
+            events.message(n);
+        }
         for s in skipped {
             events.test_skipped(s);
         }
@@ -156,6 +160,7 @@ impl Record {
             scratch: &journals.scratch,
             servers: &journals.servers,
             executors,
+            path: cx.settings.environ.get("PATH").map(String::as_str),
         };
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
         let file = self.file.take().expect("one session per record");

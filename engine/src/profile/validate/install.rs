@@ -107,7 +107,7 @@ fn check_download<'a>(c: &mut Checker, i: usize, d: &'a Download, files: &mut Ha
     {
         c.at_value(
             at("platform"),
-            format!("unknown platform `{bad}`"),
+            format!("unknown platform `{}`", bad.0),
             Some(format!(
                 "platforms: an OS ({}), an architecture ({}), or `os-arch`, comma-separated",
                 platform::OSES.join(", "),

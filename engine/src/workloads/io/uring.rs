@@ -9,8 +9,8 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Whether this kernel (and its seccomp policy) lets us make a ring.
-pub fn available() -> Result<(), String> {
-    IoUring::new(2).map(drop).map_err(|e| e.to_string())
+pub fn available() -> std::io::Result<()> {
+    IoUring::new(2).map(drop)
 }
 
 struct Slot {
