@@ -10,7 +10,12 @@ use std::time::Duration;
 /// Every parser of the built-in profiles, by kind, placeholders filled with
 /// the profile's first test's values.
 pub static BUILTIN: LazyLock<Vec<(&'static str, Configured)>> = LazyLock::new(|| {
-    let catalog = Catalog::from_env(std::path::Path::new("/nonexistent"));
+    let catalog = Catalog::new(
+        &[],
+        std::path::Path::new("/nonexistent"),
+        std::sync::Arc::new(engine::profile::load::Packages::builtin()),
+        Default::default(),
+    );
     let mut out = Vec::new();
     for p in catalog.all_profiles().into_iter().flatten() {
         let p = std::sync::Arc::new(p);

@@ -4,13 +4,15 @@
 #![no_main]
 use engine::expand::{Batch, expand};
 use engine::model::profile::Origin;
-use engine::profile::load::profile_from_str;
+use engine::profile::load::{Packages, profile_from_str};
 use libfuzzer_sys::fuzz_target;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+static PACKAGES: LazyLock<Packages> = LazyLock::new(Packages::builtin);
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    match profile_from_str(text, "fuzz/profile.yaml", Origin::Builtin) {
+    match profile_from_str(text, "fuzz/profile.yaml", Origin::Builtin, &PACKAGES) {
         Ok(p) => {
             let p = Arc::new(p);
             if let Ok(tests) = expand(&p, &[], &Batch, false) {

@@ -9,7 +9,12 @@ use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, LazyLock};
 
 static PROFILES: LazyLock<Vec<Arc<LoadedProfile>>> = LazyLock::new(|| {
-    let c = Catalog::from_env(std::path::Path::new("/nonexistent"));
+    let c = Catalog::new(
+        &[],
+        std::path::Path::new("/nonexistent"),
+        std::sync::Arc::new(engine::profile::load::Packages::builtin()),
+        Default::default(),
+    );
     c.all_profiles().into_iter().flatten().map(Arc::new).collect()
 });
 

@@ -7,7 +7,12 @@ use engine::catalog::{Catalog, flatten_suite};
 use libfuzzer_sys::fuzz_target;
 use std::sync::LazyLock;
 
-static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::from_env(std::path::Path::new("/nonexistent")));
+static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::new(
+        &[],
+        std::path::Path::new("/nonexistent"),
+        std::sync::Arc::new(engine::profile::load::Packages::builtin()),
+        Default::default(),
+    ));
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -134,7 +134,7 @@ impl From<ExpandError> for Failure {
 impl From<SweepError> for Failure {
     fn from(e: SweepError) -> Self {
         let code = match &e {
-            SweepError::Usage(_) | SweepError::Spec(_) => exit::USAGE,
+            SweepError::Usage(_) => exit::USAGE,
             _ => exit::ERROR,
         };
         let f = Failure::new(code, e.to_string());

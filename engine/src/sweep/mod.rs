@@ -59,14 +59,19 @@ pub struct Plan {
 pub enum SweepError {
     #[error("{0}")]
     Usage(String),
-    #[error(transparent)]
-    Spec(#[from] crate::state::SpecError),
     #[error("not root: {0}")]
     NeedsRoot(String),
     #[error("{0}")]
     Refused(String),
     #[error(transparent)]
     State(#[from] StateError),
+}
+
+/// A state written wrong is bad usage.
+impl From<crate::state::SpecError> for SweepError {
+    fn from(e: crate::state::SpecError) -> Self {
+        SweepError::Usage(e.0)
+    }
 }
 
 impl Plan {

@@ -49,12 +49,12 @@ pub fn benchmark(
     let skipped = requirements::check(&mut tests, &optional, &dest.identifier, &not_installed, events);
     let target = target::prepare(&flags, &tests, events)?;
     lock::refuse_unfinished_changes(cx, events)?;
-    let mut record = record::Record::open(cx, req, &dest, &mut tests, events)?;
-    record.announce(cx, &dest, tests.len(), &skipped, &not_runnable, events);
+    let mut record = record::Record::open(cx, req, dest, &mut tests, events)?;
+    record.announce(cx, tests.len(), skipped, not_runnable, events);
     interrupt::install().map_err(|e| Failure::error(format!("cannot install signal handlers: {e}")))?;
-    let journals = record::Journals::new(cx);
-    let mut session = record.session(cx, req, &dest, &tests, &target, &journals, executors, events);
-    let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(dest.identifier.as_str()) };
+    let parts = record::RunnerParts::new(cx, executors);
+    let mut session = record.session(cx, req, &tests, &target, &parts, events);
+    let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(record.identifier()) };
     let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
-    record.close(cx, &req.argv, session, looped, &dest, skipped, not_runnable)
+    record.close(cx, &req.argv, session, looped)
 }

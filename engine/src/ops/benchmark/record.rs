@@ -5,7 +5,7 @@
 
 use super::destination::{Destination, Runs, Unfinished};
 use super::request::{Outcome, Ran, Request};
-use super::session::{Hygiene, Session};
+use super::session::{Hygiene, Session, Setup};
 use crate::events::{Events, RunStart};
 use crate::expand::Test;
 use crate::model::result::{FailedTest, ResultFile};
@@ -17,29 +17,32 @@ use crate::state::server::Servers;
 use crate::store::{Lock, StoreError};
 use std::path::Path;
 
-/// What the runner keeps for the whole run: the journals of test folders and
-/// servers (test folders still there are removed when it is dropped), the
-/// compiled plugins, the installs.
-pub(super) struct Journals {
+/// What the runner is given for the whole run: the journals of test folders
+/// and servers (test folders still there are removed when it is dropped),
+/// the compiled plugins, the installs, the executors.
+pub(super) struct RunnerParts<'a> {
     scratch: Scratch,
     servers: Servers,
     plugins: Cache,
     installed: std::path::PathBuf,
+    executors: &'a dyn Executors,
 }
 
-impl Journals {
-    pub fn new(cx: &Context) -> Journals {
-        Journals {
+impl<'a> RunnerParts<'a> {
+    pub fn new(cx: &Context, executors: &'a dyn Executors) -> RunnerParts<'a> {
+        RunnerParts {
             scratch: Scratch::new(&cx.home.journal()),
             servers: Servers::new(&cx.home.journal()),
             plugins: Cache::new(cx.home.plugin_cache()),
             installed: cx.home.installed(),
+            executors,
         }
     }
 }
 
 /// The result being written, under its lock.
 pub(super) struct Record {
+    dest: Destination,
     _lock: Lock,
     /// The result folder was there before this run.
     existed: bool,
@@ -48,6 +51,9 @@ pub(super) struct Record {
     kept: usize,
     kept_note: Option<String>,
     runs: Runs,
+    /// Tests that will not run here, announced, and recorded at the end.
+    skipped: Vec<FailedTest>,
+    not_runnable: Vec<String>,
 }
 
 impl Record {
@@ -56,7 +62,7 @@ impl Record {
     pub fn open(
         cx: &Context,
         req: &Request,
-        dest: &Destination,
+        dest: Destination,
         tests: &mut Vec<Test>,
         events: &dyn Events,
     ) -> Result<Record, Failure> {
@@ -97,19 +103,25 @@ impl Record {
             runs.record(&u)
                 .map_err(|e| Failure::error(format!("cannot record the run in {}: {e}", cx.home.runs().display())))?;
         }
-        Ok(Record { _lock: lock, existed, file: Some(file), kept, kept_note, runs })
+        let (skipped, not_runnable) = (Vec::new(), Vec::new());
+        Ok(Record { dest, _lock: lock, existed, file: Some(file), kept, kept_note, runs, skipped, not_runnable })
+    }
+
+    /// The identifier the run saves under.
+    pub fn identifier(&self) -> &str {
+        &self.dest.identifier
     }
 
     /// Tells `events` the run starts, and what will not run.
     pub fn announce(
-        &self,
+        &mut self,
         cx: &Context,
-        dest: &Destination,
         tests: usize,
-        skipped: &[FailedTest],
-        not_runnable: &[String],
+        skipped: Vec<FailedTest>,
+        not_runnable: Vec<String>,
         events: &dyn Events,
     ) {
+        let dest = &self.dest;
         let path = cx.store.path(&dest.name).display().to_string();
         events.run_started(&RunStart {
             result: &dest.name,
@@ -123,25 +135,23 @@ impl Record {
         if let Some(n) = &self.kept_note {
             events.message(n);
         }
-        for s in skipped {
+        for s in &skipped {
             events.test_skipped(s);
         }
-        for m in not_runnable {
+        for m in &not_runnable {
             events.cannot_run(m, &dest.identifier);
         }
+        (self.skipped, self.not_runnable) = (skipped, not_runnable);
     }
 
     /// The session that runs `tests` into this record.
-    #[allow(clippy::too_many_arguments)]
     pub fn session<'a>(
         &mut self,
         cx: &'a Context,
         req: &Request,
-        dest: &Destination,
         tests: &[Test],
         target: &Path,
-        journals: &'a Journals,
-        executors: &'a dyn Executors,
+        parts: &'a RunnerParts<'a>,
         events: &'a dyn Events,
     ) -> Session<'a> {
         let mut env: Vec<String> = tests.iter().flat_map(|t| t.profile.profile.relevant_env.iter().cloned()).collect();
@@ -155,31 +165,29 @@ impl Record {
             drop_caches: req.drop_caches,
         };
         let runner = runner::Env {
-            installed: &journals.installed,
-            plugins: &journals.plugins,
-            scratch: &journals.scratch,
-            servers: &journals.servers,
-            executors,
+            installed: &parts.installed,
+            plugins: &parts.plugins,
+            scratch: &parts.scratch,
+            servers: &parts.servers,
+            executors: parts.executors,
             path: cx.settings.environ.get("PATH").map(String::as_str),
         };
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
+        let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ };
         let file = self.file.take().expect("one session per record");
-        Session::new(&cx.store, dest.name.clone(), file, settings, hygiene, runner, &cx.settings.environ, events, env)
+        Session::new(&cx.store, self.dest.name.clone(), file, setup, events)
     }
 
     /// Records the skipped tests once the result exists, removes a folder
     /// nothing was saved to, and says how the run ended.
-    #[allow(clippy::too_many_arguments)]
     pub fn close(
         self,
         cx: &Context,
         argv: &[String],
         session: Session,
         looped: Result<(), Failure>,
-        dest: &Destination,
-        skipped: Vec<FailedTest>,
-        not_runnable: Vec<String>,
     ) -> Result<Outcome, Failure> {
+        let Record { dest, _lock, existed, runs, skipped, not_runnable, .. } = self;
         let (saved, interrupted, failed) = (session.saved, session.interrupted, session.failed);
         let mut file = session.file;
         let store = &cx.store;
@@ -193,7 +201,6 @@ impl Record {
             store.save(&dest.name, &file)?;
         }
         let exists = store.exists(&dest.name);
-        let Record { _lock, existed, runs, .. } = self;
         drop(_lock);
         if !exists && !existed {
             // Nothing was saved: leave no empty result folder behind.

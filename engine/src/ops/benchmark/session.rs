@@ -21,17 +21,23 @@ pub(super) struct Hygiene {
     pub settle: Option<Duration>,
 }
 
-/// The result being written and what this run did to it.
-pub(super) struct Session<'a> {
-    pub store: &'a Store,
-    pub name: String,
-    pub file: ResultFile,
+/// How every test of a run runs: the runner's settings and surroundings,
+/// the hygiene before each test, what the system capture records.
+pub(super) struct Setup<'a> {
     pub settings: RunSettings,
     pub hygiene: Hygiene,
     pub runner: runner::Env<'a>,
     /// Environment variables the tests declare relevant, and the environment.
     pub env: Vec<String>,
     pub environ: &'a Environ,
+}
+
+/// The result being written and what this run did to it.
+pub(super) struct Session<'a> {
+    pub store: &'a Store,
+    pub name: String,
+    pub file: ResultFile,
+    setup: Setup<'a>,
     pub events: &'a dyn Events,
     /// Tests saved, tests that failed, and whether a stop was asked for.
     pub saved: usize,
@@ -71,27 +77,12 @@ pub(crate) fn failed_test(
 }
 
 impl<'a> Session<'a> {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        store: &'a Store,
-        name: String,
-        file: ResultFile,
-        settings: RunSettings,
-        hygiene: Hygiene,
-        runner: runner::Env<'a>,
-        environ: &'a Environ,
-        events: &'a dyn Events,
-        env: Vec<String>,
-    ) -> Self {
+    pub fn new(store: &'a Store, name: String, file: ResultFile, setup: Setup<'a>, events: &'a dyn Events) -> Self {
         Session {
             store,
             name,
             file,
-            settings,
-            hygiene,
-            runner,
-            env,
-            environ,
+            setup,
             events,
             saved: 0,
             failed: Vec::new(),
@@ -105,10 +96,10 @@ impl<'a> Session<'a> {
     fn before(&self, test: &Test, target: &Path) {
         let own = &test.profile.profile.hygiene;
         let settle = own.settle.as_deref().and_then(|s| crate::units::parse_duration(s).ok());
-        if let Some(d) = self.hygiene.settle.max(settle) {
+        if let Some(d) = self.setup.hygiene.settle.max(settle) {
             std::thread::sleep(d);
         }
-        if (self.hygiene.fstrim || own.fstrim)
+        if (self.setup.hygiene.fstrim || own.fstrim)
             && let Err(e) = crate::state::hygiene::fstrim(target)
         {
             self.events.message(&format!("warning: {e}"));
@@ -121,7 +112,7 @@ impl<'a> Session<'a> {
         if self.captured.contains_key(identifier) || self.file.system(identifier).is_some() {
             return;
         }
-        let s = crate::sysinfo::capture(identifier, target, &self.env, self.environ, &self.highlight);
+        let s = crate::sysinfo::capture(identifier, target, &self.setup.env, self.setup.environ, &self.highlight);
         self.events.system_captured(&s);
         self.captured.insert(identifier.to_string(), s);
     }
@@ -140,12 +131,12 @@ impl<'a> Session<'a> {
         self.capture(identifier, target);
         let rel = logs_rel(test, identifier);
         let dir = self.store.dir(&self.name).join(&rel);
-        let settings = RunSettings { target_dir: target.to_path_buf(), ..self.settings.clone() };
+        let settings = RunSettings { target_dir: target.to_path_buf(), ..self.setup.settings.clone() };
         let (key, label) = (test.key(), test.label());
         let start = TestStart { key: &key, label: &label, identifier, index: at.0, total: at.1 };
         self.events.test_started(&start);
         let logs = Logs { dir: &dir, rel: &rel };
-        match runner::run_test(test, &settings, &self.runner, &logs, self.events) {
+        match runner::run_test(test, &settings, &self.setup.runner, &logs, self.events) {
             Outcome::Completed(results) => {
                 self.completed(identifier, results)?;
                 self.events.test_done(&start, TestEnd::Completed { file: &self.file });
