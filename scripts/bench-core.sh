@@ -5,24 +5,49 @@
 #   2. per-trial cost: engine running /bin/true as the trials of a test,
 #      against `hyperfine -N` running /bin/true, each as the slope of total
 #      wall time between 10 and 10 + N runs (fixed costs left out).
-# Usage: scripts/bench-core.sh [N]   (default N = 500)
+#   With --against OTHER (another engine binary, e.g. an older build), its
+#   start-up runs in the same hyperfine invocation and the ratios are printed.
+# Usage: scripts/bench-core.sh [N] [--against OTHER]   (default N = 500)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${1:-500}
+N=500
+AGAINST=""
+while (($#)); do
+  case "$1" in
+    --against) AGAINST=$(realpath "$2"); shift 2 ;;
+    *) N=$1; shift ;;
+  esac
+done
 SMALL=10
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
 cargo build --release --quiet
 ENGINE=$PWD/target/release/engine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# engine never creates a --target-dir it is given.
+mkdir -p "$work/t"
 export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$PWD/bench/profiles
 
 median() { python3 -c 'import json,sys,statistics; d=json.load(open(sys.argv[1])); [print(r["command"], statistics.median(r["times"])) for r in d["results"]]' "$1"; }
 
 echo "== start-up (median of hyperfine runs, ms)"
-hyperfine -N --warmup 5 --runs 100 --export-json "$work/start.json" --style none \
-  "$ENGINE --version" "$ENGINE list profiles" >/dev/null
+# Both binaries are copied side by side first: the same bytes measured from
+# cargo's hard-linked target/ and from a fresh copy differed by 6 % here.
+cp "$ENGINE" "$work/engine"
+start=("$work/engine --version" "$work/engine list profiles")
+if [ -n "$AGAINST" ]; then
+  cp "$AGAINST" "$work/against"
+  start+=("$work/against --version" "$work/against list profiles")
+fi
+hyperfine -N --warmup 5 --runs 100 --export-json "$work/start.json" --style none "${start[@]}" >/dev/null
 median "$work/start.json" | awk '{t=$NF; $NF=""; printf "  %-60s %.2f ms\n", $0, t*1000}'
+if [ -n "$AGAINST" ]; then
+  python3 - "$work/start.json" <<'PY'
+import json, statistics, sys
+m = [statistics.median(r["times"]) for r in json.load(open(sys.argv[1]))["results"]]
+print(f"  this build / --against: --version {m[0] / m[2]:.3f}, list profiles {m[1] / m[3]:.3f}")
+PY
+fi
 
 echo "== per-trial cost: running /bin/true as trials, slope between $SMALL and $((SMALL + N)) trials"
 # The slope leaves out fixed costs (start-up, engine's one-off system capture).
