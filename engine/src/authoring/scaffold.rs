@@ -93,9 +93,34 @@ pub fn guess(words: &[String]) -> (Vec<String>, Vec<Guess>) {
     (out, guesses)
 }
 
+/// The parser `profile new` writes for a sample output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParserGuess {
+    pub regex: String,
+    /// The unit the sample printed (`MB/s`), when it is a rate or size with
+    /// a decimal prefix that changes with the value (dd prints kB/s, MB/s or
+    /// GB/s as it goes): any prefix is read (`si`) and the value divided back
+    /// to the sample's.
+    pub unit: Option<String>,
+    pub divide_by: Option<f64>,
+}
+
+/// `MB/s` → (1e6, `B/s`): a decimal prefix the regex parser reads as `si`.
+fn si_unit(after: &str) -> Option<(f64, &str)> {
+    let mut c = after.chars();
+    let scale = match c.next()? {
+        'k' | 'K' => 1e3,
+        'M' => 1e6,
+        'G' => 1e9,
+        _ => return None,
+    };
+    let rest = c.as_str();
+    ["B/s", "B", "bit/s", "/s"].contains(&rest).then_some((scale, rest))
+}
+
 /// A regex for the last number on the last output line that has one, with
 /// a little of the text before it as the anchor.
-pub fn parser_for(output: &str) -> Option<String> {
+pub fn parser_for(output: &str) -> Option<ParserGuess> {
     let num = regex::Regex::new(r"[0-9]+(?:\.[0-9]+)?").expect("a valid regex");
     let line = output.lines().rev().find(|l| num.is_match(l))?;
     let all: Vec<regex::Match> = num.find_iter(line).collect();
@@ -106,11 +131,16 @@ pub fn parser_for(output: &str) -> Option<String> {
     let before = before.trim_start();
     let after: String = line[m.end()..].chars().take(8).collect();
     let after = after.split_whitespace().next().unwrap_or("");
-    Some(format!(
-        "{}(?P<value>[0-9]+(?:\\.[0-9]+)?){}",
-        regex::escape(before),
-        if after.is_empty() { String::new() } else { format!("\\s*{}", regex::escape(after)) }
-    ))
+    let value = "(?P<value>[0-9]+(?:\\.[0-9]+)?)";
+    if let Some((scale, rest)) = si_unit(after) {
+        return Some(ParserGuess {
+            regex: format!("{}{value}\\s*(?P<si>[kKMG]?){}", regex::escape(before), regex::escape(rest)),
+            unit: Some(after.to_string()),
+            divide_by: Some(scale),
+        });
+    }
+    let tail = if after.is_empty() { String::new() } else { format!("\\s*{}", regex::escape(after)) };
+    Some(ParserGuess { regex: format!("{}{value}{tail}", regex::escape(before)), unit: None, divide_by: None })
 }
 
 /// Why the sample run of a command gave no output to read.
@@ -193,12 +223,16 @@ pub fn profile_yaml(id: &str, words: &[String], output: Option<&(String, String)
     let parser = output
         .and_then(|(o, e)| parser_for(o).map(|r| (r, "stdout", o)).or_else(|| parser_for(e).map(|r| (r, "stderr", e))));
     match parser {
-        Some((regex, stream, text)) => {
+        Some((g, stream, text)) => {
             let line = text.lines().rev().find(|l| l.chars().any(|c| c.is_ascii_digit())).unwrap_or("");
+            let unit = g.unit.as_deref().map(q).unwrap_or_else(|| "Units".into());
             let _ =
-                writeln!(y, "results:\n  - {{id: value, unit: Units, proportion: HIB}}   # set the unit; HIB or LIB");
+                writeln!(y, "results:\n  - {{id: value, unit: {unit}, proportion: HIB}}   # set the unit; HIB or LIB");
             let _ = writeln!(y, "parsers:\n  # from its output: {}", line.trim());
-            let _ = writeln!(y, "  - result: value\n    stream: {stream}\n    regex: {}", q(&regex));
+            let _ = writeln!(y, "  - result: value\n    stream: {stream}\n    regex: {}", q(&g.regex));
+            if let Some(d) = g.divide_by {
+                let _ = writeln!(y, "    divide_by: {d:.0}   # to {unit} from what the `si` prefix makes it");
+            }
         }
         None => {
             let _ = writeln!(y, "results:\n  - {{id: seconds, unit: Seconds, proportion: LIB}}");
@@ -227,9 +261,16 @@ mod tests {
         let (args, g) = guess(&w("fs_mark -d scratch -n 1000 -s 1048576"));
         assert_eq!(args, w("fs_mark -d scratch -n {{n}} -s {{s}}"));
         assert_eq!(g[0], Guess { id: "n".into(), value: "1000".into() });
-        let r = parser_for("67108864 bytes (67 MB, 64 MiB) copied, 0.0333929 s, 2.0 GB/s\n").unwrap();
-        let re = regex::Regex::new(&r).unwrap();
-        let c = re.captures("67108864 bytes (67 MB, 64 MiB) copied, 0.05 s, 1.3 GB/s").expect(&r);
-        assert_eq!(&c["value"], "1.3");
+        let g = parser_for("67108864 bytes (67 MB, 64 MiB) copied, 0.0333929 s, 2.0 GB/s\n").unwrap();
+        assert_eq!((g.unit.as_deref(), g.divide_by), (Some("GB/s"), Some(1e9)));
+        let re = regex::Regex::new(&g.regex).unwrap();
+        let c = re.captures("67108864 bytes (67 MB, 64 MiB) copied, 0.05 s, 1.3 GB/s").expect(&g.regex);
+        assert_eq!((&c["value"], &c["si"]), ("1.3", "G"));
+        // dd prints the prefix the rate calls for: another run reads as well.
+        let c = re.captures("1048576 bytes (1.0 MB, 1.0 MiB) copied, 0.00102369 s, 980 MB/s").expect(&g.regex);
+        assert_eq!((&c["value"], &c["si"]), ("980", "M"));
+        let plain = parser_for("elapsed: 12.5 ms\n").unwrap();
+        assert_eq!((plain.unit, plain.divide_by), (None, None));
+        assert!(plain.regex.ends_with("\\s*ms"), "{}", plain.regex);
     }
 }
