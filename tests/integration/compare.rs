@@ -281,7 +281,7 @@ fn compare_several_results_side_by_side() {
     assert!(r.stdout.contains("Against B ("), "{}", r.stdout);
     assert!(
         r.stdout.contains(
-            "A  unchanged, p = 1.000, 95 % CI of the difference [0.00, 0.00] Items/s: no significant difference"
+            "A  unchanged (1.00× [1.00, 1.00]), p = 1.000, 95 % CI of the difference [0.00, 0.00] Items/s: no significant difference"
         ),
         "{}",
         r.stdout

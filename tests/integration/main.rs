@@ -10,6 +10,7 @@ mod authoring;
 mod cli;
 mod compare;
 mod concurrency;
+mod counters;
 mod failures;
 mod install;
 mod interruption;

@@ -29,25 +29,85 @@ fn trials_are_added_while_the_target_is_within_reach() {
 }
 
 #[test]
-fn noise_beyond_reach_stops_at_once_and_says_why() {
+fn noise_beyond_the_budget_stops_at_once_and_says_why() {
     let env = Env::new();
-    // Alternating 10 and 20: ±5 % would take hundreds of trials. The old rule
-    // ran to the cap of 12 and still warned; now it stops after the 3
-    // scheduled ones and says how many it would take.
-    env.profile(
-        "noisy",
-        &counter_profile("noisy", "if [ $((n % 2)) = 0 ]; then echo value: 20; else echo value: 10; fi", ""),
-    );
-    let r = env.bench(&["noisy", "--save", "n"]);
+    // 0.3 s trials of 10, 20, 15, …: ±5 % would take about 70 trials, some
+    // 20 s, more than a 2 s budget: it stops after the 3 scheduled ones and
+    // says what the target would take.
+    let script = "sleep 0.3; case $((n % 3)) in 1) v=10;; 2) v=20;; *) v=15;; esac; echo value: $v";
+    env.profile("noisy", &counter_profile("noisy", script, ""));
+    let r = env.bench(&["noisy", "--save", "n", "--budget", "2s"]);
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("n");
     let e = &entries(&f, 0)[0];
     assert_eq!(e["n"], 3);
     assert!(e["added_trials"].as_array().unwrap().is_empty());
+    assert_eq!(e["stopped"], "projection");
+    assert_eq!(e["budget"], 2.0);
     let w = e["warning"].as_str().unwrap();
     assert!(w.starts_with("noisy: 95 % CI ±"), "{w}");
-    assert!(w.ends_with("more than the cap of 12"), "{w}");
+    assert!(w.contains("±5 % would take about ") && w.ends_with("more than the budget of 2 s"), "{w}");
     assert!(r.stdout.contains("! "), "the report shows the warning: {}", r.stdout);
+    assert!(r.stderr.contains("precision (95 % CI of the mean): 0 of 1 result(s) within ±5 %"), "{}", r.stderr);
+}
+
+#[test]
+fn fast_noisy_trials_run_past_the_old_cap_to_the_target() {
+    let env = Env::new();
+    // Milliseconds a trial, spread ±30 % (RSD about 17 %): ±5 % takes about
+    // 50 trials, which the old cap of 12 never allowed.
+    let script = "echo value: $((70 + n * 37 % 61))";
+    env.profile("spread", &counter_profile("spread", script, ""));
+    let r = env.bench(&["spread", "--save", "s", "--logs", "failed"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("s");
+    let e = &entries(&f, 0)[0];
+    assert_eq!(e["stopped"], "target", "{e}");
+    let n = e["n"].as_u64().unwrap();
+    assert!((25..200).contains(&n), "{n}");
+    assert!(e["warning"].is_null());
+    assert_eq!(e["budget"], 60.0, "the default budget");
+    check_entry_stats(e);
+    assert!(r.stderr.contains("1 of 1 result(s) within ±5 %"), "{}", r.stderr);
+}
+
+#[test]
+fn a_budget_comes_from_the_profile_the_suite_or_the_command_line() {
+    let env = Env::new();
+    let slow = "sleep 0.2; case $((n % 3)) in 1) v=10;; 2) v=20;; *) v=15;; esac; echo value: $v";
+    env.profile("own", &counter_profile("own", slow, "trials: {budget: 1500ms}"));
+    env.suite("quick", "title: Q\nbudget: 3s\ntests:\n  - profile: own\n");
+    let r = env.bench(&["own", "--save", "p"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("p")["results"][0]["entries"][0]["budget"], 1.5);
+    let r = env.bench(&["suite/quick", "--save", "s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("s")["results"][0]["entries"][0]["budget"], 3.0);
+    let r = env.bench(&["suite/quick", "--save", "c", "--budget", "2s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("c")["results"][0]["entries"][0]["budget"], 2.0);
+    // --dry-run says it.
+    let r = env.bench(&["suite/quick", "--dry-run"]);
+    assert!(r.stdout.contains("within a budget of 3s"), "{}", r.stdout);
+}
+
+#[test]
+fn a_budget_that_is_not_a_duration_is_refused() {
+    let env = Env::new();
+    env.profile("own", &counter_profile("own", "echo value: 1", "trials: {budget: 5 parsecs}"));
+    for (arg, want) in [("abc", "abc"), ("0s", "longer than zero")] {
+        let r = env.bench(&["own", "--budget", arg]);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains(want), "{}", r.stderr);
+    }
+    let r = env.run(&["validate", env.profiles.path().join("test-profiles/own/profile.yaml").to_str().unwrap()]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("5 parsecs") || r.stdout.contains("5 parsecs"), "{r:?}");
+    env.profile("fine", &counter_profile("fine", "echo value: 1", ""));
+    env.suite("bad", "title: B\nbudget: soon\ntests:\n  - profile: fine\n");
+    let r = env.bench(&["suite/bad"]);
+    assert_eq!(r.code, 3, "an invalid suite file: {r:?}");
+    assert!(r.stderr.contains("bad.yaml:2:9"), "{}", r.stderr);
 }
 
 #[test]
@@ -116,7 +176,7 @@ fn verdicts_on_real_trials() {
         env.run(&["result", "show", p.to_str().unwrap()])
     };
     let r = merged("base", "fast");
-    assert!(r.stdout.contains("B  10.0 % higher, p < 0.001"), "{}", r.stdout);
+    assert!(r.stdout.contains("B  10.0 % higher (1.10× [1.09, 1.11]), p < 0.001"), "{}", r.stdout);
     assert!(r.stdout.contains(": better by 10.0 %"), "{}", r.stdout);
     let r = merged("base", "same");
     assert!(

@@ -531,3 +531,127 @@ fn a_relative_symlinked_engine_home_leaves_nothing_mounted() {
     let loops = Command::new("losetup").arg("-a").output().unwrap();
     assert!(!String::from_utf8_lossy(&loops.stdout).contains(home.to_str().unwrap()));
 }
+
+/// A profile whose trial notes the scheduler in force in `log` (and whose
+/// set-up notes itself there), then sleeps `secs` and prints 1.
+fn scheduler_logger(env: &Env, queue: &str, log: &str, secs: &str) {
+    env.profile(
+        "which",
+        &format!(
+            "id: which\nversion: 1.0.0\ntitle: Which\ntest_type: disk\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'echo trial $(sed \"s/.*\\[\\(.*\\)\\].*/\\1/\" {queue}/scheduler) >> {log}; sleep {secs}; echo value: 1']\n    pre_test: [{{shell: 'echo setup >> {log}'}}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+        ),
+    );
+}
+
+#[test]
+#[ignore = "needs root"]
+fn interleaved_trials_alternate_states_and_set_up_once() {
+    let fs = LoopFs::new(64, "relatime");
+    let queue = format!("/sys/block/{}/queue", fs.name());
+    let sched0 = read(&format!("{queue}/scheduler"));
+    let env = Env::new();
+    let log = env.target.path().join("order.log");
+    scheduler_logger(&env, &queue, log.to_str().unwrap(), "0");
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "which",
+        "--runs",
+        "4",
+        "--save",
+        "i",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "none,mq-deadline,bfq",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("Trials interleaved round-robin across 3 states"), "{}", r.stderr);
+    let lines: Vec<String> = read(log.to_str().unwrap()).lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "setup", "set up once, before any trial: {lines:?}");
+    assert_eq!(lines.iter().filter(|l| *l == "setup").count(), 1, "{lines:?}");
+    // The 12 trials (after the capture of each state) come in 4 rounds,
+    // each round every state once.
+    let trials: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("trial ")).collect();
+    assert_eq!(trials.len(), 12, "{lines:?}");
+    for round in trials.chunks(3) {
+        let mut r = round.to_vec();
+        r.sort();
+        assert_eq!(r, ["bfq", "mq-deadline", "none"], "each round runs every state once: {trials:?}");
+    }
+    let f = env.result("i");
+    let n = fs.name();
+    assert_eq!(identifiers(&f), [format!("{n}: NONE"), format!("{n}: MQ-DEADLINE"), format!("{n}: BFQ")]);
+    for e in f["results"][0]["entries"].as_array().unwrap() {
+        assert_eq!(e["n"], 4, "{e}");
+    }
+    assert!(f["systems"][0]["notes"]["Sweep Notes"].as_str().unwrap().starts_with("Trials interleaved"));
+    assert_eq!(read(&format!("{queue}/scheduler")), sched0, "the scheduler is restored");
+
+    // --no-interleave: each state's trials in one block.
+    std::fs::remove_file(&log).unwrap();
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "which",
+        "--runs",
+        "2",
+        "--save",
+        "b",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "none,bfq",
+        "--no-interleave",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let got: Vec<String> = read(log.to_str().unwrap()).lines().map(str::to_string).collect();
+    assert_eq!(got, ["setup", "trial none", "trial none", "setup", "trial bfq", "trial bfq"]);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn kill_9_mid_round_then_recover_restores_the_scheduler() {
+    let fs = LoopFs::new(64, "relatime");
+    let queue = format!("/sys/block/{}/queue", fs.name());
+    fs.set_scheduler("mq-deadline");
+    let env = Env::new();
+    let log = env.target.path().join("order.log");
+    scheduler_logger(&env, &queue, log.to_str().unwrap(), "0.5");
+    let mut child = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "which",
+            "--runs",
+            "6",
+            "--save",
+            "k",
+            "--target-dir",
+            fs.path(),
+            "--scheduler",
+            "none,bfq",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the third interleaved trial", || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.lines().filter(|l| l.starts_with("trial")).count() >= 3)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!read(&format!("{queue}/scheduler")).contains("[mq-deadline]"), "a swept state outlived the kill");
+    let r = env.run(&["recover"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(read(&format!("{queue}/scheduler")).contains("[mq-deadline]"), "{r:?}");
+}
+
+#[test]
+fn interleave_with_a_file_system_sweep_is_a_usage_error() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.bench(&["echo", "--filesystem", "ext4", "--device", "loop:64M", "--interleave"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--interleave cannot switch file systems"), "{}", r.stderr);
+}

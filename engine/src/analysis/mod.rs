@@ -6,6 +6,7 @@ pub mod means;
 pub mod noise;
 pub mod normalize;
 pub mod notable;
+pub mod precision;
 pub mod significance;
 pub mod wins;
 

@@ -9,6 +9,15 @@
 //! already right. A change is reported only when it is significant at 5 %
 //! **and** larger than the noise threshold; otherwise the verdict is "no
 //! significant difference".
+//!
+//! The size of a change is the ratio of the means with its 95 % interval by
+//! Fieller's method: the set of ratios ρ for which the same Welch test of
+//! mean(a) − ρ·mean(b) finds no difference (its df taken at ρ = 1, so the
+//! interval leaves out 1 exactly when the test finds a difference). It is
+//! exact for normal data at any N ≥ 2 where a bootstrap of the ratio is not,
+//! and asymmetric as a ratio's uncertainty is (Kalibera & Jones 2013, 2020).
+//! A change is called only when the whole interval lies beyond the noise
+//! threshold.
 
 use crate::model::profile::Proportion;
 use crate::stats::Summary;
@@ -66,6 +75,11 @@ pub struct Comparison {
     pub p_value: Option<f64>,
     /// 95 % interval of the difference of means (value − baseline), in the result's unit.
     pub ci: Option<(f64, f64)>,
+    /// mean / baseline mean.
+    pub ratio: f64,
+    /// Its 95 % interval (Fieller); none with a single trial on a side, or
+    /// when the baseline's mean is too uncertain to bound a ratio.
+    pub ratio_ci: Option<(f64, f64)>,
     pub verdict: Verdict,
     pub proportion: Proportion,
     /// The result's unit (`MB/s`, `Seconds`).
@@ -124,10 +138,44 @@ impl Comparison {
         }
     }
 
-    /// `3.2 % higher, p = 0.004, 95 % CI of the difference [1.2, 5.1] MB/s: better by 3.2 %`.
-    pub fn describe(&self) -> String {
-        format!("{}, {}: {}", self.change_text(), self.stats_text(), self.verdict)
+    /// `0.93× [0.90, 0.96]`: the ratio of means and its 95 % interval.
+    pub fn ratio_text(&self) -> String {
+        match self.ratio_ci {
+            Some((lo, hi)) => format!("{}× [{}, {}]", ratio_num(self.ratio), ratio_num(lo), ratio_num(hi)),
+            None => format!("{}×", ratio_num(self.ratio)),
+        }
     }
+
+    /// `3.2 % higher (1.03× [1.01, 1.05]), p = 0.004, 95 % CI of the difference [1.2, 5.1] MB/s: better by 3.2 %`.
+    pub fn describe(&self) -> String {
+        format!("{} ({}), {}: {}", self.change_text(), self.ratio_text(), self.stats_text(), self.verdict)
+    }
+}
+
+/// A ratio at three significant digits (`0.934`, `1.05`, `12.3`).
+fn ratio_num(r: f64) -> String {
+    let d = crate::units::decimals_for_sig(r.abs()).saturating_sub(1);
+    format!("{r:.d$}")
+}
+
+/// The ratio mean(a) / mean(b) and its 95 % interval by Fieller's method,
+/// with Welch's `df`. `None` for the interval when mean(b) is within its
+/// own interval of zero (the set of ratios is then unbounded).
+pub fn fieller(a: &[f64], b: &[f64], df: f64) -> Option<(f64, f64)> {
+    let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
+    let (x, y) = (sa.mean, sb.mean);
+    let (va, vb) = (sa.sd?.powi(2) / a.len() as f64, sb.sd?.powi(2) / b.len() as f64);
+    let t = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(1.0 - ALPHA / 2.0);
+    let t2 = t * t;
+    // (x − ρy)² ≤ t²(va + ρ²vb)  ⇔  (y² − t²vb)ρ² − 2xyρ + (x² − t²va) ≤ 0.
+    let a2 = y * y - t2 * vb;
+    if a2 <= 0.0 {
+        return None;
+    }
+    let disc = t2 * (x * x * vb + y * y * va - t2 * va * vb);
+    let root = disc.max(0.0).sqrt();
+    let (lo, hi) = ((x * y - root) / a2, (x * y + root) / a2);
+    Some((lo.min(hi), lo.max(hi)))
 }
 
 pub fn format_p(p: f64) -> String {
@@ -168,12 +216,20 @@ pub fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &str, nois
         change_pct,
         p_value: None,
         ci: None,
+        ratio: s.mean / b.mean,
+        ratio_ci: None,
         verdict: Verdict::NotEnoughTrials,
         proportion: p,
         unit: unit.to_string(),
     };
     let Some(w) = welch(trials, baseline) else { return Some(base) };
-    let verdict = if w.p < ALPHA && change_pct.abs() >= noise_pct {
+    let ratio_ci = if w.se == 0.0 { Some((base.ratio, base.ratio)) } else { fieller(trials, baseline, w.df) };
+    // Changed only when the whole interval lies beyond the noise threshold.
+    let beyond = ratio_ci.is_some_and(|(lo, hi)| {
+        let n = noise_pct / 100.0;
+        w.p < ALPHA && (lo >= 1.0 + n || hi <= 1.0 - n)
+    });
+    let verdict = if beyond {
         let better = match p {
             Proportion::Hib => change_pct > 0.0,
             Proportion::Lib => change_pct < 0.0,
@@ -182,7 +238,7 @@ pub fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &str, nois
     } else {
         Verdict::NoSignificantDifference
     };
-    Some(Comparison { p_value: Some(w.p), ci: Some(w.ci), verdict, ..base })
+    Some(Comparison { p_value: Some(w.p), ci: Some(w.ci), ratio_ci, verdict, ..base })
 }
 
 #[cfg(test)]
@@ -240,11 +296,15 @@ mod tests {
         // The same numbers as seconds: more is worse.
         let c = compare(&faster, &base, Proportion::Lib, "Seconds", 1.0).unwrap();
         assert_eq!(c.verdict, Verdict::Worse(10.0));
-        assert!(c.describe().starts_with("10.0 % more time (slower), p < 0.001"), "{}", c.describe());
+        assert!(
+            c.describe().starts_with("10.0 % more time (slower) (1.10× [1.09, 1.11]), p < 0.001"),
+            "{}",
+            c.describe()
+        );
         let c = compare(&base, &faster, Proportion::Lib, "Seconds", 1.0).unwrap();
         assert!(c.describe().starts_with("9.1 % less time (faster)"), "{}", c.describe());
         let c = compare(&faster, &base, Proportion::Lib, "Joules", 1.0).unwrap();
-        assert!(c.describe().starts_with("10.0 % more, "), "{}", c.describe());
+        assert!(c.describe().starts_with("10.0 % more ("), "{}", c.describe());
         // Significant, but under a 15 % noise threshold.
         assert_eq!(
             compare(&faster, &base, Proportion::Hib, "MB/s", 15.0).unwrap().verdict,
@@ -267,11 +327,61 @@ mod tests {
     }
 
     #[test]
+    fn fieller_by_hand() {
+        // x̄ = 11, ȳ = 21, both variances of the mean 1/3, df = 4 (t = 2.776445):
+        // the roots of (441 − t²/3)ρ² − 462ρ + (121 − t²/3) = 0.
+        let (lo, hi) = fieller(&[10.0, 11.0, 12.0], &[20.0, 21.0, 22.0], 4.0).unwrap();
+        assert!((lo - 0.440402424).abs() < 1e-8 && (hi - 0.613356500).abs() < 1e-8, "{lo} {hi}");
+        // Asymmetric around the ratio 11/21 = 0.5238, as a ratio's interval is.
+        assert!(hi - 11.0 / 21.0 > 11.0 / 21.0 - lo);
+        // A baseline whose mean is within its own interval of zero: no bounded interval.
+        assert_eq!(fieller(&[10.0, 11.0, 12.0], &[-1.0, 0.5, 2.0], 4.0), None);
+        let c = compare(&[10.0, 11.0, 12.0], &[20.0, 21.0, 22.0], Proportion::Hib, "MB/s", 1.0).unwrap();
+        assert_eq!(c.ratio_text(), "0.524× [0.440, 0.613]");
+        assert!(c.describe().starts_with("47.6 % lower (0.524× [0.440, 0.613]), p < 0.001"), "{}", c.describe());
+    }
+
+    #[test]
+    fn the_interval_leaves_out_one_exactly_when_welch_finds_a_difference() {
+        let mut rng = Rng(7);
+        for _ in 0..2000 {
+            let n = 2 + (rng.uniform() * 6.0) as usize;
+            let a: Vec<f64> = (0..n).map(|_| 100.0 + 5.0 * rng.normal()).collect();
+            let b: Vec<f64> = (0..n + 1).map(|_| 104.0 + 5.0 * rng.normal()).collect();
+            let w = welch(&a, &b).unwrap();
+            let Some((lo, hi)) = fieller(&a, &b, w.df) else { continue };
+            let outside = lo > 1.0 || hi < 1.0;
+            // Away from the boundary, where rounding cannot decide.
+            if (w.p - ALPHA).abs() > 1e-9 {
+                assert_eq!(outside, w.p < ALPHA, "p = {}, [{lo}, {hi}]", w.p);
+            }
+        }
+    }
+
+    #[test]
+    fn a_change_is_called_only_when_the_whole_interval_is_beyond_the_noise() {
+        // +3 % with a tight spread: the interval is about [1.02, 1.04].
+        let base = [100.0, 100.4, 99.6, 100.2, 99.8];
+        let up = [103.0, 103.4, 102.6, 103.2, 102.8];
+        let c = compare(&up, &base, Proportion::Hib, "MB/s", 1.0).unwrap();
+        let (lo, hi) = c.ratio_ci.unwrap();
+        assert!(lo > 1.02 && hi < 1.04, "{lo} {hi}");
+        assert_eq!(c.verdict, Verdict::Better(c.change_pct));
+        // With a 3 % threshold the interval reaches inside it: no verdict,
+        // although the mean change (3.0 %) is at the threshold.
+        let c = compare(&up, &base, Proportion::Hib, "MB/s", 3.0).unwrap();
+        assert!(c.change_pct >= 3.0 && c.ratio_ci.unwrap().0 < 1.03);
+        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+    }
+
+    #[test]
     fn intervals_have_the_precision_of_their_values() {
         let c = Comparison {
             change_pct: 132.04,
             p_value: Some(0.12),
             ci: Some((-45.8667, 251.8)),
+            ratio: 2.32,
+            ratio_ci: Some((0.61, 4.1)),
             verdict: Verdict::NoSignificantDifference,
             proportion: Proportion::Hib,
             unit: "Files/s".into(),
@@ -357,6 +467,9 @@ mod tests {
 
     /// A real 10 % change (SD 5 %): the verdict finds it about a third of
     /// the time at 3 trials a side, most of the time at 5, nearly always at 8.
+    /// (Asking the whole ratio interval to clear the 1 % noise threshold,
+    /// not only the p-value, costs a few points: 64 % vs 67 % at 5 a side,
+    /// 89 % vs 91 % at 8.)
     #[test]
     fn power_on_a_real_ten_percent_change() {
         const REPS: usize = 2_000;
@@ -370,8 +483,8 @@ mod tests {
         }
         eprintln!("{table}");
         assert!(at[&3] > 0.25, "3 vs 3: {}", at[&3]);
-        assert!(at[&5] > 0.65, "5 vs 5: {}", at[&5]);
-        assert!(at[&8] > 0.90, "8 vs 8: {}", at[&8]);
+        assert!(at[&5] > 0.60, "5 vs 5: {}", at[&5]);
+        assert!(at[&8] > 0.85, "8 vs 8: {}", at[&8]);
         for n in 3..10 {
             assert!(at[&(n + 1)] + 0.03 >= at[&n], "power grows with n");
         }

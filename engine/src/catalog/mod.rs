@@ -503,6 +503,9 @@ pub struct Planned {
     /// From a suite item marked `optional`: skipped quietly when its
     /// programs are missing or it needs root.
     pub optional: bool,
+    /// The trials' time budget the suite gives it (the outermost suite
+    /// that sets one).
+    pub budget: Option<std::time::Duration>,
 }
 
 /// The presets suite item `i` gives its profile, each with where it is written.
@@ -552,6 +555,7 @@ pub fn flatten_suite(
                     profile: Arc::new(lp),
                     presets: presets_of(suite, i, item),
                     optional: item.optional,
+                    budget: None,
                 }),
                 Err(Item::Diag(d)) => diags.push(item_diag(suite, i, "profile", d)),
                 Err(Item::Stop(e)) => return Err(e),
@@ -559,6 +563,27 @@ pub fn flatten_suite(
         }
     }
     stack.pop();
+    if let Some(b) = &suite.suite.budget {
+        match crate::units::parse_duration(b) {
+            Ok(d) if !d.is_zero() => out.iter_mut().for_each(|p| p.budget = Some(d)),
+            Ok(_) => diags.push(
+                Diagnostic::new(
+                    &suite.display,
+                    suite.index.value(&[crate::profile::yaml_index::Seg::from("budget")]),
+                    "budget must be longer than zero",
+                )
+                .with_hint("the time each test's trials may take, such as `5s`".to_string()),
+            ),
+            Err(e) => diags.push(
+                Diagnostic::new(
+                    &suite.display,
+                    suite.index.value(&[crate::profile::yaml_index::Seg::from("budget")]),
+                    e.to_string(),
+                )
+                .with_hint("units: ms, s, m, h (`30s`, `2m`)".to_string()),
+            ),
+        }
+    }
     if !diags.is_empty() {
         return Err(ResolveError::Invalid(diags));
     }

@@ -53,7 +53,7 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
 }
 
 fn one(p: crate::model::profile::LoadedProfile) -> Resolved {
-    Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new(), optional: false }])
+    Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new(), optional: false, budget: None }])
 }
 
 fn suite(catalog: &Catalog, s: &load::LoadedSuite) -> Result<Resolved, ResolveError> {

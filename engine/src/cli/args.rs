@@ -57,3 +57,11 @@ pub enum Progress {
 pub fn duration(s: &str) -> Result<Duration, String> {
     engine::units::parse_duration(s).map_err(|e| e.to_string())
 }
+
+/// A duration longer than zero (`--budget`).
+pub fn positive_duration(s: &str) -> Result<Duration, String> {
+    match duration(s)? {
+        d if d.is_zero() => Err("must be longer than zero (e.g. `30s`, `5m`)".into()),
+        d => Ok(d),
+    }
+}

@@ -34,6 +34,10 @@ pub struct BenchmarkArgs {
     /// Run exactly N trials per test (no trials added for noise)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: Option<u32>,
+    /// Time each test's trials may take (`30s`, `5m`; default: the suite's, the
+    /// profile's, else 60 s): trials are added while the 95 % CI is wider than the target
+    #[arg(long, value_name = "DURATION", value_parser = args::positive_duration)]
+    pub budget: Option<Duration>,
     /// Run N trials first and discard them (overrides the profile's `trials.warmup`)
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
@@ -81,6 +85,14 @@ pub struct BenchmarkArgs {
     /// Run the states of each test in random order, to decorrelate drift
     #[arg(long, help_heading = "System-state sweeps (root)")]
     pub shuffle: bool,
+    /// Run each test's trials round-robin across the scheduler states (set up once, a
+    /// fresh random order each round), so drift hits every state alike; the default
+    /// for scheduler sweeps, refused with --filesystem
+    #[arg(long, overrides_with = "no_interleave", help_heading = "System-state sweeps (root)")]
+    pub interleave: bool,
+    /// Run each state's trials in one block instead
+    #[arg(long, help_heading = "System-state sweeps (root)")]
+    pub no_interleave: bool,
     /// Sync and drop the page cache before every trial
     #[arg(long, help_heading = "Hygiene")]
     pub drop_caches: bool,
@@ -109,6 +121,7 @@ impl BenchmarkArgs {
             save: self.save,
             identifier: self.identifier,
             runs: self.runs,
+            budget: self.budget,
             warmup: self.warmup,
             dry_run: self.dry_run,
             yes: self.yes,
@@ -129,6 +142,13 @@ impl BenchmarkArgs {
                 force_destroy_data: self.force_destroy_data,
                 set: self.set,
                 shuffle: self.shuffle,
+                interleave: if self.interleave {
+                    Some(true)
+                } else if self.no_interleave {
+                    Some(false)
+                } else {
+                    None
+                },
             },
             drop_caches: self.drop_caches,
             fstrim: self.fstrim,
@@ -176,6 +196,9 @@ fn finish(cx: &Context, outcome: &Outcome, format: Option<Format>) -> i32 {
 fn print_estimate(e: &Estimate) {
     let mut total = 0.0;
     let mut unknown = 0;
+    // Trials stop at the target or when the budget is spent, but never
+    // before the scheduled ones: each test takes at most the larger.
+    let most: f64 = e.tests.iter().map(|t| t.budget.as_secs_f64().max(t.seconds.unwrap_or(0.0))).sum();
     println!("{} test(s):", e.tests.len());
     for t in &e.tests {
         let est = match t.seconds {
@@ -188,12 +211,15 @@ fn print_estimate(e: &Estimate) {
                 "time unknown".to_string()
             }
         };
-        println!("  {}: {} trial(s) (up to {}), {est}", t.label, t.trials, t.most);
+        let budget = humantime::format_duration(t.budget);
+        println!("  {}: {} trial(s) (up to {} within a budget of {budget}), {est}", t.label, t.trials, t.most);
     }
     for m in &e.not_runnable {
         println!("  cannot run: {m}");
     }
     let known = humantime::format_duration(Duration::from_secs(total.ceil() as u64));
+    let most = humantime::format_duration(Duration::from_secs(most.ceil() as u64));
+    println!("at most: {most} (each test's time budget, or its scheduled trials where they take longer)");
     if unknown == e.tests.len() {
         println!("estimated: unknown (none of these tests has run here yet; timings come from earlier runs)");
     } else if unknown == 0 {
@@ -228,6 +254,9 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<Format>) {
                 eprintln!("    | {line}");
             }
         }
+    }
+    if !r.precision.halves.is_empty() {
+        eprintln!("\n{}", r.precision);
     }
     if let Some((name, path)) = &r.result {
         eprintln!(

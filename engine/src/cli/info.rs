@@ -24,12 +24,14 @@ fn profile_info(cx: &Context, lp: &LoadedProfile, out: &mut String) {
         writeln!(out, "  {:12} {} {}", r.id, r.unit, r.proportion.phrase()).unwrap();
     }
     let t = &lp.profile.trials;
+    let plan = t.plan(None, None);
     writeln!(
         out,
-        "\nTrials: {} scheduled, up to {} while the 95 % CI of the mean is wider than ±{} %{}",
+        "\nTrials: {} scheduled, more while the 95 % CI of the mean is wider than ±{} % and the budget of {} can reach it (at most {}){}",
         t.times,
-        t.plan(None).most(),
         t.target_ci,
+        engine::stats::adaptive::seconds(plan.budget),
+        plan.most(),
         if t.warmup > 0 { format!(", {} warm-up", t.warmup) } else { String::new() }
     )
     .unwrap();

@@ -27,7 +27,7 @@ pub struct RunStart<'a> {
 }
 
 /// One test for one identifier.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct TestStart<'a> {
     /// Identity of the test (`results[].test` of the result file).
     pub key: &'a str,

@@ -63,6 +63,8 @@ pub struct Test {
     pub profile: Arc<LoadedProfile>,
     /// Entry index per option, in the profile's option order.
     pub choice: Vec<usize>,
+    /// The time budget of its trials a suite gives it (over the profile's).
+    pub budget: Option<std::time::Duration>,
 }
 
 impl Test {
@@ -270,7 +272,7 @@ pub fn expand(
         }
         combos = next;
     }
-    Ok(combos.into_iter().map(|choice| Test { profile: profile.clone(), choice }).collect())
+    Ok(combos.into_iter().map(|choice| Test { profile: profile.clone(), choice, budget: None }).collect())
 }
 
 /// Parses `--option key=a,b`.
@@ -311,7 +313,7 @@ pub fn test_from_choices(profile: &Arc<LoadedProfile>, choices: &[OptionChoice])
         });
         choice.push(by_values.or_else(|| o.entries.iter().position(|e| e.label == c.entry))?);
     }
-    Some(Test { profile: profile.clone(), choice })
+    Some(Test { profile: profile.clone(), choice, budget: None })
 }
 
 #[cfg(test)]

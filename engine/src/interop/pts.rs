@@ -98,7 +98,7 @@ pub fn match_test(
         [only] => only.id.clone(),
         all => all.iter().find(|r| r.unit.eq_ignore_ascii_case(unit))?.id.clone(),
     };
-    Some(Match { test: Test { profile: p, choice }, result_id })
+    Some(Match { test: Test { profile: p, choice, budget: None }, result_id })
 }
 
 fn child_text<'a>(n: roxmltree::Node<'a, 'a>, name: &str) -> Option<&'a str> {

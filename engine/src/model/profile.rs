@@ -658,15 +658,20 @@ pub enum Stream {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Trials {
-    /// Trials scheduled (default 3).
+    /// Trials scheduled (default 3): they run before anything is judged.
     #[serde(default = "default_times")]
     pub times: u32,
-    /// Fewest trials when the cap is lowered for long trials (default: `times`).
+    /// Fewest trials when the budget is spent (default: `times`).
     #[serde(default)]
     pub min: Option<u32>,
-    /// Most trials when more are added for noise (default 4 × `times`).
+    /// Most trials whatever the budget (default 1000): a safety cap for
+    /// trials of a millisecond or less.
     #[serde(default)]
     pub max: Option<u32>,
+    /// Time the trials may take (`30s`, `10 min`; default 60 s). Trials are
+    /// added while the target is not reached and the budget can reach it.
+    #[serde(default)]
+    pub budget: Option<String>,
     /// Trials are added while the 95 % confidence interval of the mean is
     /// wider than ± this percentage of the mean (default 5).
     #[serde(default = "default_target_ci")]
@@ -685,14 +690,17 @@ fn default_target_ci() -> f64 {
 
 impl Default for Trials {
     fn default() -> Self {
-        Trials { times: default_times(), min: None, max: None, target_ci: default_target_ci(), warmup: 0 }
+        Trials { times: default_times(), min: None, max: None, budget: None, target_ci: default_target_ci(), warmup: 0 }
     }
 }
 
 impl Trials {
-    /// The stopping rule for these trials; `forced` is `--runs N`.
-    pub fn plan(&self, forced: Option<u32>) -> crate::stats::AdaptivePlan {
-        crate::stats::AdaptivePlan::new(self.times, self.min, self.max, self.target_ci, forced)
+    /// The stopping rule for these trials; `forced` is `--runs N`, `budget`
+    /// a budget that overrides the profile's (`--budget`, the suite's).
+    /// A budget that does not parse (validation reports it) is the default.
+    pub fn plan(&self, forced: Option<u32>, budget: Option<std::time::Duration>) -> crate::stats::AdaptivePlan {
+        let own = self.budget.as_deref().and_then(|b| crate::units::parse_duration(b).ok());
+        crate::stats::AdaptivePlan::new(self.times, self.min, self.max, self.target_ci, budget.or(own), forced)
     }
 }
 
@@ -775,6 +783,10 @@ pub struct Suite {
     pub version: Option<String>,
     #[serde(default)]
     pub description: String,
+    /// Time each test's trials may take (`5s`), over the profiles' own
+    /// budgets; `--budget` overrides it. The outermost suite that sets one wins.
+    #[serde(default)]
+    pub budget: Option<String>,
     pub tests: Vec<SuiteItem>,
 }
 

@@ -31,6 +31,33 @@ pub struct ResultFile {
     /// What loading repaired (values that were not numbers), for the reader.
     #[serde(skip)]
     pub repaired: Vec<String>,
+    /// Each identifier against the baseline, as `--format json` adds it for
+    /// readers; recomputed from the trials, so dropped when a file is loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<ComparisonRecord>,
+}
+
+/// One identifier's result against the baseline's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonRecord {
+    pub test: String,
+    pub result: String,
+    pub identifier: String,
+    pub baseline: String,
+    /// Mean over the baseline's mean.
+    pub ratio: f64,
+    /// 95 % interval of the ratio (Fieller); absent with a single trial on
+    /// a side or a baseline mean too uncertain to bound it.
+    #[serde(default)]
+    pub ratio_ci: Option<[f64; 2]>,
+    /// Change of the mean, percent of the baseline's.
+    pub change_pct: f64,
+    /// Welch's two-sided p-value.
+    #[serde(default)]
+    pub p_value: Option<f64>,
+    /// `better`, `worse`, `no significant difference`, `not enough trials`.
+    pub verdict: String,
 }
 
 /// The system state behind one identifier.
@@ -187,6 +214,35 @@ pub struct PtsOrigin {
     pub arguments: String,
 }
 
+/// What one trial cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrialIo {
+    /// What reached each counted device: the one the file system is on,
+    /// then (for a loop device) the one its backing file lives on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceIo>,
+    /// CPU time in user mode of engine and the trial's processes, seconds.
+    pub user_seconds: f64,
+    /// CPU time in the kernel, seconds.
+    pub system_seconds: f64,
+}
+
+/// One device's block-layer counters over one trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceIo {
+    /// `loop0`, `sda1`, `dm-0`.
+    pub device: String,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    /// Read and write requests completed.
+    pub reads: u64,
+    pub writes: u64,
+    /// Milliseconds the device had requests in flight.
+    pub busy_ms: u64,
+}
+
 /// The trials and statistics of one identifier for one result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -218,9 +274,15 @@ pub struct ResultEntry {
     #[serde(default)]
     pub added_trials: Vec<String>,
     /// Why the trials stopped before the target precision was reached
-    /// (noise, drift, two groups of values, the cap).
+    /// (noise, drift, two groups of values, the budget, the cap).
     #[serde(default)]
     pub warning: Option<String>,
+    /// Why the trials stopped (absent in files from before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<crate::stats::adaptive::Stop>,
+    /// The time budget of the trials, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<f64>,
     /// What the trial values show that more trials cannot fix: a warm-up
     /// first trial, outliers, two groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -231,6 +293,17 @@ pub struct ResultEntry {
     /// Wall time of each trial, seconds.
     #[serde(default)]
     pub trial_seconds: Vec<f64>,
+    /// Per trial: what reached the device(s) under the target directory and
+    /// the CPU time it took.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trial_io: Vec<TrialIo>,
+    /// Why no device counters were recorded (a target on tmpfs …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_counters: Option<String>,
+    /// A disk result whose device saw far less traffic than the result
+    /// claims: `served from memory: the device read 12 MB while …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_from_memory: Option<String>,
     /// When the test finished (RFC 3339, UTC).
     pub timestamp: String,
     /// Folder of the per-trial logs, relative to the result folder.
@@ -264,9 +337,14 @@ impl ResultEntry {
             median: s.median,
             added_trials: Vec::new(),
             warning: None,
+            stopped: None,
+            budget: None,
             notes: Vec::new(),
             warmup_trials: Vec::new(),
             trial_seconds,
+            trial_io: Vec::new(),
+            no_counters: None,
+            served_from_memory: None,
             timestamp,
             logs: None,
         })
@@ -356,8 +434,13 @@ impl ResultFile {
                         let old = std::mem::replace(e, fixed);
                         e.added_trials = old.added_trials;
                         e.warning = old.warning;
+                        e.stopped = old.stopped;
+                        e.budget = old.budget;
                         e.notes = old.notes;
                         e.logs = old.logs;
+                        e.trial_io = old.trial_io;
+                        e.no_counters = old.no_counters;
+                        e.served_from_memory = old.served_from_memory;
                         true
                     }
                     None => {

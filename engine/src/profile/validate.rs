@@ -366,7 +366,7 @@ fn check_trials(c: &mut Checker, p: &Profile) {
         c.at_value(
             path!["trials", "max"],
             format!("max ({max}) is below times ({})", t.times),
-            Some("max caps the trials added for noise; it must be at least `times`".into()),
+            Some("max caps the count of trials whatever the budget; it must be at least `times`".into()),
         );
     }
     if let Some(min) = t.min
@@ -375,8 +375,19 @@ fn check_trials(c: &mut Checker, p: &Profile) {
         c.at_value(
             path!["trials", "min"],
             format!("min ({min}) must be between 1 and times ({})", t.times),
-            Some("min is the fewest trials a long test may be cut to".into()),
+            Some("min is the fewest trials a spent budget may leave".into()),
         );
+    }
+    if let Some(b) = &t.budget {
+        match crate::units::parse_duration(b) {
+            Ok(d) if d.is_zero() => c.at_value(
+                path!["trials", "budget"],
+                "budget must be longer than zero",
+                Some("the time the trials may take, such as `30s` or `10 min`".into()),
+            ),
+            Ok(_) => {}
+            Err(e) => c.at_value(path!["trials", "budget"], e.to_string(), Some(units_hint(&e))),
+        }
     }
     if !(t.target_ci.is_finite() && t.target_ci > 0.0) {
         c.at_value(

@@ -21,7 +21,7 @@ pub fn num(v: f64) -> String {
 }
 
 impl Exporter for Csv {
-    fn export(&self, r: &ResultFile, _: &View) -> String {
+    fn export(&self, r: &ResultFile, view: &View) -> String {
         let m = crate::analysis::Matrix::new(r);
         let ids = &m.ids;
         let mut out = row(&["Title".into(), r.title.clone()]);
@@ -62,6 +62,32 @@ impl Exporter for Csv {
             }
             out.push_str(&row(&cells));
         }
+        comparisons(&mut out, r, view);
         out
+    }
+}
+
+/// Each identifier against the baseline: the ratio of means with its 95 %
+/// interval (Fieller), the change, Welch's p and the verdict.
+fn comparisons(out: &mut String, r: &ResultFile, view: &View) {
+    let records = super::json::comparisons(r, view);
+    let Some(first) = records.first() else { return };
+    out.push('\n');
+    out.push_str(&row(&["Against".into(), first.baseline.clone()]));
+    let head = ["Test", "Result", "Identifier", "Ratio", "Ratio 95% Low", "Ratio 95% High", "Change %", "p", "Verdict"];
+    out.push_str(&row(&head.map(String::from)));
+    for c in &records {
+        let (lo, hi) = c.ratio_ci.map(|[l, h]| (num(l), num(h))).unwrap_or_default();
+        out.push_str(&row(&[
+            c.test.clone(),
+            c.result.clone(),
+            c.identifier.clone(),
+            num(c.ratio),
+            lo,
+            hi,
+            num(c.change_pct),
+            c.p_value.map(num).unwrap_or_default(),
+            c.verdict.clone(),
+        ]));
     }
 }

@@ -189,6 +189,20 @@ fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<
         }
         h.push_str("</div>");
     }
+    // Why a number may not mean what it seems: it did not reach the device,
+    // or the trials stopped short of the target.
+    let warned: Vec<(&str, &String)> = t
+        .entries
+        .iter()
+        .flat_map(|e| e.served_from_memory.iter().chain(&e.warning).map(move |w| (e.identifier.as_str(), w)))
+        .collect();
+    if !warned.is_empty() {
+        h.push_str("<ul class=\"warnings\">");
+        for (id, w) in warned {
+            write!(h, "<li><b>{}</b>: {}</li>", esc(id), esc(w)).unwrap();
+        }
+        h.push_str("</ul>");
+    }
     h.push_str("</section>");
 }
 

@@ -100,18 +100,19 @@ fn comparison(out: &mut String, r: &ResultFile, a: &Analysis) {
         && !a.comparisons.is_empty()
     {
         writeln!(out, "\n## Against {}\n", cell(b)).unwrap();
-        writeln!(out, "| Result | Identifier | Change | Verdict |\n|---|---|---:|---|").unwrap();
+        writeln!(out, "| Result | Identifier | Change | Ratio (95 % CI) | Verdict |\n|---|---|---:|---:|---|").unwrap();
         for (i, cs) in &a.comparisons {
             let t = &r.results[*i];
             for (id, c) in cs {
                 writeln!(
                     out,
-                    "| {}: {} | {} | {} ({}) | {} |",
+                    "| {}: {} | {} | {} ({}) | {} | {} |",
                     cell(&t.title),
                     cell(&t.description),
                     cell(id),
                     c.change_text(),
                     c.stats_text(),
+                    c.ratio_text(),
                     c.verdict
                 )
                 .unwrap();

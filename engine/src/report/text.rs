@@ -90,6 +90,9 @@ fn result_block(
                 if let Some(w) = &e.warning {
                     writeln!(out, "  ! {}: {w}", e.identifier).unwrap();
                 }
+                if let Some(w) = &e.served_from_memory {
+                    writeln!(out, "  ! {}: {w}", e.identifier).unwrap();
+                }
                 for n in &e.notes {
                     writeln!(out, "  · {}: {n}", e.identifier).unwrap();
                 }
@@ -134,7 +137,11 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
     if let Some(b) = &a.baseline
         && !a.comparisons.is_empty()
     {
-        writeln!(out, "\nAgainst {b} (Welch's t-test at 5 %; changes under the noise threshold do not count)").unwrap();
+        writeln!(
+            out,
+            "\nAgainst {b} (ratio of means [95 % interval]; Welch's t-test at 5 %; a change counts when the whole interval is beyond the noise threshold)"
+        )
+        .unwrap();
         for (i, cs) in &a.comparisons {
             let r = &f.results[*i];
             writeln!(out, "  {}: {} ({})", r.title, r.description, r.unit).unwrap();

@@ -52,7 +52,14 @@ pub(super) fn build(
             continue;
         };
         entry.added_trials = data.added.clone();
-        entry.warning = data.warnings.get(i).cloned().flatten();
+        if let Some((why, warning)) = data.stops.get(i) {
+            entry.stopped = Some(*why);
+            entry.warning = warning.clone();
+        }
+        entry.budget = Some(data.budget.as_secs_f64());
+        entry.trial_io = data.io.clone();
+        entry.no_counters = data.no_counters.clone();
+        entry.served_from_memory = super::reached::served_from_memory(&def.unit, &data.values[i], &walls, &data.io);
         entry.notes = crate::stats::shape::notes(&data.values[i]);
         entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());

@@ -7,6 +7,7 @@ pub mod builtin;
 mod entries;
 pub mod executor;
 pub mod external;
+pub mod reached;
 pub mod requirements;
 pub mod server;
 mod trials;
@@ -22,6 +23,7 @@ use crate::sys::interrupt;
 pub use executor::{ExecError, Executor, Executors, ProfileExecutors, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
+pub use trials::{Switch, Unchanged};
 
 /// Which trial logs are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +41,8 @@ pub enum LogPolicy {
 pub struct RunSettings {
     /// `--runs N`.
     pub runs: Option<u32>,
+    /// `--budget`: the time each test's trials may take.
+    pub budget: Option<std::time::Duration>,
     /// `--warmup N`: trials run first and discarded (overrides the profile).
     pub warmup: Option<u32>,
     /// Parent of the test folders.
@@ -127,9 +131,24 @@ pub fn bindings(test: &Test, test_dir: &Path, target: &Path, installed: &Path) -
 /// Runs one test to completion: its folder, setup, trials (warm-up,
 /// scheduled, added), teardown, its logs, its entries.
 pub fn run_test(test: &Test, settings: &RunSettings, env: &Env<'_>, logs: &Logs<'_>, events: &dyn Events) -> Outcome {
-    match run(test, settings, env, logs, events) {
+    let mut one = run_states(test, settings, env, std::slice::from_ref(logs), events, &mut Unchanged);
+    one.pop().unwrap_or(Outcome::Interrupted)
+}
+
+/// Runs one test with its trials interleaved across the states of `switch`
+/// (set up once, trials round-robin): one outcome per state, `logs[i]`
+/// holding state `i`'s logs. A failure fails the test in every state.
+pub fn run_states(
+    test: &Test,
+    settings: &RunSettings,
+    env: &Env<'_>,
+    logs: &[Logs<'_>],
+    events: &dyn Events,
+    switch: &mut dyn Switch,
+) -> Vec<Outcome> {
+    match run(test, settings, env, logs, events, switch) {
         Ok(o) => o,
-        Err(f) => Outcome::Failed(f),
+        Err(f) => (0..logs.len()).map(|_| Outcome::Failed(f.clone())).collect(),
     }
 }
 
@@ -137,19 +156,23 @@ fn run(
     test: &Test,
     settings: &RunSettings,
     env: &Env<'_>,
-    logs: &Logs<'_>,
+    logs: &[Logs<'_>],
     events: &dyn Events,
-) -> Result<Outcome, TestFailure> {
-    std::fs::create_dir_all(logs.dir)
-        .map_err(|e| TestFailure::new(format!("cannot create log folder {}: {e}", logs.dir.display())))?;
+    switch: &mut dyn Switch,
+) -> Result<Vec<Outcome>, TestFailure> {
+    for l in logs {
+        std::fs::create_dir_all(l.dir)
+            .map_err(|e| TestFailure::new(format!("cannot create log folder {}: {e}", l.dir.display())))?;
+    }
     let test_dir = test_folder(env.scratch, &settings.target_dir)?;
     let b = bindings(test, test_dir.path(), &settings.target_dir, env.installed);
     let plugins = crate::parse::Plugins { profile: &test.profile, cache: env.plugins };
     let sources = trials::sources_for(test, &b, plugins).map_err(TestFailure::new)?;
     let mut executor = env.executors.executor(test, env);
-    let tenv = TestEnv { bindings: &b, test_dir: test_dir.path(), logs: logs.dir };
+    let tenv = TestEnv { bindings: &b, test_dir: test_dir.path(), logs: logs[0].dir };
+    let dirs: Vec<&Path> = logs.iter().map(|l| l.dir).collect();
     let mut pending = Vec::new();
-    let result = trials::run(test, settings, &tenv, executor.as_mut(), &sources, events, &mut pending);
+    let result = trials::run(test, settings, &tenv, &dirs, executor.as_mut(), &sources, events, &mut pending, switch);
     let teardown = executor.teardown(&tenv);
     // Trial logs are written after the test, not between trials; all of them
     // when something failed, since they explain the failure.
@@ -159,16 +182,17 @@ fn run(
                 .map_err(|e| TestFailure::new(format!("cannot write {}: {e}", path.display())))?;
         }
     }
+    let interrupted = || (0..logs.len()).map(|_| Outcome::Interrupted).collect();
     let data = match result {
         Ok(r) => r,
-        Err(ExecError::Interrupted) => return Ok(Outcome::Interrupted),
+        Err(ExecError::Interrupted) => return Ok(interrupted()),
         Err(e) => return Err(TestFailure::of(&e)),
     };
     if interrupt::requested() {
-        return Ok(Outcome::Interrupted);
+        return Ok(interrupted());
     }
     teardown.map_err(|e| TestFailure::of(&e))?;
-    Ok(Outcome::Completed(entries::build(test, &sources, &data, logs.rel)))
+    Ok(data.iter().zip(logs).map(|(d, l)| Outcome::Completed(entries::build(test, &sources, d, l.rel))).collect())
 }
 
 /// The test's own folder in `target` (removed when dropped), named so that

@@ -7,13 +7,16 @@ use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
 use crate::events::Events;
 use crate::expand::Test;
 use crate::model::profile::{ParserDef, ResultDef, ScratchScope};
+use crate::model::result::TrialIo;
 use crate::model::template;
 use crate::parse::{Configured, Plugins, RawOutput};
+use crate::stats::adaptive::Stop;
 use crate::stats::{AdaptivePlan, Decision};
 use crate::sys::interrupt;
+use crate::sysinfo::diskstats::Counters;
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A trial's scratch directory, removed when dropped (after the trial,
 /// also a failed one), unless it is the test's own.
@@ -80,10 +83,17 @@ pub(super) struct TrialData {
     pub walls: Vec<Duration>,
     /// Why each added trial was added.
     pub added: Vec<String>,
-    /// Per result: why it stopped short of the target, if it did.
-    pub warnings: Vec<Option<String>>,
+    /// Per result: why its trials stopped, and the warning when that was
+    /// short of the target.
+    pub stops: Vec<(Stop, Option<String>)>,
+    /// The time budget the trials had.
+    pub budget: Duration,
     /// Values of the warm-up trials (discarded), per first result.
     pub warmups: Vec<f64>,
+    /// Per trial: what reached the device and the CPU time.
+    pub io: Vec<TrialIo>,
+    /// Why there are no device counters, when there are none.
+    pub no_counters: Option<String>,
 }
 
 /// The value of every result of one trial.
@@ -127,6 +137,9 @@ struct Trials<'a> {
     sources: &'a [(&'a ResultDef, Source)],
     drop_caches: bool,
     pending: &'a mut Vec<(PathBuf, String)>,
+    counters: Option<Counters>,
+    /// Where trial logs go: the current state's folder.
+    logs: PathBuf,
 }
 
 impl Trials<'_> {
@@ -138,8 +151,23 @@ impl Trials<'_> {
         let dir = TrialDir::new(self.env.test_dir, k, self.test.profile.profile.scratch)?;
         let mut b = self.env.bindings.clone();
         b.insert("scratch_dir".into(), dir.path.display().to_string());
-        let tenv = TrialEnv { bindings: &b, scratch: &dir.path, logs: self.env.logs, label: k };
+        let tenv = TrialEnv { bindings: &b, scratch: &dir.path, logs: &self.logs, label: k };
         self.exec.trial(&tenv)
+    }
+
+    /// A measured trial, with what reached the device and the CPU it took
+    /// (counters that fail to read mid-test leave the devices out).
+    fn counted(&mut self, k: &str) -> Result<(TrialRun, TrialIo), ExecError> {
+        let before = self.counters.as_ref().and_then(|c| c.snapshot().ok());
+        let (u0, s0) = crate::sys::process::cpu_with_children();
+        let run = self.one(k)?;
+        let (u1, s1) = crate::sys::process::cpu_with_children();
+        let devices = match (&self.counters, before) {
+            (Some(c), Some(b)) => c.snapshot().map(|a| c.between(&b, &a)).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let io = TrialIo { devices, user_seconds: (u1 - u0).as_secs_f64(), system_seconds: (s1 - s0).as_secs_f64() };
+        Ok((run, io))
     }
 
     /// `n` warm-up trials; the first result's values are kept apart.
@@ -158,63 +186,129 @@ impl Trials<'_> {
     }
 }
 
-/// Whether `plan` wants another trial after `data`: every result counts, any
-/// that wants more gets them (`Some(reason)`); when all stop, each keeps its
-/// own warning (its own CI, drift, groups).
-fn decide(plan: &AdaptivePlan, data: &mut TrialData) -> Option<Option<String>> {
-    let longest = data.walls.iter().copied().max().unwrap_or_default();
-    let mut warnings = Vec::with_capacity(data.values.len());
+/// Whether `plan` wants another trial after `data`, `elapsed` into the
+/// trials: every result counts, any that wants more gets them
+/// (`Some(reason)`); when all stop, each keeps why and its own warning (its
+/// own CI, drift, groups).
+fn decide(plan: &AdaptivePlan, data: &mut TrialData, elapsed: Duration) -> Option<Option<String>> {
+    let mut stops = Vec::with_capacity(data.values.len());
     for v in &data.values {
-        match plan.decide(v, longest) {
+        match plan.decide(v, elapsed) {
             Decision::More(r) => return Some(r),
-            Decision::Stop(w) => warnings.push(w),
+            Decision::Stop(why, w) => stops.push((why, w)),
         }
     }
-    data.warnings = warnings;
+    data.stops = stops;
     None
 }
 
-/// Sets up the executor and runs the warm-ups and trials of `test`.
+/// The system states a test's trials alternate between: one that changes
+/// nothing for a plain run; I/O schedulers and queue settings for an
+/// interleaved sweep, so the machine's drift hits every state alike.
+pub trait Switch {
+    /// How many states.
+    fn count(&self) -> usize;
+    /// Puts the system in state `i`, before a trial of it.
+    fn enter(&mut self, i: usize) -> Result<(), String>;
+    /// The order of the states in the next round.
+    fn order(&mut self) -> Vec<usize> {
+        (0..self.count()).collect()
+    }
+}
+
+/// The state the machine is in.
+pub struct Unchanged;
+
+impl Switch for Unchanged {
+    fn count(&self) -> usize {
+        1
+    }
+    fn enter(&mut self, _: usize) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Sets up the executor once, runs the warm-ups (in the first state of the
+/// first round), then rounds of one trial per state that still wants more,
+/// in the order `switch` gives; each state's trials stop by the rule on
+/// their own values and their own time. `logs[i]` is state `i`'s log folder.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     test: &Test,
     settings: &RunSettings,
     env: &TestEnv<'_>,
+    logs: &[&Path],
     exec: &mut dyn Executor,
     sources: &[(&ResultDef, Source)],
     events: &dyn Events,
     pending: &mut Vec<(PathBuf, String)>,
-) -> Result<TrialData, ExecError> {
+    switch: &mut dyn Switch,
+) -> Result<Vec<TrialData>, ExecError> {
     let profile = &test.profile.profile;
-    let plan = profile.trials.plan(settings.runs);
+    let plan = profile.trials.plan(settings.runs, settings.budget.or(test.budget));
     exec.setup(env)?;
     let drop_caches = settings.drop_caches || profile.hygiene.drop_caches;
-    let mut t = Trials { test, env, exec, sources, drop_caches, pending };
-    let mut data = TrialData {
-        values: vec![Vec::new(); sources.len()],
-        walls: Vec::new(),
-        added: Vec::new(),
-        warnings: Vec::new(),
-        warmups: Vec::new(),
+    let (counters, no_counters) = match Counters::under(env.test_dir) {
+        Ok(c) => (Some(c), None),
+        Err(why) => (None, Some(why)),
     };
-    t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data)?;
+    let logs0 = logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf());
+    let mut t = Trials { test, env, exec, sources, drop_caches, pending, counters, logs: logs0 };
+    let n = switch.count();
+    let mut data: Vec<TrialData> = (0..n)
+        .map(|_| TrialData {
+            values: vec![Vec::new(); sources.len()],
+            walls: Vec::new(),
+            added: Vec::new(),
+            stops: Vec::new(),
+            budget: plan.budget,
+            warmups: Vec::new(),
+            io: Vec::new(),
+            no_counters: no_counters.clone(),
+        })
+        .collect();
+    let mut order = switch.order();
+    let first = order[0];
+    switch.enter(first).map_err(ExecError::Setup)?;
+    t.logs = logs[first].to_path_buf();
+    t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
+    let mut going = vec![true; n];
+    let mut elapsed = vec![Duration::ZERO; n];
     for k in 1u32.. {
-        if interrupt::requested() {
-            return Err(ExecError::Interrupted);
+        for &i in &order {
+            if !going[i] {
+                continue;
+            }
+            if interrupt::requested() {
+                return Err(ExecError::Interrupted);
+            }
+            let start = Instant::now();
+            if n > 1 {
+                switch.enter(i).map_err(ExecError::Setup)?;
+                t.logs = logs[i].to_path_buf();
+            }
+            events.trial_started(k, settings.runs.unwrap_or(profile.trials.times).max(k), false);
+            let d = &mut data[i];
+            let (mut run, io) = t.counted(&k.to_string())?;
+            d.io.push(io);
+            let parsed = read_values(sources, &run, &k.to_string());
+            t.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
+            for (r, v) in parsed?.into_iter().enumerate() {
+                d.values[r].push(v);
+            }
+            events.trial_done(k, false, run.wall.as_secs_f64());
+            d.walls.push(run.wall);
+            elapsed[i] += start.elapsed();
+            match decide(&plan, d, elapsed[i]) {
+                None => going[i] = false,
+                Some(Some(reason)) => d.added.push(format!("trial {}: {reason}", k + 1)),
+                Some(None) => {}
+            }
         }
-        events.trial_started(k, settings.runs.unwrap_or(profile.trials.times).max(k), false);
-        let mut run = t.one(&k.to_string())?;
-        let parsed = read_values(sources, &run, &k.to_string());
-        t.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
-        for (i, v) in parsed?.into_iter().enumerate() {
-            data.values[i].push(v);
+        if !going.iter().any(|g| *g) {
+            break;
         }
-        events.trial_done(k, false, run.wall.as_secs_f64());
-        data.walls.push(run.wall);
-        match decide(&plan, &mut data) {
-            None => break,
-            Some(Some(reason)) => data.added.push(format!("trial {}: {reason}", k + 1)),
-            Some(None) => {}
-        }
+        order = switch.order();
     }
     Ok(data)
 }

@@ -213,6 +213,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
         StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
     })?;
     f.repaired = f.repair();
+    f.comparisons.clear();
     Ok(f)
 }
 

@@ -23,6 +23,9 @@ pub struct SweepArgs {
     pub loop_dir: PathBuf,
     pub set: Vec<String>,
     pub shuffle: bool,
+    /// `--interleave` (`Some(true)`), `--no-interleave` (`Some(false)`), or
+    /// neither: on for sweeps of schedulers and queue settings.
+    pub interleave: Option<bool>,
     pub force_destroy_data: bool,
     pub drop_caches: bool,
     pub fstrim: bool,
@@ -53,6 +56,8 @@ pub struct Plan {
     pub device: Option<DeviceChoice>,
     pub settings: Vec<Setting>,
     pub shuffle: bool,
+    /// Each test's trials round-robin across its scheduler states, set up once.
+    pub interleave: bool,
 }
 
 #[derive(Debug, Error)]
@@ -98,7 +103,15 @@ impl Plan {
                 "--filesystem needs --device (a spare device, or loop:SIZE for a loop device engine creates)".into(),
             ));
         }
-        let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle };
+        if a.interleave == Some(true) && !filesystems.is_empty() {
+            return Err(SweepError::Usage(
+                "--interleave cannot switch file systems between trials (each is made fresh with mkfs); \
+                 drop --interleave, or sweep schedulers on one file system"
+                    .into(),
+            ));
+        }
+        let interleave = a.interleave.unwrap_or(filesystems.is_empty() && schedulers != Schedulers::Keep);
+        let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle, interleave };
         let mut needs = plan.root_reasons();
         if a.drop_caches {
             needs.push("--drop-caches writes /proc/sys/vm/drop_caches".into());

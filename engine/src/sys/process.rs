@@ -74,6 +74,14 @@ pub fn usage_now(who: i32) -> Usage {
     Usage { user: tv(ru.ru_utime), system: tv(ru.ru_stime), max_rss_kib: ru.ru_maxrss.max(0) as u64 }
 }
 
+/// CPU time (user, system) of this process and the children it has waited
+/// for: with an in-process workload or a spawned one alike, the difference
+/// across a trial is what the trial cost.
+pub fn cpu_with_children() -> (Duration, Duration) {
+    let (s, c) = (usage_now(libc::RUSAGE_SELF), usage_now(libc::RUSAGE_CHILDREN));
+    (s.user + c.user, s.system + c.system)
+}
+
 fn tv(t: libc::timeval) -> Duration {
     Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000)
 }

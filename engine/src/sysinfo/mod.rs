@@ -7,6 +7,7 @@
 pub mod command;
 pub mod cpu;
 pub mod device;
+pub mod diskstats;
 pub mod dmi;
 pub mod mounts;
 pub mod pci;

@@ -14,7 +14,8 @@ pub(super) fn estimate(cx: &Context, req: &Request, work: &Work) -> Estimate {
         .map(|t| {
             let tr = &t.profile.profile.trials;
             let trials = req.runs.unwrap_or(tr.times) + req.warmup.unwrap_or(tr.warmup);
-            let most = tr.plan(req.runs).most();
+            let plan = tr.plan(req.runs, req.budget.or(t.budget));
+            let most = plan.most();
             let per = file.as_ref().and_then(|f| {
                 let secs: Vec<f64> = f
                     .results
@@ -24,7 +25,7 @@ pub(super) fn estimate(cx: &Context, req: &Request, work: &Work) -> Estimate {
                     .collect();
                 (!secs.is_empty()).then(|| secs.iter().sum::<f64>() / secs.len() as f64)
             });
-            Scheduled { label: t.label(), trials, most, seconds: per.map(|s| s * trials as f64) }
+            Scheduled { label: t.label(), trials, most, budget: plan.budget, seconds: per.map(|s| s * trials as f64) }
         })
         .collect();
     Estimate { tests, not_runnable: work.not_runnable.clone() }

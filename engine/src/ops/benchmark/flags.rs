@@ -50,6 +50,7 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
         loop_dir: s.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop")),
         set: s.set.clone(),
         shuffle: s.shuffle,
+        interleave: s.interleave,
         force_destroy_data: s.force_destroy_data,
         drop_caches: req.drop_caches,
         fstrim: req.fstrim,

@@ -159,6 +159,7 @@ impl Record {
         env.dedup();
         let settings = RunSettings {
             runs: req.runs,
+            budget: req.budget,
             warmup: req.warmup,
             target_dir: target.to_path_buf(),
             logs: req.logs,
@@ -188,7 +189,8 @@ impl Record {
         looped: Result<(), Failure>,
     ) -> Result<Outcome, Failure> {
         let Record { dest, _lock, existed, runs, skipped, not_runnable, .. } = self;
-        let (saved, interrupted, failed) = (session.saved, session.interrupted, session.failed);
+        let (saved, interrupted, failed, precision) =
+            (session.saved, session.interrupted, session.failed, session.precision);
         let mut file = session.file;
         let store = &cx.store;
         // Skipped tests are part of the record once the result exists.
@@ -212,7 +214,7 @@ impl Record {
             runs.finish(&dest.key);
         }
         let result = exists.then(|| (dest.name.clone(), store.path(&dest.name)));
-        Ok(Outcome::Ran(Ran { result, saved, failed, skipped, not_runnable, interrupted }))
+        Ok(Outcome::Ran(Ran { result, saved, failed, skipped, not_runnable, interrupted, precision }))
     }
 }
 

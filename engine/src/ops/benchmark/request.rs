@@ -22,6 +22,8 @@ pub struct SweepRequest {
     pub set: Vec<String>,
     /// Each test's states in random order.
     pub shuffle: bool,
+    /// Trials interleaved across the states (`None`: the default for the sweep).
+    pub interleave: Option<bool>,
 }
 
 /// One `engine benchmark`.
@@ -37,6 +39,8 @@ pub struct Request {
     pub identifier: Option<String>,
     /// Exactly this many trials per test.
     pub runs: Option<u32>,
+    /// Time each test's trials may take, over the suite's and the profile's.
+    pub budget: Option<Duration>,
     /// Warm-up trials, overriding the profile's.
     pub warmup: Option<u32>,
     /// List the tests and an estimate; run nothing.
@@ -76,6 +80,8 @@ pub struct Ran {
     pub not_runnable: Vec<String>,
     /// Stopped by Ctrl-C or SIGTERM: the command that resumes it.
     pub interrupted: Option<String>,
+    /// How exact the results saved this run are.
+    pub precision: crate::analysis::precision::Precision,
 }
 
 /// One test of a dry run.
@@ -85,6 +91,8 @@ pub struct Scheduled {
     /// Trials scheduled (warm-ups included) and the most the stopping rule runs.
     pub trials: u32,
     pub most: u32,
+    /// The time budget of its trials.
+    pub budget: Duration,
     /// Seconds the scheduled trials take, when an earlier run timed them.
     pub seconds: Option<f64>,
 }

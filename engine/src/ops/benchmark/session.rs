@@ -6,12 +6,12 @@
 use crate::events::{Events, TestEnd, TestStart};
 use crate::expand::Test;
 use crate::model::result::{FailedTest, FailureStatus, ResultFile, System};
-use crate::runner::{self, Logs, Outcome, RunSettings};
+use crate::runner::{self, Logs, Outcome, RunSettings, Switch};
 use crate::store::{self, Store, StoreError};
 use crate::sys::{hash, interrupt};
 use crate::sysinfo::Environ;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The hygiene every test gets (its profile may ask for more).
@@ -43,9 +43,13 @@ pub(super) struct Session<'a> {
     pub saved: usize,
     pub failed: Vec<FailedTest>,
     pub interrupted: bool,
+    /// How exact the results saved this run are.
+    pub precision: crate::analysis::precision::Precision,
     captured: HashMap<String, System>,
     /// Scheduler tunables the current state sets (shown in the Disk Notes).
     pub highlight: Vec<String>,
+    /// How the sweep ran its states, for the systems' notes.
+    pub sweep_note: Option<String>,
 }
 
 /// Where a test of `identifier` keeps its logs, relative to the result folder.
@@ -87,8 +91,10 @@ impl<'a> Session<'a> {
             saved: 0,
             failed: Vec::new(),
             interrupted: false,
+            precision: Default::default(),
             captured: HashMap::new(),
             highlight: Vec::new(),
+            sweep_note: None,
         }
     }
 
@@ -112,7 +118,10 @@ impl<'a> Session<'a> {
         if self.captured.contains_key(identifier) || self.file.system(identifier).is_some() {
             return;
         }
-        let s = crate::sysinfo::capture(identifier, target, &self.setup.env, self.setup.environ, &self.highlight);
+        let mut s = crate::sysinfo::capture(identifier, target, &self.setup.env, self.setup.environ, &self.highlight);
+        if let Some(n) = &self.sweep_note {
+            s.notes.insert("Sweep Notes".into(), n.clone());
+        }
         self.events.system_captured(&s);
         self.captured.insert(identifier.to_string(), s);
     }
@@ -120,26 +129,64 @@ impl<'a> Session<'a> {
     /// Runs `test` for `identifier` with its folder in `target`, unless the
     /// identifier has it already or a stop was asked for.
     pub fn run(&mut self, test: &Test, identifier: &str, target: &Path, at: (usize, usize)) -> Result<(), StoreError> {
+        self.run_states(test, &[identifier.to_string()], target, at, &mut runner::Unchanged)
+    }
+
+    /// Runs `test` once for the states of `switch`, its trials interleaved
+    /// across them, state `i` saved as `ids[i]` — leaving out the states
+    /// whose identifier has the test already.
+    pub fn run_states(
+        &mut self,
+        test: &Test,
+        ids: &[String],
+        target: &Path,
+        at: (usize, usize),
+        switch: &mut dyn Switch,
+    ) -> Result<(), StoreError> {
         if interrupt::requested() {
             self.interrupted = true;
             return Ok(());
         }
-        if self.file.has_any(&test.key(), identifier) {
+        let key = test.key();
+        let todo: Vec<usize> = (0..ids.len()).filter(|&i| !self.file.has_any(&key, &ids[i])).collect();
+        if todo.is_empty() {
             return Ok(());
         }
         self.before(test, target);
-        self.capture(identifier, target);
-        let rel = logs_rel(test, identifier);
-        let dir = self.store.dir(&self.name).join(&rel);
+        for &i in &todo {
+            if self.captured.contains_key(&ids[i]) || self.file.system(&ids[i]).is_some() {
+                continue;
+            }
+            // The system is described in its own state (the scheduler in the Disk Notes).
+            if let Err(e) = switch.enter(i) {
+                self.events.message(&format!("warning: {e}"));
+            }
+            self.capture(&ids[i], target);
+        }
+        let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
+        let dirs: Vec<PathBuf> = rels.iter().map(|r| self.store.dir(&self.name).join(r)).collect();
+        let logs: Vec<Logs> = dirs.iter().zip(&rels).map(|(dir, rel)| Logs { dir, rel }).collect();
         let settings = RunSettings { target_dir: target.to_path_buf(), ..self.setup.settings.clone() };
-        let (key, label) = (test.key(), test.label());
-        let start = TestStart { key: &key, label: &label, identifier, index: at.0, total: at.1 };
+        let label = test.label();
+        let shown = todo.iter().map(|&i| ids[i].as_str()).collect::<Vec<_>>().join(" | ");
+        let start = TestStart { key: &key, label: &label, identifier: &shown, index: at.0, total: at.1 };
         self.events.test_started(&start);
-        let logs = Logs { dir: &dir, rel: &rel };
-        match runner::run_test(test, &settings, &self.setup.runner, &logs, self.events) {
+        let mut sub = Subset { inner: switch, states: &todo };
+        let outcomes = runner::run_states(test, &settings, &self.setup.runner, &logs, self.events, &mut sub);
+        for (k, outcome) in outcomes.into_iter().enumerate() {
+            let identifier = &ids[todo[k]];
+            let start = TestStart { identifier, ..start };
+            self.ended(test, identifier, &start, outcome)?;
+        }
+        Ok(())
+    }
+
+    /// Saves what became of `test` for `identifier` and says so.
+    fn ended(&mut self, test: &Test, identifier: &str, start: &TestStart, outcome: Outcome) -> Result<(), StoreError> {
+        match outcome {
             Outcome::Completed(results) => {
                 self.completed(identifier, results)?;
-                self.events.test_done(&start, TestEnd::Completed { file: &self.file });
+                self.events.test_done(start, TestEnd::Completed { file: &self.file });
             }
             Outcome::Failed(f) => {
                 let mut failed =
@@ -151,12 +198,12 @@ impl<'a> Session<'a> {
                 failed.stderr_tail = f.stderr_tail;
                 self.file.record_failure(failed.clone());
                 self.store.save(&self.name, &self.file)?;
-                self.events.test_done(&start, TestEnd::Failed(&failed));
+                self.events.test_done(start, TestEnd::Failed(&failed));
                 self.failed.push(failed);
             }
             Outcome::Interrupted => {
                 self.interrupted = true;
-                self.events.test_done(&start, TestEnd::Interrupted);
+                self.events.test_done(start, TestEnd::Interrupted);
             }
         }
         Ok(())
@@ -175,6 +222,7 @@ impl<'a> Session<'a> {
         }
         for (template, mut entry) in results {
             entry.identifier = identifier.to_string();
+            self.precision.add(&entry);
             self.file.upsert(&template, entry);
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
@@ -183,5 +231,25 @@ impl<'a> Session<'a> {
         self.store.save(&self.name, &self.file)?;
         self.saved += 1;
         Ok(())
+    }
+}
+
+/// The states of `inner` listed in `states`, as states 0, 1, …
+struct Subset<'a> {
+    inner: &'a mut dyn Switch,
+    states: &'a [usize],
+}
+
+impl Switch for Subset<'_> {
+    fn count(&self) -> usize {
+        self.states.len()
+    }
+    fn enter(&mut self, i: usize) -> Result<(), String> {
+        self.inner.enter(self.states[i])
+    }
+    fn order(&mut self) -> Vec<usize> {
+        // The inner order, restricted to these states.
+        let pos = |s: usize| self.states.iter().position(|&x| x == s);
+        self.inner.order().into_iter().filter_map(pos).collect()
     }
 }

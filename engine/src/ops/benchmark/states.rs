@@ -32,13 +32,18 @@ struct Loop<'s, 'a> {
     total: usize,
     done: usize,
     shuffle: Option<sweep::Shuffler>,
+    interleave: bool,
 }
 
 impl Loop<'_, '_> {
     /// Every test in every state of `set`, the states of each test in a row
-    /// (in random order with `--shuffle`) so the machine's drift hits all alike.
+    /// (in random order with `--shuffle`) so the machine's drift hits all
+    /// alike — or, interleaved, each test's trials round-robin across them.
     fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
         self.session.highlight = set.highlight.clone();
+        if let (true, Some(j)) = (self.interleave && set.states.len() > 1, journal) {
+            return self.interleaved(set, j);
+        }
         for test in self.tests {
             self.done += 1;
             let mut order: Vec<usize> = (0..set.states.len()).collect();
@@ -68,6 +73,75 @@ impl Loop<'_, '_> {
     }
 }
 
+impl Loop<'_, '_> {
+    /// Each test set up once, its trials in rounds across the states of
+    /// `set`: a state is applied (journaled) before each of its trials and
+    /// the machine's own state restored after the test.
+    fn interleaved(&mut self, set: &StateSet, journal: &Shared) -> Result<(), Failure> {
+        let ids: Vec<String> = set
+            .states
+            .iter()
+            .map(|s| {
+                let label = s.as_ref().map(SystemState::label);
+                sweep::identifier(&set.prefix, set.fs_label.as_deref(), label.as_deref())
+            })
+            .collect();
+        let note = format!(
+            "Trials interleaved round-robin across {} states ({}), in a new random order each round; each test set up once.",
+            ids.len(),
+            ids.join(", ")
+        );
+        self.session.events.message(&format!("{note} (--no-interleave runs each state in one block)"));
+        self.session.sweep_note = Some(note);
+        for test in self.tests {
+            self.done += 1;
+            let mut switch = Rounds { states: &set.states, journal, guard: None, shuffler: sweep::Shuffler::new() };
+            let ran = self.session.run_states(test, &ids, &set.dir, (self.done, self.total), &mut switch);
+            if let Some(g) = switch.guard.take()
+                && let Err(e) = g.finish()
+            {
+                self.session.events.message(&format!("warning: could not restore the scheduler: {e}"));
+            }
+            ran?;
+            if self.session.interrupted {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Switches between scheduler states trial by trial: the state in force is
+/// restored before the next is applied, each change journaled first.
+struct Rounds<'a> {
+    states: &'a [Option<SchedulerState>],
+    journal: &'a Shared,
+    guard: Option<Guard>,
+    shuffler: sweep::Shuffler,
+}
+
+impl crate::runner::Switch for Rounds<'_> {
+    fn count(&self) -> usize {
+        self.states.len()
+    }
+
+    fn enter(&mut self, i: usize) -> Result<(), String> {
+        if let Some(g) = self.guard.take() {
+            g.finish().map_err(|e| format!("could not restore the scheduler: {e}"))?;
+        }
+        if let Some(s) = &self.states[i] {
+            self.guard = Some(s.apply(self.journal).map_err(|e| e.to_string())?);
+        }
+        Ok(())
+    }
+
+    fn order(&mut self) -> Vec<usize> {
+        let mut o: Vec<usize> = (0..self.states.len()).collect();
+        self.shuffler.shuffle(&mut o);
+        o
+    }
+}
+
 /// Runs `tests` under every state of `plan` in `target`; `prefix` names the
 /// identifiers (a sweep's default: the disk model or device).
 pub(super) fn run(
@@ -80,7 +154,7 @@ pub(super) fn run(
 ) -> Result<(), Failure> {
     let fs_count = plan.filesystems.len().max(1);
     let shuffle = plan.shuffle.then(sweep::Shuffler::new);
-    let mut lp = Loop { session, tests, total: tests.len() * fs_count, done: 0, shuffle };
+    let mut lp = Loop { session, tests, total: tests.len() * fs_count, done: 0, shuffle, interleave: plan.interleave };
     if !plan.is_active() {
         let set = StateSet {
             dir: target.to_path_buf(),

@@ -67,7 +67,8 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
                             all.push(p.clone());
                         }
                     }
-                    let t = expand::expand(&item.profile, &all, chooser, true)?;
+                    let mut t = expand::expand(&item.profile, &all, chooser, true)?;
+                    t.iter_mut().for_each(|t| t.budget = item.budget);
                     if t.is_empty() {
                         events.message(&format!(
                             "nothing chosen for {}: its tests are left out",

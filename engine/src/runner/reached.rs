@@ -1,0 +1,84 @@
+//! Did a disk number reach the disk? A result in bytes per second claims
+//! about value × seconds bytes per trial; when the device under the target
+//! moved far less than that, the number was made in the page cache.
+
+use crate::model::result::TrialIo;
+
+/// A claim this many times what the device moved is flagged.
+const FACTOR: f64 = 10.0;
+/// Claims below this are too small to judge (a few metadata blocks decide them).
+const LEAST: f64 = 1_048_576.0;
+
+/// Bytes per second of one unit of `unit` (`MB/s` → 10⁶), for byte rates only.
+pub fn byte_rate(unit: &str) -> Option<f64> {
+    let prefix = unit.trim().strip_suffix("/s")?.trim();
+    crate::units::parse_size(&format!("1 {prefix}")).ok().map(|b| b as f64)
+}
+
+/// `served from memory: …` when the trials of a result in `unit` with
+/// `values` over `walls` seconds claim over ten times the bytes the first
+/// counted device (the file system's) read and wrote in them.
+pub fn served_from_memory(unit: &str, values: &[f64], walls: &[f64], io: &[TrialIo]) -> Option<String> {
+    let per = byte_rate(unit)?;
+    if io.len() != values.len() || io.iter().any(|t| t.devices.is_empty()) {
+        return None;
+    }
+    let claimed: f64 = values.iter().zip(walls).map(|(v, s)| v * per * s).sum();
+    let read: u64 = io.iter().map(|t| t.devices[0].read_bytes).sum();
+    let written: u64 = io.iter().map(|t| t.devices[0].written_bytes).sum();
+    if claimed < LEAST || claimed <= FACTOR * (read + written) as f64 {
+        return None;
+    }
+    let mb = |b: f64| if b >= 1e8 { format!("{:.0}", b / 1e6) } else { format!("{:.1}", b / 1e6) };
+    Some(format!(
+        "served from memory: the device ({}) read {} MB and wrote {} MB in {} trial(s) while the test reports about {} MB",
+        io[0].devices[0].device,
+        mb(read as f64),
+        mb(written as f64),
+        values.len(),
+        mb(claimed)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::result::DeviceIo;
+
+    fn trial(read: u64, written: u64) -> TrialIo {
+        TrialIo {
+            devices: vec![DeviceIo {
+                device: "loop0".into(),
+                read_bytes: read,
+                written_bytes: written,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn byte_rates_are_exact() {
+        assert_eq!(byte_rate("MB/s"), Some(1e6));
+        assert_eq!(byte_rate("MiB/s"), Some(1_048_576.0));
+        assert_eq!(byte_rate("kB/s"), Some(1e3));
+        assert_eq!(byte_rate("IOPS"), None);
+        assert_eq!(byte_rate("Files/s"), None);
+    }
+
+    #[test]
+    fn a_cached_read_is_flagged_and_a_direct_one_is_not() {
+        // 1,900 MB/s for 1 s while the device read 12 MB.
+        let w = served_from_memory("MB/s", &[1900.0], &[1.0], &[trial(12_000_000, 0)]).unwrap();
+        assert!(w.starts_with("served from memory: the device (loop0) read 12.0 MB and wrote 0.0 MB"), "{w}");
+        assert!(w.ends_with("reports about 1900 MB"), "{w}");
+        // 200 MB/s for 2 s, 400 MB at the device.
+        assert_eq!(served_from_memory("MB/s", &[200.0], &[2.0], &[trial(400_000_000, 0)]), None);
+        // Writes count as well as reads.
+        assert_eq!(served_from_memory("MiB/s", &[100.0], &[1.0], &[trial(0, 50 << 20)]), None);
+        // Not a byte rate; no counters; too small to judge.
+        assert_eq!(served_from_memory("IOPS", &[1e6], &[1.0], &[trial(0, 0)]), None);
+        assert_eq!(served_from_memory("MB/s", &[1900.0], &[1.0], &[TrialIo::default()]), None);
+        assert_eq!(served_from_memory("MB/s", &[0.5], &[1.0], &[trial(0, 0)]), None);
+    }
+}
