@@ -68,7 +68,6 @@ def load(mode):
         out.append({(c["test"], c["result"], c["identifier"]): c for c in f.get("comparisons", [])})
     return out
 print()
-print(f"{'':28}{'interleaved':>14}{'in blocks':>14}")
 rows = {}
 for mode in ["interleave", "no-interleave"]:
     runs_ = load(mode)
@@ -84,11 +83,18 @@ for mode in ["interleave", "no-interleave"]:
             inside += ci[0] <= a[k]["ratio"] <= ci[1]
     changed = sum(any(r[k]["verdict"] in ("better", "worse") for r in runs_) for k in keys)
     rows[mode] = (agree, len(keys), inside, total, changed)
+    print(f"{mode}: comparisons whose verdict differs between runs")
+    for k in sorted(keys):
+        if len({r[k]["verdict"] for r in runs_}) > 1:
+            said = ", ".join(f'{r[k]["verdict"]} {r[k]["ratio"]:.3f}' for r in runs_)
+            print(f"  {k[0][:40]} {k[1]} {k[2]}: {said}")
 def pct(a, b):
     return f"{100 * a / b:.0f} % ({a}/{b})" if b else "-"
 i, n = rows["interleave"], rows["no-interleave"]
-print(f"{'verdicts agree in all runs':28}{pct(i[0], i[1]):>14}{pct(n[0], n[1]):>14}")
-print(f"{'ratio inside other CI':28}{pct(i[2], i[3]):>14}{pct(n[2], n[3]):>14}")
-print(f"{'called changed in any run':28}{i[4]:>14}{n[4]:>14}")
+print()
+print(f"{'':28}{'interleaved':>18}{'in blocks':>18}")
+print(f"{'verdicts agree in all runs':28}{pct(i[0], i[1]):>18}{pct(n[0], n[1]):>18}")
+print(f"{'ratio inside other CI':28}{pct(i[2], i[3]):>18}{pct(n[2], n[3]):>18}")
+print(f"{'called changed in any run':28}{i[4]:>18}{n[4]:>18}")
 print("goals: verdicts agree >= 90 % interleaved; ratios inside >= 95 %")
 PY

@@ -655,3 +655,67 @@ fn interleave_with_a_file_system_sweep_is_a_usage_error() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("--interleave cannot switch file systems"), "{}", r.stderr);
 }
+
+/// `--rounds 2` runs the file-system blocks twice, in a new order, each
+/// block with half the trials, adding them to the same identifiers.
+#[test]
+#[ignore = "needs root"]
+fn file_system_blocks_in_rounds_add_to_the_same_identifiers() {
+    require_root();
+    let env = Env::new();
+    let log = env.target.path().join("order.log");
+    env.profile(
+        "where",
+        &format!(
+            "id: where\nversion: 1.0.0\ntitle: Where\ntest_type: disk\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'echo trial >> {l}; echo value: 1']\n    pre_test: [{{shell: 'echo block >> {l}'}}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n",
+            l = log.display()
+        ),
+    );
+    let loop_dir = env.target.path().join("loopfiles");
+    let args = [
+        "benchmark",
+        "-y",
+        "where",
+        "--runs",
+        "4",
+        "--save",
+        "r",
+        "--device",
+        "loop:200M",
+        "--loop-dir",
+        loop_dir.to_str().unwrap(),
+        "--filesystem",
+        "ext4,ext4:noatime",
+        "--rounds",
+        "2",
+    ];
+    let r = env.run(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("round 2 of 2"), "{}", r.stderr);
+    let lines = read(log.to_str().unwrap());
+    // 2 rounds × 2 file systems: 4 blocks of 2 trials each.
+    assert_eq!(lines, "block\ntrial\ntrial\n".repeat(4).trim_end(), "{lines}");
+    let f = env.result("r");
+    assert_eq!(identifiers(&f).len(), 2);
+    for e in f["results"][0]["entries"].as_array().unwrap() {
+        assert_eq!((e["n"].as_u64(), e["rounds"].as_u64()), (Some(4), Some(2)), "{e}");
+        check_entry_stats(e);
+    }
+}
+
+#[test]
+fn bad_rounds_are_usage_errors() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    for (args, want) in [
+        (&["--rounds", "0", "--filesystem", "ext4", "--device", "loop:64M"][..], "--rounds must be at least 1"),
+        (&["--rounds", "2", "--scheduler", "none,bfq"][..], "interleaved trials already alternate"),
+        (&["--rounds", "2"][..], "--rounds needs a sweep"),
+    ] {
+        let mut all = vec!["echo"];
+        all.extend_from_slice(args);
+        let r = env.bench(&all);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+}

@@ -93,6 +93,10 @@ pub struct BenchmarkArgs {
     /// Run each state's trials in one block instead
     #[arg(long, help_heading = "System-state sweeps (root)")]
     pub no_interleave: bool,
+    /// Run the blocks of states N times, in a new order each round, each round adding
+    /// its trials (a share of the budget) to the same identifiers: for file-system sweeps
+    #[arg(long, value_name = "N", help_heading = "System-state sweeps (root)")]
+    pub rounds: Option<u32>,
     /// Sync and drop the page cache before every trial
     #[arg(long, help_heading = "Hygiene")]
     pub drop_caches: bool,
@@ -142,6 +146,7 @@ impl BenchmarkArgs {
                 force_destroy_data: self.force_destroy_data,
                 set: self.set,
                 shuffle: self.shuffle,
+                rounds: self.rounds,
                 interleave: if self.interleave {
                     Some(true)
                 } else if self.no_interleave {

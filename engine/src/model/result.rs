@@ -283,6 +283,9 @@ pub struct ResultEntry {
     /// The time budget of the trials, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<f64>,
+    /// `--rounds N`: how many blocks of trials (one per round) the trials came in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
     /// What the trial values show that more trials cannot fix: a warm-up
     /// first trial, outliers, two groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -339,6 +342,7 @@ impl ResultEntry {
             warning: None,
             stopped: None,
             budget: None,
+            rounds: None,
             notes: Vec::new(),
             warmup_trials: Vec::new(),
             trial_seconds,
@@ -389,6 +393,50 @@ impl ResultFile {
 }
 
 impl ResultFile {
+    /// How many rounds of `test` `identifier` has (0: none; 1 for a test run
+    /// without `--rounds`).
+    pub fn rounds_of(&self, test: &str, identifier: &str) -> u32 {
+        self.results
+            .iter()
+            .filter(|r| r.test == test)
+            .flat_map(|r| r.entries.iter().filter(|e| e.identifier == identifier))
+            .map(|e| e.rounds.unwrap_or(1))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Adds the trials of `entry` (round `round`) to the entry it continues,
+    /// recomputing the statistics; a first round is stored as it is.
+    pub fn add_round(&mut self, template: &TestResult, mut entry: ResultEntry, round: u32) {
+        let old = self
+            .results
+            .iter()
+            .find(|r| r.test == template.test && r.result == template.result)
+            .and_then(|r| r.entries.iter().find(|e| e.identifier == entry.identifier))
+            .filter(|_| round > 1)
+            .cloned();
+        if let Some(old) = old {
+            let mut trials = old.trials;
+            trials.extend(&entry.trials);
+            let mut seconds = old.trial_seconds;
+            seconds.extend(&entry.trial_seconds);
+            if let Some(mut e) =
+                ResultEntry::from_trials(&entry.identifier, trials, None, seconds, entry.timestamp.clone())
+            {
+                e.added_trials = old.added_trials.into_iter().chain(entry.added_trials).collect();
+                e.trial_io = old.trial_io.into_iter().chain(entry.trial_io).collect();
+                e.warmup_trials = old.warmup_trials.into_iter().chain(entry.warmup_trials).collect();
+                e.notes = crate::stats::shape::notes(&e.trials);
+                e.served_from_memory = entry.served_from_memory.or(old.served_from_memory);
+                (e.warning, e.stopped, e.budget, e.no_counters, e.logs) =
+                    (entry.warning, entry.stopped, entry.budget, entry.no_counters, entry.logs);
+                entry = e;
+            }
+        }
+        entry.rounds = (round > 1 || entry.rounds.is_some()).then_some(round);
+        self.upsert(template, entry);
+    }
+
     /// Whether `identifier` has a value for any result of `test`.
     pub fn has_any(&self, test: &str, identifier: &str) -> bool {
         self.results.iter().any(|r| r.test == test && r.entries.iter().any(|e| e.identifier == identifier))
@@ -436,6 +484,7 @@ impl ResultFile {
                         e.warning = old.warning;
                         e.stopped = old.stopped;
                         e.budget = old.budget;
+                        e.rounds = old.rounds;
                         e.notes = old.notes;
                         e.logs = old.logs;
                         e.trial_io = old.trial_io;

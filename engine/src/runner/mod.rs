@@ -43,6 +43,9 @@ pub struct RunSettings {
     pub runs: Option<u32>,
     /// `--budget`: the time each test's trials may take.
     pub budget: Option<std::time::Duration>,
+    /// `--rounds N`: this run is one of N blocks of the same trials, each
+    /// with its share of the scheduled trials and of the budget.
+    pub rounds: u32,
     /// `--warmup N`: trials run first and discarded (overrides the profile).
     pub warmup: Option<u32>,
     /// Parent of the test folders.

@@ -245,7 +245,14 @@ pub(super) fn run(
     switch: &mut dyn Switch,
 ) -> Result<Vec<TrialData>, ExecError> {
     let profile = &test.profile.profile;
-    let plan = profile.trials.plan(settings.runs, settings.budget.or(test.budget));
+    let mut plan = profile.trials.plan(settings.runs, settings.budget.or(test.budget));
+    if settings.rounds > 1 {
+        let r = settings.rounds;
+        plan.budget /= r;
+        plan.times = plan.times.div_ceil(r);
+        plan.min = plan.min.div_ceil(r).min(plan.times);
+        plan.forced = plan.forced.map(|f| f.div_ceil(r));
+    }
     exec.setup(env)?;
     let drop_caches = settings.drop_caches || profile.hygiene.drop_caches;
     let (counters, no_counters) = match Counters::under(env.test_dir) {

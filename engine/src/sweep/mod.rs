@@ -26,6 +26,8 @@ pub struct SweepArgs {
     /// `--interleave` (`Some(true)`), `--no-interleave` (`Some(false)`), or
     /// neither: on for sweeps of schedulers and queue settings.
     pub interleave: Option<bool>,
+    /// `--rounds N`: the blocks of states run N times (1 when absent).
+    pub rounds: Option<u32>,
     pub force_destroy_data: bool,
     pub drop_caches: bool,
     pub fstrim: bool,
@@ -58,6 +60,9 @@ pub struct Plan {
     pub shuffle: bool,
     /// Each test's trials round-robin across its scheduler states, set up once.
     pub interleave: bool,
+    /// How many times the blocks of states run, in a new order each time,
+    /// each adding its trials to the same identifiers.
+    pub rounds: u32,
 }
 
 #[derive(Debug, Error)]
@@ -111,7 +116,23 @@ impl Plan {
             ));
         }
         let interleave = a.interleave.unwrap_or(filesystems.is_empty() && schedulers != Schedulers::Keep);
-        let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle, interleave };
+        let rounds = a.rounds.unwrap_or(1);
+        if rounds == 0 {
+            return Err(SweepError::Usage("--rounds must be at least 1".into()));
+        }
+        if rounds > 1 && interleave {
+            return Err(SweepError::Usage(
+                "--rounds repeats blocks of states; interleaved trials already alternate the states every trial \
+                 (add --no-interleave to run blocks in rounds)"
+                    .into(),
+            ));
+        }
+        if rounds > 1 && filesystems.is_empty() && schedulers == Schedulers::Keep {
+            return Err(SweepError::Usage(
+                "--rounds needs a sweep of several states (--filesystem or --scheduler)".into(),
+            ));
+        }
+        let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle, interleave, rounds };
         let mut needs = plan.root_reasons();
         if a.drop_caches {
             needs.push("--drop-caches writes /proc/sys/vm/drop_caches".into());

@@ -51,6 +51,7 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
         set: s.set.clone(),
         shuffle: s.shuffle,
         interleave: s.interleave,
+        rounds: s.rounds,
         force_destroy_data: s.force_destroy_data,
         drop_caches: req.drop_caches,
         fstrim: req.fstrim,

@@ -160,6 +160,7 @@ impl Record {
         let settings = RunSettings {
             runs: req.runs,
             budget: req.budget,
+            rounds: 1,
             warmup: req.warmup,
             target_dir: target.to_path_buf(),
             logs: req.logs,

@@ -24,6 +24,8 @@ pub struct SweepRequest {
     pub shuffle: bool,
     /// Trials interleaved across the states (`None`: the default for the sweep).
     pub interleave: Option<bool>,
+    /// `--rounds N`: the blocks of states run N times.
+    pub rounds: Option<u32>,
 }
 
 /// One `engine benchmark`.

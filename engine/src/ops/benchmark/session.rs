@@ -50,6 +50,8 @@ pub(super) struct Session<'a> {
     pub highlight: Vec<String>,
     /// How the sweep ran its states, for the systems' notes.
     pub sweep_note: Option<String>,
+    /// `--rounds N`: the round being run, of how many.
+    pub round: (u32, u32),
 }
 
 /// Where a test of `identifier` keeps its logs, relative to the result folder.
@@ -95,6 +97,7 @@ impl<'a> Session<'a> {
             captured: HashMap::new(),
             highlight: Vec::new(),
             sweep_note: None,
+            round: (1, 1),
         }
     }
 
@@ -148,7 +151,8 @@ impl<'a> Session<'a> {
             return Ok(());
         }
         let key = test.key();
-        let todo: Vec<usize> = (0..ids.len()).filter(|&i| !self.file.has_any(&key, &ids[i])).collect();
+        let round = self.round.0;
+        let todo: Vec<usize> = (0..ids.len()).filter(|&i| self.file.rounds_of(&key, &ids[i]) < round).collect();
         if todo.is_empty() {
             return Ok(());
         }
@@ -166,7 +170,8 @@ impl<'a> Session<'a> {
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
         let dirs: Vec<PathBuf> = rels.iter().map(|r| self.store.dir(&self.name).join(r)).collect();
         let logs: Vec<Logs> = dirs.iter().zip(&rels).map(|(dir, rel)| Logs { dir, rel }).collect();
-        let settings = RunSettings { target_dir: target.to_path_buf(), ..self.setup.settings.clone() };
+        let settings =
+            RunSettings { target_dir: target.to_path_buf(), rounds: self.round.1, ..self.setup.settings.clone() };
         let label = test.label();
         let shown = todo.iter().map(|&i| ids[i].as_str()).collect::<Vec<_>>().join(" | ");
         let start = TestStart { key: &key, label: &label, identifier: &shown, index: at.0, total: at.1 };
@@ -222,8 +227,22 @@ impl<'a> Session<'a> {
         }
         for (template, mut entry) in results {
             entry.identifier = identifier.to_string();
-            self.precision.add(&entry);
-            self.file.upsert(&template, entry);
+            if self.round.0 == self.round.1 {
+                // Precision of what the run ends with, counted once.
+                let (t, r) = (template.test.clone(), template.result.clone());
+                self.file.add_round(&template, entry, self.round.0);
+                if let Some(e) = self
+                    .file
+                    .results
+                    .iter()
+                    .find(|x| x.test == t && x.result == r)
+                    .and_then(|x| x.entries.iter().find(|e| e.identifier == identifier))
+                {
+                    self.precision.add(e);
+                }
+            } else {
+                self.file.add_round(&template, entry, self.round.0);
+            }
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
             s.finished = Some(crate::sys::time::now());

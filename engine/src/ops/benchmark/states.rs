@@ -153,8 +153,10 @@ pub(super) fn run(
     tests: &[Test],
 ) -> Result<(), Failure> {
     let fs_count = plan.filesystems.len().max(1);
-    let shuffle = plan.shuffle.then(sweep::Shuffler::new);
-    let mut lp = Loop { session, tests, total: tests.len() * fs_count, done: 0, shuffle, interleave: plan.interleave };
+    // Rounds repeat the blocks in a new order each time.
+    let shuffle = (plan.shuffle || plan.rounds > 1).then(sweep::Shuffler::new);
+    let total = tests.len() * fs_count * plan.rounds as usize;
+    let mut lp = Loop { session, tests, total, done: 0, shuffle, interleave: plan.interleave };
     if !plan.is_active() {
         let set = StateSet {
             dir: target.to_path_buf(),
@@ -169,7 +171,17 @@ pub(super) fn run(
     super::lock::refuse_unfinished_changes(cx, lp.session.events)?;
     let journal = Journal::create(&cx.home.journal()).map_err(Failure::error)?;
     let sweep = Sweep { plan, target, prefix, mount_root: cx.home.root.join("mnt"), journal: &journal };
-    let result = sweep.run(&mut lp);
+    let mut result = Ok(());
+    for round in 1..=plan.rounds {
+        lp.session.round = (round, plan.rounds);
+        if plan.rounds > 1 {
+            lp.session.events.message(&format!("round {round} of {}", plan.rounds));
+        }
+        result = sweep.run(&mut lp);
+        if result.is_err() || lp.session.interrupted {
+            break;
+        }
+    }
     // Whatever happened, nothing may stay changed.
     let mut j = journal.lock().unwrap_or_else(|p| p.into_inner());
     let (_, failed) = j.undo_all();
@@ -195,6 +207,12 @@ struct Sweep<'a> {
 impl Sweep<'_> {
     fn run(&self, lp: &mut Loop) -> Result<(), Failure> {
         let mut _loop_guard: Option<Guard> = None;
+        let mut filesystems: Vec<&FsSpec> = self.plan.filesystems.iter().collect();
+        if self.plan.rounds > 1
+            && let Some(s) = &mut lp.shuffle
+        {
+            s.shuffle(&mut filesystems);
+        }
         let device: Option<(String, String)> = match &self.plan.device {
             None => None,
             Some(DeviceChoice::Dev(s)) => Some((s.path.clone(), s.queue_disk.clone())),
@@ -206,11 +224,8 @@ impl Sweep<'_> {
             }
         };
         let mount_root = self.mount_root()?;
-        let fs_states: Vec<Option<&FsSpec>> = if self.plan.filesystems.is_empty() {
-            vec![None]
-        } else {
-            self.plan.filesystems.iter().map(Some).collect()
-        };
+        let fs_states: Vec<Option<&FsSpec>> =
+            if filesystems.is_empty() { vec![None] } else { filesystems.into_iter().map(Some).collect() };
         for fs in fs_states {
             let (fs_guard, dir) = match (fs, &device) {
                 (Some(spec), Some((dev, _))) => {
