@@ -10,7 +10,11 @@
 #     none) whose verdict (better / worse / no significant difference) is
 #     the same in every run;
 #   - ratios inside: the share of (run, other run) pairs where one run's
-#     ratio of means falls inside the other's 95 % interval (Fieller).
+#     ratio of means falls inside the other's 95 % interval (Fieller). Even
+#     on a perfectly steady machine this is only about 83 % (two estimates
+#     of one ratio differ by √2 of their standard error on average), so the
+#     script also prints the share of pairs whose intervals overlap (about
+#     99.5 % on a steady machine).
 # Goals (issue 24): verdicts agree ≥ 90 % with interleaving; ratios inside
 # ≥ 95 %. Needs root (loop device, schedulers); leaves nothing behind.
 # Usage: sudo scripts/bench-replication.sh [RUNS] [BUDGET]
@@ -73,16 +77,17 @@ for mode in ["interleave", "no-interleave"]:
     runs_ = load(mode)
     keys = set.intersection(*(set(r) for r in runs_))
     agree = sum(len({r[k]["verdict"] for r in runs_}) == 1 for k in keys)
-    inside = total = 0
+    inside = total = overlap = 0
     for a, b in itertools.permutations(runs_, 2):
         for k in keys:
-            ci = b[k].get("ratio_ci")
-            if ci is None:
+            ci, ca = b[k].get("ratio_ci"), a[k].get("ratio_ci")
+            if ci is None or ca is None:
                 continue
             total += 1
             inside += ci[0] <= a[k]["ratio"] <= ci[1]
+            overlap += ca[0] <= ci[1] and ci[0] <= ca[1]
     changed = sum(any(r[k]["verdict"] in ("better", "worse") for r in runs_) for k in keys)
-    rows[mode] = (agree, len(keys), inside, total, changed)
+    rows[mode] = (agree, len(keys), inside, total, changed, overlap)
     print(f"{mode}: comparisons whose verdict differs between runs")
     for k in sorted(keys):
         if len({r[k]["verdict"] for r in runs_}) > 1:
@@ -95,6 +100,7 @@ print()
 print(f"{'':28}{'interleaved':>18}{'in blocks':>18}")
 print(f"{'verdicts agree in all runs':28}{pct(i[0], i[1]):>18}{pct(n[0], n[1]):>18}")
 print(f"{'ratio inside other CI':28}{pct(i[2], i[3]):>18}{pct(n[2], n[3]):>18}")
+print(f"{'intervals overlap':28}{pct(i[5], i[3]):>18}{pct(n[5], n[3]):>18}")
 print(f"{'called changed in any run':28}{i[4]:>18}{n[4]:>18}")
-print("goals: verdicts agree >= 90 % interleaved; ratios inside >= 95 %")
+print("goals: verdicts agree >= 90 % interleaved; ratios inside >= 95 % (a steady machine: about 83 %; overlap about 99.5 %)")
 PY

@@ -324,6 +324,13 @@ impl Server {
                 }
             }
             process::kill_group(self.pid, libc::SIGKILL);
+            // SIGKILL is delivered asynchronously: members reparented to init
+            // may still be running for a moment. Wait (bounded) until the
+            // group is gone, so a stopped server no longer holds its files.
+            let end = Instant::now() + Duration::from_secs(2);
+            while crate::sys::proc::group_running(self.pid) && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(5));
+            }
         }
         for p in &self.remove {
             let r = match std::fs::symlink_metadata(p) {

@@ -96,6 +96,21 @@ pub(super) struct TrialData {
     pub no_counters: Option<String>,
 }
 
+impl TrialData {
+    fn new(results: usize, plan: &AdaptivePlan, no_counters: &Option<String>) -> TrialData {
+        TrialData {
+            values: vec![Vec::new(); results],
+            walls: Vec::new(),
+            added: Vec::new(),
+            stops: Vec::new(),
+            budget: plan.budget,
+            warmups: Vec::new(),
+            io: Vec::new(),
+            no_counters: no_counters.clone(),
+        }
+    }
+}
+
 /// The value of every result of one trial.
 fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Result<Vec<f64>, ExecError> {
     let raw = RawOutput { stdout: &run.stdout, stderr: &run.stderr, wall: run.wall };
@@ -168,6 +183,20 @@ impl Trials<'_> {
         };
         let io = TrialIo { devices, user_seconds: (u1 - u0).as_secs_f64(), system_seconds: (s1 - s0).as_secs_f64() };
         Ok((run, io))
+    }
+
+    /// Measured trial `k`, its values, time and counters added to `d`.
+    fn measured(&mut self, k: u32, d: &mut TrialData) -> Result<Duration, ExecError> {
+        let label = k.to_string();
+        let (mut run, io) = self.counted(&label)?;
+        d.io.push(io);
+        let parsed = read_values(self.sources, &run, &label);
+        self.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
+        for (r, v) in parsed?.into_iter().enumerate() {
+            d.values[r].push(v);
+        }
+        d.walls.push(run.wall);
+        Ok(run.wall)
     }
 
     /// `n` warm-up trials; the first result's values are kept apart.
@@ -262,18 +291,7 @@ pub(super) fn run(
     let logs0 = logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf());
     let mut t = Trials { test, env, exec, sources, drop_caches, pending, counters, logs: logs0 };
     let n = switch.count();
-    let mut data: Vec<TrialData> = (0..n)
-        .map(|_| TrialData {
-            values: vec![Vec::new(); sources.len()],
-            walls: Vec::new(),
-            added: Vec::new(),
-            stops: Vec::new(),
-            budget: plan.budget,
-            warmups: Vec::new(),
-            io: Vec::new(),
-            no_counters: no_counters.clone(),
-        })
-        .collect();
+    let mut data: Vec<TrialData> = (0..n).map(|_| TrialData::new(sources.len(), &plan, &no_counters)).collect();
     let mut order = switch.order();
     let first = order[0];
     switch.enter(first).map_err(ExecError::Setup)?;
@@ -296,15 +314,8 @@ pub(super) fn run(
             }
             events.trial_started(k, settings.runs.unwrap_or(profile.trials.times).max(k), false);
             let d = &mut data[i];
-            let (mut run, io) = t.counted(&k.to_string())?;
-            d.io.push(io);
-            let parsed = read_values(sources, &run, &k.to_string());
-            t.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
-            for (r, v) in parsed?.into_iter().enumerate() {
-                d.values[r].push(v);
-            }
-            events.trial_done(k, false, run.wall.as_secs_f64());
-            d.walls.push(run.wall);
+            let wall = t.measured(k, d)?;
+            events.trial_done(k, false, wall.as_secs_f64());
             elapsed[i] += start.elapsed();
             match decide(&plan, d, elapsed[i]) {
                 None => going[i] = false,

@@ -108,30 +108,7 @@ impl Plan {
                 "--filesystem needs --device (a spare device, or loop:SIZE for a loop device engine creates)".into(),
             ));
         }
-        if a.interleave == Some(true) && !filesystems.is_empty() {
-            return Err(SweepError::Usage(
-                "--interleave cannot switch file systems between trials (each is made fresh with mkfs); \
-                 drop --interleave, or sweep schedulers on one file system"
-                    .into(),
-            ));
-        }
-        let interleave = a.interleave.unwrap_or(filesystems.is_empty() && schedulers != Schedulers::Keep);
-        let rounds = a.rounds.unwrap_or(1);
-        if rounds == 0 {
-            return Err(SweepError::Usage("--rounds must be at least 1".into()));
-        }
-        if rounds > 1 && interleave {
-            return Err(SweepError::Usage(
-                "--rounds repeats blocks of states; interleaved trials already alternate the states every trial \
-                 (add --no-interleave to run blocks in rounds)"
-                    .into(),
-            ));
-        }
-        if rounds > 1 && filesystems.is_empty() && schedulers == Schedulers::Keep {
-            return Err(SweepError::Usage(
-                "--rounds needs a sweep of several states (--filesystem or --scheduler)".into(),
-            ));
-        }
+        let (interleave, rounds) = order(a, &filesystems, &schedulers)?;
         let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle, interleave, rounds };
         let mut needs = plan.root_reasons();
         if a.drop_caches {
@@ -266,6 +243,35 @@ impl Shuffler {
             v.swap(i, j);
         }
     }
+}
+
+/// How the states take turns: interleaved trial by trial (the default for
+/// scheduler sweeps; impossible across file systems), and in how many rounds
+/// of blocks.
+fn order(a: &SweepArgs, filesystems: &[FsSpec], schedulers: &Schedulers) -> Result<(bool, u32), SweepError> {
+    if a.interleave == Some(true) && !filesystems.is_empty() {
+        return Err(SweepError::Usage(
+            "--interleave cannot switch file systems between trials (each is made fresh with mkfs); \
+             drop --interleave, or sweep schedulers on one file system"
+                .into(),
+        ));
+    }
+    let interleave = a.interleave.unwrap_or(filesystems.is_empty() && *schedulers != Schedulers::Keep);
+    let rounds = a.rounds.unwrap_or(1);
+    if rounds == 0 {
+        return Err(SweepError::Usage("--rounds must be at least 1".into()));
+    }
+    if rounds > 1 && interleave {
+        return Err(SweepError::Usage(
+            "--rounds repeats blocks of states; interleaved trials already alternate the states every trial \
+             (add --no-interleave to run blocks in rounds)"
+                .into(),
+        ));
+    }
+    if rounds > 1 && filesystems.is_empty() && *schedulers == Schedulers::Keep {
+        return Err(SweepError::Usage("--rounds needs a sweep of several states (--filesystem or --scheduler)".into()));
+    }
+    Ok((interleave, rounds))
 }
 
 /// The identifier of one state: `<prefix>: <file system> / <scheduler>`.
