@@ -272,7 +272,11 @@ mod tests {
     /// `n` values of a steady noise with relative SD about `rsd` percent
     /// (a fixed pseudo-random sequence: the replay is the same every time).
     fn noise(n: usize, rsd: f64) -> Vec<f64> {
-        let mut x = 0x2545F4914F6CDD1Du64;
+        noise_from(0x2545F4914F6CDD1D, n, rsd)
+    }
+
+    /// [`noise`] from seed `x` (odd: xorshift never leaves zero).
+    fn noise_from(mut x: u64, n: usize, rsd: f64) -> Vec<f64> {
         (0..n)
             .map(|_| {
                 // Sum of 12 uniforms − 6: close to a standard normal.
@@ -395,21 +399,7 @@ mod tests {
         // judged at a few looks only, so false alarms stay rare.
         let mut drift = 0;
         for seed in 0..300u64 {
-            let mut x = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-            let seq: Vec<f64> = (0..200)
-                .map(|_| {
-                    let z: f64 = (0..12)
-                        .map(|_| {
-                            x ^= x << 13;
-                            x ^= x >> 7;
-                            x ^= x << 17;
-                            (x >> 11) as f64 / (1u64 << 53) as f64
-                        })
-                        .sum::<f64>()
-                        - 6.0;
-                    100.0 + 12.0 * z
-                })
-                .collect();
+            let seq = noise_from(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1, 200, 12.0);
             let (_, why, _, _) = replay_at(&plan(), &seq, Duration::from_millis(10));
             drift += (why == Stop::Drift) as usize;
         }
