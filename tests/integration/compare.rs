@@ -287,6 +287,9 @@ fn compare_several_results_side_by_side() {
         r.stdout
     );
     assert!(r.stdout.contains("Wins / Losses"), "{}", r.stdout);
+    // A unique part of an identifier names it.
+    let r = env.run(&["result", "compare", "rA", "rB", "--baseline", "b"]);
+    assert!(r.stdout.contains("Against B ("), "{r:?}");
     let r = env.run(&["result", "compare", "rA", "rB", "--baseline", "Z"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("no identifier `Z`") && r.stderr.contains("hint: identifiers: A, B"), "{r:?}");

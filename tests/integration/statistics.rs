@@ -178,6 +178,13 @@ fn verdicts_on_real_trials() {
     let r = merged("base", "fast");
     assert!(r.stdout.contains("B  10.0 % higher (1.10× [1.09, 1.11]), p < 0.001"), "{}", r.stdout);
     assert!(r.stdout.contains(": better by 10.0 %"), "{}", r.stdout);
+    // The verdict on one line, the change with its interval.
+    assert!(
+        r.stdout.contains("  B vs A: 1 better (Counter base +10 % [+9, +11]), 0 no significant difference"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("  B  1 wins, 0 losses"), "{}", r.stdout);
     let r = merged("base", "same");
     assert!(
         r.stdout.contains("C  unchanged, p = 1.000") || r.stdout.contains(": no significant difference"),

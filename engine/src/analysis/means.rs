@@ -1,13 +1,16 @@
 //! Overall geometric and harmonic means per identifier, over the results that
 //! every identifier has, lower-is-better values inverted (as the seeds' viewer
-//! does), so one number summarizes a system state.
+//! does), so one number summarizes a system state. Each test weighs once: the
+//! results of one test (io's bandwidth, IOPS and five latencies) are first
+//! averaged among themselves, so a test with seven results does not outvote
+//! one with a single result.
 
 use super::{Matrix, complete, goodness};
 use crate::model::result::ResultFile;
 
 fn per_identifier(f: &ResultFile, m: &Matrix<'_>, fold: impl Fn(&[f64]) -> f64) -> Option<Vec<(String, f64)>> {
-    let rs = complete(m);
-    if rs.is_empty() {
+    let tests = by_test(f, m);
+    if tests.is_empty() {
         return None;
     }
     Some(
@@ -15,14 +18,38 @@ fn per_identifier(f: &ResultFile, m: &Matrix<'_>, fold: impl Fn(&[f64]) -> f64) 
             .iter()
             .enumerate()
             .map(|(i, id)| {
-                let g: Vec<f64> = rs
+                let g: Vec<f64> = tests
                     .iter()
-                    .map(|&r| goodness(m.rows[r][i].unwrap().value, f.results[r].proportion).unwrap())
+                    .map(|rs| {
+                        let v: Vec<f64> = rs
+                            .iter()
+                            .map(|&r| goodness(m.rows[r][i].unwrap().value, f.results[r].proportion).unwrap())
+                            .collect();
+                        fold(&v)
+                    })
                     .collect();
                 (id.clone(), fold(&g))
             })
             .collect(),
     )
+}
+
+/// The shared results grouped by test, in order of first appearance.
+fn by_test(f: &ResultFile, m: &Matrix<'_>) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for r in complete(m) {
+        let t = f.results[r].test.as_str();
+        match groups.iter_mut().find(|(k, _)| *k == t) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((t, vec![r])),
+        }
+    }
+    groups.into_iter().map(|(_, v)| v).collect()
+}
+
+/// How many tests the means were taken over.
+pub fn shared_tests(f: &ResultFile, m: &Matrix<'_>) -> usize {
+    by_test(f, m).len()
 }
 
 /// `(identifier, mean)` in identifier order; `None` when no result is shared.

@@ -26,6 +26,30 @@ pub fn identifiers(f: &ResultFile) -> Vec<String> {
     ids
 }
 
+/// Why a name picks no single identifier.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoIdentifier {
+    /// No identifier holds it: all of them.
+    None(Vec<String>),
+    /// Several hold it: those.
+    Several(Vec<String>),
+}
+
+/// The identifier `want` names: itself, else the one identifier that holds
+/// it (case aside): `mq-deadline` for `loop0: ext4 / MQ-DEADLINE`.
+pub fn find_identifier(ids: &[String], want: &str) -> Result<String, NoIdentifier> {
+    if ids.iter().any(|i| i == want) {
+        return Ok(want.to_string());
+    }
+    let w = want.to_lowercase();
+    let holding: Vec<String> = ids.iter().filter(|i| i.to_lowercase().contains(&w)).cloned().collect();
+    match holding.len() {
+        1 => Ok(holding[0].clone()),
+        0 => Err(NoIdentifier::None(ids.to_vec())),
+        _ => Err(NoIdentifier::Several(holding)),
+    }
+}
+
 /// The entry of `id` in result `r`.
 pub fn entry<'a>(r: &'a TestResult, id: &str) -> Option<&'a ResultEntry> {
     r.entries.iter().find(|e| e.identifier == id)
@@ -85,6 +109,19 @@ mod tests {
     use super::*;
     use crate::model::result::{ResultEntry, System, TestResult};
 
+    #[test]
+    fn a_baseline_by_a_unique_part_of_its_identifier() {
+        let ids: Vec<String> =
+            ["loop0: NONE", "loop0: MQ-DEADLINE", "loop0: BFQ", "loop0: BFQ low_latency=0"].map(String::from).to_vec();
+        assert_eq!(find_identifier(&ids, "mq-deadline"), Ok("loop0: MQ-DEADLINE".into()));
+        assert_eq!(find_identifier(&ids, "loop0: BFQ"), Ok("loop0: BFQ".into()), "the whole name wins");
+        assert_eq!(
+            find_identifier(&ids, "bfq"),
+            Err(NoIdentifier::Several(vec!["loop0: BFQ".into(), "loop0: BFQ low_latency=0".into()]))
+        );
+        assert_eq!(find_identifier(&ids, "kyber"), Err(NoIdentifier::None(ids.clone())));
+    }
+
     fn entry_of(id: &str, v: f64, trials: &[f64]) -> ResultEntry {
         let mut e = ResultEntry::from_trials(id, trials.to_vec(), None, vec![], String::new()).unwrap();
         e.value = v;
@@ -142,10 +179,39 @@ mod tests {
     #[test]
     fn wins_and_losses_by_hand() {
         let f = file();
-        let t = wins::tally(&f, &Matrix::new(&f));
+        let t = wins::tally(&f, &Matrix::new(&f), 1.0);
         // t1: B wins (HIB 200). t2: A wins (LIB 2). t3: tie, nobody. t4: one entry.
         assert_eq!((t[0].wins, t[0].losses), (1, 1));
         assert_eq!((t[1].wins, t[1].losses), (1, 1));
+    }
+
+    #[test]
+    fn only_a_real_difference_wins() {
+        // B's mean is higher, but the spread makes it no significant difference.
+        let mut f = file();
+        f.results.truncate(1);
+        f.results[0].entries =
+            vec![entry_of("A", 100.0, &[90.0, 110.0, 100.0]), entry_of("B", 104.0, &[94.0, 114.0, 104.0])];
+        let t = wins::tally(&f, &Matrix::new(&f), 1.0);
+        assert_eq!((t[0].wins, t[0].losses, t[1].wins, t[1].losses), (0, 0, 0, 0));
+    }
+
+    #[test]
+    fn each_test_weighs_once_in_the_means() {
+        // t1 has two results where B is 4× better; t2 one where A is 4× better.
+        // Per result the two would tilt it to B; per test they are even.
+        let mut f = file();
+        f.results.truncate(2);
+        f.results[0].entries = vec![entry_of("A", 1.0, &[1.0, 1.0]), entry_of("B", 4.0, &[4.0, 4.0])];
+        let mut second = f.results[0].clone();
+        second.result = "r2".into();
+        f.results.insert(1, second);
+        f.results[2].proportion = Proportion::Hib;
+        f.results[2].entries = vec![entry_of("A", 4.0, &[4.0, 4.0]), entry_of("B", 1.0, &[1.0, 1.0])];
+        let m = Matrix::new(&f);
+        let g = means::geometric(&f, &m).unwrap();
+        assert!((g[0].1 - 2.0).abs() < 1e-12 && (g[1].1 - 2.0).abs() < 1e-12, "{g:?}");
+        assert_eq!((means::shared_count(&m), means::shared_tests(&f, &m)), (3, 2));
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! Wins and losses: per result, the best identifier wins and the worst loses
-//! (higher or lower is better as the result says); ties share.
+//! (higher or lower is better as the result says) — but only when the
+//! difference is real: the best must be significantly better than the
+//! runner-up, the worst significantly worse than the next (Welch's test and
+//! the noise threshold, as the verdicts). Ties share.
 
 use super::Matrix;
+use super::significance::{self, Verdict};
 use crate::model::profile::Proportion;
-use crate::model::result::ResultFile;
+use crate::model::result::{ResultEntry, ResultFile};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {
@@ -12,7 +16,16 @@ pub struct Tally {
     pub losses: usize,
 }
 
-pub fn tally(f: &ResultFile, m: &Matrix<'_>) -> Vec<Tally> {
+/// Whether `a` is significantly better (`Some(true)`) or worse than `b`.
+fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, noise_pct: f64) -> Option<bool> {
+    match significance::compare(&a.trials, &b.trials, p, "", noise_pct)?.verdict {
+        Verdict::Better(_) => Some(true),
+        Verdict::Worse(_) => Some(false),
+        _ => None,
+    }
+}
+
+pub fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally> {
     let mut t: Vec<Tally> = m.ids.iter().map(|id| Tally { identifier: id.clone(), wins: 0, losses: 0 }).collect();
     for (r, row) in f.results.iter().zip(&m.rows) {
         let vals: Vec<(usize, f64)> = row
@@ -35,11 +48,20 @@ pub fn tally(f: &ResultFile, m: &Matrix<'_>) -> Vec<Tally> {
         if best == worst {
             continue;
         }
+        // The runner-up of each end: the nearest value that is not tied with it.
+        let next = |end: f64| {
+            vals.iter()
+                .filter(|(_, v)| *v != end)
+                .min_by(|a, b| (a.1 - end).abs().total_cmp(&(b.1 - end).abs()))
+                .map(|(i, _)| row[*i].unwrap())
+        };
+        let (after_best, before_worst) = (next(best), next(worst));
         for (i, v) in vals {
-            if v == best {
+            let e = row[i].unwrap();
+            if v == best && after_best.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(true)) {
                 t[i].wins += 1;
             }
-            if v == worst {
+            if v == worst && before_worst.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(false)) {
                 t[i].losses += 1;
             }
         }

@@ -114,16 +114,21 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         }
     }
     let ids = engine::analysis::identifiers(&file);
-    if let Some(b) = &v.baseline
-        && !ids.contains(b)
-    {
-        return Err(Failure::usage(format!("no identifier `{b}` in this result"))
-            .hint(format!("identifiers: {}", ids.join(", "))));
-    }
+    let baseline = match &v.baseline {
+        None => None,
+        Some(b) => Some(engine::analysis::find_identifier(&ids, b).map_err(|e| {
+            use engine::analysis::NoIdentifier;
+            let (what, candidates) = match e {
+                NoIdentifier::None(c) => (format!("no identifier `{b}` in this result"), c),
+                NoIdentifier::Several(c) => (format!("`{b}` is part of several identifiers"), c),
+            };
+            Failure::usage(what).hint(format!("identifiers: {}", candidates.join(", ")))
+        })?),
+    };
     let view = View {
-        baseline: v.baseline.clone(),
+        baseline: baseline.clone(),
         normalize: v.normalize.as_deref().map(|n| match n {
-            "baseline" => Reference::Baseline(v.baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default()),
+            "baseline" => Reference::Baseline(baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default()),
             _ => Reference::Lowest,
         }),
         noise_pct: v.noise,

@@ -137,11 +137,26 @@ impl Test {
 }
 
 /// Whether `entry` is what `want` asks for: its label or one of its values, ignoring case.
-fn entry_matches(o: &OptionDef, idx: usize, want: &str) -> bool {
+/// Whether entry `idx` of `o` is `want` by its own value: `value:`, or the
+/// one of `values:` named after the option (`runtime: 2s`, not `ramp: 2s`).
+fn value_matches(o: &OptionDef, idx: usize, want: &str) -> bool {
     let e = &o.entries[idx];
-    e.label.eq_ignore_ascii_case(want)
-        || e.value.as_ref().is_some_and(|v| v.0.eq_ignore_ascii_case(want))
-        || e.values.values().any(|v| v.0.eq_ignore_ascii_case(want))
+    e.value.as_ref().is_some_and(|v| v.0.eq_ignore_ascii_case(want))
+        || e.values.get(&o.id).is_some_and(|v| v.0.eq_ignore_ascii_case(want))
+}
+
+/// The entries `want` names: the one whose label it is, else those whose own
+/// value it is, else those with any value equal to it (`bs: 64k` of an entry
+/// that has no value named after its option).
+fn entries_named(o: &OptionDef, want: &str) -> Vec<usize> {
+    if let Some(i) = o.entries.iter().position(|e| e.label.eq_ignore_ascii_case(want)) {
+        return vec![i];
+    }
+    let own: Vec<usize> = (0..o.entries.len()).filter(|&i| value_matches(o, i, want)).collect();
+    if !own.is_empty() {
+        return own;
+    }
+    (0..o.entries.len()).filter(|&i| o.entries[i].values.values().any(|v| v.0.eq_ignore_ascii_case(want))).collect()
 }
 
 pub fn find_option<'a>(profile: &'a LoadedProfile, key: &str) -> Option<(usize, &'a OptionDef)> {
@@ -180,7 +195,16 @@ fn select(profile: &LoadedProfile, option: &OptionDef, preset: &Preset) -> Resul
         _ => preset.entries.clone(),
     };
     for want in &wants {
-        let found: Vec<usize> = (0..option.entries.len()).filter(|&i| entry_matches(option, i, want)).collect();
+        let found = entries_named(option, want);
+        if found.len() > 1 {
+            let labels: Vec<String> = found.iter().map(|&i| format!("`{}`", option.entries[i].label)).collect();
+            return Err(error(
+                &preset.origin,
+                true,
+                format!("`{want}` is the value of several entries of option `{}`: {}", option.id, labels.join(", ")),
+                "name one by its label".into(),
+            ));
+        }
         if found.is_empty() {
             let labels: Vec<&str> = option.entries.iter().map(|e| e.label.as_str()).collect();
             let hint = match did_you_mean(want, labels.iter().copied()) {
@@ -376,6 +400,28 @@ parsers: [{result: r, wall_time: true}]
         let e = expand(&profile(), &[parse_cli_option("bs=3MB").unwrap()], &Batch, true).unwrap_err();
         assert!(e.to_string().starts_with("`3MB` is not an entry of option `bs` of t"), "{e}");
         assert!(parse_cli_option("bs").is_err());
+    }
+
+    /// `--option runtime=2s` on io picked both "2 Seconds" and "20 Seconds"
+    /// (whose `ramp` is 2s): an entry's own value counts, not its others.
+    #[test]
+    fn a_value_selects_the_entry_whose_own_value_it_is() {
+        let text = FIO_LIKE.replace(
+            "  - id: bs\n",
+            "  - id: runtime\n    name: Run Time\n    entries:\n      - {label: 20 Seconds, values: {runtime: 20s, ramp: 2s}}\n      - {label: 2 Seconds, values: {runtime: 2s, ramp: 0s}}\n      - {label: Two, values: {runtime: 2s, ramp: 1s}}\n  - id: bs\n",
+        );
+        let p = Arc::new(
+            profile_from_str(&text, "t.yaml", LoadOrigin::Builtin, &crate::profile::load::Packages::builtin()).unwrap(),
+        );
+        let pick = |o: &str| expand(&p, &[parse_cli_option(o).unwrap()], &Batch, true);
+        let t = pick("runtime=20 Seconds").unwrap();
+        assert!(t.iter().all(|t| t.description().contains("Run Time: 20 Seconds")));
+        // `2s` is the own value of two entries (and `ramp` of a third): ambiguous.
+        let e = pick("runtime=2s").unwrap_err().to_string();
+        assert!(e.starts_with("`2s` is the value of several entries of option `runtime`: `2 Seconds`, `Two`"), "{e}");
+        // A value only another key has still names its one entry.
+        let t = pick("runtime=1s").unwrap();
+        assert!(t.iter().all(|t| t.description().contains("Run Time: Two")), "{:?}", t[0].description());
     }
 
     #[test]

@@ -360,7 +360,7 @@ fn comparison(
             view.noise_pct
         ));
     }
-    h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} results every identifier has; lower-is-better results inverted.</p><div id=\"geomean\">", a.shared));
+    h.push_str(&format!("<h2>Geometric mean</h2><p class=\"desc\">Of the {} tests ({} results) every identifier has, each test weighed once; lower-is-better results inverted.</p><div id=\"geomean\">", a.shared_tests, a.shared));
     if let Some(g) = geomean {
         h.push_str(&svg::bars(&svg::geomean_chart(g, &a.ids, a.shared)));
     }

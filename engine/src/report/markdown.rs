@@ -87,8 +87,8 @@ fn comparison(out: &mut String, r: &ResultFile, a: &Analysis) {
     if let Some(g) = &a.geometric {
         writeln!(
             out,
-            "\n## Geometric mean\n\nOver the {} results every identifier has; lower-is-better results inverted.\n",
-            a.shared
+            "\n## Geometric mean\n\nOver the {} tests ({} results) every identifier has, each test weighed once; lower-is-better results inverted.\n",
+            a.shared_tests, a.shared
         )
         .unwrap();
         writeln!(out, "| Identifier | Geometric mean | Wins | Losses |\n|---|---:|---:|---:|").unwrap();

@@ -105,8 +105,8 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
     if let Some(g) = &a.geometric {
         writeln!(
             out,
-            "\n\nGeometric Mean Of {} Results Every Identifier Has (lower-is-better results inverted)",
-            a.shared
+            "\n\nGeometric Mean Of {} Tests ({} Results) Every Identifier Has (each test weighed once, lower-is-better results inverted)",
+            a.shared_tests, a.shared
         )
         .unwrap();
         writeln!(out, "> Higher Is Better").unwrap();
@@ -122,7 +122,7 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
         )
         .unwrap();
     }
-    writeln!(out, "\nWins / Losses").unwrap();
+    writeln!(out, "\nWins / Losses (only where the best or worst differs significantly from the next)").unwrap();
     let w = a.wins.iter().map(|t| t.identifier.chars().count()).max().unwrap_or(0);
     for t in &a.wins {
         writeln!(out, "  {:w$}  {} wins, {} losses", t.identifier, t.wins, t.losses).unwrap();
@@ -150,7 +150,59 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
                 writeln!(out, "    {id:w$}  {}", c.describe()).unwrap();
             }
         }
+        verdict_block(out, f, a, b);
     }
+}
+
+/// One block per identifier against the baseline: what got significantly
+/// worse or better (with the change and its interval), and how many did not.
+fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str) {
+    use crate::analysis::significance::Verdict;
+    writeln!(out, "\nVerdict (a change counts when its whole 95 % interval is beyond the noise threshold)").unwrap();
+    for id in a.ids.iter().filter(|i| *i != baseline) {
+        let (mut worse, mut better, mut same, mut unknown) = (Vec::new(), Vec::new(), 0, 0);
+        for (i, cs) in &a.comparisons {
+            let Some((_, c)) = cs.iter().find(|(x, _)| x == id) else { continue };
+            let r = &f.results[*i];
+            let what = || {
+                let pct = |x: f64| format!("{:+.0}", (x - 1.0) * 100.0);
+                let ci = c.ratio_ci.map(|(lo, hi)| format!(" [{}, {}]", pct(lo), pct(hi))).unwrap_or_default();
+                let name = match r.description.as_str() {
+                    "" => r.title.clone(),
+                    d => format!("{}: {}", r.title, shorten(d, 60)),
+                };
+                format!("{name} {} %{ci}", pct(c.ratio))
+            };
+            match c.verdict {
+                Verdict::Worse(_) => worse.push(what()),
+                Verdict::Better(_) => better.push(what()),
+                Verdict::NoSignificantDifference => same += 1,
+                Verdict::NotEnoughTrials => unknown += 1,
+            }
+        }
+        let mut parts = Vec::new();
+        for (n, word, list) in [(worse.len(), "worse", &worse), (better.len(), "better", &better)] {
+            if n > 0 {
+                let shown: Vec<&str> = list.iter().take(3).map(String::as_str).collect();
+                let more = if n > 3 { format!(", {} more", n - 3) } else { String::new() };
+                parts.push(format!("{n} {word} ({}{more})", shown.join("; ")));
+            }
+        }
+        parts.push(format!("{same} no significant difference"));
+        if unknown > 0 {
+            parts.push(format!("{unknown} with too few trials to tell"));
+        }
+        writeln!(out, "  {id} vs {baseline}: {}", parts.join(", ")).unwrap();
+    }
+}
+
+/// `text` cut to `max` characters with `…`.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max - 1).collect();
+    format!("{cut}…")
 }
 
 /// The result blocks of one test (every result id it yielded), with the

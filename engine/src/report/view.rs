@@ -34,6 +34,8 @@ pub struct Analysis {
     pub harmonic: Option<Vec<(String, f64)>>,
     /// Results the means were taken over.
     pub shared: usize,
+    /// Tests those results belong to (each weighs once in the means).
+    pub shared_tests: usize,
     pub wins: Vec<wins::Tally>,
     /// Result index and its spread (best / worst).
     pub notable: Vec<(usize, f64)>,
@@ -75,7 +77,8 @@ pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
         geometric: means::geometric(f, m),
         harmonic: means::harmonic(f, m),
         shared: means::shared_count(m),
-        wins: wins::tally(f, m),
+        shared_tests: means::shared_tests(f, m),
+        wins: wins::tally(f, m, v.noise_pct),
         notable: notable::notable(f, m, v.notable),
         comparisons,
         baseline,

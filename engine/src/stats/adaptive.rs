@@ -171,7 +171,17 @@ impl AdaptivePlan {
     pub fn decide(&self, values: &[f64], elapsed: Duration) -> Decision {
         let n = values.len() as u32;
         if let Some(f) = self.forced {
-            return if n < f { Decision::More(None) } else { Decision::Stop(Stop::Forced, None) };
+            if n < f {
+                return Decision::More(None);
+            }
+            // Say so when the count asked for leaves the interval wide.
+            let wide = ci_half_pct(values).filter(|h| *h > self.target_ci).map(|h| {
+                format!(
+                    "--runs {f}: 95 % CI ±{h:.2} % > target ±{} %; without --runs trials would be added",
+                    self.target_ci
+                )
+            });
+            return Decision::Stop(Stop::Forced, wide);
         }
         let per = elapsed / n.max(1);
         let spent = elapsed + per > self.budget;
@@ -378,8 +388,9 @@ mod tests {
         assert!(n < 12, "{n}");
         assert_eq!(why, Stop::Projection);
         assert!(warning.unwrap().starts_with("noisy: 95 % CI ±"));
-        // The report names the warm-up.
-        assert!(shape::notes(&seq[..n])[0].starts_with("trial 1 (184.3) is far from the rest"));
+        // The report names the warm-up once there are 5 values to judge it by.
+        assert!(shape::notes(&seq[..n]).is_empty(), "no outlier notes below 5 values");
+        assert!(shape::notes(&seq[..5])[0].starts_with("trial 1 (184.3) is far from the rest"));
     }
 
     #[test]
@@ -437,7 +448,11 @@ mod tests {
     fn forced_runs_are_exact() {
         let p = AdaptivePlan::new(3, None, None, 5.0, None, Some(2));
         assert_eq!(p.decide(&[1.0], Duration::from_secs(100)), Decision::More(None));
-        assert_eq!(p.decide(&[1.0, 50.0], Duration::from_secs(200)), Decision::Stop(Stop::Forced, None));
+        let Decision::Stop(Stop::Forced, Some(w)) = p.decide(&[1.0, 50.0], Duration::from_secs(200)) else {
+            panic!("forced runs stop, saying the interval is wide")
+        };
+        assert!(w.starts_with("--runs 2: 95 % CI ±"), "{w}");
+        assert_eq!(p.decide(&[10.0, 10.01], Duration::from_secs(2)), Decision::Stop(Stop::Forced, None));
     }
 
     #[test]

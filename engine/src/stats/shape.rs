@@ -51,11 +51,15 @@ pub fn bimodal(values: &[f64]) -> Option<Bimodal> {
     (gap > 0.0 && gap > 5.0 * pooled).then_some(Bimodal { low: (k, lo.mean), high: (n - k, hi.mean) })
 }
 
+/// Fewest values for outliers to be named.
+pub const OUTLIER_MIN_N: usize = 5;
+
 /// What a report should say about the shape of `values`: a warm-up first
 /// trial, other outliers, two groups. Information, never a reason to add trials.
 pub fn notes(values: &[f64]) -> Vec<String> {
     let mut out = Vec::new();
-    if values.len() >= 3 {
+    // Below 5 values a "modified z-score" is noise about noise.
+    if values.len() >= OUTLIER_MIN_N {
         for (i, z) in outlier::outliers(values) {
             out.push(if i == 0 {
                 format!(
@@ -124,5 +128,7 @@ mod tests {
         let n = notes(&[320.9, 318.0, 184.3, 322.5, 319.7]);
         assert!(n[0].starts_with("trial 3 (184.3) is an outlier"), "{}", n[0]);
         assert!(notes(&[1.0, 1.01, 0.99]).is_empty());
+        // At 3 or 4 values a modified z-score says nothing: no note.
+        assert!(notes(&[184.3, 320.9, 318.0, 322.5]).is_empty());
     }
 }
