@@ -250,7 +250,8 @@ fn a_file_system_sweep_on_an_engine_made_loop_device() {
     let f = env.result("fs");
     let ids = identifiers(&f);
     assert_eq!(ids.len(), 3, "{ids:?}");
-    assert!(ids[0].ends_with(": ext4") && ids[1].ends_with(": ext4 noatime") && ids[2].ends_with(": xfs"), "{ids:?}");
+    // Named by what the device is, not by its loop number, so runs line up.
+    assert_eq!(ids, ["loop 320M: ext4", "loop 320M: ext4 noatime", "loop 320M: xfs"]);
     let fs_of = |i: usize| f["systems"][i]["software"]["File-System"].as_str().unwrap().to_string();
     assert_eq!((fs_of(0), fs_of(1), fs_of(2)), ("ext4".into(), "ext4".into(), "xfs".into()));
     assert!(disk_notes(&f, &ids[1]).contains("noatime"), "{}", disk_notes(&f, &ids[1]));
@@ -717,5 +718,63 @@ fn bad_rounds_are_usage_errors() {
         let r = env.bench(&all);
         assert_eq!(r.code, 2, "{args:?}: {r:?}");
         assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+}
+
+/// The command an interrupted sweep prints resumes it: the same
+/// identifiers, the tests it had kept, the rest run.
+#[test]
+#[ignore = "needs root"]
+fn the_printed_command_resumes_an_interrupted_sweep() {
+    let fs = LoopFs::new(64, "relatime");
+    let env = Env::new();
+    let go = env.target.path().join("go");
+    env.profile(
+        "pause",
+        &format!(
+            "id: pause\nversion: 1.0.0\ntitle: Pause\ntest_type: other\noptions:\n  - {{id: v, name: V, entries: [{{label: One, value: '1'}}, {{label: Two, value: '2'}}]}}\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'if [ {{{{v}}}} = 2 ] && [ ! -e {go} ]; then sleep 24; fi; echo value: 1']\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n",
+            go = go.display()
+        ),
+    );
+    let child = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "pause",
+            "--runs",
+            "1",
+            "--save",
+            "p",
+            "--target-dir",
+            fs.path(),
+            "--scheduler",
+            "none,bfq",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the slow test", || sleeping(24));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(r.code, 130, "{r:?}");
+    let line = r.stderr.lines().skip_while(|l| !l.contains("resume with:")).nth(1).unwrap_or_default().trim();
+    let rest = line.strip_prefix("engine ").unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(!rest.contains("--identifier"), "a sweep's identifiers come from its states: {rest}");
+    let before = identifiers(&env.result("p"));
+    std::fs::write(&go, "").unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec {} {rest}", bin()))
+        .env("ENGINE_HOME", env.home.path())
+        .env("ENGINE_PROFILE_PATH", env.profiles.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = env.result("p");
+    assert_eq!(identifiers(&f), before, "the same identifiers continue");
+    for res in f["results"].as_array().unwrap() {
+        assert_eq!(res["entries"].as_array().unwrap().len(), 2, "every test in both states: {res}");
     }
 }

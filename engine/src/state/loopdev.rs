@@ -69,6 +69,17 @@ pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String)
     Ok((g, dev))
 }
 
+/// How identifiers name a loop device of `size` bytes, as `loop:SIZE` is
+/// written (`loop 4G`, `loop 320M`): by what it is, not by its number.
+pub fn label(size: u64) -> String {
+    for (unit, f) in [("T", 1u64 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)] {
+        if size >= f && size % f == 0 {
+            return format!("loop {}{unit}", size / f);
+        }
+    }
+    format!("loop {size}B")
+}
+
 /// Parses `loop:4G` (binary units, as fio and truncate read them: 4G = 4 GiB).
 pub fn parse_spec(s: &str) -> Option<Result<u64, SpecError>> {
     let size = s.strip_prefix("loop:")?;
@@ -111,5 +122,12 @@ mod tests {
         assert!(parse_spec("loop:1M").unwrap().is_err());
         assert!(parse_spec("loop:lots").unwrap().is_err());
         assert_eq!(parse_spec("/dev/sdb"), None);
+    }
+
+    #[test]
+    fn labels_say_what_the_device_is() {
+        assert_eq!(label(4 << 30), "loop 4G");
+        assert_eq!(label(320 << 20), "loop 320M");
+        assert_eq!(label(1_000_000_000), "loop 1000000000B");
     }
 }

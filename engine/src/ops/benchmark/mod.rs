@@ -56,5 +56,7 @@ pub fn benchmark(
     let mut session = record.session(cx, req, &tests, &target, &parts, events);
     let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(record.identifier()) };
     let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
-    record.close(cx, &req.argv, session, looped)
+    // A sweep's identifiers come from its states: resuming must not pin one.
+    let pin = !flags.plan.is_active() || req.identifier.is_some();
+    record.close(cx, &req.argv, session, looped, pin)
 }

@@ -181,13 +181,16 @@ impl Record {
     }
 
     /// Records the skipped tests once the result exists, removes a folder
-    /// nothing was saved to, and says how the run ended.
+    /// nothing was saved to, and says how the run ended; the command that
+    /// resumes it names the identifier when `pin` (not for a sweep, whose
+    /// identifiers its states make).
     pub fn close(
         self,
         cx: &Context,
         argv: &[String],
         session: Session,
         looped: Result<(), Failure>,
+        pin: bool,
     ) -> Result<Outcome, Failure> {
         let Record { dest, _lock, existed, runs, skipped, not_runnable, .. } = self;
         let (saved, interrupted, failed, precision) =
@@ -210,7 +213,8 @@ impl Record {
             let _ = std::fs::remove_dir_all(store.dir(&dest.name));
         }
         looped?;
-        let interrupted = interrupted.then(|| resume_command(argv, &dest.name, &dest.identifier));
+        let interrupted =
+            interrupted.then(|| resume_command(argv, &dest.name, pin.then_some(dest.identifier.as_str())));
         if interrupted.is_none() && failed.is_empty() {
             runs.finish(&dest.key);
         }
@@ -220,22 +224,26 @@ impl Record {
 }
 
 /// The command line that resumes this run: the same arguments with the
-/// result name and identifier it used.
-fn resume_command(argv: &[String], name: &str, identifier: &str) -> String {
+/// result name and (unless `None`) the identifier it used.
+fn resume_command(argv: &[String], name: &str, identifier: Option<&str>) -> String {
     use crate::model::template::quote;
     let mut out: Vec<String> = vec!["engine".into()];
     let mut i = 1;
     while i < argv.len() {
         let a = &argv[i];
-        if a == "--save" || a == "--identifier" {
+        let pinned = identifier.is_some();
+        if a == "--save" || (a == "--identifier" && pinned) {
             i += 2;
             continue;
         }
-        if !(a.starts_with("--save=") || a.starts_with("--identifier=")) {
+        if !(a.starts_with("--save=") || (a.starts_with("--identifier=") && pinned)) {
             out.push(quote(a));
         }
         i += 1;
     }
-    out.extend(["--save".into(), quote(name), "--identifier".into(), quote(identifier)]);
+    out.extend(["--save".into(), quote(name)]);
+    if let Some(id) = identifier {
+        out.extend(["--identifier".into(), quote(id)]);
+    }
     out.join(" ")
 }

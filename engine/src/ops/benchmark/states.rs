@@ -194,6 +194,16 @@ pub(super) fn run(
     result
 }
 
+/// The device a file-system sweep makes its file systems on.
+struct Device {
+    /// `/dev/sdb`, `/dev/loop0`.
+    path: String,
+    /// The disk whose queue settings apply.
+    queue: String,
+    /// How identifiers name it, when not by its model or name.
+    label: Option<String>,
+}
+
 /// A sweep on its way: the device, the file systems made on it, the queue
 /// settings and scheduler states of each.
 struct Sweep<'a> {
@@ -213,14 +223,19 @@ impl Sweep<'_> {
         {
             s.shuffle(&mut filesystems);
         }
-        let device: Option<(String, String)> = match &self.plan.device {
+        let device: Option<Device> = match &self.plan.device {
             None => None,
-            Some(DeviceChoice::Dev(s)) => Some((s.path.clone(), s.queue_disk.clone())),
+            Some(DeviceChoice::Dev(s)) => {
+                Some(Device { path: s.path.clone(), queue: s.queue_disk.clone(), label: None })
+            }
             Some(DeviceChoice::Loop { size, dir }) => {
                 let (g, dev) = loopdev::create(dir, *size, self.journal).map_err(SweepError::from)?;
                 _loop_guard = Some(g);
-                let name = dev.trim_start_matches("/dev/").to_string();
-                Some((dev, name))
+                let queue = dev.trim_start_matches("/dev/").to_string();
+                // Named by what it is, not by its number: `loop0` today is
+                // `loop1` tomorrow, and identifiers must line up across runs.
+                let label = Some(loopdev::label(*size));
+                Some(Device { path: dev, queue, label })
             }
         };
         let mount_root = self.mount_root()?;
@@ -228,9 +243,9 @@ impl Sweep<'_> {
             if filesystems.is_empty() { vec![None] } else { filesystems.into_iter().map(Some).collect() };
         for fs in fs_states {
             let (fs_guard, dir) = match (fs, &device) {
-                (Some(spec), Some((dev, _))) => {
+                (Some(spec), Some(d)) => {
                     let mp = mount_root.join(format!("{}-{}", std::process::id(), spec.fstype));
-                    let st = FsState { spec: spec.clone(), device: dev.clone(), mount_point: mp.clone() };
+                    let st = FsState { spec: spec.clone(), device: d.path.clone(), mount_point: mp.clone() };
                     (Some(st.apply(self.journal).map_err(SweepError::from)?), mp)
                 }
                 _ => (None, self.target.to_path_buf()),
@@ -260,9 +275,10 @@ impl Sweep<'_> {
     }
 
     /// The queues under `dir` (or of the device) and how identifiers name them.
-    fn queues(&self, device: &Option<(String, String)>, dir: &Path) -> Result<(Vec<String>, String), SweepError> {
+    fn queues(&self, device: &Option<Device>, dir: &Path) -> Result<(Vec<String>, String), SweepError> {
         Ok(match device {
-            Some((dev, qd)) => {
+            Some(Device { label: Some(l), queue, .. }) => (vec![format!("/sys/block/{queue}/queue")], l.clone()),
+            Some(Device { path: dev, queue: qd, .. }) => {
                 let model = crate::sysinfo::device::describe(&Fs::live(), qd).ok().and_then(|(d, _)| d.model);
                 (
                     vec![format!("/sys/block/{qd}/queue")],
@@ -274,13 +290,7 @@ impl Sweep<'_> {
     }
 
     /// The queue settings and scheduler states on one directory, and the tests in each.
-    fn on_dir(
-        &self,
-        lp: &mut Loop,
-        fs: Option<&FsSpec>,
-        device: &Option<(String, String)>,
-        dir: PathBuf,
-    ) -> Result<(), Failure> {
+    fn on_dir(&self, lp: &mut Loop, fs: Option<&FsSpec>, device: &Option<Device>, dir: PathBuf) -> Result<(), Failure> {
         let plan = self.plan;
         let keep = plan.schedulers == sweep::Schedulers::Keep && plan.settings.is_empty();
         let (queues, label) =
