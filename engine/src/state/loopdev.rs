@@ -73,7 +73,7 @@ pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String)
 /// written (`loop 4G`, `loop 320M`): by what it is, not by its number.
 pub fn label(size: u64) -> String {
     for (unit, f) in [("T", 1u64 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)] {
-        if size >= f && size % f == 0 {
+        if size >= f && size.is_multiple_of(f) {
             return format!("loop {}{unit}", size / f);
         }
     }
