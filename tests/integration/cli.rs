@@ -145,3 +145,22 @@ fn an_empty_menu_selection_asks_again() {
         f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();
     assert_eq!(descs, ["Value: V7"], "{text}");
 }
+
+/// `--dry-run` times a test from any earlier run of it in ENGINE_HOME (not
+/// only the result it would save to), else from its fixed run time, and
+/// says which.
+#[test]
+fn dry_run_estimates_from_earlier_runs_or_the_run_time() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.bench(&["echo", "--dry-run"]);
+    assert!(r.stdout.contains("time unknown"), "{}", r.stdout);
+    assert_eq!(env.bench(&["echo", "--runs", "3", "--save", "first"]).code, 0);
+    let r = env.bench(&["echo", "--dry-run", "--save", "other"]);
+    assert!(r.stdout.contains("as in result `first`"), "{}", r.stdout);
+    assert!(r.stdout.contains("estimated: "), "{}", r.stdout);
+    // io's run time is fixed by its option: 3 trials of 2 s.
+    let r =
+        env.bench(&["io", "--dry-run", "-o", "runtime=2 Seconds", "-o", "type=Random Read", "-o", "block_size=4KB"]);
+    assert!(r.stdout.contains("~6s from its run time"), "{}", r.stdout);
+}

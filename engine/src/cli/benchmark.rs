@@ -9,7 +9,7 @@ use super::term::TermEvents;
 use super::ui::{self, Prompts};
 use clap::Args;
 use engine::ops::Context;
-use engine::ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest};
+use engine::ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest, Timing};
 use engine::report::{self, Format};
 use engine::runner::{LogPolicy, ProfileExecutors};
 use std::io::IsTerminal;
@@ -209,7 +209,12 @@ fn print_estimate(e: &Estimate) {
         let est = match t.seconds {
             Some(s) => {
                 total += s;
-                format!("~{}", humantime::format_duration(Duration::from_secs(s.ceil() as u64)))
+                let how = match &t.timing {
+                    Timing::Earlier(name) => format!("as in result `{name}`"),
+                    Timing::RunTime => "from its run time".to_string(),
+                    Timing::Unknown => String::new(),
+                };
+                format!("~{} {how}", humantime::format_duration(Duration::from_secs(s.ceil() as u64)))
             }
             None => {
                 unknown += 1;
@@ -226,11 +231,11 @@ fn print_estimate(e: &Estimate) {
     let most = humantime::format_duration(Duration::from_secs(most.ceil() as u64));
     println!("at most: {most} (each test's time budget, or its scheduled trials where they take longer)");
     if unknown == e.tests.len() {
-        println!("estimated: unknown (none of these tests has run here yet; timings come from earlier runs)");
+        println!("estimated: unknown (none of these tests has run here yet, and none has a fixed run time)");
     } else if unknown == 0 {
         println!("estimated: {known} for the scheduled trials");
     } else {
-        println!("estimated: {known} for the tests with earlier timings; {unknown} test(s) never timed here");
+        println!("estimated: {known} for the tests with a timing; {unknown} test(s) never timed here");
     }
 }
 

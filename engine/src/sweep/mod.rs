@@ -149,6 +149,17 @@ impl Plan {
         Ok(Plan { device, ..plan })
     }
 
+    /// How many states each test runs in, when the flags say
+    /// (`--scheduler all` depends on the device: `None`).
+    pub fn state_count(&self) -> Option<usize> {
+        let scheds = match &self.schedulers {
+            Schedulers::Keep => 1,
+            Schedulers::List(l) => l.len(),
+            Schedulers::All => return None,
+        };
+        Some(scheds * self.filesystems.len().max(1))
+    }
+
     pub fn is_active(&self) -> bool {
         self.schedulers != Schedulers::Keep || !self.filesystems.is_empty() || !self.settings.is_empty()
     }

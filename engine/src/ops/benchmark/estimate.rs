@@ -1,13 +1,19 @@
-//! `--dry-run`: the tests, their trials, and the time their scheduled trials
-//! took before (from the result the run would save to, when it exists).
+//! `--dry-run`: the tests, their trials, their budgets, and the time their
+//! scheduled trials take — from an earlier run of the same test anywhere in
+//! ENGINE_HOME (the result the run would save to first), else from the
+//! profile's fixed run time, times the sweep's states.
 
 use super::Request;
-use super::request::{Estimate, Scheduled};
+use super::request::{Estimate, Scheduled, Timing};
 use super::work::Work;
+use crate::expand::Test;
+use crate::model::result::ResultFile;
 use crate::ops::Context;
+use std::collections::HashMap;
 
-pub(super) fn estimate(cx: &Context, req: &Request, work: &Work) -> Estimate {
-    let file = req.save.as_deref().or(work.rerun.as_deref()).and_then(|n| cx.store.load(n).ok());
+pub(super) fn estimate(cx: &Context, req: &Request, work: &Work, states: Option<usize>) -> Estimate {
+    let earlier = earlier_timings(cx, req.save.as_deref().or(work.rerun.as_deref()));
+    let states = states.unwrap_or(1).max(1);
     let tests = work
         .tests
         .iter()
@@ -15,18 +21,73 @@ pub(super) fn estimate(cx: &Context, req: &Request, work: &Work) -> Estimate {
             let tr = &t.profile.profile.trials;
             let trials = req.runs.unwrap_or(tr.times) + req.warmup.unwrap_or(tr.warmup);
             let plan = tr.plan(req.runs, req.budget.or(t.budget));
-            let most = plan.most();
-            let per = file.as_ref().and_then(|f| {
-                let secs: Vec<f64> = f
-                    .results
-                    .iter()
-                    .filter(|r| r.test == t.key())
-                    .flat_map(|r| r.entries.iter().flat_map(|e| e.trial_seconds.iter().copied()))
-                    .collect();
-                (!secs.is_empty()).then(|| secs.iter().sum::<f64>() / secs.len() as f64)
-            });
-            Scheduled { label: t.label(), trials, most, budget: plan.budget, seconds: per.map(|s| s * trials as f64) }
+            let timing = match earlier.get(&t.key()) {
+                Some((secs, name)) => Some((secs * trials as f64, Timing::Earlier(name.clone()))),
+                None => fixed_run_time(t).map(|s| (s * trials as f64, Timing::RunTime)),
+            };
+            let (seconds, timing) = match timing {
+                Some((s, how)) => (Some(s * states as f64), how),
+                None => (None, Timing::Unknown),
+            };
+            Scheduled {
+                label: t.label(),
+                trials,
+                most: plan.most(),
+                budget: plan.budget * states as u32,
+                seconds,
+                timing,
+            }
         })
         .collect();
     Estimate { tests, not_runnable: work.not_runnable.clone() }
+}
+
+/// Per test key, the mean trial time of its latest earlier run and the
+/// result it comes from — `first` (the result this run saves to) before
+/// the others.
+fn earlier_timings(cx: &Context, first: Option<&str>) -> HashMap<String, (f64, String)> {
+    let mut names = cx.store.list();
+    if let Some(f) = first {
+        names.retain(|n| n != f);
+        names.push(f.to_string()); // inserted last: it wins
+    }
+    let mut out: HashMap<String, (f64, String, String)> = HashMap::new();
+    for name in names {
+        let Ok(file) = cx.store.load(&name) else { continue };
+        for (key, secs, stamp) in timings(&file) {
+            let newer = out.get(&key).is_none_or(|(_, _, s)| *s <= stamp || first == Some(name.as_str()));
+            if newer {
+                out.insert(key, (secs, name.clone(), stamp));
+            }
+        }
+    }
+    out.into_iter().map(|(k, (s, n, _))| (k, (s, n))).collect()
+}
+
+/// Per test of `file`: its mean trial seconds and when it last ran.
+fn timings(file: &ResultFile) -> Vec<(String, f64, String)> {
+    let mut out: Vec<(String, f64, String)> = Vec::new();
+    for r in &file.results {
+        if out.iter().any(|(k, _, _)| *k == r.test) {
+            continue;
+        }
+        let secs: Vec<f64> = r.entries.iter().flat_map(|e| e.trial_seconds.iter().copied()).collect();
+        let stamp = r.entries.iter().map(|e| e.timestamp.clone()).max().unwrap_or_default();
+        if !secs.is_empty() {
+            out.push((r.test.clone(), secs.iter().sum::<f64>() / secs.len() as f64, stamp));
+        }
+    }
+    out
+}
+
+/// A trial's length when the test fixes it: a chosen value named like a run
+/// time (`runtime: 2s`, fio's `runtime: 20` seconds), plus a ramp.
+fn fixed_run_time(t: &Test) -> Option<f64> {
+    let b = t.bindings();
+    let secs = |k: &str| {
+        let v = b.get(k)?;
+        v.parse::<f64>().ok().or_else(|| crate::units::parse_duration(v).ok().map(|d| d.as_secs_f64()))
+    };
+    let run = ["runtime", "run_time", "duration"].iter().find_map(|k| secs(k))?;
+    Some(run + secs("ramp").unwrap_or(0.0))
 }

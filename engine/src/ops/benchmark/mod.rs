@@ -15,7 +15,7 @@ mod states;
 mod target;
 mod work;
 
-pub use request::{Estimate, Outcome, Ran, Request, Scheduled, SweepRequest};
+pub use request::{Estimate, Outcome, Ran, Request, Scheduled, SweepRequest, Timing};
 pub(crate) use session::failed_test;
 pub(crate) use work::presets;
 
@@ -35,7 +35,7 @@ pub fn benchmark(
     let flags = flags::check(cx, req)?;
     let work = work::expand(cx, req, events)?;
     if req.dry_run {
-        return Ok(Outcome::DryRun(estimate::estimate(cx, req, &work)));
+        return Ok(Outcome::DryRun(estimate::estimate(cx, req, &work, flags.plan.state_count())));
     }
     let dest = destination::choose(cx, req, &flags, &work)?;
     // Before installing: an install next to a running benchmark disturbs it too.

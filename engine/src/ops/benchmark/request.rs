@@ -95,8 +95,20 @@ pub struct Scheduled {
     pub most: u32,
     /// The time budget of its trials.
     pub budget: Duration,
-    /// Seconds the scheduled trials take, when an earlier run timed them.
+    /// Seconds the scheduled trials take (in every sweep state), when known.
     pub seconds: Option<f64>,
+    /// Where `seconds` comes from.
+    pub timing: Timing,
+}
+
+/// Where a dry run's time of a test comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Timing {
+    /// An earlier run of the same test, in this saved result.
+    Earlier(String),
+    /// The profile's fixed run time × trials.
+    RunTime,
+    Unknown,
 }
 
 /// The tests a dry run lists, with an estimate.
