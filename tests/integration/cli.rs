@@ -16,6 +16,8 @@ fn list_profiles_suites_and_results() {
     }
     let r = env.run(&["list", "suites"]);
     assert!(r.stdout.contains("suite/disk ") && r.stdout.contains("suite/disk-quick"), "{r:?}");
+    // Tests counted as --dry-run counts them, not the suite's items.
+    assert!(r.stdout.contains("Disk (quick) (28 tests)"), "{}", r.stdout);
     let r = env.run(&["list", "results"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
 }

@@ -134,7 +134,10 @@ fn suites(catalog: &Catalog, out: &mut String, broken: &mut usize) {
     let mut rows: Vec<(String, String)> = Vec::new();
     for (id, _) in catalog.all_suites() {
         let title = match catalog.suite(&id) {
-            Ok(s) => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
+            Ok(s) => match test_count(catalog, &s) {
+                Some(n) => format!("{} ({n} tests)", s.suite.title),
+                None => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
+            },
             Err(e) => {
                 *broken += 1;
                 format!("invalid: {e}")
@@ -156,6 +159,17 @@ fn suites(catalog: &Catalog, out: &mut String, broken: &mut usize) {
     for (id, title) in rows {
         out.push_str(&format!("{id:w$}  {title}\n"));
     }
+}
+
+/// How many tests `suite` runs in batch mode: its items, nested suites
+/// included, each expanded with its presets (and the defaults elsewhere).
+fn test_count(catalog: &Catalog, suite: &engine::profile::load::LoadedSuite) -> Option<usize> {
+    let planned = engine::catalog::flatten_suite(catalog, suite, &mut Vec::new()).ok()?;
+    let mut n = 0;
+    for p in planned {
+        n += engine::expand::expand(&p.profile, &p.presets, &engine::expand::Batch, true).ok()?.len();
+    }
+    Some(n)
 }
 
 fn results(store: &Store, out: &mut String, broken: &mut usize) {
