@@ -778,3 +778,24 @@ fn the_printed_command_resumes_an_interrupted_sweep() {
         assert_eq!(res["entries"].as_array().unwrap().len(), 2, "every test in both states: {res}");
     }
 }
+
+/// Whatever order `--shuffle` runs the blocks in, the result lists the
+/// states as the user did, so the first listed is the default baseline.
+#[test]
+#[ignore = "needs root"]
+fn shuffled_blocks_keep_the_listed_order_and_baseline() {
+    let fs = LoopFs::new(64, "relatime");
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1", "2", "3"]));
+    let n = fs.name();
+    let want = [format!("{n}: BFQ"), format!("{n}: NONE"), format!("{n}: MQ-DEADLINE")];
+    for k in 0..4 {
+        let save = format!("s{k}");
+        let r =
+            echo_at(&env, fs.path(), &save, &["--scheduler", "bfq,none,mq-deadline", "--no-interleave", "--shuffle"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert_eq!(identifiers(&env.result(&save)), want);
+        let show = env.run(&["result", "show", &save]);
+        assert!(show.stdout.contains(&format!("Against {n}: BFQ (")), "{}", show.stdout);
+    }
+}

@@ -52,6 +52,10 @@ pub(super) struct Session<'a> {
     pub sweep_note: Option<String>,
     /// `--rounds N`: the round being run, of how many.
     pub round: (u32, u32),
+    /// The sweep's identifiers in the order the user listed the states: the
+    /// result lists its systems so (the first is the default baseline),
+    /// whatever order `--shuffle` ran them in.
+    pub listed: Vec<String>,
 }
 
 /// Where a test of `identifier` keeps its logs, relative to the result folder.
@@ -98,6 +102,7 @@ impl<'a> Session<'a> {
             highlight: Vec::new(),
             sweep_note: None,
             round: (1, 1),
+            listed: Vec::new(),
         }
     }
 
@@ -223,7 +228,13 @@ impl<'a> Session<'a> {
         if self.file.system(identifier).is_none()
             && let Some(s) = self.captured.get(identifier)
         {
-            self.file.systems.push(s.clone());
+            let rank = |id: &str| self.listed.iter().position(|x| x == id);
+            let at = rank(identifier)
+                .and_then(|me| self.file.systems.iter().position(|sys| rank(&sys.identifier).is_some_and(|r| r > me)));
+            match at {
+                Some(i) => self.file.systems.insert(i, s.clone()),
+                None => self.file.systems.push(s.clone()),
+            }
         }
         for (template, mut entry) in results {
             entry.identifier = identifier.to_string();

@@ -41,6 +41,13 @@ impl Loop<'_, '_> {
     /// alike — or, interleaved, each test's trials round-robin across them.
     fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
         self.session.highlight = set.highlight.clone();
+        self.session.listed = set
+            .states
+            .iter()
+            .map(|s| {
+                sweep::identifier(&set.prefix, set.fs_label.as_deref(), s.as_ref().map(SystemState::label).as_deref())
+            })
+            .collect();
         if let (true, Some(j)) = (self.interleave && set.states.len() > 1, journal) {
             return self.interleaved(set, j);
         }
@@ -218,7 +225,9 @@ impl Sweep<'_> {
     fn run(&self, lp: &mut Loop) -> Result<(), Failure> {
         let mut _loop_guard: Option<Guard> = None;
         let mut filesystems: Vec<&FsSpec> = self.plan.filesystems.iter().collect();
-        if self.plan.rounds > 1
+        // Round 1 keeps the order given (the first listed is the baseline);
+        // later rounds take a new order each.
+        if lp.session.round.0 > 1
             && let Some(s) = &mut lp.shuffle
         {
             s.shuffle(&mut filesystems);
