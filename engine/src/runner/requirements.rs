@@ -9,12 +9,22 @@ use thiserror::Error;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Unmet {
-    #[error("{program} not found — install it with `{install}` or put it on PATH")]
-    Program { program: String, install: String },
+    #[error("{program} not found — {}", install_hint(install))]
+    Program { program: String, install: Option<String> },
     #[error("{path} not found — install it with `{install}`")]
     File { path: String, install: String },
     #[error("{profile} must run as root (it {why})")]
     Root { profile: String, why: &'static str },
+}
+
+/// How to get a missing program: the profile's package, or a way to say one.
+fn install_hint(install: &Option<String>) -> String {
+    match install {
+        Some(cmd) => format!("install it with `{cmd}` or put it on PATH"),
+        None => "install the package that provides it or put it on PATH (the profile names none: \
+                 `requirements.programs: [{name: …, apt: PACKAGE}]`)"
+            .to_string(),
+    }
 }
 
 /// The directories matching `pattern`, where `*` stands for one path
@@ -82,7 +92,9 @@ pub fn missing_programs(p: &Profile) -> Vec<Unmet> {
     }
     for (name, apt, dirs) in names {
         if locate(&name, &dirs).is_none() {
-            let install = format!("apt-get install {}", apt.unwrap_or_else(|| name.clone()));
+            // A package is named only when the profile says which: a guess
+            // from the program's name is often wrong (`ddx`).
+            let install = apt.map(|a| format!("apt-get install {a}"));
             out.push(Unmet::Program { program: name, install });
         }
     }
