@@ -68,6 +68,12 @@ fn a_failed_test_is_recorded_and_reported_with_its_stderr() {
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["stderr_tail"], serde_json::json!(["starting", "boom: disk on fire"]));
     assert!(failed["log"].as_str().unwrap().ends_with("trial-1.log"), "{failed}");
+    // `result show` and `list results` show it too.
+    let show = env.run(&["result", "show", "b"]);
+    assert!(show.stdout.contains("Failed or skipped (1)\n  failed Boom ("), "{}", show.stdout);
+    assert!(show.stdout.contains("sh exited 3"), "{}", show.stdout);
+    let list = env.run(&["list", "results"]);
+    assert!(list.stdout.contains("1 result(s), 1 failed or skipped"), "{}", list.stdout);
     // The next run retries it; when it passes, the failure is gone.
     env.profile(
         "boom",
@@ -76,6 +82,7 @@ fn a_failed_test_is_recorded_and_reported_with_its_stderr() {
     let r = env.bench(&["echo", "boom", "--runs", "1", "--save", "b"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(env.result("b").get("failures").is_none());
+    assert!(!env.run(&["result", "show", "b"]).stdout.contains("Failed or skipped"));
 }
 
 /// Overflow after `multiply_by` fails that trial, naming the parser and the

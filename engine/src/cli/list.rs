@@ -176,9 +176,13 @@ fn results(store: &Store, out: &mut String, broken: &mut usize) {
     for name in store.list() {
         match store.load(&name) {
             Ok(f) => out.push_str(&format!(
-                "{name}  {} identifier(s), {} result(s): {}\n",
+                "{name}  {} identifier(s), {} result(s){}: {}\n",
                 f.systems.len(),
                 f.results.len(),
+                match f.failures.len() {
+                    0 => String::new(),
+                    n => format!(", {n} failed or skipped"),
+                },
                 f.systems.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
             )),
             Err(e) => {

@@ -256,6 +256,17 @@ impl Exporter for Text {
         if a.ids.len() > 1 && !r.results.is_empty() {
             analysis_block(&mut out, r, &a, self.width);
         }
+        if !r.failures.is_empty() {
+            // What has no value, and why: until the same test passes.
+            writeln!(out, "\n\nFailed or skipped ({})", r.failures.len()).unwrap();
+            for f in &r.failures {
+                let what = if f.description.is_empty() { String::new() } else { format!(": {}", f.description) };
+                writeln!(out, "  {} {}{what} ({}): {}", f.status, f.title, f.identifier, f.reason).unwrap();
+                if let Some(l) = &f.log {
+                    writeln!(out, "    log: {l}").unwrap();
+                }
+            }
+        }
         // Lines end without trailing spaces.
         out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
     }
