@@ -14,6 +14,10 @@ fn list_profiles_suites_and_results() {
     for id in ["fio@1.0.0", "fs-mark@1.0.0", "sqlite@1.0.0"] {
         assert!(r.stdout.contains(id), "{r:?}");
     }
+    // A profile that builds its tool says so, as `info` does.
+    let line = r.stdout.lines().find(|l| l.starts_with("tiobench@")).unwrap();
+    assert!(line.contains("needs install"), "{line}");
+    assert!(env.run(&["info", "tiobench"]).stdout.contains("Install (not installed;"));
     let r = env.run(&["list", "suites"]);
     assert!(r.stdout.contains("suite/disk ") && r.stdout.contains("suite/disk-quick"), "{r:?}");
     // Tests counted as --dry-run counts them, not the suite's items.

@@ -129,8 +129,7 @@ fn when(w: &IndexMap<String, Scalar>) -> String {
 fn install_of(cx: &Context, p: &Profile, out: &mut String) {
     let Some(inst) = &p.install else { return };
     let dir = engine::install::dir_of(&cx.home.installed(), p);
-    let state = std::fs::read_to_string(dir.join(engine::install::STATE_FILE)).ok();
-    let status = if state.is_some() {
+    let status = if engine::install::is_installed(&cx.home.installed(), p) {
         format!("installed in {}", dir.display())
     } else {
         format!("not installed; `engine install {}`", p.id)

@@ -57,7 +57,12 @@ fn status(missing: &[String]) -> String {
 type Row = (String, String, &'static str, String, String);
 
 /// The profiles on the search path; broken ones are reported and counted.
-fn local_profiles(catalog: &Catalog, best: &HashMap<&str, (&str, &str)>, broken: &mut usize) -> Vec<Row> {
+fn local_profiles(
+    catalog: &Catalog,
+    installed: &std::path::Path,
+    best: &HashMap<&str, (&str, &str)>,
+    broken: &mut usize,
+) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in catalog.all_profiles() {
         let p = match p {
@@ -68,13 +73,17 @@ fn local_profiles(catalog: &Catalog, best: &HashMap<&str, (&str, &str)>, broken:
                 continue;
             }
         };
-        let missing: Vec<String> = requirements::missing_programs(&p.profile)
+        let mut missing: Vec<String> = requirements::missing_programs(&p.profile)
             .into_iter()
             .map(|u| match u {
                 requirements::Unmet::Program { program, .. } => program,
                 other => other.to_string(),
             })
             .collect();
+        if !engine::install::is_installed(installed, &p.profile) {
+            // What it builds or downloads is not there yet, as `info` says.
+            missing.insert(0, "install".to_string());
+        }
         let mut title = p.profile.title.clone();
         let hidden = catalog.shadowed(&p.profile.id);
         if !hidden.is_empty() {
@@ -119,9 +128,9 @@ fn repo_profiles(catalog: &Catalog, best: &HashMap<&str, (&str, &str)>) -> Vec<R
     rows
 }
 
-fn profiles(catalog: &Catalog, out: &mut String, broken: &mut usize) {
+fn profiles(catalog: &Catalog, installed: &std::path::Path, out: &mut String, broken: &mut usize) {
     let best = newest_in_repos(catalog);
-    let mut rows = local_profiles(catalog, &best, broken);
+    let mut rows = local_profiles(catalog, installed, &best, broken);
     rows.extend(repo_profiles(catalog, &best));
     let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let sw = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
@@ -201,7 +210,7 @@ pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
     let mut out = String::new();
     let (mut broken, mut broken_results) = (0, 0);
     match args.what {
-        What::Profiles => profiles(catalog, &mut out, &mut broken),
+        What::Profiles => profiles(catalog, &cx.home.installed(), &mut out, &mut broken),
         What::Suites => suites(catalog, &mut out, &mut broken),
         What::Results => results(&cx.store, &mut out, &mut broken_results),
     }

@@ -50,6 +50,12 @@ pub fn dir_of(installed: &Path, p: &Profile) -> PathBuf {
     installed.join(format!("{}@{}", p.id, p.version))
 }
 
+/// Whether `p` needs no install or has been installed under `installed`:
+/// the one answer `list profiles` and `info` give.
+pub fn is_installed(installed: &Path, p: &Profile) -> bool {
+    p.install.is_none() || dir_of(installed, p).join(STATE_FILE).is_file()
+}
+
 fn sha_hex(b: &[u8]) -> String {
     crate::sys::hash::sha256_hex(b)
 }
