@@ -799,3 +799,40 @@ fn shuffled_blocks_keep_the_listed_order_and_baseline() {
         assert!(show.stdout.contains(&format!("Against {n}: BFQ (")), "{}", show.stdout);
     }
 }
+
+/// A test that needs more room than a file system the sweep made has is
+/// skipped before it runs, naming the space needed and available; the others run.
+#[test]
+#[ignore = "needs root"]
+fn a_test_without_room_on_the_swept_file_system_is_skipped_before_it_runs() {
+    require_root();
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    env.profile(
+        "big",
+        "id: big\nversion: 1.0.0\ntitle: Big\ntest_type: disk\nrequirements: {free_space: 300MiB}\nexecutor: {external: {program: sh, args: [-c, 'echo ran >> /dev/null; echo value: 1']}}\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let loop_dir = env.target.path().join("loopfiles");
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "big",
+        "--runs",
+        "1",
+        "--save",
+        "room",
+        "--device",
+        "loop:100M",
+        "--loop-dir",
+        loop_dir.to_str().unwrap(),
+        "--filesystem",
+        "ext4",
+    ]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(r.stderr.contains("needs 300.0 MiB free in ") && r.stderr.contains(", which has "), "{}", r.stderr);
+    let f = env.result("room");
+    assert_eq!(f["results"].as_array().unwrap().len(), 1, "echo ran");
+    assert_eq!(f["failures"][0]["status"], "skipped");
+    assert_eq!(f["failures"][0]["profile"], "big");
+}

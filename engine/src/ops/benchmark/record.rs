@@ -192,9 +192,11 @@ impl Record {
         looped: Result<(), Failure>,
         pin: bool,
     ) -> Result<Outcome, Failure> {
-        let Record { dest, _lock, existed, runs, skipped, not_runnable, .. } = self;
+        let Record { dest, _lock, existed, runs, mut skipped, not_runnable, .. } = self;
         let (saved, interrupted, failed, precision) =
             (session.saved, session.interrupted, session.failed, session.precision);
+        // Skipped on a state with no room: already in the file, reported with the rest.
+        skipped.extend(session.skipped);
         let mut file = session.file;
         let store = &cx.store;
         // Skipped tests are part of the record once the result exists.

@@ -42,6 +42,8 @@ pub(super) struct Session<'a> {
     /// Tests saved, tests that failed, and whether a stop was asked for.
     pub saved: usize,
     pub failed: Vec<FailedTest>,
+    /// Tests skipped on a state that had no room for them.
+    pub skipped: Vec<FailedTest>,
     pub interrupted: bool,
     /// How exact the results saved this run are.
     pub precision: crate::analysis::precision::Precision,
@@ -96,6 +98,7 @@ impl<'a> Session<'a> {
             events,
             saved: 0,
             failed: Vec::new(),
+            skipped: Vec::new(),
             interrupted: false,
             precision: Default::default(),
             captured: HashMap::new(),
@@ -159,6 +162,17 @@ impl<'a> Session<'a> {
         let round = self.round.0;
         let todo: Vec<usize> = (0..ids.len()).filter(|&i| self.file.rounds_of(&key, &ids[i]) < round).collect();
         if todo.is_empty() {
+            return Ok(());
+        }
+        // A file system a sweep just made is checked here, test by test: the
+        // target check before the run could not see it.
+        if let Some(why) = no_room(test, target) {
+            for &i in &todo {
+                let s = failed_test(test, &ids[i], FailureStatus::Skipped, why.clone(), &crate::sys::time::now());
+                self.events.test_skipped(&s);
+                self.file.record_failure(s.clone());
+                self.skipped.push(s);
+            }
             return Ok(());
         }
         self.before(test, target);
@@ -262,6 +276,20 @@ impl<'a> Session<'a> {
         self.saved += 1;
         Ok(())
     }
+}
+
+/// Why `test` cannot run in `target`: less free space than it declares.
+fn no_room(test: &Test, target: &Path) -> Option<String> {
+    let need = crate::runner::requirements::free_space_of(test)?;
+    let free = crate::sys::fs::free_bytes(target).ok()?;
+    (free < need).then(|| {
+        format!(
+            "needs {} free in {}, which has {}",
+            crate::units::format_bytes_binary(need),
+            target.display(),
+            crate::units::format_bytes_binary(free)
+        )
+    })
 }
 
 /// The states of `inner` listed in `states`, as states 0, 1, …
