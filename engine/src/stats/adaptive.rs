@@ -123,6 +123,22 @@ pub fn trials_needed(values: &[f64], target: f64) -> u32 {
         .unwrap_or(u32::MAX)
 }
 
+/// The factor that takes a sample SD of `n` values to the lower end of the
+/// SD's 90 % interval: √((n − 1) / χ²₀.₉₅(n − 1)).
+pub fn optimistic_sd(n: usize) -> f64 {
+    use statrs::distribution::ChiSquared;
+    if n < 2 {
+        return 1.0;
+    }
+    let df = (n - 1) as f64;
+    ChiSquared::new(df).map(|c| (df / c.inverse_cdf(0.95)).sqrt()).unwrap_or(1.0)
+}
+
+/// [`trials_needed`] with the SD scaled by `factor`.
+pub fn trials_needed_scaled(values: &[f64], target: f64, factor: f64) -> u32 {
+    trials_needed(values, target / factor)
+}
+
 /// A duration for messages: `850 ms`, `12.5 s`, `3 min 20 s`.
 pub fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -210,9 +226,13 @@ impl AdaptivePlan {
                 Some(format!("budget spent: {ci} after {took}; the budget is {}", seconds(self.budget))),
             );
         }
-        // Add trials only while the budget can reach the target.
-        let left = need.saturating_sub(n).min(self.max - n);
-        if need > self.max || elapsed + per * left > self.budget {
+        // Add trials only while the budget can reach the target — judged
+        // with an optimistic SD (the lower end of its 90 % interval): an SD
+        // from 3 or 4 values is rough, and a test that might reach the
+        // target keeps trying until the budget is spent.
+        let hope = trials_needed_scaled(values, target, optimistic_sd(values.len()));
+        let left = hope.saturating_sub(n).min(self.max - n);
+        if hope > self.max || elapsed + per * left > self.budget {
             let would = if need == u32::MAX {
                 "over 100,000 trials".to_string()
             } else {
@@ -464,6 +484,29 @@ mod tests {
         // RSD 100 %: about 1,540 (1.96²·400 = 1,537, t a little over 1.96).
         let n = trials_needed(&[0.0, 100.0, 200.0], 5.0);
         assert!((1537..1560).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn the_optimistic_sd_by_hand() {
+        // n = 3: χ²₀.₉₅(2) = 5.9915, √(2 / 5.9915) = 0.5778.
+        assert!((optimistic_sd(3) - 0.5778).abs() < 1e-4, "{}", optimistic_sd(3));
+        // It tends to 1 as n grows.
+        assert!(optimistic_sd(200) > 0.9 && optimistic_sd(200) < 1.0);
+    }
+
+    #[test]
+    fn a_rough_sd_from_three_values_does_not_stop_a_test_the_budget_may_finish() {
+        // Three values with an RSD of 22 %, then steady ones, 1 s a trial
+        // under a 60 s budget. On the point estimate ±5 % takes about 75
+        // trials (75 s: over budget, the old rule stopped at 3); on the
+        // optimistic SD about 25 — so it goes on, and gets there.
+        let mut seq = vec![100.0, 130.0, 85.0];
+        for _ in 0..12 {
+            seq.extend([100.0, 101.0, 99.0, 100.5, 99.5]);
+        }
+        assert!(trials_needed(&seq[..3], 5.0) > 60, "{}", trials_needed(&seq[..3], 5.0));
+        let (n, why, _, _) = replay_at(&plan(), &seq, Duration::from_secs(1));
+        assert_eq!(why, Stop::Target, "stopped after {n}");
     }
 
     #[test]
