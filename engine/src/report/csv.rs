@@ -70,7 +70,7 @@ impl Exporter for Csv {
 /// Each identifier against the baseline: the ratio of means with its 95 %
 /// interval (Fieller), the change, Welch's p and the verdict.
 fn comparisons(out: &mut String, r: &ResultFile, view: &View) {
-    let records = super::json::comparisons(r, view);
+    let records = super::view::comparison_records(r, view);
     let Some(first) = records.first() else { return };
     out.push('\n');
     out.push_str(&row(&["Against".into(), first.baseline.clone()]));

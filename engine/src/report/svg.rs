@@ -82,7 +82,7 @@ impl std::fmt::Display for Esc<'_> {
 }
 
 /// `s`, cut to `max` characters with "…" when longer.
-fn cut(s: &str, max: usize) -> Cow<'_, str> {
+pub(super) fn cut(s: &str, max: usize) -> Cow<'_, str> {
     if s.chars().count() > max { s.chars().take(max - 1).chain(['…']).collect() } else { Cow::Borrowed(s) }
 }
 

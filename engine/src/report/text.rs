@@ -169,7 +169,7 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
                 let ci = c.ratio_ci.map(|(lo, hi)| format!(" [{}, {}]", pct(lo), pct(hi))).unwrap_or_default();
                 let name = match r.description.as_str() {
                     "" => r.title.clone(),
-                    d => format!("{}: {}", r.title, shorten(d, 60)),
+                    d => format!("{}: {}", r.title, super::svg::cut(d, 60)),
                 };
                 format!("{name} {} %{ci}", pct(c.ratio))
             };
@@ -194,15 +194,6 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
         }
         writeln!(out, "  {id} vs {baseline}: {}", parts.join(", ")).unwrap();
     }
-}
-
-/// `text` cut to `max` characters with `…`.
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max - 1).collect();
-    format!("{cut}…")
 }
 
 /// The result blocks of one test (every result id it yielded), with the

@@ -85,3 +85,31 @@ pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
         ids,
     }
 }
+
+/// The comparisons of `r` against the baseline of `view`, as records.
+pub fn comparison_records(r: &ResultFile, view: &View) -> Vec<crate::model::result::ComparisonRecord> {
+    let a = analyze(r, view);
+    let Some(baseline) = a.baseline.clone() else { return Vec::new() };
+    let mut out = Vec::new();
+    for (i, cs) in &a.comparisons {
+        let t = &r.results[*i];
+        for (id, c) in cs {
+            out.push(crate::model::result::ComparisonRecord {
+                test: t.test.clone(),
+                result: t.result.clone(),
+                identifier: id.clone(),
+                baseline: baseline.clone(),
+                ratio: c.ratio,
+                ratio_ci: c.ratio_ci.map(|(lo, hi)| [lo, hi]),
+                change_pct: c.change_pct,
+                p_value: c.p_value,
+                verdict: match c.verdict {
+                    significance::Verdict::Better(_) => "better".into(),
+                    significance::Verdict::Worse(_) => "worse".into(),
+                    ref v => v.to_string(),
+                },
+            });
+        }
+    }
+    out
+}

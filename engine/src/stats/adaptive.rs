@@ -134,11 +134,6 @@ pub fn optimistic_sd(n: usize) -> f64 {
     ChiSquared::new(df).map(|c| (df / c.inverse_cdf(0.95)).sqrt()).unwrap_or(1.0)
 }
 
-/// [`trials_needed`] with the SD scaled by `factor`.
-pub fn trials_needed_scaled(values: &[f64], target: f64, factor: f64) -> u32 {
-    trials_needed(values, target / factor)
-}
-
 /// A duration for messages: `850 ms`, `12.5 s`, `3 min 20 s`.
 pub fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -230,7 +225,8 @@ impl AdaptivePlan {
         // with an optimistic SD (the lower end of its 90 % interval): an SD
         // from 3 or 4 values is rough, and a test that might reach the
         // target keeps trying until the budget is spent.
-        let hope = trials_needed_scaled(values, target, optimistic_sd(values.len()));
+        // (An SD scaled by f needs the trials a target scaled by 1/f does.)
+        let hope = trials_needed(values, target / optimistic_sd(values.len()));
         let left = hope.saturating_sub(n).min(self.max - n);
         if hope > self.max || elapsed + per * left > self.budget {
             let would = if need == u32::MAX {

@@ -252,21 +252,17 @@ impl<'a> Session<'a> {
         }
         for (template, mut entry) in results {
             entry.identifier = identifier.to_string();
-            if self.round.0 == self.round.1 {
-                // Precision of what the run ends with, counted once.
-                let (t, r) = (template.test.clone(), template.result.clone());
-                self.file.add_round(&template, entry, self.round.0);
-                if let Some(e) = self
+            self.file.add_round(&template, entry, self.round.0);
+            // The precision of what the run ends with, counted once.
+            if self.round.0 == self.round.1
+                && let Some(e) = self
                     .file
                     .results
                     .iter()
-                    .find(|x| x.test == t && x.result == r)
-                    .and_then(|x| x.entries.iter().find(|e| e.identifier == identifier))
-                {
-                    self.precision.add(e);
-                }
-            } else {
-                self.file.add_round(&template, entry, self.round.0);
+                    .find(|x| x.test == template.test && x.result == template.result)
+                    .and_then(|x| crate::analysis::entry(x, identifier))
+            {
+                self.precision.add(e);
             }
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {

@@ -25,6 +25,19 @@ struct StateSet {
     highlight: Vec<String>,
 }
 
+impl StateSet {
+    /// The identifier of each state, in the order the user listed them.
+    fn identifiers(&self) -> Vec<String> {
+        self.states
+            .iter()
+            .map(|s| {
+                let label = s.as_ref().map(SystemState::label);
+                sweep::identifier(&self.prefix, self.fs_label.as_deref(), label.as_deref())
+            })
+            .collect()
+    }
+}
+
 /// Runs `tests` in each state and counts them as `[done/total]`.
 struct Loop<'s, 'a> {
     session: &'s mut Session<'a>,
@@ -41,15 +54,10 @@ impl Loop<'_, '_> {
     /// alike — or, interleaved, each test's trials round-robin across them.
     fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
         self.session.highlight = set.highlight.clone();
-        self.session.listed = set
-            .states
-            .iter()
-            .map(|s| {
-                sweep::identifier(&set.prefix, set.fs_label.as_deref(), s.as_ref().map(SystemState::label).as_deref())
-            })
-            .collect();
+        let ids = set.identifiers();
+        self.session.listed = ids.clone();
         if let (true, Some(j)) = (self.interleave && set.states.len() > 1, journal) {
-            return self.interleaved(set, j);
+            return self.interleaved(set, &ids, j);
         }
         for test in self.tests {
             self.done += 1;
@@ -63,9 +71,7 @@ impl Loop<'_, '_> {
                     (Some(s), Some(j)) => Some(s.apply(j).map_err(SweepError::from)?),
                     _ => None,
                 };
-                let label = state.map(SystemState::label);
-                let id = sweep::identifier(&set.prefix, set.fs_label.as_deref(), label.as_deref());
-                self.session.run(test, &id, &set.dir, (self.done, self.total))?;
+                self.session.run(test, &ids[i], &set.dir, (self.done, self.total))?;
                 if let Some(g) = guard
                     && let Err(e) = g.finish()
                 {
@@ -84,15 +90,7 @@ impl Loop<'_, '_> {
     /// Each test set up once, its trials in rounds across the states of
     /// `set`: a state is applied (journaled) before each of its trials and
     /// the machine's own state restored after the test.
-    fn interleaved(&mut self, set: &StateSet, journal: &Shared) -> Result<(), Failure> {
-        let ids: Vec<String> = set
-            .states
-            .iter()
-            .map(|s| {
-                let label = s.as_ref().map(SystemState::label);
-                sweep::identifier(&set.prefix, set.fs_label.as_deref(), label.as_deref())
-            })
-            .collect();
+    fn interleaved(&mut self, set: &StateSet, ids: &[String], journal: &Shared) -> Result<(), Failure> {
         let note = format!(
             "Trials interleaved round-robin across {} states ({}), in a new random order each round; each test set up once.",
             ids.len(),
@@ -103,7 +101,7 @@ impl Loop<'_, '_> {
         for test in self.tests {
             self.done += 1;
             let mut switch = Rounds { states: &set.states, journal, guard: None, shuffler: sweep::Shuffler::new() };
-            let ran = self.session.run_states(test, &ids, &set.dir, (self.done, self.total), &mut switch);
+            let ran = self.session.run_states(test, ids, &set.dir, (self.done, self.total), &mut switch);
             if let Some(g) = switch.guard.take()
                 && let Err(e) = g.finish()
             {
