@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 files=${1:-200} tests=${2:-50} ids=${3:-5} runs=${4:-5}
 cargo build --release --quiet
-ENGINE=$PWD/target/release/engine
+ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" "$files" "$tests" "$ids" <<'PY'

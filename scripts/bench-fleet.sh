@@ -17,7 +17,7 @@ TOOLS=${ENGINE_TOOLS:-/opt/engine-tools}
 [ -x "$TOOLS/bin/ansible-playbook" ] || { echo "needs ansible-core in $TOOLS: run scripts/install-deps.sh"; exit 1; }
 if [ -z "${ENGINE:-}" ]; then
   cargo build --release --quiet -p engine
-  ENGINE=$PWD/target/release/engine
+  ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 fi
 work=$(mktemp -d)
 pids=()
@@ -95,7 +95,8 @@ EOF
   pids+=($!)
   echo "$1 ansible_host=$2 ansible_port=$port ansible_user=root ansible_ssh_private_key_file=$work/id" \
     "ansible_python_interpreter=/usr/bin/python3 ansible_remote_tmp=$d/.ansible-tmp" \
-    "ansible_async_dir=$d/.ansible-async engine_remote_dir=$d/engine" >>"$work/hosts$N.ini"
+    "ansible_async_dir=$d/.ansible-async engine_remote_dir=$d/engine" \
+    "engine_environment='{\"ENGINE_MACHINE_LOCK\":\"$d/machine.lock\"}'" >>"$work/hosts$N.ini"
 }
 
 for N in "${COUNTS[@]}"; do

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-3000} runs=${2:-5}
 cargo build --release --quiet
-ENGINE=$PWD/target/release/engine
+ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - tests/fixtures/pts/loop-fsmark.composite.xml "$work/big.xml" "$n" <<'PY'

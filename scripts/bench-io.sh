@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-${ENGINE_HOME:-$HOME/.local/share/engine}/scratch} rounds=${2:-3} runtime=${3:-10}
 mkdir -p "$dir"
 cargo build --release --quiet
-ENGINE=$PWD/target/release/engine
+ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$work/profiles

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=${1:-suite/disk-quick} runs=${2:-3}
 cargo build --release --quiet
-ENGINE=$PWD/target/release/engine
+ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export ENGINE_HOME=$home

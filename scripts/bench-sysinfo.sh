@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 target=${1:-/tmp}
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)"; exit 1; }
 cargo build --release --quiet
-ENGINE=$PWD/target/release/engine
+ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmds=("$ENGINE system-info --target-dir $target" "$ENGINE system-info --target-dir $target --json")

@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# Installs what engine's tests and built-in profiles need on Debian/Ubuntu.
+# Installs what engine's main job (or, with --tests, its tests and built-in
+# profiles) need on Debian/Ubuntu.
 # Safe to run again: it skips what is present.
 set -euo pipefail
-pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids chromium fonts-dejavu-core dbench
-  # The seeds' tools (issue 13): PostgreSQL's server and pgbench, PostMark,
-  # Git, nginx and Apache httpd with ab, the compressors, and the kernel
-  # tarball unpack-linux extracts.
-  postgresql postgresql-client postmark git nginx-light apache2 apache2-utils
+# The main job (README, "Quick start" 1): what suite/disk-quick runs — its
+# optional tests (fio, fs_mark, sqlite3, pgbench with its server, Git, dbench,
+# PostMark) included — and what building engine needs (a C compiler for the
+# bundled SQLite). `--tests` adds what the test suite and the other profiles
+# need (README, "Quick start" 2; .ci/run).
+tests=""
+case "${1:-}" in
+  "") ;;
+  --tests) tests=1 ;;
+  *) echo "usage: scripts/install-deps.sh [--tests]" >&2; exit 2 ;;
+esac
+pkgs=(fio fsmark sqlite3 dbench postmark postgresql postgresql-client git util-linux e2fsprogs pci.ids
+  gcc libc6-dev)
+if [ -n "$tests" ]; then pkgs+=(mawk hyperfine xfsprogs chromium fonts-dejavu-core
+  # The seeds' other tools (issue 13): nginx and Apache httpd with ab, the
+  # compressors, and the kernel tarball unpack-linux extracts.
+  nginx-light apache2 apache2-utils
   gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
   # Fleets (issue 16): the tests' SSH hosts, and Python for Ansible.
   openssh-server openssh-client python3 python3-venv
@@ -25,6 +38,7 @@ pkgs=(fio fsmark sqlite3 mawk hyperfine util-linux e2fsprogs xfsprogs pci.ids ch
   # Profile repositories (issue 14): the index signature must verify with
   # the real minisign tool.
   minisign)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -44,7 +58,8 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   if [ -n "$own_policy" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
 fi
-# WASM plugins (component model) are built for this target.
+[ -n "$tests" ] || exit 0
+# WASM plugins (component model) are built for this target (by the tests).
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
   rustup target add wasm32-wasip2
 fi

@@ -15,6 +15,10 @@ pub const HOME: &str = "HOME";
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Terminal width for reports when stdout is not a terminal (default 80).
 pub const COLUMNS: &str = "COLUMNS";
+/// The machine-wide benchmark lock (default `/run/lock/engine-benchmark.lock`):
+/// one `engine benchmark` per machine whatever its ENGINE_HOME. Set it only
+/// where "machine" means something smaller, e.g. one per container or test.
+pub const ENGINE_MACHINE_LOCK: &str = "ENGINE_MACHINE_LOCK";
 
 // Installing (README, "Installing what profiles need").
 

@@ -42,6 +42,11 @@ impl Home {
         self.root.join("state.lock")
     }
     /// Held by the one `engine benchmark` (or `run`) running with this home.
+    /// The JSON schemas, for editors (`engine profile new` writes them).
+    pub fn schemas(&self) -> PathBuf {
+        self.root.join("schemas")
+    }
+
     pub fn benchmark_lock(&self) -> PathBuf {
         self.root.join("benchmark.lock")
     }

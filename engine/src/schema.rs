@@ -25,3 +25,17 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
     ]
 }
+
+/// Writes every schema into `dir` (`ENGINE_HOME/schemas`), replacing copies
+/// an older engine wrote, so an editor line can point at a file that is
+/// there and matches this engine; returns the profile schema's path.
+pub fn install(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    for (name, text) in all() {
+        let p = dir.join(name);
+        if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
+            crate::sys::fs::write_atomic(&p, text.as_bytes())?;
+        }
+    }
+    Ok(dir.join("profile.schema.json"))
+}

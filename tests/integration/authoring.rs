@@ -58,20 +58,38 @@ fn profile_new_scaffolds_a_profile_that_runs() {
         "new",
         "dd-write",
         "--from-command",
-        "dd if=/dev/zero of=/tmp/dd.out bs=64k count=16 conv=fsync",
+        "dd if=/dev/zero of=dd.out bs=64k count=16 conv=fsync",
         "--run",
         "--root",
         &root,
     ]);
     assert_eq!(r.code, 0, "{r:?}");
     let text = std::fs::read_to_string(env.profiles.path().join("test-profiles/dd-write/profile.yaml")).unwrap();
-    assert!(text.starts_with("# yaml-language-server: $schema="), "{text}");
-    assert!(text.contains("of={{scratch_dir}}/dd.out"), "{text}");
-    assert!(text.contains("bs={{bs}}") && text.contains("count={{count}}"), "{text}");
+    // The editor line names the schema engine installed, and it is there.
+    let schema = env.home.path().join("schemas/profile.schema.json");
+    assert!(text.starts_with(&format!("# yaml-language-server: $schema=file://{}\n", schema.display())), "{text}");
+    let installed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&schema).unwrap()).unwrap();
+    assert_eq!(installed["$schema"], "http://json-schema.org/draft-07/schema#");
+    assert!(!text.contains("engine.invalid"), "{text}");
+    // A relative output path goes into the scratch directory; settings stay
+    // as given (no one-entry options), with one commented example.
+    assert!(text.contains("\"of={{scratch_dir}}/dd.out\""), "{text}");
+    assert!(text.contains("\"bs=64k\"") && text.contains("\"count=16\""), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("options:")), "{text}");
+    assert!(text.contains("# and write \"bs={{bs}}\" for \"bs=64k\" below."), "{text}");
+    // The rate in MB/s whatever prefix dd printed this time.
+    assert!(
+        text.contains("unit: \"MB/s\"") && text.contains("(?P<si>[kKMGT]?)B/s") && text.contains("divide_by: 1000000 "),
+        "{text}"
+    );
     assert!(text.contains("stream: stderr") && text.contains("(?P<value>"), "{text}");
     let r = env.bench(&["dd-write", "--runs", "2", "--save", "dd"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(env.result("dd")["results"][0]["profile"], "dd-write");
+    let res = env.result("dd");
+    assert_eq!(res["results"][0]["profile"], "dd-write");
+    assert_eq!(res["results"][0]["unit"], "MB/s");
+    let v = res["results"][0]["entries"][0]["value"].as_f64().unwrap();
+    assert!(v > 1.0 && v < 100_000.0, "a plausible MB/s: {v}");
     // Without --run: the wall time.
     let r = env.run(&["profile", "new", "sleepy", "--from-command", "sleep 0", "--root", &root]);
     assert_eq!(r.code, 0, "{r:?}");

@@ -21,7 +21,7 @@ fn list_profiles_suites_and_results() {
     let r = env.run(&["list", "suites"]);
     assert!(r.stdout.contains("suite/disk ") && r.stdout.contains("suite/disk-quick"), "{r:?}");
     // Tests counted as --dry-run counts them, not the suite's items.
-    assert!(r.stdout.contains("Disk (quick) (28 tests)"), "{}", r.stdout);
+    assert!(r.stdout.contains("Disk (quick) (28 tests; "), "{}", r.stdout);
     let r = env.run(&["list", "results"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
 }
@@ -159,9 +159,17 @@ fn an_empty_menu_selection_asks_again() {
 fn dry_run_estimates_from_earlier_runs_or_the_run_time() {
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
+    env.suite("timed", "title: Timed\nbudget: 5s\ntests:\n  - profile: echo\n");
     let r = env.bench(&["echo", "--dry-run"]);
     assert!(r.stdout.contains("time unknown"), "{}", r.stdout);
+    let r = env.run(&["list", "suites"]);
+    assert!(r.stdout.contains("Timed (1 tests; time unknown, at most 5s)"), "{}", r.stdout);
     assert_eq!(env.bench(&["echo", "--runs", "3", "--save", "first"]).code, 0);
+    // `list suites` and `info` estimate as --dry-run does.
+    let r = env.run(&["list", "suites"]);
+    assert!(r.stdout.contains("Timed (1 tests; about 1s, at most 5s)"), "{}", r.stdout);
+    let r = env.run(&["info", "suite/timed"]);
+    assert!(r.stdout.contains("time: about 1s, at most 5s (`engine benchmark suite/timed --dry-run`"), "{}", r.stdout);
     let r = env.bench(&["echo", "--dry-run", "--save", "other"]);
     assert!(r.stdout.contains("as in result `first`"), "{}", r.stdout);
     assert!(r.stdout.contains("estimated: "), "{}", r.stdout);

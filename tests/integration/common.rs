@@ -71,6 +71,8 @@ impl Env {
         c.args(args)
             .env("ENGINE_HOME", self.home.path())
             .env("ENGINE_PROFILE_PATH", self.profiles.path())
+            // Tests run in parallel: each its own "machine" for the machine-wide lock.
+            .env("ENGINE_MACHINE_LOCK", self.home.path().join("machine.lock"))
             .env("COLUMNS", "100")
             .env("NO_COLOR", "1")
             .env_remove("XDG_DATA_HOME");

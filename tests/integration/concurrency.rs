@@ -51,6 +51,51 @@ fn a_second_benchmark_on_one_home_is_refused_and_the_first_finishes() {
     assert_eq!(again.code, 0, "{again:?}");
 }
 
+/// Another ENGINE_HOME on the same machine: refused by the machine-wide
+/// lock, or run with a warning under `--allow-concurrent`.
+#[test]
+fn a_benchmark_with_another_home_is_refused_unless_allowed() {
+    let (a, b) = (Env::new(), Env::new());
+    let machine = tempfile::tempdir().unwrap();
+    let lock = machine.path().join("machine.lock");
+    let marker = a.target.path().join("started");
+    slow_profile(&a, "slow", 3.0, &marker);
+    b.profile("echo", &echo_profile("echo", &["1"]));
+    let target = a.target.path().to_str().unwrap().to_string();
+    let mut first = a
+        .cmd(&["benchmark", "-y", "--target-dir", &target, "slow", "--save", "a", "--identifier", "one", "--runs", "1"])
+        .env("ENGINE_MACHINE_LOCK", &lock)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_file(&marker);
+    let bench = |extra: &[&str]| -> Run {
+        let mut args = vec!["benchmark", "-y", "--target-dir", b.target.path().to_str().unwrap()];
+        args.extend_from_slice(&["echo", "--save", "b", "--identifier", "two", "--runs", "1"]);
+        args.extend_from_slice(extra);
+        b.cmd(&args).env("ENGINE_MACHINE_LOCK", &lock).output().unwrap().into()
+    };
+    let refused = bench(&[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("another engine benchmark is running on this machine")
+            && refused.stderr.contains(&format!("pid {}", first.id()))
+            && refused.stderr.contains(&a.home.path().display().to_string())
+            && refused.stderr.contains("--allow-concurrent"),
+        "{refused:?}"
+    );
+    assert!(!b.home.path().join("results/b").exists(), "the refused run left nothing");
+    let allowed = bench(&["--allow-concurrent"]);
+    assert_eq!(allowed.code, 0, "{allowed:?}");
+    assert!(allowed.stderr.contains("--allow-concurrent: running anyway"), "{allowed:?}");
+    assert!(first.wait().unwrap().success());
+    // The lock went with the first process.
+    let after = bench(&[]);
+    assert_eq!(after.code, 0, "{after:?}");
+    assert!(!after.stderr.contains("running anyway"), "{after:?}");
+}
+
 /// A profile whose trial takes `secs` and touches `marker` when it starts.
 fn slow_profile(env: &Env, id: &str, secs: f64, marker: &Path) {
     env.profile(

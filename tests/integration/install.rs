@@ -435,6 +435,7 @@ fn as_user(env: &Env, args: &[&str], vars: &[(&str, String)]) -> Run {
         let mut c = std::process::Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()]).args(args);
         c.env("ENGINE_HOME", env.home.path()).env("ENGINE_PROFILE_PATH", env.profiles.path()).env("NO_COLOR", "1");
+        c.env("ENGINE_MACHINE_LOCK", env.home.path().join("machine.lock"));
         c
     } else {
         env.cmd(args)

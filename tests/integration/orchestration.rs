@@ -113,6 +113,9 @@ impl SshHost {
             "ansible_remote_tmp": format!("{d}/.ansible-tmp"),
             "ansible_async_dir": format!("{d}/.ansible-async"),
             "engine_remote_dir": format!("{d}/engine"),
+            // The "hosts" share this machine: each is its own machine to the
+            // machine-wide benchmark lock.
+            "engine_environment": {"ENGINE_MACHINE_LOCK": format!("{d}/machine.lock")},
         });
         v.as_object().unwrap().clone()
     }
@@ -268,10 +271,7 @@ fn the_playbook_runs_a_suite_on_every_host_and_merges_one_result() {
             let mut v = h.inventory_vars(&control.key);
             v.insert("disk_model".into(), "loop".into());
             let path = if h.name == "host4" { String::new() } else { format!("{}:", tools.display()) };
-            v.insert(
-                "engine_environment".into(),
-                serde_json::json!({"PATH": format!("{path}/usr/sbin:/usr/bin:/sbin:/bin")}),
-            );
+            v["engine_environment"]["PATH"] = format!("{path}/usr/sbin:/usr/bin:/sbin:/bin").into();
             hs.insert(h.name.clone(), Value::Object(v));
         }
         serde_json::json!({"bench": {"hosts": hs}})

@@ -297,6 +297,8 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
     abuse(&env, "abuse-bomb", "bomb", "{memory: 64MiB}");
     abuse(&env, "abuse-trap", "trap", "{}");
     abuse(&env, "abuse-panic", "panic", "{}");
+    abuse(&env, "abuse-flood", "flood", "{}");
+    abuse(&env, "abuse-flood-log", "flood-log", "{}");
     let one = "executor:\n  wasm:\n    plugin: plugin.wasm\nresults:\n  - {id: value, unit: Items, proportion: HIB}\nparsers: []\n";
     wasm_profile(&env, "wrong-version", Some("wrong_version_plugin"), one);
     let dir = wasm_profile(&env, "truncated", None, one);
@@ -314,6 +316,8 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
         "abuse-bomb",
         "abuse-trap",
         "abuse-panic",
+        "abuse-flood",
+        "abuse-flood-log",
         "wrong-version",
         "truncated",
         "not-wasm",
@@ -336,6 +340,9 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
         ("abuse-bomb", "allocated past its memory cap of 64 MiB"),
         ("abuse-trap", "trapped: wasm `unreachable` instruction executed"),
         ("abuse-panic", "panicked: the abuse plugin panics on purpose (at abuse/src/lib.rs:"),
+        // More than 16 MiB of output fails the test, as sdk/README.md says.
+        ("abuse-flood", "wrote more than 16 MiB to its standard output, standard error or log"),
+        ("abuse-flood-log", "wrote more than 16 MiB to its standard output, standard error or log"),
         (
             "wrong-version",
             "it was built for engine:plugin@1.0.0, another major version than this engine's engine:plugin@0.1.0",

@@ -99,6 +99,28 @@ fn every_bad_profile_is_reported_at_its_line_and_column() {
     assert!(failures.is_empty(), "{} of {} files:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
 
+/// Three typos, one round: `validate` reports every structural problem.
+#[test]
+fn validate_reports_every_error_in_a_file() {
+    let env = Env::new();
+    let p = env.profile(
+        "typos",
+        "id: typos\nversion: 1.0.0\ntitel: T\ntest_type: other\nexecutor:\n  external:\n    program: echo\n    argz: [\"1\"]\nresults:\n  - {id: v, unit: s, proportion: HIB, sigend: false}\nparsers:\n  - {result: v, wall_time: true}\n",
+    );
+    let r = env.run(&["validate", p.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let shown = p.display().to_string();
+    for want in [
+        format!("{shown}:3:1: unknown field `titel`"),
+        format!("{shown}:8:5: unknown field `argz`"),
+        format!("{shown}:10:39: unknown field `sigend`"),
+    ] {
+        assert!(r.stderr.lines().any(|l| l == want), "{want}\n{}", r.stderr);
+    }
+    assert!(r.stderr.contains("did you mean `title`?") && r.stderr.contains("did you mean `args`?"), "{r:?}");
+    assert_eq!(r.stderr.matches("unknown field `titel`").count(), 1, "each once: {}", r.stderr);
+}
+
 #[test]
 fn a_broken_suite_points_into_the_suite_file() {
     let env = Env::new();

@@ -1,5 +1,6 @@
-//! What a run reports while it runs: on a pipe a line per test and each
-//! result as it finishes; on a terminal trial k of n with an ETA; and
+//! What a run reports while it runs: on a pipe a line per test and the
+//! whole report once at the end; on a terminal a compact line per result
+//! as each test finishes (bars with `--format bars`); on a terminal trial k of n with an ETA; and
 //! `--progress json`, one event per line for orchestrators, each checked
 //! against schemas/progress.schema.json.
 
@@ -7,10 +8,10 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Piped: a line per test start and finish on stderr, each result on stdout
-/// as it finishes, and a short system block.
+/// Piped: a line per test start and finish on stderr, and on stdout the
+/// report `result show` prints — each chart once, after the last test.
 #[test]
-fn piped_output_has_a_line_per_test_and_results_as_they_finish() {
+fn piped_output_has_a_line_per_test_and_the_report_once() {
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["4", "6"]));
     let r = env.bench(&["echo", "--runs", "2", "--save", "p"]);
@@ -21,12 +22,14 @@ fn piped_output_has_a_line_per_test_and_results_as_they_finish() {
     let first = r.stdout.find("Value: V4").unwrap();
     let second = r.stdout.find("Value: V6").unwrap();
     assert!(first < second, "{}", r.stdout);
+    assert_eq!(r.stdout.matches("Value: V4").count(), 1, "{}", r.stdout);
     assert!(r.stdout.contains("SE +/- 0.00, N = 2"), "{}", r.stdout);
-    // The run's system block is short; the rest is in system-info and the file.
-    assert!(r.stdout.contains("Disk Notes"), "{}", r.stdout);
-    for long in ["Compiler Notes", "Command Line", "Security Notes"] {
-        assert!(!r.stdout.contains(long), "{long} in: {}", r.stdout);
-    }
+    let shown = env.run(&["result", "show", "p"]);
+    assert_eq!(r.stdout, shown.stdout, "the piped run prints the report, once");
+    // `--format bars` piped: the same report (bars are what it is made of).
+    let r = env.bench(&["echo", "--runs", "2", "--save", "q", "--format", "bars"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.matches("Value: V4").count(), 1, "{}", r.stdout);
 }
 
 /// On a terminal the progress line says which trial of how many, with an
@@ -45,6 +48,14 @@ fn a_terminal_gets_trial_k_of_n_and_an_eta() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("trial 1 of 3"), "{text}");
     assert!(text.contains("trial 3 of 3, ETA 0:00"), "{text}");
+    // The result as a compact line (value, ±CI, N), no bars.
+    assert!(text.contains("Paced (vm)") || text.contains("Paced ("), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("x ") && l.contains(" U ") && l.contains("N=3")), "{text}");
+    assert!(!text.contains("|==="), "{text}");
+    let bars = format!("{} --format bars", cmdline.replace("--save t ", "--save t2 "));
+    let out = env.cmd(&[]).env("COLUMNS", "80").spawn_script(&bars).wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("|===") && text.contains("SE +/- 0.00, N = 3"), "{text}");
     // Every drawn line fits in 80 columns (escape sequences aside).
     let plain = regex_lite_strip(&text);
     for line in plain.lines().filter(|l| l.contains("trial ")) {

@@ -375,6 +375,16 @@ fn a_published_result_re_run_appends_an_identifier() {
     let nginx = Nginx::start(p.out.path());
     let r = user.run(&["repo", "add", "lab", &nginx.url(""), "--key", &p.pubkey]);
     assert_eq!(r.code, 0, "{r:?}");
+    // Listed with the saved ones, and shown without being copied in.
+    let r = user.run(&["list", "results"]);
+    assert!(
+        r.stdout.contains("lab/results/base@1.0.0  shared: 1 identifier(s)") && r.stdout.contains("publisher box"),
+        "{r:?}"
+    );
+    let r = user.run(&["info", "lab/results/base"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("saved result base: 1 test(s) can be re-run"), "{r:?}");
+    assert!(!user.home.path().join("results/base").exists(), "info copied the shared result");
     let r = user.bench(&["lab/results/base", "--runs", "2", "--identifier", "my box"]);
     assert_eq!(r.code, 0, "{r:?}");
     let res = user.result("base");

@@ -45,10 +45,20 @@ pub fn is_suite_file(p: &Path) -> bool {
     ix.has(&crate::path!["tests"]) && !ix.has(&crate::path!["executor"])
 }
 
-/// What `reference` names, from `catalog` and the saved results in `store`.
+/// What `reference` names, from `catalog` and the saved results in `store`,
+/// for a run: a shared result (`team/results/NAME`) is copied into `store`
+/// first, so the run appends to it.
 pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
     let mut notes = Vec::new();
-    let resolved = resolve_noting(reference, catalog, store, &mut notes)?;
+    let resolved = resolve_noting(reference, catalog, store, &mut notes, true)?;
+    Ok(Resolution { resolved, notes })
+}
+
+/// What `reference` names, as [`resolve`] but changing nothing: a shared
+/// result is read where the repository copy keeps it (`engine info`).
+pub fn look_up(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
+    let mut notes = Vec::new();
+    let resolved = resolve_noting(reference, catalog, store, &mut notes, false)?;
     Ok(Resolution { resolved, notes })
 }
 
@@ -65,6 +75,7 @@ fn resolve_noting(
     catalog: &Catalog,
     store: &Store,
     notes: &mut Vec<String>,
+    copy: bool,
 ) -> Result<Resolved, ResolveError> {
     if let Some(id) = reference.strip_prefix("suite/") {
         return suite(catalog, &catalog.suite(id)?);
@@ -79,7 +90,7 @@ fn resolve_noting(
         }
         notes.extend(old_copy(local));
         if let Some(name) = rest.strip_prefix("results/") {
-            return shared(local, name, catalog, store, notes);
+            return shared(local, name, catalog, store, notes, copy);
         }
         return Ok(one(catalog.profile(reference)?));
     }
@@ -121,14 +132,15 @@ fn old_copy(local: &Local) -> Option<String> {
 }
 
 /// `team/results/NAME`: the published result, copied into the result store
-/// under its name the first time, then re-run like a saved result (a new
-/// identifier is appended).
+/// under its name the first time (when `copy`), then re-run like a saved
+/// result (a new identifier is appended).
 fn shared(
     local: &Local,
     name: &str,
     catalog: &Catalog,
     store: &Store,
     notes: &mut Vec<String>,
+    copy: bool,
 ) -> Result<Resolved, ResolveError> {
     let repo = &local.conf.name;
     let Some(entry) = local.index.result(name) else {
@@ -147,6 +159,9 @@ fn shared(
     let path =
         sync::ensure(local, sync::Kind::Result, name, &v.version, catalog.downloads()).map_err(ResolveError::Fetch)?;
     let published = crate::store::load_file(&path)?;
+    if !copy {
+        return Ok(saved_file(name, &published, catalog, Some(repo)));
+    }
     if store.exists(name) {
         let mine = store.load(name)?;
         if !published.systems.iter().all(|s| mine.system(&s.identifier).is_some()) {
@@ -201,7 +216,10 @@ fn profile_of(
 /// that is not added here, and for local profiles of the publisher's that
 /// are not here.
 fn saved(name: &str, catalog: &Catalog, store: &Store, via: Option<&str>) -> Result<Resolved, ResolveError> {
-    let file = store.load(name)?;
+    Ok(saved_file(name, &store.load(name)?, catalog, via))
+}
+
+fn saved_file(name: &str, file: &crate::model::result::ResultFile, catalog: &Catalog, via: Option<&str>) -> Resolved {
     let mut tests: Vec<Test> = Vec::new();
     let mut missing = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -224,5 +242,5 @@ fn saved(name: &str, catalog: &Catalog, store: &Store, via: Option<&str>) -> Res
             }
         }
     }
-    Ok(Resolved::Saved { name: name.to_string(), tests, missing })
+    Resolved::Saved { name: name.to_string(), tests, missing }
 }

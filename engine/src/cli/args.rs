@@ -39,6 +39,35 @@ impl ValueEnum for TextFormatArg {
     }
 }
 
+/// What `engine benchmark` prints: `text` (a compact table per test as it
+/// finishes on a terminal, the whole report once at the end when piped),
+/// `bars` (the bar charts of each test as it finishes), or a report format
+/// printed at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunFormat {
+    Bars,
+    Report(Format),
+}
+
+static RUN: LazyLock<Vec<RunFormat>> = LazyLock::new(|| {
+    let mut v: Vec<RunFormat> = TEXT.iter().map(|f| RunFormat::Report(f.0)).collect();
+    v.insert(1, RunFormat::Bars);
+    v
+});
+
+impl ValueEnum for RunFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &RUN
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            RunFormat::Bars => PossibleValue::new("bars"),
+            RunFormat::Report(f) => PossibleValue::new(f.name()),
+        })
+    }
+}
+
 /// Which trial logs are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Logs {

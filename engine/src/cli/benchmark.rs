@@ -3,9 +3,9 @@
 //! events; the report, the summary and the exit code at the end.
 
 use super::Failure;
-use super::args::{self, Logs, Progress, TextFormatArg};
+use super::args::{self, Logs, Progress, RunFormat};
 use super::progress_json::JsonEvents;
-use super::term::TermEvents;
+use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use clap::Args;
 use engine::ops::Context;
@@ -100,15 +100,21 @@ pub struct BenchmarkArgs {
     /// Sync and drop the page cache before every trial
     #[arg(long, help_heading = "Hygiene")]
     pub drop_caches: bool,
+    /// Run even while another engine benchmark runs on this machine (with any
+    /// ENGINE_HOME): a warning instead of a refusal; the two measure each other
+    #[arg(long, help_heading = "Hygiene")]
+    pub allow_concurrent: bool,
     /// fstrim the target file system before every test
     #[arg(long, help_heading = "Hygiene")]
     pub fstrim: bool,
     /// Pause before every test (`5s`)
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
-    /// Report format printed at the end
+    /// What is printed: `text` (on a terminal a compact table per test as it finishes —
+    /// value, ±CI, N, marks — then the comparison; piped, the whole report once at the
+    /// end), `bars` (each test's bar charts as it finishes), or a report format at the end
     #[arg(long, value_enum, default_value = "text")]
-    pub format: TextFormatArg,
+    pub format: RunFormat,
     /// How progress is shown: `text` (a progress line on a terminal, a line per test
     /// otherwise) or `json` (one JSON object per line on standard output, for
     /// orchestrators: schemas/progress.schema.json)
@@ -156,6 +162,7 @@ impl BenchmarkArgs {
                 },
             },
             drop_caches: self.drop_caches,
+            allow_concurrent: self.allow_concurrent,
             fstrim: self.fstrim,
             settle: self.settle,
             argv: std::env::args().collect(),
@@ -164,15 +171,18 @@ impl BenchmarkArgs {
 }
 
 pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
-    let format = args.format.0;
+    let format = args.format;
     let progress = args.progress;
     let req = args.request(install);
     if progress == Progress::Json {
         let events = JsonEvents::new(Prompts::new());
-        let outcome = if format != Format::Text {
+        let outcome = if format != RunFormat::Report(Format::Text) {
+            let name = match format {
+                RunFormat::Bars => "bars",
+                RunFormat::Report(f) => f.name(),
+            };
             Err(Failure::usage(format!(
-                "--progress json writes events to standard output; --format {} would be mixed into them",
-                format.name()
+                "--progress json writes events to standard output; --format {name} would be mixed into them"
             ))
             .hint("write the report afterwards: `engine result show NAME --format FORMAT`"))
         } else {
@@ -182,14 +192,31 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
         return outcome.map(|o| finish(cx, &o, None));
     }
     let tty = std::io::stderr().is_terminal();
-    let events = TermEvents::new(tty, format == Format::Text, ui::width(), Prompts::new());
+    // Piped output gets each chart once, in the report at the end, instead
+    // of a test's charts again after every state of a sweep.
+    let (shown, end) = match (format, std::io::stdout().is_terminal()) {
+        (RunFormat::Report(Format::Text), true) => (Shown::Compact, End::Analysis),
+        (RunFormat::Bars, true) => (Shown::Bars, End::Analysis),
+        (RunFormat::Bars, false) => (Shown::Nothing, End::Report(Format::Text)),
+        (RunFormat::Report(f), _) => (Shown::Nothing, End::Report(f)),
+    };
+    let events = TermEvents::new(tty, shown, ui::width(), Prompts::new());
     let outcome = benchmark::benchmark(cx, &req, &events, &ProfileExecutors)?;
-    Ok(finish(cx, &outcome, Some(format)))
+    Ok(finish(cx, &outcome, Some(end)))
+}
+
+/// What is printed after a run on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The comparison across identifiers only (the tests were shown as they finished).
+    Analysis,
+    /// The whole report in this format.
+    Report(Format),
 }
 
 /// Prints how the run ended (the report too, unless `format` is none: JSON
 /// progress) and returns its exit code.
-fn finish(cx: &Context, outcome: &Outcome, format: Option<Format>) -> i32 {
+fn finish(cx: &Context, outcome: &Outcome, format: Option<End>) -> i32 {
     match outcome {
         Outcome::DryRun(e) => print_estimate(e),
         Outcome::InterruptedInstall => {}
@@ -199,16 +226,10 @@ fn finish(cx: &Context, outcome: &Outcome, format: Option<Format>) -> i32 {
 }
 
 fn print_estimate(e: &Estimate) {
-    let mut total = 0.0;
-    let mut unknown = 0;
-    // Trials stop at the target or when the budget is spent, but never
-    // before the scheduled ones: each test takes at most the larger.
-    let most: f64 = e.tests.iter().map(|t| t.budget.as_secs_f64().max(t.seconds.unwrap_or(0.0))).sum();
     println!("{} test(s):", e.tests.len());
     for t in &e.tests {
         let est = match t.seconds {
             Some(s) => {
-                total += s;
                 let how = match &t.timing {
                     Timing::Earlier(name) => format!("as in result `{name}`"),
                     Timing::RunTime => "from its run time".to_string(),
@@ -216,10 +237,7 @@ fn print_estimate(e: &Estimate) {
                 };
                 format!("~{} {how}", humantime::format_duration(Duration::from_secs(s.ceil() as u64)))
             }
-            None => {
-                unknown += 1;
-                "time unknown".to_string()
-            }
+            None => "time unknown".to_string(),
         };
         let budget = humantime::format_duration(t.budget);
         println!("  {}: {} trial(s) (up to {} within a budget of {budget}), {est}", t.label, t.trials, t.most);
@@ -227,8 +245,9 @@ fn print_estimate(e: &Estimate) {
     for m in &e.not_runnable {
         println!("  cannot run: {m}");
     }
+    let (total, unknown) = e.known();
     let known = humantime::format_duration(Duration::from_secs(total.ceil() as u64));
-    let most = humantime::format_duration(Duration::from_secs(most.ceil() as u64));
+    let most = humantime::format_duration(Duration::from_secs(e.most().ceil() as u64));
     println!("at most: {most} (each test's time budget, or its scheduled trials where they take longer)");
     if unknown == e.tests.len() {
         println!("estimated: unknown (none of these tests has run here yet, and none has a fixed run time)");
@@ -240,17 +259,18 @@ fn print_estimate(e: &Estimate) {
 }
 
 /// The report, what failed or was skipped, where it is saved, and what to do next.
-fn print_ran(cx: &Context, r: &Ran, format: Option<Format>) {
-    if let (Some((name, _)), Some(format)) = (&r.result, format)
+fn print_ran(cx: &Context, r: &Ran, format: Option<End>) {
+    if let (Some((name, _)), Some(end)) = (&r.result, format)
         && let Ok(shown) = cx.store.load(name)
     {
-        if format == Format::Text {
-            let a = report::text::analysis_only(&shown, &report::View::default(), ui::width());
-            if !a.trim().is_empty() {
-                print!("\n{a}");
+        match end {
+            End::Analysis => {
+                let a = report::text::analysis_only(&shown, &report::View::default(), ui::width());
+                if !a.trim().is_empty() {
+                    print!("\n{a}");
+                }
             }
-        } else {
-            print!("{}", format.exporter(ui::width()).export(&shown, &report::View::default()));
+            End::Report(f) => print!("{}", f.exporter(ui::width()).export(&shown, &report::View::default())),
         }
     }
     if !r.failed.is_empty() || !r.skipped.is_empty() {

@@ -2,7 +2,7 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::catalog::reference::{Resolved, resolve};
+use engine::catalog::reference::{Resolved, look_up};
 use engine::model::profile::{LoadedProfile, Profile, Scalar};
 use engine::ops::Context;
 use engine::runner::requirements;
@@ -213,7 +213,7 @@ fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
 
 pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
     let mut out = String::new();
-    let found = resolve(&args.reference, cx.catalog(), &cx.store)?;
+    let found = look_up(&args.reference, cx.catalog(), &cx.store)?;
     for n in &found.notes {
         eprintln!("{n}");
     }
@@ -240,6 +240,18 @@ pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
                 .unwrap();
             for l in lines {
                 writeln!(out, "{l}").unwrap();
+            }
+            // As `--dry-run` would estimate it (earlier runs here, else fixed run times).
+            if let Some(Some(e)) =
+                engine::ops::benchmark::estimate_refs(cx, std::slice::from_ref(&args.reference)).pop()
+            {
+                writeln!(
+                    out,
+                    "time: {} (`engine benchmark {} --dry-run` lists each test)",
+                    e.summary(),
+                    args.reference
+                )
+                .unwrap();
             }
         }
         Resolved::Saved { name, tests, missing } => {

@@ -1,7 +1,7 @@
 //! `engine install` and `engine install-deps`: the flags turned into
 //! `ops::install` requests, and what was installed, printed.
 
-use super::term::TermEvents;
+use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::Args;
@@ -36,7 +36,7 @@ pub struct InstallDepsArgs {
 }
 
 fn events() -> TermEvents {
-    TermEvents::new(std::io::stderr().is_terminal(), false, ui::width(), Prompts::new())
+    TermEvents::new(std::io::stderr().is_terminal(), Shown::Nothing, ui::width(), Prompts::new())
 }
 
 pub fn run_install(cx: &Context, args: InstallArgs) -> Result<i32, Failure> {

@@ -6,7 +6,6 @@ use engine::catalog::Catalog;
 use engine::model::version::{compare as compare_versions, newest};
 use engine::ops::Context;
 use engine::runner::requirements;
-use engine::store::Store;
 use std::collections::HashMap;
 
 #[derive(Args, Debug)]
@@ -139,20 +138,24 @@ fn profiles(catalog: &Catalog, installed: &std::path::Path, out: &mut String, br
     }
 }
 
-fn suites(catalog: &Catalog, out: &mut String, broken: &mut usize) {
+/// Each suite with how many tests it runs in batch mode (nested suites and
+/// option lists expanded) and what `--dry-run` would estimate for it.
+fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
+    let catalog = cx.catalog();
+    let ids: Vec<String> = catalog.all_suites().into_iter().map(|(id, _)| id).collect();
+    let refs: Vec<String> = ids.iter().map(|id| format!("suite/{id}")).collect();
+    let estimates = engine::ops::benchmark::estimate_refs(cx, &refs);
     let mut rows: Vec<(String, String)> = Vec::new();
-    for (id, _) in catalog.all_suites() {
-        let title = match catalog.suite(&id) {
-            Ok(s) => match test_count(catalog, &s) {
-                Some(n) => format!("{} ({n} tests)", s.suite.title),
-                None => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
-            },
-            Err(e) => {
+    for ((id, r), est) in ids.iter().zip(refs).zip(estimates) {
+        let title = match (catalog.suite(id), est) {
+            (Ok(s), Some(e)) => format!("{} ({} tests; {})", s.suite.title, e.tests.len(), e.summary()),
+            (Ok(s), None) => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
+            (Err(e), _) => {
                 *broken += 1;
                 format!("invalid: {e}")
             }
         };
-        rows.push((format!("suite/{id}"), title));
+        rows.push((r, title));
     }
     for l in &catalog.repos().list {
         for e in &l.index.suites {
@@ -170,18 +173,10 @@ fn suites(catalog: &Catalog, out: &mut String, broken: &mut usize) {
     }
 }
 
-/// How many tests `suite` runs in batch mode: its items, nested suites
-/// included, each expanded with its presets (and the defaults elsewhere).
-fn test_count(catalog: &Catalog, suite: &engine::profile::load::LoadedSuite) -> Option<usize> {
-    let planned = engine::catalog::flatten_suite(catalog, suite, &mut Vec::new()).ok()?;
-    let mut n = 0;
-    for p in planned {
-        n += engine::expand::expand(&p.profile, &p.presets, &engine::expand::Batch, true).ok()?.len();
-    }
-    Some(n)
-}
-
-fn results(store: &Store, out: &mut String, broken: &mut usize) {
+/// The saved results, then those the added repositories publish (run or
+/// shown by `REPO/results/NAME`).
+fn results(cx: &Context, out: &mut String, broken: &mut usize) {
+    let store = &cx.store;
     for name in store.list() {
         match store.load(&name) {
             Ok(f) => out.push_str(&format!(
@@ -200,6 +195,21 @@ fn results(store: &Store, out: &mut String, broken: &mut usize) {
             }
         }
     }
+    for l in &cx.catalog().repos().list {
+        for e in &l.index.results {
+            if let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) {
+                out.push_str(&format!(
+                    "{}/results/{}@{}  shared: {} identifier(s), {} result(s): {}\n",
+                    l.conf.name,
+                    e.name,
+                    v.version,
+                    v.identifiers.len(),
+                    v.results,
+                    v.identifiers.join(", ")
+                ));
+            }
+        }
+    }
 }
 
 pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
@@ -211,8 +221,8 @@ pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
     let (mut broken, mut broken_results) = (0, 0);
     match args.what {
         What::Profiles => profiles(catalog, &cx.home.installed(), &mut out, &mut broken),
-        What::Suites => suites(catalog, &mut out, &mut broken),
-        What::Results => results(&cx.store, &mut out, &mut broken_results),
+        What::Suites => suites(cx, &mut out, &mut broken),
+        What::Results => results(cx, &mut out, &mut broken_results),
     }
     print!("{out}");
     // An invalid profile or suite is exit 3 (as `engine validate`); a

@@ -90,7 +90,16 @@ fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
     } else {
         None
     };
-    let yaml = scaffold::profile_yaml(&a.name, &words, output.as_ref());
+    // The editor line points at the schema this engine installs (absolute:
+    // the profile may be written anywhere).
+    let schema = match engine::schema::install(&cx.home.schemas()) {
+        Ok(p) => format!("file://{}", std::path::absolute(&p).unwrap_or(p).display()),
+        Err(e) => {
+            eprintln!("warning: cannot write the schemas into {}: {e}", cx.home.schemas().display());
+            format!("file://{}/profile.schema.json", cx.home.schemas().display())
+        }
+    };
+    let yaml = scaffold::profile_yaml(&a.name, &words, output.as_ref(), &schema);
     let file = write_profile(&a.root, &a.name, &yaml, &[])?;
     println!("wrote {}", file.display());
     match validate(cx, &file) {

@@ -1,6 +1,6 @@
 //! `engine repo add|list|update|remove|keygen|publish`: profile repositories.
 
-use super::term::TermEvents;
+use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
@@ -75,7 +75,7 @@ pub struct PublishArgs {
 }
 
 pub fn run(cx: &Context, c: RepoCommand) -> Result<i32, Failure> {
-    let events = TermEvents::new(false, false, ui::width(), Prompts::new());
+    let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
     match c {
         RepoCommand::Add(a) => {
             let add =

@@ -1,7 +1,7 @@
 //! `engine result …`: show, compare, edit, import and export saved results.
 
 use super::args::FormatArg;
-use super::term::TermEvents;
+use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
@@ -152,7 +152,7 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
 }
 
 pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
-    let events = TermEvents::new(false, false, ui::width(), Prompts::new());
+    let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
     match cmd {
         ResultCommand::Show { name, view } => render(&result::load(cx, &name, &events)?.1, &view),
         ResultCommand::Compare { names, view } => {

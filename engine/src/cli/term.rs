@@ -24,16 +24,27 @@ enum Current {
 pub struct TermEvents {
     /// stderr is a terminal: draw a progress line.
     tty: bool,
-    /// Print result blocks as tests finish (the text format).
-    results: bool,
+    /// What is printed as each test finishes.
+    shown: Shown,
     width: usize,
     prompts: Prompts,
     current: Mutex<Option<Current>>,
 }
 
+/// What a run prints on standard output as each test finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Nothing (another format, or piped output that gets the whole report at the end).
+    Nothing,
+    /// One line per result of the identifier that just ran: value, ±CI, N, marks.
+    Compact,
+    /// The bar charts of the test, every identifier so far (`--format bars`).
+    Bars,
+}
+
 impl TermEvents {
-    pub fn new(tty: bool, results: bool, width: usize, prompts: Prompts) -> Self {
-        TermEvents { tty, results, width, prompts, current: Mutex::new(None) }
+    pub fn new(tty: bool, shown: Shown, width: usize, prompts: Prompts) -> Self {
+        TermEvents { tty, shown, width, prompts, current: Mutex::new(None) }
     }
 }
 
@@ -92,7 +103,7 @@ fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> S
 
 impl Events for TermEvents {
     fn system_captured(&self, s: &System) {
-        if self.results {
+        if self.shown != Shown::Nothing {
             println!("{}", systems::brief(s));
         }
     }
@@ -139,7 +150,11 @@ impl Events for TermEvents {
             _ => {}
         }
         match end {
-            TestEnd::Completed { file } if self.results => self.print_test(file, t.key),
+            TestEnd::Completed { file } => match self.shown {
+                Shown::Compact => print!("{}", text::compact(file, t.key, t.identifier, self.width)),
+                Shown::Bars => self.print_test(file, t.key),
+                Shown::Nothing => {}
+            },
             TestEnd::Failed(f) => eprintln!("failed {} ({}): {}", t.label, t.identifier, f.reason),
             _ => {}
         }

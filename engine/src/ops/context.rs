@@ -13,6 +13,10 @@ use crate::sysinfo::Environ;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+/// Where every engine on this machine looks for a running benchmark
+/// (`/run/lock` is a tmpfs every user may write to, emptied at boot).
+pub const MACHINE_LOCK: &str = "/run/lock/engine-benchmark.lock";
+
 /// Settings from the environment (README, "Environment").
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
@@ -24,6 +28,10 @@ pub struct Settings {
     pub os_release: Option<PathBuf>,
     /// The password of an encrypted repository signing key (`ENGINE_REPO_KEY_PASSWORD`).
     pub key_password: Option<String>,
+    /// The machine-wide benchmark lock file (`ENGINE_MACHINE_LOCK`, default
+    /// [`MACHINE_LOCK`]); `None` (a context not built from the environment)
+    /// takes only ENGINE_HOME's lock.
+    pub machine_lock: Option<PathBuf>,
     /// The environment engine was started with: what results record of it
     /// (variables profiles declare relevant, the desktop) comes from here.
     pub environ: Environ,
@@ -72,6 +80,7 @@ impl Context {
             downloads: download::Settings::from_vars(|k| environ.get(k).cloned()),
             os_release: environ.get(env::ENGINE_OS_RELEASE).map(PathBuf::from),
             key_password: environ.get(env::ENGINE_REPO_KEY_PASSWORD).cloned(),
+            machine_lock: Some(get(env::ENGINE_MACHINE_LOCK).unwrap_or_else(|| MACHINE_LOCK.into()).into()),
             environ: environ.clone(),
         };
         Context::new(Home { root }, settings)

@@ -29,6 +29,7 @@ impl Parser for RegexParser {
                     "k" | "K" => 1e3,
                     "M" => 1e6,
                     "G" => 1e9,
+                    "T" => 1e12,
                     other => return Err(ParseError::NotANumber(format!("{}{other}", m.as_str()))),
                 };
                 values.push((parse_number(m.as_str())? * scale, format!("{}{si}", m.as_str())));

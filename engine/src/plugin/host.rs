@@ -55,6 +55,9 @@ pub struct State {
     interrupted: fn() -> bool,
     pub log: String,
     pub progress: Option<(f64, String)>,
+    /// The plugin logged more than [`OUTPUT_CAP`]: its test fails, as one
+    /// that writes that much to stdout or stderr does.
+    pub log_overflow: bool,
 }
 
 impl WasiView for State {
@@ -77,6 +80,8 @@ impl workload_world::engine::plugin::host::Host for State {
         if self.log.len() + line.len() < OUTPUT_CAP {
             self.log.push_str(&line);
             self.log.push('\n');
+        } else {
+            self.log_overflow = true;
         }
     }
 }
@@ -125,6 +130,7 @@ impl Call {
             deadline: now + sb.limits.time,
             interrupted: sb.interrupted,
             log: String::new(),
+            log_overflow: false,
             progress: None,
         };
         let mut store = Store::new(super::runtime::engine(), state);
@@ -151,6 +157,13 @@ impl Call {
         let s = self.store.data_mut();
         s.start = now;
         s.deadline = now + limits.time;
+    }
+
+    /// Whether stdout or stderr filled up: the plugin wrote more than
+    /// [`OUTPUT_CAP`] (a full pipe reads as closed to it, a write past the
+    /// end traps).
+    pub fn overflowed(&self) -> bool {
+        self.stdout.contents().len() >= OUTPUT_CAP || self.stderr.contents().len() >= OUTPUT_CAP
     }
 
     pub fn output(&self) -> (String, String) {

@@ -68,7 +68,7 @@ pub enum PluginError {
         size(*.cap), size(*.desired)
     )]
     MemoryCap { cap: u64, desired: u64 },
-    #[error("wrote more than {} MiB to its standard output or error", host::OUTPUT_CAP >> 20)]
+    #[error("wrote more than {} MiB to its standard output, standard error or log", host::OUTPUT_CAP >> 20)]
     OutputCap,
     #[error("interrupted")]
     Interrupted,
@@ -268,7 +268,11 @@ impl Plugin {
             }
         };
         (out.stdout, out.stderr) = call.output();
+        let overflowed = call.overflowed();
         let data = call.store.data_mut();
+        // Whatever the plugin made of a full pipe (a "broken pipe" panic, an
+        // ignored error), the test fails for what it was.
+        let r = if data.log_overflow || overflowed { Err(PluginError::OutputCap) } else { r };
         out.log = std::mem::take(&mut data.log);
         if let Some((fraction, note)) = data.progress.take() {
             out.log.push_str(&format!("# last progress: {:.0} % {note}\n", fraction * 100.0));

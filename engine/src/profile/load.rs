@@ -1,6 +1,7 @@
 //! YAML text → typed model → semantic checks, with every problem reported as
 //! `file:line:col: what` plus a hint. Nothing here panics on bad input.
 
+use super::every_error;
 use super::validate;
 use super::yaml_index::YamlIndex;
 use crate::model::diag::{Diagnostic, Diagnostics, Pos, did_you_mean};
@@ -92,8 +93,25 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
     Diagnostic::new(file, pos, msg).with_hint(hint)
 }
 
-fn deserialize<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Diagnostics> {
-    serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostics(vec![serde_diag(file, &e, text)]))
+/// Diagnostics one file reports at most.
+const MAX_DIAGNOSTICS: usize = 50;
+
+/// The typed model of `text`; when it does not read, every structural
+/// problem the schema finds too (the reader stops at its first), each once.
+fn deserialize<T: DeserializeOwned>(text: &str, file: &str, schema: &every_error::Schema) -> Result<T, Diagnostics> {
+    serde_saphyr::from_str::<T>(text).map_err(|e| {
+        let first = serde_diag(file, &e, text);
+        let mut all = vec![first.clone()];
+        for d in every_error::check(schema, text, file, MAX_DIAGNOSTICS) {
+            // The reader's own words win where both place a problem.
+            let at = |x: &Diagnostic| (x.line, x.col);
+            let known = all.iter().any(|x| at(x) == at(&d) || x.message == d.message);
+            if !known {
+                all.push(d);
+            }
+        }
+        Diagnostics(all).sorted()
+    })
 }
 
 /// Parses and checks one profile file's text; `packages` are the generic
@@ -104,7 +122,7 @@ pub fn profile_from_str(
     origin: Origin,
     packages: &Packages,
 ) -> Result<LoadedProfile, Diagnostics> {
-    let profile: Profile = deserialize(text, display)?;
+    let profile: Profile = deserialize(text, display, &every_error::PROFILE)?;
     let index = YamlIndex::build(text);
     let mut diags = validate::check_profile(&profile, display, &index, packages);
     let lp = LoadedProfile { profile, display: display.to_string(), origin, source: None };
@@ -138,7 +156,7 @@ pub fn profile_from_str(
 
 /// Parses one suite file's text; `id` is its file stem (`disk` for `suites/disk.yaml`).
 pub fn suite_from_str(text: &str, id: &str, display: &str) -> Result<LoadedSuite, Diagnostics> {
-    let suite: Suite = deserialize(text, display)?;
+    let suite: Suite = deserialize(text, display, &every_error::SUITE)?;
     let index = YamlIndex::build(text);
     let mut diags = Diagnostics::default();
     if suite.tests.is_empty() {
@@ -238,6 +256,7 @@ parsers:
     fn unknown_key_gets_a_suggestion() {
         let bad = GOOD.replace("    args:", "    argz:");
         let d = profile_from_str(&bad, "demo.yaml", Origin::Builtin, &Packages::builtin()).unwrap_err();
+        assert_eq!(d.0.len(), 1, "{d}");
         let d = &d.0[0];
         assert_eq!((d.line, d.col), (15, 5));
         assert_eq!(d.message, "unknown field `argz`");

@@ -2,6 +2,7 @@
 //! semantic checks, every problem reported as `file:line:col`, what is
 //! wrong, and a hint.
 
+mod every_error;
 pub mod load;
 pub mod validate;
 pub mod yaml_index;

@@ -86,6 +86,46 @@ pub(super) fn cut(s: &str, max: usize) -> Cow<'_, str> {
     if s.chars().count() > max { s.chars().take(max - 1).chain(['…']).collect() } else { Cow::Borrowed(s) }
 }
 
+/// `s` in lines of at most `max` characters, broken at spaces (a word
+/// longer than a line is cut), at most `lines` of them (the last cut with
+/// "…" when more would follow): chart subtitles wrap instead of losing their
+/// end ("… File Size: 32 MiB - Ru…").
+pub(super) fn wrap(s: &str, max: usize, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in s.split(' ').filter(|w| !w.is_empty()) {
+        let (n, w) = (line.chars().count(), word.chars().count());
+        if n > 0 && n + 1 + w > max {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    let more = out.len() > lines;
+    out.truncate(lines);
+    for l in &mut out {
+        *l = cut(l, max).into_owned();
+    }
+    if more && let Some(last) = out.last_mut() {
+        let kept: String = last.chars().take(max - 1).collect();
+        *last = format!("{kept}…");
+    }
+    out
+}
+
+/// Subtitle lines a chart header shows at most.
+const DESCRIPTION_LINES: usize = 4;
+
+/// The description of `c` as its header draws it.
+fn description_lines(c: &Chart) -> Vec<String> {
+    if c.description.is_empty() { Vec::new() } else { wrap(&c.description, LINE_CHARS, DESCRIPTION_LINES) }
+}
+
 /// A coordinate: at most two decimals, no trailing zeros (the shortest form
 /// of the double nearest to a number of hundredths is those digits).
 struct Px(f64);
@@ -195,7 +235,7 @@ pub fn geomean_chart(means: &[(String, f64)], ids: &[String], shared: usize) -> 
 
 /// Where the bars start below the top of a chart with its header.
 fn header_height(c: &Chart) -> f64 {
-    if c.description.is_empty() { 52.0 } else { 70.0 }
+    52.0 + 18.0 * description_lines(c).len() as f64
 }
 
 /// Height in pixels of [`chart`]'s drawing of `c`.
@@ -241,9 +281,11 @@ pub fn write_chart(o: &mut String, c: &Chart, header: bool) {
         )
         .unwrap();
         let mut y = 20;
-        for line in [&c.description, &c.unit].into_iter().filter(|l| !l.is_empty()) {
+        let mut lines = description_lines(c);
+        lines.push(cut(&c.unit, LINE_CHARS).into_owned());
+        for line in lines.iter().filter(|l| !l.is_empty()) {
             y += 18;
-            write!(o, "<text x=\"10\" y=\"{y}\" fill=\"#555\">{}</text>", Esc(&cut(line, LINE_CHARS))).unwrap();
+            write!(o, "<text x=\"10\" y=\"{y}\" fill=\"#555\">{}</text>", Esc(line)).unwrap();
         }
     }
     // Scaled to the longest bar with its error bar; a result without a
@@ -425,6 +467,31 @@ mod tests {
         assert_eq!(texts[5], format!("{}…", "x".repeat(33)));
         // The cut label keeps its full text as a tooltip.
         assert!(doc.descendants().any(|n| n.has_tag_name("title") && n.text() == Some(&"x".repeat(50))));
+    }
+
+    #[test]
+    fn long_subtitles_wrap_and_the_chart_grows_for_them() {
+        let mut c = sample();
+        let short = chart_height(&c);
+        c.description = (1..=10).map(|i| format!("Option {i}: Value {i}")).collect::<Vec<_>>().join(" - ");
+        assert!(c.description.chars().count() > LINE_CHARS);
+        let svg = chart(&c);
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let grey: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("fill") == Some("#555"))
+            .map(|n| n.text().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(grey.len(), 3, "two description lines and the unit: {grey:?}");
+        assert_eq!(format!("{} {}", grey[0], grey[1]), c.description, "nothing lost");
+        assert!(grey.iter().all(|l| l.chars().count() <= LINE_CHARS && !l.contains('…')));
+        assert_eq!(chart_height(&c), short + 18.0);
+        assert_eq!(doc.root_element().attribute("height"), Some(px(chart_height(&c)).as_str()));
+        // Beyond four lines the last is cut, and a word longer than a line too.
+        assert_eq!(wrap(&"a ".repeat(400), 10, 4).len(), 4);
+        assert!(wrap(&"a ".repeat(400), 10, 4)[3].ends_with('…'));
+        assert_eq!(wrap(&"x".repeat(30), 10, 4), vec![format!("{}…", "x".repeat(9))]);
+        assert_eq!(wrap("", 10, 4), vec![String::new()]);
     }
 
     #[test]

@@ -210,6 +210,84 @@ pub fn test_blocks(r: &ResultFile, test: &str, width: usize) -> String {
     out.trim_start_matches('\n').lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
 }
 
+/// One test's results for `identifier`, a line each — what a run prints on
+/// a terminal as the test finishes (the bars are `--format bars`):
+///
+/// ```text
+/// Block I/O 1.0: Type: Random Read - Block Size: 4KB (vm)
+///   bandwidth     439.99 MB/s   ±6.09 %   N=5   ! budget spent
+/// ```
+pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> String {
+    let rows: Vec<(&TestResult, &crate::model::result::ResultEntry)> = r
+        .results
+        .iter()
+        .filter(|t| t.test == test)
+        .filter_map(|t| t.entries.iter().find(|e| e.identifier == identifier).map(|e| (t, e)))
+        .collect();
+    let Some((first, _)) = rows.first() else { return String::new() };
+    // The test's own description: the shortest (other results add their name to it).
+    let desc = rows.iter().map(|(t, _)| t.description.as_str()).min_by_key(|d| d.len()).unwrap_or("");
+    let title = super::svg::result_title(first);
+    let head = if desc.is_empty() { title } else { format!("{title}: {desc}") };
+    let mut out =
+        format!("{} ({identifier})\n", super::svg::cut(&head, width.saturating_sub(identifier.len() + 3).max(20)));
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|(t, e)| {
+            let ci = crate::stats::adaptive::ci_half_pct(&e.trials)
+                .map(|h| format!("±{} %", crate::units::number(h)))
+                .unwrap_or_else(|| "±?".into());
+            [
+                t.result.clone(),
+                format!("{} {}", crate::units::number(e.value), t.unit),
+                ci,
+                format!("N={}", e.n),
+                marks(e),
+            ]
+        })
+        .collect();
+    let w: Vec<usize> = (0..4).map(|i| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0)).collect();
+    for c in &cells {
+        let line = format!(
+            "  {:w0$}  {:>w1$}  {:>w2$}  {:w3$}  {}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3]
+        );
+        writeln!(out, "{}", line.trim_end()).unwrap();
+    }
+    out
+}
+
+/// The short marks of an entry: why its trials stopped short of the
+/// target, and what its values or its device showed.
+fn marks(e: &crate::model::result::ResultEntry) -> String {
+    use crate::stats::adaptive::Stop;
+    let mut m: Vec<&str> = Vec::new();
+    match e.stopped {
+        Some(Stop::Budget) => m.push("budget spent"),
+        Some(Stop::Projection) => m.push("noisy"),
+        Some(Stop::Drift) => m.push("drift"),
+        Some(Stop::Groups) => m.push("two groups"),
+        Some(Stop::Cap) => m.push("cap"),
+        _ if e.warning.is_some() => m.push("wide"),
+        _ => {}
+    }
+    if e.served_from_memory.is_some() {
+        m.push("served from memory");
+    }
+    if !e.notes.is_empty() {
+        m.push("notes");
+    }
+    if m.is_empty() { String::new() } else { format!("! {}", m.join(", ")) }
+}
+
 /// Only the comparison across identifiers (means, wins, notable results,
 /// verdicts): what a run prints at its end, after the per-test results.
 pub fn analysis_only(r: &ResultFile, view: &View, width: usize) -> String {
@@ -260,5 +338,38 @@ impl Exporter for Text {
         }
         // Lines end without trailing spaces.
         out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::result::ResultEntry;
+    use crate::stats::adaptive::Stop;
+
+    fn result(name: &str, unit: &str, description: &str, stopped: Stop) -> TestResult {
+        let mut e = ResultEntry::from_trials("vm", vec![100.0, 102.0, 98.0], None, vec![], String::new()).unwrap();
+        e.stopped = Some(stopped);
+        let mut t: TestResult = serde_json::from_value(serde_json::json!({
+            "test": "io@1[x]", "profile": "io", "profile_version": "1.0.0", "result": name,
+            "title": "Block I/O", "app_version": null, "description": description, "options": [],
+            "unit": unit, "proportion": "HIB", "entries": []
+        }))
+        .unwrap();
+        t.entries.push(e);
+        t
+    }
+
+    #[test]
+    fn a_compact_line_per_result() {
+        let mut f = ResultFile::default();
+        f.results.push(result("bandwidth", "MB/s", "Type: Read", Stop::Budget));
+        f.results.push(result("iops", "IOPS", "Type: Read - IOPS", Stop::Target));
+        let c = compact(&f, "io@1[x]", "vm", 100);
+        let lines: Vec<&str> = c.lines().collect();
+        assert_eq!(lines[0], "Block I/O: Type: Read (vm)");
+        assert_eq!(lines[1], "  bandwidth  100.00 MB/s  ±4.97 %  N=3  ! budget spent");
+        assert_eq!(lines[2], "  iops       100.00 IOPS  ±4.97 %  N=3");
+        assert_eq!(compact(&f, "io@1[x]", "other", 100), "");
     }
 }

@@ -46,6 +46,11 @@ pub fn open_lock(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Opens an existing file read-only, not following a symlink.
+pub fn open_read_nofollow(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+}
+
 /// Creates a file that must not exist yet (no symlink followed).
 pub fn create_exclusive(path: &Path) -> io::Result<File> {
     OpenOptions::new()

@@ -23,9 +23,14 @@ pub enum TryLock {
     },
 }
 
-/// Takes `path` (created if missing) without waiting.
+/// Takes `path` (created if missing) without waiting. A lock file another
+/// user made (and this one may not write) is locked read-only: `flock`
+/// needs no write access, only the holder text cannot be written.
 pub fn try_lock(path: &Path) -> io::Result<TryLock> {
-    let mut file = super::fs::open_lock(path)?;
+    let mut file = match super::fs::open_lock(path) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => super::fs::open_read_nofollow(path)?,
+        r => r?,
+    };
     match file.try_lock() {
         Ok(()) => Ok(TryLock::Held(LockFile { file })),
         Err(std::fs::TryLockError::WouldBlock) => {

@@ -1,6 +1,7 @@
 //! A plugin that misbehaves as its `mode` says, for the sandbox tests:
 //! `escape` reads /etc/passwd, `loop` never returns, `bomb` allocates
-//! without end, `trap` executes `unreachable`, `panic` panics, `ok` returns 1.
+//! without end, `trap` executes `unreachable`, `panic` panics, `flood`
+//! prints 17 MiB to stdout, `flood-log` logs 17 MiB, `ok` returns 1.
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
 
@@ -14,11 +15,13 @@ impl Workload for Abuse {
 
     fn new(config: &Config) -> Result<Self, Error> {
         config.only(Self::KEYS)?;
-        let mode = config.choice_or("mode", &["escape", "loop", "bomb", "trap", "panic", "ok"], "ok")?;
+        let mode = config.choice_or("mode", &["escape", "loop", "bomb", "trap", "panic", "flood", "flood-log", "ok"], "ok")?;
         Ok(Abuse { mode })
     }
 
-    fn run(&mut self, _cx: &dyn Context) -> Result<Report, Error> {
+    fn run(&mut self, cx: &dyn Context) -> Result<Report, Error> {
+        // 17 MiB in 64 KiB lines: past the 16 MiB the engine keeps.
+        let line = "x".repeat((64 << 10) - 1);
         match self.mode {
             "escape" => {
                 let text = std::fs::read_to_string("/etc/passwd").map_err(|e| Error::io("open /etc/passwd", &e))?;
@@ -46,6 +49,18 @@ impl Workload for Abuse {
                 std::process::abort()
             }
             "panic" => panic!("the abuse plugin panics on purpose"),
+            "flood" => {
+                for _ in 0..17 * 16 {
+                    println!("{line}");
+                }
+                Ok(Report::new().value("value", 1.0))
+            }
+            "flood-log" => {
+                for _ in 0..17 * 16 {
+                    cx.log(&line);
+                }
+                Ok(Report::new().value("value", 1.0))
+            }
             _ => Ok(Report::new().value("value", 1.0)),
         }
     }

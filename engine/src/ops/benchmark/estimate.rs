@@ -13,6 +13,29 @@ use std::collections::HashMap;
 
 pub(super) fn estimate(cx: &Context, req: &Request, work: &Work, states: Option<usize>) -> Estimate {
     let earlier = earlier_timings(cx, req.save.as_deref().or(work.rerun.as_deref()));
+    estimate_with(&earlier, req, work, states)
+}
+
+/// What `engine benchmark REF --dry-run` would estimate for each of `refs`
+/// (suites, for `list suites` and `info`), with the earlier runs read once;
+/// `None` for a reference that does not expand.
+pub fn estimate_refs(cx: &Context, refs: &[String]) -> Vec<Option<Estimate>> {
+    let earlier = earlier_timings(cx, None);
+    refs.iter()
+        .map(|r| {
+            let req = Request { refs: vec![r.clone()], yes: true, dry_run: true, ..Request::default() };
+            let work = super::work::expand(cx, &req, &crate::events::Silent).ok()?;
+            Some(estimate_with(&earlier, &req, &work, None))
+        })
+        .collect()
+}
+
+fn estimate_with(
+    earlier: &HashMap<String, (f64, String)>,
+    req: &Request,
+    work: &Work,
+    states: Option<usize>,
+) -> Estimate {
     let states = states.unwrap_or(1).max(1);
     let tests = work
         .tests

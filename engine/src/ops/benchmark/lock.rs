@@ -1,10 +1,13 @@
-//! One benchmark at a time per ENGINE_HOME, and none while a change an
-//! earlier run made is still in place.
+//! One benchmark at a time per machine and per ENGINE_HOME, and none while a
+//! change an earlier run made is still in place.
 //!
 //! Two runs on one machine measure each other, so `engine benchmark` (and
 //! `engine run`) hold `$ENGINE_HOME/benchmark.lock` for their whole run: a
 //! file lock the kernel releases when the process ends however it ends, so a
-//! killed run never leaves a stale lock; the file says who holds it.
+//! killed run never leaves a stale lock; the file says who holds it. A
+//! second lock under `/run/lock` does the same for the whole machine, so a
+//! run with another ENGINE_HOME is refused too (or, with
+//! `--allow-concurrent`, warned about).
 
 use crate::events::Events;
 use crate::ops::{Context, Failure, exit};
@@ -22,6 +25,9 @@ pub(super) struct Holder {
     pub command: String,
     pub result: String,
     pub identifier: String,
+    /// Its ENGINE_HOME (for the machine-wide lock).
+    #[serde(default)]
+    pub home: String,
 }
 
 impl Holder {
@@ -33,6 +39,74 @@ impl Holder {
             "another engine benchmark is running with this ENGINE_HOME: pid {}, since {}, saving to `{}` as `{}` ({})",
             self.pid, self.started, self.result, self.identifier, self.command
         )
+    }
+}
+
+impl Holder {
+    fn me(cx: &Context, argv: &[String], result: &str, identifier: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            started: crate::sys::time::now(),
+            command: argv.iter().map(|a| crate::model::template::quote(a)).collect::<Vec<_>>().join(" "),
+            result: result.to_string(),
+            identifier: identifier.to_string(),
+            home: cx.home.root.display().to_string(),
+        }
+    }
+
+    fn elsewhere(&self) -> String {
+        if self.pid == 0 {
+            return "another engine benchmark is running on this machine".to_string();
+        }
+        format!(
+            "another engine benchmark is running on this machine: pid {}, since {}, ENGINE_HOME {} ({})",
+            self.pid, self.started, self.home, self.command
+        )
+    }
+}
+
+/// Takes the machine-wide lock (whatever the ENGINE_HOME): two benchmarks at
+/// once measure each other. `allow` (`--allow-concurrent`) turns a refusal
+/// into a warning; a lock that cannot be taken at all (no `/run/lock`) is a
+/// warning too, not a reason to refuse a run.
+pub(super) fn machine(
+    cx: &Context,
+    argv: &[String],
+    result: &str,
+    identifier: &str,
+    allow: bool,
+    events: &dyn Events,
+) -> Result<Option<LockFile>, Failure> {
+    let Some(path) = &cx.settings.machine_lock else { return Ok(None) };
+    let taken = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| crate::sys::lock::try_lock(path));
+    match taken {
+        Ok(TryLock::Held(mut f)) => {
+            // Read-only when another user made the file: then it cannot say who holds it.
+            let me = Holder::me(cx, argv, result, identifier);
+            let _ = f.set_holder(&serde_json::to_string(&me).expect("holders serialize"));
+            Ok(Some(f))
+        }
+        Ok(TryLock::Busy { holder }) => {
+            let other: Holder = serde_json::from_str(&holder).unwrap_or_default();
+            if allow {
+                events.message(&format!(
+                    "warning: {}; --allow-concurrent: running anyway, and the two runs measure each other",
+                    other.elsewhere()
+                ));
+                return Ok(None);
+            }
+            Err(Failure::error(other.elsewhere()).hint(
+                "wait for it to finish: two benchmarks at once on one machine measure each other; \
+                 --allow-concurrent runs anyway",
+            ))
+        }
+        Err(e) => {
+            events.message(&format!(
+                "warning: cannot take the machine-wide benchmark lock {}: {e}; another run on this machine would go unnoticed",
+                path.display()
+            ));
+            Ok(None)
+        }
     }
 }
 
@@ -51,13 +125,7 @@ pub(super) fn host(cx: &Context, argv: &[String], result: &str, identifier: &str
             ));
         }
     };
-    let me = Holder {
-        pid: std::process::id(),
-        started: crate::sys::time::now(),
-        command: argv.iter().map(|a| crate::model::template::quote(a)).collect::<Vec<_>>().join(" "),
-        result: result.to_string(),
-        identifier: identifier.to_string(),
-    };
+    let me = Holder::me(cx, argv, result, identifier);
     f.set_holder(&serde_json::to_string(&me).expect("holders serialize")).map_err(io)?;
     Ok(f)
 }
@@ -110,5 +178,36 @@ mod tests {
         assert!(e.contains("`r` as `h`") && e.contains("engine benchmark x"), "{e}");
         drop(held);
         host(&cx, &argv, "s", "i").unwrap();
+    }
+
+    #[derive(Default)]
+    struct Said(std::cell::RefCell<Vec<String>>);
+    impl Events for Said {
+        fn message(&self, text: &str) {
+            self.0.borrow_mut().push(text.to_string());
+        }
+    }
+
+    #[test]
+    fn the_machine_lock_spans_homes_and_can_be_overridden() {
+        let d = tempfile::tempdir().unwrap();
+        let settings = crate::ops::Settings { machine_lock: Some(d.path().join("m.lock")), ..Default::default() };
+        let home = |n: &str| crate::home::Home { root: d.path().join(n) };
+        let a = Context::new(home("a"), settings.clone());
+        let b = Context::new(home("b"), settings);
+        let argv = vec!["engine".to_string(), "benchmark".into(), "x".into()];
+        let ev = Said::default();
+        let held = machine(&a, &argv, "r", "h", false, &ev).unwrap();
+        assert!(held.is_some());
+        let e = machine(&b, &argv, "s", "i", false, &ev).unwrap_err();
+        assert!(
+            e.message.contains("on this machine") && e.message.contains(&d.path().join("a").display().to_string()),
+            "{}",
+            e.message
+        );
+        assert!(machine(&b, &argv, "s", "i", true, &ev).unwrap().is_none());
+        assert!(ev.0.borrow().iter().any(|m| m.contains("--allow-concurrent: running anyway")), "{:?}", ev.0.borrow());
+        drop(held);
+        assert!(machine(&b, &argv, "s", "i", false, &ev).unwrap().is_some());
     }
 }

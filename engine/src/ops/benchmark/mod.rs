@@ -1,5 +1,5 @@
 //! `engine benchmark` and `engine run`, as named phases: flags → tests →
-//! destination → host lock → install → requirements → target → the result
+//! destination → host and machine locks → install → requirements → target → the result
 //! opened → every test under every state → the result closed. Nothing is
 //! created on disk before the host lock, so a refused run leaves nothing.
 
@@ -15,6 +15,7 @@ mod states;
 mod target;
 mod work;
 
+pub use estimate::estimate_refs;
 pub use request::{Estimate, Outcome, Ran, Request, Scheduled, SweepRequest, Timing};
 pub(crate) use session::failed_test;
 pub(crate) use work::presets;
@@ -39,7 +40,10 @@ pub fn benchmark(
     }
     let dest = destination::choose(cx, req, &flags, &work)?;
     // Before installing: an install next to a running benchmark disturbs it too.
+    // ENGINE_HOME's lock first: a second run with the same home is refused
+    // naming it, --allow-concurrent or not.
     let _host = lock::host(cx, &req.argv, &dest.name, &dest.identifier)?;
+    let _machine = lock::machine(cx, &req.argv, &dest.name, &dest.identifier, req.allow_concurrent, events)?;
     let work::Work { mut tests, optional, not_runnable, .. } = work;
     let not_installed = crate::ops::install::phase(cx, &tests, &optional, req, events);
     if req.install && interrupt::requested() {

@@ -60,6 +60,8 @@ pub struct Request {
     pub logs: LogPolicy,
     pub sweep: SweepRequest,
     pub drop_caches: bool,
+    /// Run although another benchmark runs on this machine (a warning, not a refusal).
+    pub allow_concurrent: bool,
     pub fstrim: bool,
     /// Pause before every test.
     pub settle: Option<Duration>,
@@ -116,6 +118,35 @@ pub enum Timing {
 pub struct Estimate {
     pub tests: Vec<Scheduled>,
     pub not_runnable: Vec<String>,
+}
+
+impl Estimate {
+    /// Seconds of the scheduled trials of the tests with a timing, and how
+    /// many tests have none.
+    pub fn known(&self) -> (f64, usize) {
+        let secs = self.tests.iter().filter_map(|t| t.seconds).sum();
+        (secs, self.tests.iter().filter(|t| t.seconds.is_none()).count())
+    }
+
+    /// The longest the tests can take: trials stop at the target or when the
+    /// budget is spent, but never before the scheduled ones, so each test
+    /// takes at most the larger.
+    pub fn most(&self) -> f64 {
+        self.tests.iter().map(|t| t.budget.as_secs_f64().max(t.seconds.unwrap_or(0.0))).sum()
+    }
+
+    /// One line: "about 1m 20s, at most 3m (12 of 28 tests timed)".
+    pub fn summary(&self) -> String {
+        let (secs, unknown) = self.known();
+        let fmt = |s: f64| humantime::format_duration(Duration::from_secs(s.ceil() as u64)).to_string();
+        let n = self.tests.len();
+        let most = fmt(self.most());
+        match unknown {
+            0 => format!("about {}, at most {most}", fmt(secs)),
+            u if u == n => format!("time unknown, at most {most}"),
+            u => format!("over {}, at most {most} ({} of {n} tests timed)", fmt(secs), n - u),
+        }
+    }
 }
 
 /// How `engine benchmark` ended.
