@@ -3,7 +3,7 @@
 //! the tests write, checks on result files, the root check, and waiting.
 
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -253,4 +253,13 @@ pub fn journal_files(env: &Env) -> Vec<String> {
     std::fs::read_dir(env.home.path().join("journal"))
         .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default()
+}
+
+/// Trial `stem`'s log (`trial-2`) from the `trials.log` of a test's log folder.
+pub fn trial_log_in(dir: &Path, stem: &str) -> String {
+    let all = std::fs::read_to_string(dir.join("trials.log")).unwrap();
+    let head = format!("=== {stem} ===\n");
+    let start = all.find(&head).unwrap_or_else(|| panic!("no {stem} in {}:\n{all}", dir.display())) + head.len();
+    let rest = &all[start..];
+    rest[..rest.find("\n=== trial-").map_or(rest.len(), |i| i + 1)].to_string()
 }

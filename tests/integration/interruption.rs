@@ -157,3 +157,45 @@ fn ten_sigkills_leave_nothing_changed() {
     assert!(stdout.contains("states restored:      10 / 10 (100 %)"), "{stdout}\n{stderr}");
     assert!(stdout.contains("leftovers:            0"), "{stdout}\n{stderr}");
 }
+
+/// kill -9 of engine takes the running trial's tool with it (the parent-death
+/// signal engine sets in the child it starts without fork).
+#[test]
+fn a_trial_does_not_outlive_a_killed_engine() {
+    let env = Env::new();
+    let pidfile = env.target.path().join("tool.pid");
+    env.profile(
+        "long",
+        &format!(
+            "id: long\nversion: 1.0.0\ntitle: Long\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"echo $$ > {}.tmp && mv {0}.tmp {0}; exec sleep 60\"]\nresults:\n  - {{id: seconds, unit: Seconds, proportion: LIB}}\nparsers:\n  - {{result: seconds, wall_time: true}}\n",
+            pidfile.display()
+        ),
+    );
+    let target = env.target.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let mut engine = env
+        .cmd(&["benchmark", "-y", "long", "--runs", "1", "--save", "k", "--target-dir", target.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !pidfile.exists() {
+        assert!(t.elapsed() < Duration::from_secs(30), "the trial never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let tool: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{tool}")).exists());
+    engine.kill().unwrap();
+    engine.wait().unwrap();
+    let t = Instant::now();
+    // Gone, or a zombie waiting for init to reap it.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{tool}/stat"))
+            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+    };
+    while alive() {
+        assert!(t.elapsed() < Duration::from_secs(5), "the trial's sleep outlived kill -9 of engine");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -3,7 +3,7 @@
 //! binary or any benchmark tool — its phases in order, what it saves, how it
 //! tells the outside, and the outcome with its exit code.
 
-use crate::common::{Env, echo_profile};
+use crate::common::{Env, echo_profile, trial_log_in};
 use engine::events::{Events, RunStart, TestEnd, TestStart};
 use engine::expand::Test;
 use engine::home::Home;
@@ -164,7 +164,7 @@ fn a_run_goes_through_its_phases_saves_and_says_so() {
     assert_eq!(e["n"], 3);
     assert_eq!(f["systems"][0]["identifier"], "h");
     let logs = env.home.path().join("results/r").join(e["logs"].as_str().unwrap());
-    assert_eq!(std::fs::read_to_string(logs.join("trial-2.log")).unwrap(), "fake\n");
+    assert_eq!(trial_log_in(&logs, "trial-2"), "fake\n");
     // Nothing is left to resume, and the test folders are gone.
     assert_eq!(std::fs::read_dir(env.home.path().join("runs")).map(|d| d.count()).unwrap_or(0), 0);
     assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0, "test folders left behind");

@@ -206,7 +206,7 @@ fn examples_land_in_a_result_file_next_to_builtin_and_external_tests() {
     // The plugin hashed what it says: the same bytes through sha256sum.
     let sha = f["results"].as_array().unwrap().iter().find(|r| r["profile"] == "wasm-sha256").unwrap();
     let logs = env.home.path().join("results/mix").join(sha["entries"][0]["logs"].as_str().unwrap());
-    let log = std::fs::read_to_string(logs.join("trial-1.log")).unwrap();
+    let log = trial_log_in(&logs, "trial-1");
     let data: Vec<u8> = (0..1u32 << 20).map(|i| i.wrapping_mul(2654435761).to_le_bytes()[3]).collect();
     let tmp = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(tmp.path(), &data).unwrap();

@@ -12,8 +12,7 @@ use std::process::Command;
 fn trial_log(env: &Env, name: &str, i: usize, trial: u32) -> String {
     let f = env.result(name);
     let rel = f["results"][i]["entries"][0]["logs"].as_str().unwrap().to_string();
-    std::fs::read_to_string(env.home.path().join("results").join(name).join(rel).join(format!("trial-{trial}.log")))
-        .unwrap()
+    trial_log_in(&env.home.path().join("results").join(name).join(rel), &format!("trial-{trial}"))
 }
 
 fn values(f: &Value) -> Vec<(String, String, f64)> {

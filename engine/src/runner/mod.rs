@@ -177,13 +177,18 @@ fn run(
     let mut pending = Vec::new();
     let result = trials::run(test, settings, &tenv, &dirs, executor.as_mut(), &sources, events, &mut pending, switch);
     let teardown = executor.teardown(&tenv);
-    // Trial logs are written after the test, not between trials; all of them
-    // when something failed, since they explain the failure.
-    if settings.logs == LogPolicy::All || result.is_err() {
+    // Trial logs are written after the test, not between trials: all of
+    // them when something failed, each in its own file, since they explain
+    // the failure (its message names the file); else, with `--logs all`,
+    // one `trials.log` per folder — a file per trial cost more than a short
+    // trial itself (an inode allocated each time).
+    if result.is_err() {
         for (path, text) in pending {
             crate::sys::fs::write_new(&path, text.as_bytes())
                 .map_err(|e| TestFailure::new(format!("cannot write {}: {e}", path.display())))?;
         }
+    } else if settings.logs == LogPolicy::All {
+        write_trials_logs(pending)?;
     }
     let interrupted = || (0..logs.len()).map(|_| Outcome::Interrupted).collect();
     let data = match result {
@@ -197,6 +202,38 @@ fn run(
     teardown.map_err(|e| TestFailure::of(&e))?;
     Ok(data.iter().zip(logs).map(|(d, l)| Outcome::Completed(entries::build(test, &sources, d, l.rel))).collect())
 }
+
+/// Each folder's trial logs as one `trials.log`: a `=== trial-K ===` line
+/// before each trial's log, in run order.
+fn write_trials_logs(pending: Vec<(PathBuf, String)>) -> Result<(), TestFailure> {
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for (path, text) in pending {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let i = match files.iter().position(|(d, _)| *d == dir) {
+            Some(i) => i,
+            None => {
+                files.push((dir, String::new()));
+                files.len() - 1
+            }
+        };
+        let out = &mut files[i].1;
+        out.push_str(&format!("=== {name} ===\n"));
+        out.push_str(&text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    for (dir, text) in files {
+        let path = dir.join(TRIALS_LOG);
+        crate::sys::fs::write_new(&path, text.as_bytes())
+            .map_err(|e| TestFailure::new(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// The file a test's trial logs go into (one per identifier).
+pub const TRIALS_LOG: &str = "trials.log";
 
 /// The test's own folder in `target` (removed when dropped), named so that
 /// what a kill -9 leaves is found and removed.

@@ -15,14 +15,16 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
+/// The signals [`install`] handles (a child resets them before it runs its program).
+pub const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
 /// Installs the handlers, early in a command that runs tests or downloads;
 /// later calls do nothing (each signal must count once).
 pub fn install() -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     if INSTALLED.swap(true, Ordering::SeqCst) {
         return Ok(());
     }
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
+    for sig in HANDLED {
         // SAFETY: the action only touches atomics and calls kill(2) and
         // _exit(2), which are async-signal-safe.
         unsafe {

@@ -10,6 +10,7 @@ pub mod lock;
 pub mod privilege;
 pub mod proc;
 pub mod process;
+pub mod spawn;
 pub mod time;
 
 /// Whether this process runs as root.

@@ -115,6 +115,16 @@ pub fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// /dev/null opened once (read-only, close-on-exec), for children's stdin.
+fn dev_null() -> std::io::Result<std::os::fd::RawFd> {
+    static NULL: std::sync::OnceLock<File> = std::sync::OnceLock::new();
+    if let Some(f) = NULL.get() {
+        return Ok(f.as_raw_fd());
+    }
+    let f = File::open("/dev/null")?;
+    Ok(NULL.get_or_init(|| f).as_raw_fd())
+}
+
 /// Runs `spec` to completion, timeout or interrupt.
 pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     run_as(spec, None)
@@ -122,37 +132,20 @@ pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
 
 /// Runs `spec` as `user` (see [`super::privilege`]), or as engine's user.
 pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> std::io::Result<Finished> {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(spec.program);
-    cmd.args(spec.args)
-        .current_dir(spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .process_group(0)
-        .stdin(spec.stdin.map(Stdio::from).unwrap_or_else(Stdio::null))
-        .stdout(spec.stdout)
-        .stderr(spec.stderr);
-    if let Some(u) = user {
-        u.apply(&mut cmd);
-    }
-    // A trial does not outlive engine: after a kill -9 of engine its tool
-    // is killed too (the kernel's parent-death signal), not left running.
-    // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
-    let parent = unsafe { libc::getpid() };
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                return Err(std::io::Error::other("engine exited"));
-            }
-            Ok(())
-        });
-    }
-    let start = Instant::now();
-    let child = cmd.spawn()?;
-    let pid = child.id() as i32;
-    drop(child);
+    let stdin = match &spec.stdin {
+        Some(f) => f.as_raw_fd(),
+        None => dev_null()?,
+    };
+    let pid = match user {
+        // The common case without fork (see super::spawn), prepared before the clock starts.
+        None => {
+            let fds = [stdin, spec.stdout.as_raw_fd(), spec.stderr.as_raw_fd()];
+            let launch = super::spawn::Launch::new(spec.program, spec.args, spec.env, spec.cwd, fds)?;
+            (Instant::now(), launch.start()?)
+        }
+        Some(u) => spawn_as(&spec, u)?,
+    };
+    let (start, pid) = pid;
     interrupt::set_child(pid);
     let timeout = spec.timeout;
     let (status, ru, end, forced) = match pidfd_open(pid) {
@@ -174,6 +167,39 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
         wall: end - start,
         usage: Usage { user: tv(ru.ru_utime), system: tv(ru.ru_stime), max_rss_kib: ru.ru_maxrss.max(0) as u64 },
     })
+}
+
+/// `spec` started as `user`: std's `Command` with hooks between fork and
+/// exec (dropping privileges, and the parent-death signal of
+/// super::spawn).
+fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::Result<(Instant, i32)> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .stdin(spec.stdin.as_ref().map(|f| f.try_clone()).transpose()?.map(Stdio::from).unwrap_or_else(Stdio::null))
+        .stdout(spec.stdout.try_clone()?)
+        .stderr(spec.stderr.try_clone()?);
+    user.apply(&mut cmd);
+    // A trial does not outlive engine: after a kill -9 of engine its tool
+    // is killed too (the kernel's parent-death signal), not left running.
+    // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("engine exited"));
+            }
+            Ok(())
+        });
+    }
+    let start = Instant::now();
+    Ok((start, cmd.spawn()?.id() as i32))
 }
 
 type Reaped = (i32, libc::rusage, Instant, Option<Exit>);
