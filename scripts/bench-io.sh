@@ -4,16 +4,48 @@
 # Prints per scenario the median of each tool and the ratio engine / peer.
 #
 # Usage: scripts/bench-io.sh [DIR] [ROUNDS] [RUNTIME_S]
+#        scripts/bench-io.sh --cpu-bound [ROUNDS] [RUNTIME_S]
 #   DIR defaults to engine's default target directory; pass a loop device's
-#   mount point to measure there. Needs fio and fs_mark (scripts/install-deps.sh).
+#   mount point to measure there. --cpu-bound (root) makes its own: ext4 on a
+#   loop device backed by a file in /dev/shm, so the device costs little and
+#   the submitting code's own cost shows (what a fast NVMe array looks like
+#   to the CPU), and runs 4 KB random reads and writes at QD 1, 32 and 128,
+#   io_uring and psync, 1 and 4 jobs. Needs fio and fs_mark
+#   (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cpu_bound=""
+if [ "${1:-}" = --cpu-bound ]; then
+  shift
+  [ "$(id -u)" = 0 ] || { echo "--cpu-bound needs root: it makes a loop device" >&2; exit 2; }
+  cpu_bound=1
+  set -- "" "$@"
+fi
 dir=${1:-${ENGINE_HOME:-$HOME/.local/share/engine}/scratch} rounds=${2:-3} runtime=${3:-10}
+loopdev="" shm=""
+if [ -n "$cpu_bound" ]; then
+  shm=$(mktemp -d /dev/shm/bench-io.XXXXXX)
+  truncate -s 3G "$shm/disk.img"
+  loopdev=$(losetup --find --show "$shm/disk.img")
+  mkfs.ext4 -q -F "$loopdev"
+  dir=$(mktemp -d)
+  mount "$loopdev" "$dir"
+  export NOFILES=1
+  : "${SCENARIOS:=randread 4k 1 1g IOPS io_uring 1;randread 4k 32 1g IOPS io_uring 1;randread 4k 128 1g IOPS io_uring 1;randwrite 4k 1 1g IOPS io_uring 1;randwrite 4k 32 1g IOPS io_uring 1;randwrite 4k 128 1g IOPS io_uring 1;randread 4k 32 256m IOPS io_uring 4;randread 4k 1 1g IOPS psync 1;randwrite 4k 1 1g IOPS psync 1;randread 4k 1 256m IOPS psync 4}"
+fi
 mkdir -p "$dir"
 cargo build --release --quiet
 ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+  rm -rf "$work"
+  if [ -n "$loopdev" ]; then
+    umount "$dir" 2>/dev/null || true
+    losetup -d "$loopdev" 2>/dev/null || true
+    rm -rf "$shm"; rmdir "$dir" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
 export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$work/profiles
 mkdir -p "$work/profiles/test-profiles/bench-io" "$work/profiles/test-profiles/bench-files"
 cat > "$work/profiles/test-profiles/bench-io/profile.yaml" <<YAML
@@ -26,7 +58,7 @@ options:
 executor:
   builtin:
     workload: io
-    config: {rw: "\${RW}", bs: "\${BS}", iodepth: "\${QD}", direct: "yes", size: "\${SIZE}", runtime: "${runtime}s", ramp_time: "1s", ioengine: io_uring}
+    config: {rw: "\${RW}", bs: "\${BS}", iodepth: "\${QD}", direct: "yes", size: "\${SIZE}", runtime: "${runtime}s", ramp_time: "1s", ioengine: "\${ENG}", numjobs: "\${JOBS}"}
 results:
   - {id: iops, unit: IOPS, proportion: HIB}
   - {id: bandwidth, unit: MB/s, proportion: HIB}
@@ -54,8 +86,9 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 run_fio() {
   rm -rf "$dir/bench-fio"; mkdir -p "$dir/bench-fio"
   sync; sleep 1
-  fio --name=b --directory="$dir/bench-fio" --filename=f.dat --rw="$1" --bs="$2" --iodepth="$3" --size="$4" \
-    --ioengine=io_uring --direct=1 --runtime="$runtime" --ramp_time=1 --time_based --output-format=json >"$work/fio.json"
+  fio --name=b --directory="$dir/bench-fio" --rw="$1" --bs="$2" --iodepth="$3" --size="$4" \
+    --ioengine="$5" --numjobs="$6" --group_reporting --direct=1 --runtime="$runtime" --ramp_time=1 --time_based \
+    --output-format=json >"$work/fio.json"
   rm -rf "$dir/bench-fio"
   python3 - "$work/fio.json" <<'PY'
 import json, sys
@@ -67,7 +100,7 @@ print(f'{side["iops"]:.1f} {side["bw_bytes"] / 1e6:.2f} {cpu_s * 1e6 / max(ios, 
 PY
 }
 run_engine() {
-  sed -e "s/\${RW}/$1/" -e "s/\${BS}/$2/" -e "s/\${QD}/$3/" -e "s/\${SIZE}/$4/" \
+  sed -e "s/\${RW}/$1/" -e "s/\${BS}/$2/" -e "s/\${QD}/$3/" -e "s/\${SIZE}/$4/" -e "s/\${ENG}/$5/" -e "s/\${JOBS}/$6/" \
     "$work/profiles/test-profiles/bench-io/profile.yaml" > "$work/p.yaml"
   mkdir -p "$work/profiles/test-profiles/bio"
   sed 's/^id: bench-io/id: bio/' "$work/p.yaml" > "$work/profiles/test-profiles/bio/profile.yaml"
@@ -83,19 +116,20 @@ PY
 }
 echo "== io vs fio 3.33 on $dir ($(findmnt -no FSTYPE,SOURCE -T "$dir" | tr -s ' ')), ${runtime}s each after a 1s ramp, $rounds rounds, alternating"
 printf '%-34s %12s %12s %7s   %10s %10s %7s\n' scenario "fio" "engine io" ratio "fio µs/IO" "io µs/IO" ratio
-# SCENARIOS="rw bs depth size unit;…" picks others (FILES=N sets the files count, NOFILES=1 skips them).
+# SCENARIOS="rw bs depth size unit [engine jobs];…" picks others (FILES=N sets the files count, NOFILES=1 skips them).
 IFS=';' read -ra scenarios <<< "${SCENARIOS:-randread 4k 32 256m IOPS;read 2m 16 1g MB/s;write 2m 16 1g MB/s}"
 for sc in "${scenarios[@]}"; do
   set -- $sc
+  set -- "$1" "$2" "$3" "$4" "$5" "${6:-io_uring}" "${7:-1}"
   : > "$work/f"; : > "$work/e"
   for r in $(seq "$rounds"); do
-    run_fio "$1" "$2" "$3" "$4" >> "$work/f"
-    run_engine "$1" "$2" "$3" "$4" >> "$work/e"
+    run_fio "$1" "$2" "$3" "$4" "$6" "$7" >> "$work/f"
+    run_engine "$1" "$2" "$3" "$4" "$6" "$7" >> "$work/e"
   done
   col=1; [ "$5" = "MB/s" ] && col=2
   fm=$(awk -v c=$col '{print $c}' "$work/f" | median); em=$(awk -v c=$col '{print $c}' "$work/e" | median)
   fc=$(awk '{print $3}' "$work/f" | median); ec=$(awk '{print $3}' "$work/e" | median)
-  printf '%-34s %12s %12s %7s   %10s %10s %7s\n' "$1 $2 QD$3 direct ($5)" "$fm" "$em" "$(ratio "$em" "$fm")" "$fc" "$ec" "$(ratio "$ec" "$fc")"
+  printf '%-34s %12s %12s %7s   %10s %10s %7s\n' "$1 $2 QD$3 $6 ×$7 ($5)" "$fm" "$em" "$(ratio "$em" "$fm")" "$fc" "$ec" "$(ratio "$ec" "$fc")"
   echo "   fio runs: $(awk -v c=$col '{printf "%s ", $c}' "$work/f")  engine runs: $(awk -v c=$col '{printf "%s ", $c}' "$work/e")"
 done
 if [ -z "${NOFILES:-}" ]; then
