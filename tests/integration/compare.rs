@@ -419,3 +419,65 @@ fn the_html_report_renders_in_chromium() {
 fn which(p: &str) -> bool {
     std::process::Command::new("sh").args(["-c", &format!("command -v {p}")]).output().is_ok_and(|o| o.status.success())
 }
+
+/// The CI gate: `result compare BASE NEW --fail-on-regression [PCT]` exits 6
+/// naming each result significantly worse by at least PCT; improvements
+/// and no change never fail; JUnit and the pull-request summary say the same.
+#[test]
+fn a_regression_fails_the_gate_and_shows_in_junit_and_the_summary() {
+    let env = Env::new();
+    let level = env.target.path().join("level");
+    // Values level, level+1, level+2, level, … per trial.
+    env.profile("lvl", &counter_profile("lvl", &format!("echo value: $(( $(cat {}) + n % 3 ))", level.display()), ""));
+    let bench = |value: u32, save: &str, id: &str| {
+        std::fs::write(&level, value.to_string()).unwrap();
+        let r = env.bench(&["lvl", "--runs", "6", "--save", save, "--identifier", id]);
+        assert_eq!(r.code, 0, "{r:?}");
+    };
+    bench(100, "base", "before");
+    bench(80, "slower", "after");
+    bench(101, "same", "again");
+    let r = env.run(&["result", "compare", "base", "slower", "--fail-on-regression"]);
+    assert_eq!(r.code, 6, "{r:?}");
+    assert!(r.stderr.contains("1 regression(s) against `before` (significantly worse by 1 % or more):"), "{r:?}");
+    assert!(r.stderr.contains("Counter lvl: number (after): 0.80") && r.stderr.contains("worse by"), "{r:?}");
+    // A threshold beyond the loss passes; an unchanged result passes.
+    let r = env.run(&["result", "compare", "base", "slower", "--fail-on-regression", "30"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = env.run(&["result", "compare", "base", "same", "--fail-on-regression"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("no regressions against `before`"), "{r:?}");
+    // An improvement never fails: the other way round.
+    let r = env.run(&["result", "compare", "slower", "base", "--fail-on-regression"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("1 improvement(s)"), "{r:?}");
+    // Nothing to compare with: usage.
+    let r = env.run(&["result", "show", "base", "--fail-on-regression"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("needs a baseline and another identifier"), "{r:?}");
+    // JUnit: a testcase per result and identifier, the regression a failure.
+    let r = env.run(&["result", "compare", "base", "slower", "--format", "junit"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let doc = roxmltree::Document::parse(&r.stdout).unwrap();
+    let root = doc.root_element();
+    assert_eq!(
+        (root.tag_name().name(), root.attribute("tests"), root.attribute("failures")),
+        ("testsuites", Some("2"), Some("1"))
+    );
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 2);
+    assert!(cases.iter().all(|c| c.attribute("classname") == Some("engine.lvl") && c.attribute("time").is_some()));
+    let failed: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("failure")).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].parent().unwrap().attribute("name").unwrap().ends_with("(after)"));
+    assert!(failed[0].attribute("message").unwrap().contains("vs before: 0.80"), "{}", r.stdout);
+    // The summary: regressions first, then the count of the rest.
+    let r = env.run(&["result", "compare", "base", "slower", "--format", "summary"]);
+    assert!(r.stdout.contains("**1 regression(s)**") && r.stdout.contains("| after | 0.80"), "{}", r.stdout);
+    let r = env.run(&["result", "compare", "base", "same", "--format", "summary"]);
+    assert!(
+        r.stdout.contains("**No regressions**") && r.stdout.contains("1 result(s) without a significant change"),
+        "{}",
+        r.stdout
+    );
+}

@@ -2,6 +2,7 @@
 //! wins and losses, normalization, noise filters, notable results, and
 //! whether a difference against a baseline is real. One statistic per file.
 
+pub mod gate;
 pub mod means;
 pub mod noise;
 pub mod normalize;

@@ -40,6 +40,11 @@ pub struct ViewArgs {
     /// How many notable results to list
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub notable: usize,
+    /// Exit 6 when any result is significantly worse than the baseline by at least
+    /// PCT (default: the noise threshold), listing each with its ratio interval;
+    /// also the threshold of `--format junit` and `summary` failures
+    #[arg(long, value_name = "PCT", num_args = 0..=1)]
+    pub fail_on_regression: Option<Option<f64>>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -114,6 +119,20 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         }
     }
     let ids = engine::analysis::identifiers(&file);
+    if let Some(pct) = v.fail_on_regression {
+        if ids.len() < 2 {
+            return Err(Failure::usage(format!(
+                "--fail-on-regression needs a baseline and another identifier to compare; this result has {}",
+                if ids.is_empty() { "none".to_string() } else { format!("only `{}`", ids[0]) }
+            ))
+            .hint("compare two results: `engine result compare BASE NEW --fail-on-regression`"));
+        }
+        if pct.is_some_and(|p| !(0.0..100.0).contains(&p)) {
+            return Err(
+                Failure::usage("--fail-on-regression PCT must be from 0 to 100").hint("e.g. --fail-on-regression 5")
+            );
+        }
+    }
     let baseline = match &v.baseline {
         None => None,
         Some(b) => Some(engine::analysis::find_identifier(&ids, b).map_err(|e| {
@@ -133,6 +152,7 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         }),
         noise_pct: v.noise,
         notable: v.notable,
+        regression_pct: v.fail_on_regression.flatten(),
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
     match &v.output {
@@ -148,7 +168,39 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
                 .map_err(|e| Failure::error(format!("cannot write the report: {e}")))?;
         }
     }
+    if v.fail_on_regression.is_some() {
+        return Ok(gate(&file, &view));
+    }
     Ok(exit::OK)
+}
+
+/// `--fail-on-regression`: lists each regression on stderr; exit 6 when
+/// there is one.
+fn gate(file: &ResultFile, view: &View) -> i32 {
+    let a = engine::report::view::analyze(file, view);
+    let pct = view.gate_pct();
+    let g = engine::analysis::gate::gate(&a.comparisons, pct);
+    let baseline = a.baseline.unwrap_or_default();
+    if g.regressions.is_empty() {
+        eprintln!(
+            "no regressions against `{baseline}` (significantly worse by {pct} % or more); {} improvement(s), {} unchanged",
+            g.improvements.len(),
+            g.unchanged
+        );
+        return exit::OK;
+    }
+    eprintln!("{} regression(s) against `{baseline}` (significantly worse by {pct} % or more):", g.regressions.len());
+    for c in &g.regressions {
+        let t = &file.results[c.result];
+        let k = c.comparison;
+        let ratio = match k.ratio_ci {
+            Some((lo, hi)) => format!("{:.3}× [{lo:.3}, {hi:.3}]", k.ratio),
+            None => format!("{:.3}×", k.ratio),
+        };
+        let what = if t.description.is_empty() { &t.result } else { &t.description };
+        eprintln!("  {}: {what} ({}): {ratio}, {}", t.title, c.identifier, k.verdict);
+    }
+    exit::REGRESSION
 }
 
 pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {

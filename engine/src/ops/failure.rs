@@ -25,6 +25,9 @@ pub mod exit {
     /// extraction or a build step failed (nothing partial was kept), or system
     /// packages are missing and engine is not root (the command is printed).
     pub const INSTALL_FAILED: i32 = 5;
+    /// `--fail-on-regression`: a result is significantly worse than the
+    /// baseline by at least the percentage given; the report was written.
+    pub const REGRESSION: i32 = 6;
     /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
     pub const INTERRUPTED: i32 = 130;
 }

@@ -5,9 +5,11 @@ pub mod csv;
 pub mod format;
 pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod png;
 pub mod pts_xml;
+pub mod summary;
 pub mod svg;
 pub mod svg_export;
 pub mod systems;
@@ -55,10 +57,12 @@ pub enum Format {
     PtsXml,
     Svg,
     Png,
+    Junit,
+    Summary,
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 10] = [
         Format::Text,
         Format::Json,
         Format::Csv,
@@ -67,6 +71,8 @@ impl Format {
         Format::PtsXml,
         Format::Svg,
         Format::Png,
+        Format::Junit,
+        Format::Summary,
     ];
 
     /// Its name on the command line.
@@ -80,6 +86,8 @@ impl Format {
             Format::PtsXml => "pts-xml",
             Format::Svg => "svg",
             Format::Png => "png",
+            Format::Junit => "junit",
+            Format::Summary => "summary",
         }
     }
 
@@ -99,6 +107,8 @@ impl Format {
             Format::PtsXml => Box::new(pts_xml::PtsXml),
             Format::Svg => Box::new(svg_export::Svg),
             Format::Png => Box::new(png::Png),
+            Format::Junit => Box::new(junit::Junit),
+            Format::Summary => Box::new(summary::Summary),
         }
     }
 }

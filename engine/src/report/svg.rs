@@ -261,6 +261,23 @@ fn draw(c: &Chart, header: bool) -> String {
     o
 }
 
+/// The title, the description (wrapped) and the unit line.
+fn write_header(o: &mut String, c: &Chart) {
+    write!(
+        o,
+        "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{}</text>",
+        Esc(&cut(&c.title, TITLE_CHARS))
+    )
+    .unwrap();
+    let mut y = 20;
+    let mut lines = description_lines(c);
+    lines.push(cut(&c.unit, LINE_CHARS).into_owned());
+    for line in lines.iter().filter(|l| !l.is_empty()) {
+        y += 18;
+        write!(o, "<text x=\"10\" y=\"{y}\" fill=\"#555\">{}</text>", Esc(line)).unwrap();
+    }
+}
+
 /// Appends the chart's `<svg>` to `o`. Text is 12 px unless said otherwise.
 pub fn write_chart(o: &mut String, c: &Chart, header: bool) {
     let top = if header { header_height(c) } else { 4.0 };
@@ -274,19 +291,7 @@ pub fn write_chart(o: &mut String, c: &Chart, header: bool) {
     .unwrap();
     write!(o, "<title>{}</title>", Esc(if header { &c.title } else { &c.unit })).unwrap();
     if header {
-        write!(
-            o,
-            "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{}</text>",
-            Esc(&cut(&c.title, TITLE_CHARS))
-        )
-        .unwrap();
-        let mut y = 20;
-        let mut lines = description_lines(c);
-        lines.push(cut(&c.unit, LINE_CHARS).into_owned());
-        for line in lines.iter().filter(|l| !l.is_empty()) {
-            y += 18;
-            write!(o, "<text x=\"10\" y=\"{y}\" fill=\"#555\">{}</text>", Esc(line)).unwrap();
-        }
+        write_header(o, c);
     }
     // Scaled to the longest bar with its error bar; a result without a
     // positive value still shows its labels, with 1 px bars.

@@ -17,11 +17,20 @@ pub struct View {
     pub noise_pct: f64,
     /// How many notable results to list.
     pub notable: usize,
+    /// A regression is worse by at least this, percent (default: `noise_pct`).
+    pub regression_pct: Option<f64>,
 }
 
 impl Default for View {
     fn default() -> Self {
-        View { baseline: None, normalize: None, noise_pct: significance::NOISE_PCT, notable: 5 }
+        View { baseline: None, normalize: None, noise_pct: significance::NOISE_PCT, notable: 5, regression_pct: None }
+    }
+}
+
+impl View {
+    /// The percentage a regression is worse by at least.
+    pub fn gate_pct(&self) -> f64 {
+        self.regression_pct.unwrap_or(self.noise_pct)
     }
 }
 
