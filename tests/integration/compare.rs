@@ -455,6 +455,32 @@ fn a_regression_fails_the_gate_and_shows_in_junit_and_the_summary() {
     let r = env.run(&["result", "show", "base", "--fail-on-regression"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("needs a baseline and another identifier"), "{r:?}");
+    // The same gate straight after a run: `benchmark --compare-to NAME`.
+    std::fs::write(&level, "80").unwrap();
+    let r = env.bench(&[
+        "lvl",
+        "--runs",
+        "6",
+        "--save",
+        "ci",
+        "--identifier",
+        "pr",
+        "--compare-to",
+        "base",
+        "--fail-on-regression",
+    ]);
+    assert_eq!(r.code, 6, "{r:?}");
+    assert!(r.stderr.contains("1 regression(s) against `before`") && r.stderr.contains("(pr): 0.80"), "{r:?}");
+    assert!(env.result_path("ci").is_file(), "the run was saved all the same");
+    let r = env.bench(&["lvl", "--runs", "3", "--save", "ci2", "--compare-to", "base"]);
+    assert_eq!(r.code, 0, "without --fail-on-regression it only reports: {r:?}");
+    assert!(r.stderr.contains("regression(s) against `before`"), "{r:?}");
+    let r = env.bench(&["lvl", "--save", "ci3", "--compare-to", "nosuch", "--fail-on-regression"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--compare-to: no saved result `nosuch`"), "{r:?}");
+    assert!(!env.result_path("ci3").exists(), "refused before it ran");
+    let r = env.bench(&["lvl", "--save", "ci4", "--fail-on-regression"]);
+    assert_eq!(r.code, 2, "--fail-on-regression without --compare-to: {r:?}");
     // JUnit: a testcase per result and identifier, the regression a failure.
     let r = env.run(&["result", "compare", "base", "slower", "--format", "junit"]);
     assert_eq!(r.code, 0, "{r:?}");

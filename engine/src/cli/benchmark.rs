@@ -2,11 +2,11 @@
 //! `ops::benchmark::Request`; the run shown on the terminal or as JSON
 //! events; the report, the summary and the exit code at the end.
 
-use super::Failure;
 use super::args::{self, Logs, Progress, RunFormat};
 use super::progress_json::JsonEvents;
 use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
+use super::{Failure, exit};
 use clap::Args;
 use engine::ops::Context;
 use engine::ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest, Timing};
@@ -110,6 +110,14 @@ pub struct BenchmarkArgs {
     /// Pause before every test (`5s`)
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
+    /// After the run, compare its result with saved result NAME (its first identifier is
+    /// the baseline) and list the regressions and improvements
+    #[arg(long, value_name = "NAME")]
+    pub compare_to: Option<String>,
+    /// With --compare-to: exit 6 when a result is significantly worse than NAME's by at
+    /// least PCT (default: the noise threshold)
+    #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to")]
+    pub fail_on_regression: Option<Option<f64>>,
     /// What is printed: `text` (on a terminal a compact table per test as it finishes —
     /// value, ±CI, N, marks — then the comparison; piped, the whole report once at the
     /// end), `bars` (each test's bar charts as it finishes), or a report format at the end
@@ -173,7 +181,56 @@ impl BenchmarkArgs {
 pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
     let format = args.format;
     let progress = args.progress;
+    let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression)?;
     let req = args.request(install);
+
+    /// `--compare-to NAME [--fail-on-regression [PCT]]`: the saved result the
+    /// run is compared with once it is over.
+    struct Gate {
+        base: String,
+        fail: Option<Option<f64>>,
+    }
+
+    impl Gate {
+        /// Checked before anything runs: NAME must exist.
+        fn check(cx: &Context, compare_to: Option<String>, fail: Option<Option<f64>>) -> Result<Option<Gate>, Failure> {
+            let Some(base) = compare_to else { return Ok(None) };
+            if !cx.store.exists(&base) {
+                return Err(Failure::usage(format!("--compare-to: no saved result `{base}`"))
+                    .hint("`engine list results` lists them; save a baseline first with --save NAME"));
+            }
+            if fail.flatten().is_some_and(|p| !(0.0..100.0).contains(&p)) {
+                return Err(Failure::usage("--fail-on-regression PCT must be from 0 to 100")
+                    .hint("e.g. --fail-on-regression 5"));
+            }
+            Ok(Some(Gate { base, fail }))
+        }
+
+        /// Compares the run's result with NAME; the exit code: the run's own
+        /// when it is not 0 (failed tests, an interrupt), else 6 for a
+        /// regression under --fail-on-regression.
+        fn after(self, cx: &Context, code: i32, saved: Option<String>) -> i32 {
+            let Some(new) = saved else { return code };
+            let load = |n: &str| cx.store.load(n).map(|f| (n.to_string(), f));
+            let (Ok(base), Ok(run)) = (load(&self.base), load(&new)) else { return code };
+            let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
+            let view = engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() };
+            eprintln!();
+            let gated = super::result::gate(&merged, &view);
+            if code == exit::OK && self.fail.is_some() { gated } else { code }
+        }
+    }
+    let (code, saved) = run_request(cx, &req, format, progress)?;
+    Ok(gate.map_or(code, |g| g.after(cx, code, saved)))
+}
+
+/// Runs `req`, printing as `format` and `progress` say; its exit code and the result it saved to.
+fn run_request(
+    cx: &Context,
+    req: &Request,
+    format: RunFormat,
+    progress: Progress,
+) -> Result<(i32, Option<String>), Failure> {
     if progress == Progress::Json {
         let events = JsonEvents::new(Prompts::new());
         let outcome = if format != RunFormat::Report(Format::Text) {
@@ -186,10 +243,10 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
             ))
             .hint("write the report afterwards: `engine result show NAME --format FORMAT`"))
         } else {
-            benchmark::benchmark(cx, &req, &events, &ProfileExecutors)
+            benchmark::benchmark(cx, req, &events, &ProfileExecutors)
         };
         events.finish(&outcome);
-        return outcome.map(|o| finish(cx, &o, None));
+        return outcome.map(|o| (finish(cx, &o, None), saved(&o)));
     }
     let tty = std::io::stderr().is_terminal();
     // Piped output gets each chart once, in the report at the end, instead
@@ -201,8 +258,16 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
         (RunFormat::Report(f), _) => (Shown::Nothing, End::Report(f)),
     };
     let events = TermEvents::new(tty, shown, ui::width(), Prompts::new());
-    let outcome = benchmark::benchmark(cx, &req, &events, &ProfileExecutors)?;
-    Ok(finish(cx, &outcome, Some(end)))
+    let outcome = benchmark::benchmark(cx, req, &events, &ProfileExecutors)?;
+    Ok((finish(cx, &outcome, Some(end)), saved(&outcome)))
+}
+
+/// The result a run saved to.
+fn saved(o: &Outcome) -> Option<String> {
+    match o {
+        Outcome::Ran(r) => r.result.as_ref().map(|(n, _)| n.clone()),
+        _ => None,
+    }
 }
 
 /// What is printed after a run on standard output.

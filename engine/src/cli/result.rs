@@ -174,9 +174,9 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
     Ok(exit::OK)
 }
 
-/// `--fail-on-regression`: lists each regression on stderr; exit 6 when
-/// there is one.
-fn gate(file: &ResultFile, view: &View) -> i32 {
+/// `--fail-on-regression` (and `benchmark --compare-to`): lists each
+/// regression on stderr; exit 6 when there is one.
+pub(super) fn gate(file: &ResultFile, view: &View) -> i32 {
     let a = engine::report::view::analyze(file, view);
     let pct = view.gate_pct();
     let g = engine::analysis::gate::gate(&a.comparisons, pct);

@@ -15,7 +15,8 @@ impl Workload for Abuse {
 
     fn new(config: &Config) -> Result<Self, Error> {
         config.only(Self::KEYS)?;
-        let mode = config.choice_or("mode", &["escape", "loop", "bomb", "trap", "panic", "flood", "flood-log", "ok"], "ok")?;
+        let mode =
+            config.choice_or("mode", &["escape", "loop", "bomb", "trap", "panic", "flood", "flood-log", "ok"], "ok")?;
         Ok(Abuse { mode })
     }
 
