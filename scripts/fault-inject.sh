@@ -34,7 +34,8 @@ ENGINE=$(realpath "$ENGINE")
 
 work=$(mktemp -d /var/tmp/engine-fi.XXXXXX)
 work=$(realpath "$work")
-export ENGINE_HOME="$work/home" ENGINE_PROFILE_PATH="$work/profiles" NO_COLOR=1 COLUMNS=100
+# Its own machine-wide lock: the test suite runs this next to other engines.
+export ENGINE_HOME="$work/home" ENGINE_PROFILE_PATH="$work/profiles" NO_COLOR=1 COLUMNS=100 ENGINE_MACHINE_LOCK="$work/machine.lock"
 unset XDG_DATA_HOME ENGINE_DOWNLOAD_CACHE
 mkdir -p "$ENGINE_HOME" "$work/profiles/test-profiles" "$work/target" "$work/loop" "$work/mnt" "$work/www" "$work/logs"
 
