@@ -195,7 +195,8 @@ pub struct BuildStep {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScratchScope {
-    /// A fresh directory for every trial, removed after it.
+    /// An empty directory for every trial: what a trial leaves is removed
+    /// after it (an emptied directory is reused by the next trial).
     #[default]
     PerTrial,
     /// One directory for all trials of a test, removed after the test.

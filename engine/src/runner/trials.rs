@@ -52,8 +52,11 @@ fn is_empty_dir(p: &Path) -> bool {
 impl Drop for TrialDir {
     fn drop(&mut self) {
         // Kept for the next trial when empty; the test folder goes at the end of the test.
-        if self.remove && !is_empty_dir(&self.path) {
-            let _ = std::fs::remove_dir_all(&self.path);
+        if self.remove && !is_empty_dir(&self.path) && std::fs::remove_dir_all(&self.path).is_err() {
+            // What could not be removed (a mount a tool left inside) must not
+            // be the next trial's: moved aside, it goes with the test folder.
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            let _ = std::fs::rename(&self.path, self.path.with_file_name(format!("trial-left-{}", nanos.as_nanos())));
         }
     }
 }
@@ -342,4 +345,30 @@ pub(super) fn run(
         order = switch.order();
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_gets_an_empty_scratch_directory_reused_only_when_left_empty() {
+        let d = tempfile::tempdir().unwrap();
+        let first = TrialDir::new(d.path(), ScratchScope::PerTrial).unwrap();
+        let path = first.path.clone();
+        drop(first);
+        assert!(path.is_dir(), "left empty: kept for the next trial");
+        let second = TrialDir::new(d.path(), ScratchScope::PerTrial).unwrap();
+        std::fs::create_dir(second.path.join("sub")).unwrap();
+        std::fs::write(second.path.join("sub/f"), "x").unwrap();
+        drop(second);
+        assert!(!path.exists(), "what a trial wrote goes with it");
+        let third = TrialDir::new(d.path(), ScratchScope::PerTrial).unwrap();
+        assert!(is_empty_dir(&third.path));
+        drop(third);
+        let shared = TrialDir::new(d.path(), ScratchScope::PerTest).unwrap();
+        assert_eq!(shared.path, d.path());
+        drop(shared);
+        assert!(d.path().is_dir());
+    }
 }
