@@ -243,3 +243,34 @@ fn a_result_file_with_a_null_value_loads_and_says_so() {
     assert!(r.stderr.contains("1 trial value(s) were not numbers and were dropped"), "{r:?}");
     assert!(r.stdout.contains("N = 2"), "{}", r.stdout);
 }
+
+/// `--tag KEY=VALUE` labels a run (with `kernel` and `engine` recorded by
+/// themselves); `list results --tag` filters; a tag without `=` is usage.
+#[test]
+fn tags_label_a_run_and_filter_the_list() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let r = env.bench(&["echo", "--runs", "2", "--save", "t1", "--tag", "commit=abc123", "--tag", "fw=2.1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = env.bench(&["echo", "--runs", "2", "--save", "t2", "--tag", "commit=def456"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("t1");
+    let tags = &f["systems"][0]["tags"];
+    assert_eq!((tags["commit"].as_str(), tags["fw"].as_str()), (Some("abc123"), Some("2.1")), "{f}");
+    assert_eq!(tags["engine"], env!("CARGO_PKG_VERSION"));
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(tags["kernel"].as_str(), Some(kernel.trim()));
+    let r = env.run(&["list", "results", "--tag", "commit=abc123"]);
+    assert!(r.stdout.starts_with("t1 ") && !r.stdout.contains("t2 "), "{r:?}");
+    let r = env.run(&["list", "results", "--tag", &format!("kernel={}", kernel.trim()), "--tag", "commit=def456"]);
+    assert!(r.stdout.starts_with("t2 ") && !r.stdout.contains("t1 "), "{r:?}");
+    assert_eq!(env.run(&["list", "results", "--tag", "commit=zzz"]).stdout, "");
+    // Shown with the system.
+    assert!(env.run(&["result", "show", "t1"]).stdout.contains("commit=abc123, fw=2.1"));
+    // Bad input.
+    let r = env.bench(&["echo", "--save", "t3", "--tag", "commit"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`commit` is not KEY=VALUE"), "{r:?}");
+    assert!(!env.result_path("t3").exists());
+    assert_eq!(env.run(&["list", "profiles", "--tag", "a=b"]).code, 2);
+}

@@ -94,3 +94,12 @@ pub fn positive_duration(s: &str) -> Result<Duration, String> {
         d => Ok(d),
     }
 }
+
+/// `KEY=VALUE` of `--tag`: a key of letters, digits, `_`, `-` and `.`.
+pub fn tag(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}` is not KEY=VALUE (e.g. kernel=6.18)"))?;
+    if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+        return Err(format!("`{k}` is not a tag key: use letters, digits, `_`, `-` and `.`"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}

@@ -110,6 +110,10 @@ pub struct BenchmarkArgs {
     /// Pause before every test (`5s`)
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
+    /// A label recorded with the run (repeatable): `--tag commit=abc123 --tag firmware=2.1`;
+    /// `kernel` and `engine` are recorded by themselves; `list results --tag K=V` filters
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = args::tag)]
+    pub tags: Vec<(String, String)>,
     /// After the run, compare its result with saved result NAME (its first identifier is
     /// the baseline) and list the regressions and improvements
     #[arg(long, value_name = "NAME")]
@@ -171,6 +175,7 @@ impl BenchmarkArgs {
             },
             drop_caches: self.drop_caches,
             allow_concurrent: self.allow_concurrent,
+            tags: self.tags,
             fstrim: self.fstrim,
             settle: self.settle,
             argv: std::env::args().collect(),

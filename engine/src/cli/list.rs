@@ -12,6 +12,9 @@ use std::collections::HashMap;
 pub struct ListArgs {
     /// What to list
     pub what: What,
+    /// Results only: those with an identifier tagged KEY=VALUE (repeatable: all must match)
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::args::tag)]
+    pub tags: Vec<(String, String)>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -175,10 +178,14 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
 
 /// The saved results, then those the added repositories publish (run or
 /// shown by `REPO/results/NAME`).
-fn results(cx: &Context, out: &mut String, broken: &mut usize) {
+fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &mut usize) {
     let store = &cx.store;
+    let tagged = |f: &engine::model::result::ResultFile| {
+        f.systems.iter().any(|s| tags.iter().all(|(k, v)| s.tags.get(k) == Some(v)))
+    };
     for name in store.list() {
         match store.load(&name) {
+            Ok(f) if !tags.is_empty() && !tagged(&f) => {}
             Ok(f) => out.push_str(&format!(
                 "{name}  {} identifier(s), {} result(s){}: {}\n",
                 f.systems.len(),
@@ -195,7 +202,8 @@ fn results(cx: &Context, out: &mut String, broken: &mut usize) {
             }
         }
     }
-    for l in &cx.catalog().repos().list {
+    // Shared results carry no tags in the index: listed only without a filter.
+    for l in cx.catalog().repos().list.iter().filter(|_| tags.is_empty()) {
         for e in &l.index.results {
             if let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) {
                 out.push_str(&format!(
@@ -219,10 +227,13 @@ pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
     }
     let mut out = String::new();
     let (mut broken, mut broken_results) = (0, 0);
+    if !args.tags.is_empty() && !matches!(args.what, What::Results) {
+        return Err(Failure::new(exit::USAGE, "--tag filters results").hint("engine list results --tag KEY=VALUE"));
+    }
     match args.what {
         What::Profiles => profiles(catalog, &cx.home.installed(), &mut out, &mut broken),
         What::Suites => suites(cx, &mut out, &mut broken),
-        What::Results => results(cx, &mut out, &mut broken_results),
+        What::Results => results(cx, &args.tags, &mut out, &mut broken_results),
     }
     print!("{out}");
     // An invalid profile or suite is exit 3 (as `engine validate`); a

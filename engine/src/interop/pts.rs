@@ -247,6 +247,7 @@ impl Composite<'_, '_> {
             finished: None,
             engine_version: format!("Phoronix Test Suite {}", child_text(s, "TestClientVersion").unwrap_or("")),
             details: None,
+            tags: Default::default(),
         })
     }
 

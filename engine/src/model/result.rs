@@ -88,6 +88,9 @@ pub struct System {
     /// Everything captured, as data (hardware, software, the devices under the target directory).
     #[serde(default)]
     pub details: Option<crate::model::system::SystemInfo>,
+    /// Labels of the run (`kernel`, `engine`, and `--tag KEY=VALUE`: a commit, a firmware).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub tags: IndexMap<String, String>,
 }
 
 /// One option choice of a test.

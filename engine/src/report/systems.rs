@@ -29,7 +29,8 @@ pub fn table(r: &ResultFile) -> Vec<Row> {
             }
         }
     }
-    keys.into_iter()
+    let mut rows: Vec<Row> = keys
+        .into_iter()
         .map(|k| {
             let values = r
                 .systems
@@ -38,7 +39,20 @@ pub fn table(r: &ResultFile) -> Vec<Row> {
                 .collect();
             Row { key: k, values }
         })
-        .collect()
+        .collect();
+    // The run's labels (`--tag`, and the kernel and engine recorded by themselves).
+    if r.systems.iter().any(|s| !s.tags.is_empty()) {
+        let values = r
+            .systems
+            .iter()
+            .map(|s| {
+                (!s.tags.is_empty())
+                    .then(|| s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+            })
+            .collect();
+        rows.push(Row { key: "Tags".into(), values });
+    }
+    rows
 }
 
 /// For each system after the first: the fields whose value differs from the

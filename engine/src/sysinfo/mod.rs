@@ -119,7 +119,14 @@ pub fn capture(identifier: &str, target: &Path, env: &[String], environ: &Enviro
 }
 
 pub fn to_system(identifier: &str, info: SystemInfo) -> System {
+    // The tags every run gets by itself.
+    let mut tags = indexmap::IndexMap::new();
+    if let Some(k) = &info.kernel {
+        tags.insert("kernel".to_string(), k.split_whitespace().next().unwrap_or(k).to_string());
+    }
+    tags.insert("engine".to_string(), env!("CARGO_PKG_VERSION").to_string());
     System {
+        tags,
         identifier: identifier.to_string(),
         hardware: render::hardware(&info),
         software: render::software(&info),

@@ -175,7 +175,7 @@ impl Record {
             path: cx.settings.environ.get("PATH").map(String::as_str),
         };
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
-        let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ };
+        let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ, tags: req.tags.clone() };
         let file = self.file.take().expect("one session per record");
         Session::new(&cx.store, self.dest.name.clone(), file, setup, events)
     }

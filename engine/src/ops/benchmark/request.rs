@@ -62,6 +62,8 @@ pub struct Request {
     pub drop_caches: bool,
     /// Run although another benchmark runs on this machine (a warning, not a refusal).
     pub allow_concurrent: bool,
+    /// `--tag KEY=VALUE`: labels recorded with each identifier's system.
+    pub tags: Vec<(String, String)>,
     pub fstrim: bool,
     /// Pause before every test.
     pub settle: Option<Duration>,

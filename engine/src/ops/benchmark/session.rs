@@ -30,6 +30,8 @@ pub(super) struct Setup<'a> {
     /// Environment variables the tests declare relevant, and the environment.
     pub env: Vec<String>,
     pub environ: &'a Environ,
+    /// `--tag KEY=VALUE`s, over the tags the capture fills in.
+    pub tags: Vec<(String, String)>,
 }
 
 /// The result being written and what this run did to it.
@@ -132,6 +134,9 @@ impl<'a> Session<'a> {
         let mut s = crate::sysinfo::capture(identifier, target, &self.setup.env, self.setup.environ, &self.highlight);
         if let Some(n) = &self.sweep_note {
             s.notes.insert("Sweep Notes".into(), n.clone());
+        }
+        for (k, v) in &self.setup.tags {
+            s.tags.insert(k.clone(), v.clone());
         }
         self.events.system_captured(&s);
         self.captured.insert(identifier.to_string(), s);
