@@ -103,3 +103,12 @@ pub fn tag(s: &str) -> Result<(String, String), String> {
     }
     Ok((k.to_string(), v.to_string()))
 }
+
+/// A percentage from 0 to 100 (`--fail-on-regression 5`).
+pub fn percent(s: &str) -> Result<f64, String> {
+    let p: f64 = s.trim_end_matches('%').trim().parse().map_err(|_| format!("`{s}` is not a percentage (e.g. 5)"))?;
+    if !(0.0..100.0).contains(&p) {
+        return Err(format!("{p} is not from 0 to 100"));
+    }
+    Ok(p)
+}

@@ -120,7 +120,7 @@ pub struct BenchmarkArgs {
     pub compare_to: Option<String>,
     /// With --compare-to: exit 6 when a result is significantly worse than NAME's by at
     /// least PCT (default: the noise threshold)
-    #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to")]
+    #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to", value_parser = args::percent)]
     pub fail_on_regression: Option<Option<f64>>,
     /// What is printed: `text` (on a terminal a compact table per test as it finishes —
     /// value, ±CI, N, marks — then the comparison; piped, the whole report once at the
@@ -188,45 +188,41 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
     let progress = args.progress;
     let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression)?;
     let req = args.request(install);
-
-    /// `--compare-to NAME [--fail-on-regression [PCT]]`: the saved result the
-    /// run is compared with once it is over.
-    struct Gate {
-        base: String,
-        fail: Option<Option<f64>>,
-    }
-
-    impl Gate {
-        /// Checked before anything runs: NAME must exist.
-        fn check(cx: &Context, compare_to: Option<String>, fail: Option<Option<f64>>) -> Result<Option<Gate>, Failure> {
-            let Some(base) = compare_to else { return Ok(None) };
-            if !cx.store.exists(&base) {
-                return Err(Failure::usage(format!("--compare-to: no saved result `{base}`"))
-                    .hint("`engine list results` lists them; save a baseline first with --save NAME"));
-            }
-            if fail.flatten().is_some_and(|p| !(0.0..100.0).contains(&p)) {
-                return Err(Failure::usage("--fail-on-regression PCT must be from 0 to 100")
-                    .hint("e.g. --fail-on-regression 5"));
-            }
-            Ok(Some(Gate { base, fail }))
-        }
-
-        /// Compares the run's result with NAME; the exit code: the run's own
-        /// when it is not 0 (failed tests, an interrupt), else 6 for a
-        /// regression under --fail-on-regression.
-        fn after(self, cx: &Context, code: i32, saved: Option<String>) -> i32 {
-            let Some(new) = saved else { return code };
-            let load = |n: &str| cx.store.load(n).map(|f| (n.to_string(), f));
-            let (Ok(base), Ok(run)) = (load(&self.base), load(&new)) else { return code };
-            let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
-            let view = engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() };
-            eprintln!();
-            let gated = super::result::gate(&merged, &view);
-            if code == exit::OK && self.fail.is_some() { gated } else { code }
-        }
-    }
     let (code, saved) = run_request(cx, &req, format, progress)?;
     Ok(gate.map_or(code, |g| g.after(cx, code, saved)))
+}
+
+/// `--compare-to NAME [--fail-on-regression [PCT]]`: the saved result the
+/// run is compared with once it is over.
+struct Gate {
+    base: String,
+    fail: Option<Option<f64>>,
+}
+
+impl Gate {
+    /// Checked before anything runs: NAME must exist.
+    fn check(cx: &Context, compare_to: Option<String>, fail: Option<Option<f64>>) -> Result<Option<Gate>, Failure> {
+        let Some(base) = compare_to else { return Ok(None) };
+        if !cx.store.exists(&base) {
+            return Err(Failure::usage(format!("--compare-to: no saved result `{base}`"))
+                .hint("`engine list results` lists them; save a baseline first with --save NAME"));
+        }
+        Ok(Some(Gate { base, fail }))
+    }
+
+    /// Compares the run's result with NAME; the exit code: the run's own
+    /// when it is not 0 (failed tests, an interrupt), else 6 for a
+    /// regression under --fail-on-regression.
+    fn after(self, cx: &Context, code: i32, saved: Option<String>) -> i32 {
+        let Some(new) = saved else { return code };
+        let load = |n: &str| cx.store.load(n).map(|f| (n.to_string(), f));
+        let (Ok(base), Ok(run)) = (load(&self.base), load(&new)) else { return code };
+        let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
+        let view = engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() };
+        eprintln!();
+        let gated = super::result::gate(&merged, &view);
+        if code == exit::OK && self.fail.is_some() { gated } else { code }
+    }
 }
 
 /// Runs `req`, printing as `format` and `progress` say; its exit code and the result it saved to.

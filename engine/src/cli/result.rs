@@ -43,7 +43,7 @@ pub struct ViewArgs {
     /// Exit 6 when any result is significantly worse than the baseline by at least
     /// PCT (default: the noise threshold), listing each with its ratio interval;
     /// also the threshold of `--format junit` and `summary` failures
-    #[arg(long, value_name = "PCT", num_args = 0..=1)]
+    #[arg(long, value_name = "PCT", num_args = 0..=1, value_parser = super::args::percent)]
     pub fail_on_regression: Option<Option<f64>>,
 }
 
@@ -119,19 +119,12 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         }
     }
     let ids = engine::analysis::identifiers(&file);
-    if let Some(pct) = v.fail_on_regression {
-        if ids.len() < 2 {
-            return Err(Failure::usage(format!(
-                "--fail-on-regression needs a baseline and another identifier to compare; this result has {}",
-                if ids.is_empty() { "none".to_string() } else { format!("only `{}`", ids[0]) }
-            ))
-            .hint("compare two results: `engine result compare BASE NEW --fail-on-regression`"));
-        }
-        if pct.is_some_and(|p| !(0.0..100.0).contains(&p)) {
-            return Err(
-                Failure::usage("--fail-on-regression PCT must be from 0 to 100").hint("e.g. --fail-on-regression 5")
-            );
-        }
+    if v.fail_on_regression.is_some() && ids.len() < 2 {
+        return Err(Failure::usage(format!(
+            "--fail-on-regression needs a baseline and another identifier to compare; this result has {}",
+            if ids.is_empty() { "none".to_string() } else { format!("only `{}`", ids[0]) }
+        ))
+        .hint("compare two results: `engine result compare BASE NEW --fail-on-regression`"));
     }
     let baseline = match &v.baseline {
         None => None,
@@ -193,12 +186,7 @@ pub(super) fn gate(file: &ResultFile, view: &View) -> i32 {
     for c in &g.regressions {
         let t = &file.results[c.result];
         let k = c.comparison;
-        let ratio = match k.ratio_ci {
-            Some((lo, hi)) => format!("{:.3}× [{lo:.3}, {hi:.3}]", k.ratio),
-            None => format!("{:.3}×", k.ratio),
-        };
-        let what = if t.description.is_empty() { &t.result } else { &t.description };
-        eprintln!("  {}: {what} ({}): {ratio}, {}", t.title, c.identifier, k.verdict);
+        eprintln!("  {}: {} ({}): {}, {}", t.title, t.what(), c.identifier, k.ratio_text(), k.verdict);
     }
     exit::REGRESSION
 }

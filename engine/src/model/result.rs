@@ -395,6 +395,13 @@ impl ResultFile {
     }
 }
 
+impl TestResult {
+    /// What the result is, for a line of its own: its description, else its id.
+    pub fn what(&self) -> &str {
+        if self.description.is_empty() { &self.result } else { &self.description }
+    }
+}
+
 impl ResultFile {
     /// How many rounds of `test` `identifier` has (0: none; 1 for a test run
     /// without `--rounds`).

@@ -23,12 +23,11 @@ impl Exporter for Junit {
             for e in &t.entries {
                 tests += 1;
                 let secs: f64 = e.trial_seconds.iter().sum();
-                let what = if t.description.is_empty() { t.result.clone() } else { t.description.clone() };
                 write!(
                     cases,
                     "    <testcase classname=\"{}\" name=\"{} ({})\" time=\"{secs:.3}\">",
                     esc(&format!("engine.{}", t.profile)),
-                    esc(&what),
+                    esc(t.what()),
                     esc(&e.identifier)
                 )
                 .unwrap();
@@ -36,11 +35,8 @@ impl Exporter for Junit {
                 match c {
                     Some(c) if worse_by_at_least(c, pct) => {
                         failures += 1;
-                        let ratio = match c.ratio_ci {
-                            Some((lo, hi)) => format!("{:.3}× [{lo:.3}, {hi:.3}]", c.ratio),
-                            None => format!("{:.3}×", c.ratio),
-                        };
-                        let message = format!("{} vs {baseline}: {ratio} ({:+.1} %)", c.verdict, c.change_pct);
+                        let message =
+                            format!("{} vs {baseline}: {} ({:+.1} %)", c.verdict, c.ratio_text(), c.change_pct);
                         write!(
                             cases,
                             "\n      <failure type=\"regression\" message=\"{}\">{}: {} {} vs {} {} ({baseline}); the gate fails at {pct} % worse</failure>\n    ",

@@ -12,12 +12,14 @@ pub struct Summary;
 fn line(r: &ResultFile, c: &gate::Change<'_>) -> String {
     let t = &r.results[c.result];
     let k = c.comparison;
-    let ratio = match k.ratio_ci {
-        Some((lo, hi)) => format!("{:.3}× [{lo:.3}, {hi:.3}]", k.ratio),
-        None => format!("{:.3}×", k.ratio),
-    };
-    let what = if t.description.is_empty() { t.result.clone() } else { t.description.clone() };
-    format!("| {} | {} | {} | {ratio} | {:+.1} % |", cell(&t.title), cell(&what), cell(c.identifier), k.change_pct)
+    format!(
+        "| {} | {} | {} | {} | {:+.1} % |",
+        cell(&t.title),
+        cell(t.what()),
+        cell(c.identifier),
+        k.ratio_text(),
+        k.change_pct
+    )
 }
 
 fn cell(s: &str) -> String {

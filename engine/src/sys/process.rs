@@ -136,7 +136,7 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
         Some(f) => f.as_raw_fd(),
         None => dev_null()?,
     };
-    let pid = match user {
+    let (start, pid) = match user {
         // The common case without fork (see super::spawn), prepared before the clock starts.
         None => {
             let fds = [stdin, spec.stdout.as_raw_fd(), spec.stderr.as_raw_fd()];
@@ -145,7 +145,6 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
         }
         Some(u) => spawn_as(&spec, u)?,
     };
-    let (start, pid) = pid;
     interrupt::set_child(pid);
     let timeout = spec.timeout;
     let (status, ru, end, forced) = match pidfd_open(pid) {
