@@ -63,15 +63,16 @@ fi
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
   rustup target add wasm32-wasip2
 fi
-# Fleets (issue 16): ansible-core and kubernetes-validate from PyPI, in a
+# Fleets (issue 16): ansible-core and kubernetes-validate from PyPI, and
+# Apache Otava (issue 28: change points checked against it), in a
 # virtualenv of their own (ENGINE_TOOLS, default /opt/engine-tools), where
-# tests/integration/orchestration.rs and scripts/bench-fleet.sh find them.
+# tests/integration/{orchestration,history}.rs and scripts/bench-fleet.sh find them.
 # ansible-core 2.19 is the last line whose control node runs on Debian 12's
 # Python 3.11.
 ENGINE_TOOLS="${ENGINE_TOOLS:-/opt/engine-tools}"
-if ! "$ENGINE_TOOLS/bin/python" -c 'import ansible, kubernetes_validate' 2>/dev/null; then
+if ! "$ENGINE_TOOLS/bin/python" -c 'import ansible, kubernetes_validate, otava' 2>/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO /usr/bin/python3 -m venv "$ENGINE_TOOLS"
   $SUDO "$ENGINE_TOOLS/bin/pip" install -q --disable-pip-version-check \
-    'ansible-core>=2.16,<2.20' 'kubernetes-validate>=1.30'
+    'ansible-core>=2.16,<2.20' 'kubernetes-validate>=1.30' 'apache-otava==0.8.*'
 fi

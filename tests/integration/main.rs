@@ -12,6 +12,7 @@ mod compare;
 mod concurrency;
 mod counters;
 mod failures;
+mod history;
 mod install;
 mod interruption;
 mod orchestration;

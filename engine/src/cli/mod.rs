@@ -6,6 +6,7 @@ mod args;
 mod benchmark;
 mod cache;
 mod completions;
+mod history;
 mod info;
 mod install;
 mod list;

@@ -91,6 +91,9 @@ pub enum ResultCommand {
     RemoveResult { name: String, what: String },
     /// Delete a saved result and its logs
     Delete { name: String },
+    /// Each result's value over saved results in time order (or a tag's), with the change
+    /// points E-Divisive with means finds: before/after means and their ratio interval
+    History(super::history::HistoryArgs),
     /// Import a PTS/OpenBenchmarking composite.xml as a saved result
     Import {
         file: PathBuf,
@@ -230,6 +233,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
             eprintln!("deleted result `{name}`");
             Ok(exit::OK)
         }
+        ResultCommand::History(args) => super::history::run(cx, args),
         ResultCommand::Import { file, save } => {
             let (name, f) = result::import(cx, &file, save)?;
             let matched = f.results.iter().filter(|r| !r.profile_version.is_empty()).count();

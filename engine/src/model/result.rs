@@ -400,6 +400,17 @@ impl TestResult {
     pub fn what(&self) -> &str {
         if self.description.is_empty() { &self.result } else { &self.description }
     }
+
+    /// Whether `what` names this result: its test identity (with `#result`
+    /// or without), its profile id, its description, or `profile:
+    /// description` as reports print it.
+    pub fn matches(&self, what: &str) -> bool {
+        self.test == what
+            || format!("{}#{}", self.test, self.result) == what
+            || self.profile == what
+            || self.description == what
+            || format!("{}: {}", self.profile, self.description) == what
+    }
 }
 
 impl ResultFile {

@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod json;
 pub mod junit;

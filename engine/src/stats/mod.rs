@@ -2,6 +2,7 @@
 //! statistics, outliers, drift, shapes, and when to add trials.
 
 pub mod adaptive;
+pub mod changepoint;
 pub mod outlier;
 pub mod shape;
 pub mod summary;

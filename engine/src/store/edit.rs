@@ -1,7 +1,7 @@
 //! Editing result files: merge, rename or remove an identifier, remove a
 //! result. Each returns a new file; the caller writes it atomically.
 
-use crate::model::result::{ResultFile, TestResult};
+use crate::model::result::ResultFile;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -99,21 +99,10 @@ pub fn remove_identifier(f: &mut ResultFile, id: &str) -> Result<(), EditError> 
     Ok(())
 }
 
-/// What `remove-result` matches: the test identity, `profile`, or
-/// `profile: description` as reports print it.
-pub fn matches(r: &TestResult, what: &str) -> bool {
-    let label = format!("{}: {}", r.profile, r.description);
-    r.test == what
-        || format!("{}#{}", r.test, r.result) == what
-        || r.profile == what
-        || label == what
-        || r.description == what
-}
-
 /// Removes the results matching `what`; returns how many.
 pub fn remove_result(f: &mut ResultFile, what: &str) -> Result<usize, EditError> {
     let before = f.results.len();
-    f.results.retain(|r| !matches(r, what));
+    f.results.retain(|r| !r.matches(what));
     match before - f.results.len() {
         0 => Err(EditError::NoResult(what.to_string())),
         n => Ok(n),
@@ -124,7 +113,7 @@ pub fn remove_result(f: &mut ResultFile, what: &str) -> Result<usize, EditError>
 mod tests {
     use super::*;
     use crate::model::profile::Proportion;
-    use crate::model::result::{ResultEntry, System};
+    use crate::model::result::{ResultEntry, System, TestResult};
 
     fn file(ids: &[&str], tests: &[&str]) -> ResultFile {
         let mut f = ResultFile::new("t");

@@ -1,0 +1,108 @@
+//! History as text: per result, a sparkline per line and its change points
+//! with the means on either side and their ratio interval.
+
+use super::{groups, heading, row_label, short_time, when};
+use crate::analysis::history::{History, Series};
+use crate::analysis::significance::format_p;
+use crate::units::number;
+use std::fmt::Write;
+
+const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+pub fn render(h: &History, width: usize) -> String {
+    let mut o = String::new();
+    header(&mut o, h);
+    let label_w = h.series.iter().filter_map(|s| s.line.as_ref()).map(|l| l.chars().count()).max().unwrap_or(0).min(30);
+    let spark_w = width.saturating_sub(label_w + 6).clamp(20, 120);
+    let (mut changes, mut worse, mut short) = (0, 0, 0);
+    for g in groups(h) {
+        let s0 = g[0];
+        let more = if s0.proportion == crate::model::profile::Proportion::Hib { "more" } else { "less" };
+        writeln!(o, "\n{} ({}, {more} is better)", heading(s0), s0.unit).unwrap();
+        for s in g {
+            line(&mut o, h, s, label_w, spark_w);
+            changes += s.changes.len();
+            worse += s.changes.iter().filter(|c| c.verdict.starts_with("worse")).count();
+            short += usize::from(!s.analysed);
+        }
+    }
+    writeln!(o, "\n{changes} change point(s) in {} series, {worse} of them for the worse", h.series.len()).unwrap();
+    if short > 0 {
+        writeln!(o, "{short} series with fewer than {} points: not analysed", h.min_points).unwrap();
+    }
+    o
+}
+
+fn header(o: &mut String, h: &History) {
+    let (first, last) = (h.rows.first(), h.rows.last());
+    let span = match (first, last) {
+        (Some(a), Some(b)) if h.by.is_none() => format!(", {} … {}", short_time(&a.time), short_time(&b.time)),
+        (Some(a), Some(b)) => format!(", {} … {}", a.key, b.key),
+        _ => String::new(),
+    };
+    let lines = if h.per_identifier { "a line per identifier" } else { "one line, an identifier per point" };
+    writeln!(o, "History of {} run(s){span}, ordered by {}; {lines}", h.rows.len(), h.order).unwrap();
+    writeln!(
+        o,
+        "Change points: E-Divisive with means, permutation test at p ≤ {} ({} permutations), changes of {} % or more",
+        h.alpha, h.permutations, h.min_magnitude_pct
+    )
+    .unwrap();
+    for n in &h.notes {
+        writeln!(o, "note: {n}").unwrap();
+    }
+}
+
+fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize) {
+    let label = s.line.as_deref().unwrap_or("");
+    let values = s.values();
+    let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let state = if !s.analysed {
+        format!("too few for change points ({} needed)", h.min_points)
+    } else if s.changes.is_empty() {
+        "no change points".to_string()
+    } else {
+        format!("{} change point(s)", s.changes.len())
+    };
+    writeln!(o, "  {label:label_w$}  {}", sparkline(h.rows.len(), s, spark_w)).unwrap();
+    let pad = " ".repeat(label_w + 4);
+    writeln!(o, "{pad}{} point(s), {} … {}: {state}", values.len(), number(lo), number(hi)).unwrap();
+    for c in &s.changes {
+        writeln!(
+            o,
+            "{pad}at #{} {} ({}): {} → {} {}, {} ({}): {}",
+            c.row,
+            row_label(h, c.row),
+            when(h, c.row),
+            number(c.before),
+            number(c.after),
+            s.unit,
+            c.comparison.ratio_text(),
+            format_p(c.p),
+            c.verdict
+        )
+        .unwrap();
+    }
+}
+
+/// The values over the rows in at most `width` characters (a bucket's
+/// mean when there are more rows), a space where a row has none.
+pub fn sparkline(rows: usize, s: &Series, width: usize) -> String {
+    let cells = rows.min(width).max(1);
+    let mut sum = vec![(0.0, 0usize); cells];
+    for &(row, v) in &s.points {
+        let c = row * cells / rows.max(1);
+        sum[c.min(cells - 1)].0 += v;
+        sum[c.min(cells - 1)].1 += 1;
+    }
+    let means: Vec<Option<f64>> = sum.iter().map(|&(t, n)| (n > 0).then(|| t / n as f64)).collect();
+    let (lo, hi) = means.iter().flatten().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    means
+        .iter()
+        .map(|m| match m {
+            None => ' ',
+            Some(_) if hi <= lo => BLOCKS[3],
+            Some(v) => BLOCKS[(((v - lo) / (hi - lo)) * 7.0).round() as usize],
+        })
+        .collect()
+}
