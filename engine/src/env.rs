@@ -19,6 +19,12 @@ pub const COLUMNS: &str = "COLUMNS";
 /// one `engine benchmark` per machine whatever its ENGINE_HOME. Set it only
 /// where "machine" means something smaller, e.g. one per container or test.
 pub const ENGINE_MACHINE_LOCK: &str = "ENGINE_MACHINE_LOCK";
+/// Where cgroup hierarchies are mounted (default /sys/fs/cgroup): the
+/// sandbox makes each confined command's cgroup under engine's own there.
+pub const ENGINE_CGROUP_ROOT: &str = "ENGINE_CGROUP_ROOT";
+/// Where the sandbox looks for the namespace kinds it needs (default
+/// /proc/self/ns); for containers that hide them, and for tests.
+pub const ENGINE_NAMESPACES_DIR: &str = "ENGINE_NAMESPACES_DIR";
 
 // Installing (README, "Installing what profiles need").
 

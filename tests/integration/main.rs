@@ -25,6 +25,7 @@ mod readme;
 mod repo;
 mod results;
 mod robustness;
+mod sandbox;
 mod schemas;
 mod servers;
 mod shipped_profiles;

@@ -27,13 +27,20 @@ parsers:
 }
 
 /// A publisher's folder: `test-profiles/<id>/` and `suites/<id>.yaml`.
-struct Source {
+pub struct Source {
     dir: tempfile::TempDir,
 }
 
 impl Source {
-    fn new() -> Source {
+    pub fn new() -> Source {
         Source { dir: tempfile::tempdir().unwrap() }
+    }
+    /// `test-profiles/<id>/profile.yaml` with `yaml` as it is.
+    pub fn raw_profile(&self, id: &str, yaml: &str) -> &Self {
+        let d = self.dir.path().join("test-profiles").join(id);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("profile.yaml"), yaml).unwrap();
+        self
     }
     fn profile(&self, id: &str, version: &str, v: &str) -> &Self {
         let d = self.dir.path().join("test-profiles").join(id);
@@ -41,7 +48,7 @@ impl Source {
         std::fs::write(d.join("profile.yaml"), profile(id, version, v)).unwrap();
         self
     }
-    fn suite(&self, id: &str, text: &str) -> &Self {
+    pub fn suite(&self, id: &str, text: &str) -> &Self {
         let d = self.dir.path().join("suites");
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join(format!("{id}.yaml")), text).unwrap();
@@ -53,14 +60,14 @@ impl Source {
 }
 
 /// Keys made by `engine repo keygen` in `dir`: (public file, secret file).
-fn keygen(env: &Env, dir: &Path, name: &str) -> (String, String) {
+pub fn keygen(env: &Env, dir: &Path, name: &str) -> (String, String) {
     let prefix = dir.join(name);
     let r = env.run(&["repo", "keygen", "--out", prefix.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{r:?}");
     (format!("{}.pub", prefix.display()), format!("{}.key", prefix.display()))
 }
 
-fn publish(env: &Env, src: &Source, out: &Path, key: &str) -> Run {
+pub fn publish(env: &Env, src: &Source, out: &Path, key: &str) -> Run {
     env.run(&["repo", "publish", src.path(), "--out", out.to_str().unwrap(), "--key", key])
 }
 

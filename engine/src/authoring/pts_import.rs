@@ -111,6 +111,9 @@ struct ProfileYaml {
     parsers: Vec<ParserYaml>,
     #[serde(skip_serializing_if = "Option::is_none")]
     trials: Option<TrialsYaml>,
+    /// Always true: a converted profile's shell steps were written for
+    /// PTS by someone else, and run confined (README, "Sandbox").
+    sandbox: bool,
 }
 
 #[derive(Serialize)]
@@ -321,6 +324,7 @@ pub fn import(dir: &Path, packages: &Packages) -> Result<Imported, ImportError> 
         results: measured.results,
         parsers: measured.parsers,
         trials: def.info("TimesToRun").and_then(|t| t.parse::<u32>().ok()).map(|t| TrialsYaml { times: t.max(2) }),
+        sandbox: true,
     };
     let yaml = im.to_yaml(&profile)?;
     Ok(Imported { id, yaml, files, not_converted: im.not })

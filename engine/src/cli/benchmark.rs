@@ -107,6 +107,14 @@ pub struct BenchmarkArgs {
     /// fstrim the target file system before every test
     #[arg(long, help_heading = "Hygiene")]
     pub fstrim: bool,
+    /// Run every external profile confined (namespaces, read-only root, a cgroup;
+    /// README, "Sandbox"); profiles from a repository and `sandbox: true` ones always are
+    #[arg(long, conflicts_with = "no_sandbox", help_heading = "Sandbox")]
+    pub sandbox: bool,
+    /// Run no profile confined, repository profiles included (asks on a terminal,
+    /// elsewhere needs -y; the result file says so)
+    #[arg(long, help_heading = "Sandbox")]
+    pub no_sandbox: bool,
     /// Pause before every test (`5s`)
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
@@ -175,6 +183,11 @@ impl BenchmarkArgs {
             },
             drop_caches: self.drop_caches,
             allow_concurrent: self.allow_concurrent,
+            sandbox: match (self.sandbox, self.no_sandbox) {
+                (true, _) => engine::runner::sandbox::Mode::On,
+                (_, true) => engine::runner::sandbox::Mode::Off,
+                _ => engine::runner::sandbox::Mode::Auto,
+            },
             tags: self.tags,
             fstrim: self.fstrim,
             settle: self.settle,

@@ -23,12 +23,15 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
     for p in &r.removed {
         println!("removed: {} (left by a killed run)", p.display());
     }
+    if r.cgroups > 0 {
+        println!("removed: {} cgroup(s) of confined commands of killed runs (their processes killed)", r.cgroups);
+    }
     let bad = r.failed.len() + r.alive.len();
     if bad > 0 {
         return Err(Failure::error(format!("{bad} change(s) could not be undone"))
             .hint("fix the cause shown above and run `engine recover` again"));
     }
-    if r.journals == 0 && r.removed.is_empty() {
+    if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 {
         println!("nothing to recover: no system state was left changed");
     }
     Ok(exit::OK)

@@ -103,6 +103,7 @@ pub fn run(steps: &[&BuildStep], dir: &Path, log: &Path, profile_dir: &str) -> R
             stdout: out,
             stderr: err,
             timeout: Some(timeout),
+            confine: None,
         })
         .map_err(|e| BuildError::Failed {
             index,

@@ -62,6 +62,52 @@ pub struct Profile {
     /// profile's install directory (`{{install_dir}}`).
     #[serde(default)]
     pub install: Option<Install>,
+    /// Run the external executor, its steps and servers confined (README,
+    /// "Sandbox"): `true`, or what the test needs beyond the sandbox's
+    /// defaults. Profiles from a repository run confined whatever this says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxDef>,
+}
+
+/// `sandbox: true`, or `sandbox: {writable: [...], processes: N}`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SandboxDef {
+    On(bool),
+    With(SandboxSpec),
+}
+
+/// What a confined test may have beyond the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// Directories it may also write (they must exist).
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// Most processes each command's tree may have (default 4096).
+    #[serde(default)]
+    pub processes: Option<u64>,
+}
+
+impl SandboxDef {
+    /// Whether the profile asks to run confined.
+    pub fn on(&self) -> bool {
+        matches!(self, SandboxDef::On(true) | SandboxDef::With(_))
+    }
+
+    pub fn writable(&self) -> Vec<String> {
+        match self {
+            SandboxDef::With(s) => s.writable.clone(),
+            SandboxDef::On(_) => Vec::new(),
+        }
+    }
+
+    pub fn processes(&self) -> Option<u64> {
+        match self {
+            SandboxDef::With(s) => s.processes,
+            SandboxDef::On(_) => None,
+        }
+    }
 }
 
 /// The `install:` section: what `engine install` (and `engine benchmark`,

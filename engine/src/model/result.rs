@@ -229,6 +229,10 @@ pub struct TrialIo {
     pub user_seconds: f64,
     /// CPU time in the kernel, seconds.
     pub system_seconds: f64,
+    /// A confined trial's whole process tree, from its cgroup: CPU time,
+    /// peak memory, block I/O, forks the process limit refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::sys::cgroup::Usage>,
 }
 
 /// One device's block-layer counters over one trial.

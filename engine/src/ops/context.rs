@@ -32,6 +32,11 @@ pub struct Settings {
     /// [`MACHINE_LOCK`]); `None` (a context not built from the environment)
     /// takes only ENGINE_HOME's lock.
     pub machine_lock: Option<PathBuf>,
+    /// Where cgroup hierarchies are mounted (`ENGINE_CGROUP_ROOT`, default /sys/fs/cgroup).
+    pub cgroup_root: Option<PathBuf>,
+    /// Where the kernel lists this process's namespaces (`ENGINE_NAMESPACES_DIR`,
+    /// default /proc/self/ns): the sandbox checks each kind it needs there.
+    pub namespaces_dir: Option<PathBuf>,
     /// The environment engine was started with: what results record of it
     /// (variables profiles declare relevant, the desktop) comes from here.
     pub environ: Environ,
@@ -81,6 +86,8 @@ impl Context {
             os_release: environ.get(env::ENGINE_OS_RELEASE).map(PathBuf::from),
             key_password: environ.get(env::ENGINE_REPO_KEY_PASSWORD).cloned(),
             machine_lock: Some(get(env::ENGINE_MACHINE_LOCK).unwrap_or_else(|| MACHINE_LOCK.into()).into()),
+            cgroup_root: get(env::ENGINE_CGROUP_ROOT).map(PathBuf::from),
+            namespaces_dir: get(env::ENGINE_NAMESPACES_DIR).map(PathBuf::from),
             environ: environ.clone(),
         };
         Context::new(Home { root }, settings)

@@ -18,6 +18,8 @@ pub struct Recovered {
     pub removed: Vec<PathBuf>,
     /// Journals found with pending changes.
     pub journals: usize,
+    /// Cgroups of killed runs' confined commands, emptied and removed.
+    pub cgroups: usize,
 }
 
 /// Temporary files (`.tmp-<pid>-…`) of dead engine processes in ENGINE_HOME:
@@ -46,5 +48,8 @@ pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
         r.failed.extend(failed);
     }
     r.removed = remove_stale_temps(cx);
+    // What a killed run's confined commands left: kill it, remove the cgroups.
+    let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
+    r.cgroups = crate::sys::cgroup::Layout::detect(&root).map_or(0, |l| l.sweep());
     Ok(r)
 }

@@ -184,6 +184,7 @@ impl Executor for Builtin {
             values: report.measurements.iter().map(|m| (m.result.clone(), m.value)).collect(),
             log,
             log_text: text,
+            cgroup: None,
         })
     }
 

@@ -45,6 +45,8 @@ pub struct TrialRun {
     /// after the test, so no engine write hits the disk between trials.
     pub log: PathBuf,
     pub log_text: String,
+    /// A confined trial's cgroup figures.
+    pub cgroup: Option<crate::sys::cgroup::Usage>,
 }
 
 #[derive(Debug, Error)]
@@ -70,6 +72,9 @@ pub enum ExecError {
     /// A server a step started failed to start, or stopped while the test ran.
     #[error("server {name} {what}; see {}", log.display())]
     Server { name: String, what: String, log: PathBuf },
+    /// A confined command failed, most likely for what the sandbox denied it.
+    #[error("{cause}; denied by the sandbox: {denied}")]
+    Denied { cause: Box<ExecError>, denied: String },
     #[error("{0}")]
     Setup(String),
     #[error("{what}: {source}")]
@@ -85,7 +90,7 @@ impl ExecError {
             | ExecError::Timeout { log, .. }
             | ExecError::Parse { log, .. }
             | ExecError::Server { log, .. } => Some(log),
-            ExecError::Step { cause, .. } => cause.log(),
+            ExecError::Step { cause, .. } | ExecError::Denied { cause, .. } => cause.log(),
             _ => None,
         }
     }
@@ -117,7 +122,11 @@ impl Executors for ProfileExecutors {
         match &p.executor {
             ExecutorDef::External(x) => {
                 let extra = super::requirements::extra_path(p);
-                Box::new(super::external::External::new(x.clone(), env.servers).with_extra_path(env.path, extra))
+                let ext = super::external::External::new(x.clone(), env.servers).with_extra_path(env.path, extra);
+                match env.sandbox.filter(|c| super::sandbox::applies(c.mode, &test.profile)) {
+                    Some(cfg) => Box::new(ext.confined(cfg, test.profile.clone())),
+                    None => Box::new(ext),
+                }
             }
             ExecutorDef::Builtin(b) => Box::new(super::builtin::Builtin::new(b.clone(), &p.id)),
             ExecutorDef::Wasm(w) => {

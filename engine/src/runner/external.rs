@@ -2,7 +2,9 @@
 //! directory in its own process group, stdout and stderr logged per trial.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
+use super::sandbox::{Config, Sandbox};
 use super::server::{self, Server};
+use crate::model::profile::LoadedProfile;
 use crate::model::profile::{ExternalExecutor, ServerDef, Step};
 use crate::model::template;
 use crate::state::server::Servers;
@@ -35,6 +37,9 @@ pub struct External<'a> {
     servers: &'a Servers,
     /// The PATH engine was started with, which `extra_path` extends.
     path: Option<&'a str>,
+    /// Run confined: the settings and the profile (the sandbox is made at setup).
+    confine: Option<(&'a Config, std::sync::Arc<LoadedProfile>)>,
+    sandbox: Option<Sandbox>,
 }
 
 /// Which scope a server a step starts belongs to.
@@ -57,7 +62,15 @@ impl<'a> External<'a> {
             trial_servers: Vec::new(),
             servers,
             path: None,
+            confine: None,
+            sandbox: None,
         }
+    }
+
+    /// Runs every command of the test confined (see [`super::sandbox`]).
+    pub fn confined(mut self, cfg: &'a Config, profile: std::sync::Arc<LoadedProfile>) -> Self {
+        self.confine = Some((cfg, profile));
+        self
     }
 
     /// Adds `dirs` to the PATH of every command this executor runs.
@@ -212,17 +225,16 @@ impl External<'_> {
                     stdout: out,
                     stderr: err,
                     timeout: Some(timeout),
+                    confine: self.sandbox.as_ref().map(Sandbox::confined),
                 },
                 user,
             )
             .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
             writeln!(f, "# exit: {:?} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
                 .map_err(io("cannot write log"))?;
-            outcome(&short(&program), &fin, Some(timeout), &log).map_err(|cause| ExecError::Step {
-                step: which,
-                index: i + 1,
-                cause: Box::new(cause),
-            })?;
+            outcome(&short(&program), &fin, Some(timeout), &log)
+                .map_err(|e| self.explain(e, &std::fs::read_to_string(&log).unwrap_or_default(), &fin))
+                .map_err(|cause| ExecError::Step { step: which, index: i + 1, cause: Box::new(cause) })?;
         }
         Ok(())
     }
@@ -307,6 +319,7 @@ impl External<'_> {
             stop_timeout: duration(&def.stop_timeout, server::STOP_TIMEOUT)?,
             remove,
             journal: self.servers,
+            sandbox: self.sandbox.as_ref(),
         })
     }
 
@@ -340,6 +353,15 @@ impl External<'_> {
         Ok(())
     }
 
+    /// A confined command's failure, with what the sandbox most likely denied it.
+    fn explain(&self, e: ExecError, stderr: &str, fin: &Finished) -> ExecError {
+        let Some(sb) = &self.sandbox else { return e };
+        match super::sandbox::denied(stderr, fin.cgroup.as_ref(), sb.pids_max()) {
+            Some(denied) => ExecError::Denied { cause: Box::new(e), denied },
+            None => e,
+        }
+    }
+
     fn timeout(&self) -> Result<Option<Duration>, ExecError> {
         self.def.timeout.as_deref().map(units::parse_duration).transpose().map_err(|e| ExecError::Setup(e.to_string()))
     }
@@ -347,6 +369,10 @@ impl External<'_> {
 
 impl Executor for External<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
+        if let Some((cfg, profile)) = &self.confine {
+            let install = env.bindings.get("install_dir").map(std::path::PathBuf::from).unwrap_or_default();
+            self.sandbox = Some(Sandbox::new(cfg, profile, env.test_dir, &install)?);
+        }
         if self.wants_unprivileged() {
             self.user = privilege::when_root().map_err(|e| ExecError::Setup(e.to_string()))?;
             self.hand_over(env.test_dir)?;
@@ -417,18 +443,28 @@ impl External<'_> {
             stdout: out,
             stderr: err,
             timeout,
+            confine: self.sandbox.as_ref().map(Sandbox::confined),
         })
         .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
         let stdout = String::from_utf8_lossy(&self.captured(0).map_err(io("cannot read output"))?).into_owned();
         let stderr = String::from_utf8_lossy(&self.captured(1).map_err(io("cannot read output"))?).into_owned();
         let log_text = log_text(&program, &args, env.cwd, &fin, &stdout, &stderr);
-        if let Err(e) = outcome(&short(&program), &fin, timeout, &log) {
+        if let Err(e) = outcome(&short(&program), &fin, timeout, &log).map_err(|e| self.explain(e, &stderr, &fin)) {
             // A failed trial's log must exist when the message names it.
             crate::sys::fs::write_new(&log, log_text.as_bytes())
                 .map_err(io(format!("cannot write {}", log.display())))?;
             return Err(e);
         }
-        Ok(TrialRun { stdout, stderr, wall: fin.wall, usage: fin.usage, values: Vec::new(), log, log_text })
+        Ok(TrialRun {
+            stdout,
+            stderr,
+            wall: fin.wall,
+            usage: fin.usage,
+            values: Vec::new(),
+            log,
+            log_text,
+            cgroup: fin.cgroup,
+        })
     }
 }
 

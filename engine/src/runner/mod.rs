@@ -9,6 +9,7 @@ pub mod executor;
 pub mod external;
 pub mod reached;
 pub mod requirements;
+pub mod sandbox;
 pub mod server;
 mod trials;
 pub mod wasm;
@@ -69,6 +70,8 @@ pub struct Env<'a> {
     pub executors: &'a dyn Executors,
     /// The PATH engine was started with (programs found off it are added to it).
     pub path: Option<&'a str>,
+    /// The sandbox's settings, when some test runs confined.
+    pub sandbox: Option<&'a sandbox::Config>,
 }
 
 /// Where a test's logs go: the folder, and how the result file names it.

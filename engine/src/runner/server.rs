@@ -48,6 +48,8 @@ pub struct Spec<'a> {
     pub remove: Vec<PathBuf>,
     /// The journal it is recorded in before it starts.
     pub journal: &'a Servers,
+    /// Run confined in the test's sandbox.
+    pub sandbox: Option<&'a super::sandbox::Sandbox>,
 }
 
 /// A running server; stopped (and its data removed) by [`Server::stop`] or on drop.
@@ -62,6 +64,8 @@ pub struct Server {
     id: u64,
     /// Reaped already (it exited, or was stopped).
     done: bool,
+    /// Its cgroup when confined: what leaves its group is killed through it.
+    cgroup: Option<crate::sys::cgroup::Cgroup>,
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExecError {
@@ -120,6 +124,10 @@ fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecErr
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().map_err(io("cannot write the server log"))?)
         .stderr(log.try_clone().map_err(io("cannot write the server log"))?);
+    if spec.sandbox.is_some() {
+        // The sandbox switches user and sets the parent-death signal itself.
+        return Ok(cmd);
+    }
     if let Some(u) = spec.user {
         u.apply(&mut cmd);
     }
@@ -174,9 +182,16 @@ impl Server {
             journal: journal.clone(),
             id,
             done: true,
+            cgroup: None,
         };
         let log = open_log(&spec)?;
         let mut cmd = command(&spec, &log)?;
+        if let Some(sb) = spec.sandbox {
+            let c = sb.confined();
+            let (g, procs) = c.cgroup().map_err(io("cannot make the server's cgroup"))?;
+            server.cgroup = g;
+            c.apply(&mut cmd, spec.cwd, spec.user, procs).map_err(io("cannot confine the server"))?;
+        }
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -208,7 +223,7 @@ impl Server {
                 self.stop_quietly();
                 return Err(ExecError::Interrupted);
             }
-            if self.is_ready(&spec.ready, spec.cwd, spec.env) {
+            if self.is_ready(spec) {
                 return Ok(());
             }
             if start.elapsed() >= spec.ready_timeout {
@@ -223,7 +238,8 @@ impl Server {
         }
     }
 
-    fn is_ready(&self, r: &Ready, cwd: &Path, env: &[(String, String)]) -> bool {
+    fn is_ready(&self, spec: &Spec<'_>) -> bool {
+        let (r, cwd, env) = (&spec.ready, spec.cwd, spec.env);
         if let Some(s) = &r.socket
             && std::os::unix::net::UnixStream::connect(s).is_err()
         {
@@ -231,7 +247,13 @@ impl Server {
         }
         if let Some(port) = r.tcp {
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-            if std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            let connect = || std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
+            // A confined server listens in its test's network: probe it there.
+            let up = match spec.sandbox {
+                Some(sb) => sb.inside(connect).unwrap_or(false),
+                None => connect(),
+            };
+            if !up {
                 return false;
             }
             // Another program on the port must not pass for the server.
@@ -250,6 +272,7 @@ impl Server {
                 stdout: out,
                 stderr: err,
                 timeout: Some(Duration::from_secs(10)),
+                confine: spec.sandbox.map(|s| s.confined()),
             });
             if !probe.is_ok_and(|f| f.exit.success()) {
                 return false;
@@ -332,6 +355,9 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
+        if let Some(g) = self.cgroup.take() {
+            g.remove();
+        }
         for p in &self.remove {
             let r = match std::fs::symlink_metadata(p) {
                 Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
@@ -373,8 +399,9 @@ impl Drop for Server {
 /// Whether a process of group `pgid` holds a socket listening on TCP `port`.
 pub fn group_listens_on(pgid: i32, port: u16) -> bool {
     let mut inodes = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else { continue };
+    // The server's own network's tables (a confined server has one of its own).
+    for table in ["tcp", "tcp6"] {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pgid}/net/{table}")) else { continue };
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split_whitespace().collect();
             // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
@@ -439,6 +466,7 @@ mod tests {
             stop_timeout: Duration::from_secs(5),
             remove,
             journal,
+            sandbox: None,
         }
     }
 

@@ -197,7 +197,12 @@ impl Trials<'_> {
             (Some(c), Some(b)) => c.snapshot().map(|a| c.between(&b, &a)).unwrap_or_default(),
             _ => Vec::new(),
         };
-        let io = TrialIo { devices, user_seconds: (u1 - u0).as_secs_f64(), system_seconds: (s1 - s0).as_secs_f64() };
+        let io = TrialIo {
+            devices,
+            user_seconds: (u1 - u0).as_secs_f64(),
+            system_seconds: (s1 - s0).as_secs_f64(),
+            cgroup: run.cgroup,
+        };
         Ok((run, io))
     }
 

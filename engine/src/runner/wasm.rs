@@ -189,6 +189,7 @@ impl Executor for Wasm<'_> {
             values: report.measurements.iter().map(|m| (m.result.clone(), m.value)).collect(),
             log,
             log_text: text,
+            cgroup: None,
         })
     }
 

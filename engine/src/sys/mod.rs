@@ -3,6 +3,8 @@
 //! hashing, timestamps. Nothing here knows about profiles, tests or results;
 //! everything else in the crate may use it.
 
+pub mod cgroup;
+pub mod confine;
 pub mod fs;
 pub mod hash;
 pub mod interrupt;

@@ -16,20 +16,20 @@ pub const USER: &str = "nobody";
 /// CAP_DAC_READ_SEARCH (linux/capability.h).
 const CAP_DAC_READ_SEARCH: u32 = 2;
 /// _LINUX_CAPABILITY_VERSION_3.
-const CAP_VERSION_3: u32 = 0x2008_0522;
+pub(super) const CAP_VERSION_3: u32 = 0x2008_0522;
 
 #[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: i32,
+pub(super) struct CapHeader {
+    pub(super) version: u32,
+    pub(super) pid: i32,
 }
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
+pub(super) struct CapData {
+    pub(super) effective: u32,
+    pub(super) permitted: u32,
+    pub(super) inheritable: u32,
 }
 
 /// Who unprivileged commands run as.

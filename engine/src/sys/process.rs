@@ -38,6 +38,48 @@ pub struct Finished {
     pub exit: Exit,
     pub wall: Duration,
     pub usage: Usage,
+    /// What the confined command's whole tree used (its cgroup).
+    pub cgroup: Option<super::cgroup::Usage>,
+}
+
+/// How a command is confined (see [`super::confine`]).
+#[derive(Clone, Copy)]
+pub struct Confined<'a> {
+    pub plan: &'a super::confine::Plan,
+    pub shared: &'a super::confine::Shared,
+    /// Where its cgroup is made (none: no cgroup).
+    pub cgroups: Option<&'a super::cgroup::Layout>,
+    /// Most processes its tree may have.
+    pub pids_max: u64,
+}
+
+impl Confined<'_> {
+    /// A cgroup for one command, and the `cgroup.procs` files it joins.
+    pub fn cgroup(&self) -> std::io::Result<(Option<super::cgroup::Cgroup>, Vec<OwnedFd>)> {
+        match self.cgroups {
+            Some(l) => {
+                let g = super::cgroup::Cgroup::create(l, self.pids_max)?;
+                let fds = g.procs()?;
+                Ok((Some(g), fds))
+            }
+            None => Ok((None, Vec::new())),
+        }
+    }
+
+    /// `cmd` confined: run in `cwd` as `user` (or root), in the cgroup whose
+    /// `cgroup.procs` files are `procs`.
+    pub fn apply(
+        &self,
+        cmd: &mut Command,
+        cwd: &Path,
+        user: Option<super::privilege::Unprivileged>,
+        procs: Vec<OwnedFd>,
+    ) -> std::io::Result<()> {
+        let p = super::confine::Prepared::new(self.plan, self.shared, procs, cwd, user.map(|u| (u.uid, u.gid)))
+            .map_err(std::io::Error::other)?;
+        p.apply(cmd);
+        Ok(())
+    }
 }
 
 /// What to run.
@@ -50,6 +92,8 @@ pub struct Spec<'a> {
     pub stdout: File,
     pub stderr: File,
     pub timeout: Option<Duration>,
+    /// Run in a sandbox (namespaces, read-only root, its own cgroup).
+    pub confine: Option<Confined<'a>>,
 }
 
 /// Grace period between SIGTERM and SIGKILL.
@@ -136,14 +180,22 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
         Some(f) => f.as_raw_fd(),
         None => dev_null()?,
     };
-    let (start, pid) = match user {
+    let mut group = None;
+    let (start, pid) = match (&spec.confine, user) {
+        (Some(c), user) => {
+            let (g, procs) = c.cgroup()?;
+            group = g;
+            let mut cmd = command(&spec)?;
+            c.apply(&mut cmd, spec.cwd, user, procs)?;
+            (Instant::now(), cmd.spawn()?.id() as i32)
+        }
         // The common case without fork (see super::spawn), prepared before the clock starts.
-        None => {
+        (None, None) => {
             let fds = [stdin, spec.stdout.as_raw_fd(), spec.stderr.as_raw_fd()];
             let launch = super::spawn::Launch::new(spec.program, spec.args, spec.env, spec.cwd, fds)?;
             (Instant::now(), launch.start()?)
         }
-        Some(u) => spawn_as(&spec, u)?,
+        (None, Some(u)) => spawn_as(&spec, u)?,
     };
     interrupt::set_child(pid);
     let timeout = spec.timeout;
@@ -154,6 +206,12 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
     // Leave no stray members of the group behind (PTS's hung children).
     kill_group(pid, libc::SIGKILL);
     interrupt::set_child(0);
+    // The cgroup reaches what left the group (and what a PID namespace holds).
+    let cgroup = group.map(|g| {
+        let u = g.usage();
+        g.remove();
+        u
+    });
     let exit = forced.unwrap_or(if libc::WIFEXITED(status) {
         Exit::Code(libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {
@@ -165,13 +223,12 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
         exit,
         wall: end - start,
         usage: Usage { user: tv(ru.ru_utime), system: tv(ru.ru_stime), max_rss_kib: ru.ru_maxrss.max(0) as u64 },
+        cgroup,
     })
 }
 
-/// `spec` started as `user`: std's `Command` with hooks between fork and
-/// exec (dropping privileges, and the parent-death signal of
-/// super::spawn).
-fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::Result<(Instant, i32)> {
+/// `spec` as std's `Command`: its own process group, its files.
+fn command(spec: &Spec<'_>) -> std::io::Result<Command> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(spec.program);
     cmd.args(spec.args)
@@ -181,6 +238,15 @@ fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::R
         .stdin(spec.stdin.as_ref().map(|f| f.try_clone()).transpose()?.map(Stdio::from).unwrap_or_else(Stdio::null))
         .stdout(spec.stdout.try_clone()?)
         .stderr(spec.stderr.try_clone()?);
+    Ok(cmd)
+}
+
+/// `spec` started as `user`: std's `Command` with hooks between fork and
+/// exec (dropping privileges, and the parent-death signal of
+/// super::spawn).
+fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::Result<(Instant, i32)> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = command(spec)?;
     user.apply(&mut cmd);
     // A trial does not outlive engine: after a kill -9 of engine its tool
     // is killed too (the kernel's parent-death signal), not left running.
@@ -329,6 +395,7 @@ mod tests {
             stdout: File::create(dir.join("out")).unwrap(),
             stderr: File::create(dir.join("err")).unwrap(),
             timeout,
+            confine: None,
         }
     }
 

@@ -23,6 +23,7 @@ pub fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
         stdout: out.try_clone().ok()?,
         stderr: err.try_clone().ok()?,
         timeout: Some(TIMEOUT),
+        confine: None,
     })
     .ok()?;
     if !fin.exit.success() {

@@ -10,6 +10,7 @@ mod lock;
 mod record;
 mod request;
 mod requirements;
+mod sandbox;
 mod session;
 mod states;
 mod target;
@@ -51,13 +52,15 @@ pub fn benchmark(
         return Ok(Outcome::InterruptedInstall);
     }
     let skipped = requirements::check(&mut tests, &optional, &dest.identifier, &not_installed, events);
+    let sandbox = sandbox::phase(cx, req, &tests, events)?;
     let target = target::prepare(&flags, &tests, events)?;
     lock::refuse_unfinished_changes(cx, events)?;
     let mut record = record::Record::open(cx, req, dest, &mut tests, events)?;
     record.announce(cx, tests.len(), skipped, not_runnable, events);
     interrupt::install().map_err(|e| Failure::error(format!("cannot install signal handlers: {e}")))?;
-    let parts = record::RunnerParts::new(cx, executors);
+    let parts = record::RunnerParts::new(cx, executors, sandbox.config);
     let mut session = record.session(cx, req, &tests, &target, &parts, events);
+    session.sandbox_note = sandbox.note;
     let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(record.identifier()) };
     let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
     // A sweep's identifiers come from its states: resuming must not pin one.

@@ -26,16 +26,22 @@ pub(super) struct RunnerParts<'a> {
     plugins: Cache,
     installed: std::path::PathBuf,
     executors: &'a dyn Executors,
+    sandbox: Option<crate::runner::sandbox::Config>,
 }
 
 impl<'a> RunnerParts<'a> {
-    pub fn new(cx: &Context, executors: &'a dyn Executors) -> RunnerParts<'a> {
+    pub fn new(
+        cx: &Context,
+        executors: &'a dyn Executors,
+        sandbox: Option<crate::runner::sandbox::Config>,
+    ) -> RunnerParts<'a> {
         RunnerParts {
             scratch: Scratch::new(&cx.home.journal()),
             servers: Servers::new(&cx.home.journal()),
             plugins: Cache::new(cx.home.plugin_cache()),
             installed: cx.home.installed(),
             executors,
+            sandbox,
         }
     }
 }
@@ -173,6 +179,7 @@ impl Record {
             servers: &parts.servers,
             executors: parts.executors,
             path: cx.settings.environ.get("PATH").map(String::as_str),
+            sandbox: parts.sandbox.as_ref(),
         };
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
         let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ, tags: req.tags.clone() };

@@ -64,6 +64,8 @@ pub struct Request {
     pub allow_concurrent: bool,
     /// `--tag KEY=VALUE`: labels recorded with each identifier's system.
     pub tags: Vec<(String, String)>,
+    /// `--sandbox` / `--no-sandbox`.
+    pub sandbox: crate::runner::sandbox::Mode,
     pub fstrim: bool,
     /// Pause before every test.
     pub settle: Option<Duration>,

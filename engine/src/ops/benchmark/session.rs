@@ -54,6 +54,8 @@ pub(super) struct Session<'a> {
     pub highlight: Vec<String>,
     /// How the sweep ran its states, for the systems' notes.
     pub sweep_note: Option<String>,
+    /// What ran confined, or unconfined by request, for the systems' notes.
+    pub sandbox_note: Option<String>,
     /// `--rounds N`: the round being run, of how many.
     pub round: (u32, u32),
     /// The sweep's identifiers in the order the user listed the states: the
@@ -106,6 +108,7 @@ impl<'a> Session<'a> {
             captured: HashMap::new(),
             highlight: Vec::new(),
             sweep_note: None,
+            sandbox_note: None,
             round: (1, 1),
             listed: Vec::new(),
         }
@@ -134,6 +137,9 @@ impl<'a> Session<'a> {
         let mut s = crate::sysinfo::capture(identifier, target, &self.setup.env, self.setup.environ, &self.highlight);
         if let Some(n) = &self.sweep_note {
             s.notes.insert("Sweep Notes".into(), n.clone());
+        }
+        if let Some(n) = &self.sandbox_note {
+            s.notes.insert("Sandbox Notes".into(), n.clone());
         }
         for (k, v) in &self.setup.tags {
             s.tags.insert(k.clone(), v.clone());

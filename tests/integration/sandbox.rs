@@ -1,0 +1,329 @@
+//! Profiles from a repository run confined (issue 29): hostile ones — a
+//! write to /etc, a read of /root, deleting outside the scratch directory, a
+//! connection to a port engine did not start, a scheduler write, a signal to
+//! engine, a fork bomb — each fail their test with what the sandbox denied,
+//! the run goes on, and nothing outside the scratch directory changes. The
+//! repository is real (published, signed with minisign, served by nginx).
+
+use crate::common::*;
+use crate::httpd::Nginx;
+use crate::loopdev::LoopFs;
+use crate::repo::{Source, keygen, publish};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A profile whose one trial runs `script` (sh, or bash when it says so)
+/// and prints `value: 1` only when the script succeeds.
+fn hostile(id: &str, shell: &str, script: &str, extra: &str) -> String {
+    let body = format!("{script} && echo value: 1");
+    format!(
+        "id: {id}\nversion: 1.0.0\ntitle: Hostile {id}\ntest_type: other\n{extra}executor:\n  external:\n    program: {shell}\n    args: [\"-c\", {body:?}]\n    timeout: 20s\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+    )
+}
+
+/// Every file under `dir` with its contents: a snapshot to compare.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(snapshot(&p));
+        } else {
+            out.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Removes the bait files outside the test's folders at the end, whatever happens.
+struct Bait {
+    dir: PathBuf,
+    files: Vec<PathBuf>,
+}
+
+impl Drop for Bait {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
+    require_root();
+    let env = Env::new();
+    let tag =
+        format!("{}-{}", std::process::id(), std::time::SystemTime::now().elapsed().map(|d| d.as_nanos()).unwrap_or(0));
+    let bait = Bait {
+        dir: PathBuf::from(format!("/var/lib/engine-bait-{tag}")),
+        files: vec![
+            PathBuf::from(format!("/root/engine-bait-{tag}")),
+            PathBuf::from(format!("/etc/engine-bait-{tag}")),
+        ],
+    };
+    std::fs::create_dir_all(bait.dir.join("sub")).unwrap();
+    std::fs::write(bait.dir.join("keep.txt"), "keep me").unwrap();
+    std::fs::write(bait.dir.join("sub/also.txt"), "and me").unwrap();
+    std::fs::write(&bait.files[0], "root's secret").unwrap();
+    let before = snapshot(&bait.dir);
+    let disk = LoopFs::new(16, "");
+    let sched_before = std::fs::read_to_string(disk.scheduler_path()).unwrap();
+    let other = if sched_before.contains("[none]") { "mq-deadline" } else { "none" };
+    // A port on the machine engine did not start for the test.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+
+    let d = bait.dir.display();
+    let cases: Vec<(&str, String)> = vec![
+        ("etc", hostile("etc", "sh", &format!("echo x > /etc/engine-bait-{tag}"), "")),
+        ("root", hostile("root", "sh", &format!("cat /root/engine-bait-{tag}"), "")),
+        ("delete", hostile("delete", "sh", &format!("rm -rf {d}/keep.txt {d}/sub"), "")),
+        ("tcp", hostile("tcp", "bash", &format!("echo hello > /dev/tcp/127.0.0.1/{port}"), "")),
+        ("sched", hostile("sched", "sh", &format!("echo {other} > /sys/block/{}/queue/scheduler", disk.name()), "")),
+        ("signal", hostile("signal", "sh", &format!("sleep 1; kill -TERM $(cat {d}/engine.pid)"), "")),
+        ("bomb", hostile("bomb", "bash", "b() { b | b & }; b; sleep 2; false", "sandbox: {processes: 64}\n")),
+        ("fine", hostile("fine", "sh", "echo ok > ./out && test -s out", "")),
+    ];
+    let keys = tempfile::tempdir().unwrap();
+    let (pubkey, secret) = keygen(&env, keys.path(), "team");
+    let src = Source::new();
+    let mut suite = String::from("title: Hostile\ntests:\n");
+    for (id, yaml) in &cases {
+        src.raw_profile(id, yaml);
+        suite.push_str(&format!("  - profile: {id}\n"));
+    }
+    src.suite("hostile", &suite);
+    let out = tempfile::tempdir().unwrap();
+    let r = publish(&env, &src, out.path(), &secret);
+    assert_eq!(r.code, 0, "{r:?}");
+    let nginx = Nginx::start(out.path());
+    let r = env.run(&["repo", "add", "team", &nginx.url(""), "--key", &pubkey]);
+    assert_eq!(r.code, 0, "{r:?}");
+
+    let mut child = env
+        .cmd(&[
+            "benchmark",
+            "-y",
+            "--target-dir",
+            env.target.path().to_str().unwrap(),
+            "team/suite/hostile",
+            "--runs",
+            "1",
+            "--save",
+            "h",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::write(bait.dir.join("engine.pid"), child.id().to_string()).unwrap();
+    let before = {
+        // engine.pid is the test's own file: compare the rest.
+        let mut b = before;
+        b.push((bait.dir.join("engine.pid"), child.id().to_string().into_bytes()));
+        b.sort();
+        b
+    };
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    // The run went on to the end: exit 4 (tests failed), not a signal.
+    assert_eq!(status.code(), Some(4), "{stderr}");
+
+    let res = env.result("h");
+    let failures: Vec<(String, String)> = res["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["profile"].as_str().unwrap().to_string(), f["reason"].as_str().unwrap().to_string()))
+        .collect();
+    let reason = |id: &str| failures.iter().find(|(p, _)| p == id).map(|(_, r)| r.clone()).unwrap_or_default();
+    for (id, says) in [
+        ("etc", "the rest of the file system is read-only"),
+        ("root", "a path the sandbox hides"),
+        ("delete", "the rest of the file system is read-only"),
+        ("tcp", "a port no server of this test listens on"),
+        ("sched", "the rest of the file system is read-only"),
+        ("signal", "a signal to a process outside the test's sandbox"),
+        ("bomb", "more than 64 processes"),
+    ] {
+        let r = reason(id);
+        assert!(r.contains("denied by the sandbox: ") && r.contains(says), "{id}: `{r}`\n{stderr}");
+    }
+    assert!(reason("fine").is_empty(), "the harmless profile failed: {}", reason("fine"));
+    assert_eq!(res["results"].as_array().unwrap().len(), 1, "{res}");
+    let notes = res["systems"][0]["notes"]["Sandbox Notes"].as_str().unwrap_or_default();
+    assert!(notes.starts_with("confined (namespaces, read-only root, cgroups"), "{notes}");
+
+    // Nothing outside the scratch directories changed.
+    assert_eq!(snapshot(&bait.dir), before, "the bait directory changed");
+    assert!(!bait.files[1].exists(), "/etc was written");
+    assert_eq!(std::fs::read_to_string(disk.scheduler_path()).unwrap(), sched_before, "the scheduler changed");
+    assert!(listener.accept().is_err(), "a confined test reached a port on the machine");
+    // The secret never reached a log.
+    let logs = env.home.path().join("results/h/logs");
+    let all: String = walk(&logs).iter().map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect();
+    assert!(!all.contains("root's secret"), "a confined test read /root");
+    // The fork bomb's cgroup figures are in its log's test… and no process of it is left.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(processes_mentioning("b | b").is_empty(), "fork bomb processes survived");
+}
+
+/// The log folder of the one test of result `name`.
+fn log_dir(env: &Env, name: &str) -> PathBuf {
+    let logs = walk(&env.home.path().join("results").join(name).join("logs"));
+    logs.iter().find(|p| p.ends_with("trials.log")).and_then(|p| p.parent()).expect("a trials.log").to_path_buf()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().is_dir() {
+            v.extend(walk(&e.path()));
+        } else {
+            v.push(e.path());
+        }
+    }
+    v
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
+    require_root();
+    let env = Env::new();
+    let script = "echo pid=$$ host=$(hostname); cat /proc/self/status | grep CapEff; ls /dev | tr '\\n' ' '; echo; \
+                  ip -o link | wc -l; head -c 4000000 /dev/zero > big; echo value: 1";
+    let yaml = format!(
+        "id: inside\nversion: 1.0.0\ntitle: Inside\ntest_type: other\nsandbox: true\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {script:?}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+    );
+    env.profile("inside", &yaml);
+    let r = env.bench(&["inside", "--runs", "2", "--save", "i", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let res = env.result("i");
+    let e = &res["results"][0]["entries"][0];
+    for t in e["trial_io"].as_array().unwrap() {
+        let cg: &Value = &t["cgroup"];
+        assert!(cg["cpu_seconds"].as_f64().unwrap() > 0.0, "{t}");
+        assert!(cg["peak_memory_bytes"].as_u64().unwrap() > 100_000, "{t}");
+    }
+    let log = trial_log_in(&log_dir(&env, "i"), "trial-1");
+    assert!(log.contains("pid=1 host=engine-sandbox"), "{log}");
+    assert!(log.contains("CapEff:\t00000000008044ff") || log.contains("CapEff:\t00000000000044ff"), "{log}");
+    assert!(!log.contains("vda") && !log.contains("loop0") && log.contains("null"), "a disk in /dev: {log}");
+    // --no-sandbox for a local profile just runs it unconfined.
+    let r = env.bench(&["inside", "--runs", "1", "--save", "j", "--no-sandbox"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let log = trial_log_in(&log_dir(&env, "j"), "trial-1");
+    assert!(!log.contains("pid=1 "), "{log}");
+}
+
+#[test]
+fn a_kernel_without_namespaces_or_cgroups_is_a_clear_refusal() {
+    let env = Env::new();
+    env.profile(
+        "boxed",
+        &echo_profile("boxed", &["1"]).replace("test_type: other\n", "test_type: other\nsandbox: true\n"),
+    );
+    let none = tempfile::tempdir().unwrap();
+    let r: Run = env
+        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "boxed", "--save", "n"])
+        .env("ENGINE_NAMESPACES_DIR", none.path())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("boxed") && r.stderr.contains("cannot run confined") && r.stderr.contains("mnt namespaces"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("--no-sandbox"), "{r:?}");
+    assert!(!env.result_path("n").exists(), "a refused run wrote a result");
+    if is_root() {
+        let r: Run = env
+            .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "boxed", "--save", "n"])
+            .env("ENGINE_CGROUP_ROOT", none.path())
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(r.stderr.contains("needs a cgroup hierarchy") && r.stderr.contains("--no-sandbox"), "{r:?}");
+    }
+    // Unconfined on request, it runs.
+    let r = env.bench(&["boxed", "--save", "n", "--no-sandbox"]);
+    assert_eq!(r.code, 0, "{r:?}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn kill_9_of_engine_leaves_no_confined_process_and_recover_removes_the_cgroups() {
+    require_root();
+    let env = Env::new();
+    let script = "sleep 67.25 & sleep 67.25 & (sleep 67.25 &) ; touch {{test_dir}}/started; wait; echo value: 1";
+    let yaml = format!(
+        "id: stays\nversion: 1.0.0\ntitle: Stays\ntest_type: other\nsandbox: true\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {script:?}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+    );
+    env.profile("stays", &yaml);
+    let mut engine = Killed(
+        env.cmd(&[
+            "benchmark",
+            "-y",
+            "--target-dir",
+            env.target.path().to_str().unwrap(),
+            "stays",
+            "--runs",
+            "1",
+            "--save",
+            "k",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let pid = engine.0.id();
+    wait_for("the confined trial to start", || walk(env.target.path()).iter().any(|p| p.ends_with("started")));
+    assert!(processes_mentioning("sleep 67.25").len() >= 3);
+    let cgroups = || -> Vec<PathBuf> {
+        ["pids", "memory", "cpuacct", "unified"]
+            .iter()
+            .flat_map(|h| walk_dirs(&Path::new("/sys/fs/cgroup").join(h)))
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("engine-{pid}-"))))
+            .collect()
+    };
+    assert!(!cgroups().is_empty(), "no cgroup for the confined trial");
+    engine.0.kill().unwrap();
+    engine.0.wait().unwrap();
+    wait_for("the confined processes to die with engine", || processes_mentioning("sleep 67.25").is_empty());
+    let r = env.run(&["recover"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("cgroup(s) of confined commands of killed runs"), "{r:?}");
+    assert!(cgroups().is_empty(), "cgroups left: {:?}", cgroups());
+}
+
+/// A child killed when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            v.push(e.path());
+            v.extend(walk_dirs(&e.path()));
+        }
+    }
+    v
+}
