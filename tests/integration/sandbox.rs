@@ -64,6 +64,7 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
         files: vec![
             PathBuf::from(format!("/root/engine-bait-{tag}")),
             PathBuf::from(format!("/etc/engine-bait-{tag}")),
+            PathBuf::from(format!("/etc/engine-bait-build-{tag}")),
         ],
     };
     std::fs::create_dir_all(bait.dir.join("sub")).unwrap();
@@ -89,6 +90,15 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
         ("signal", hostile("signal", "sh", &format!("sleep 1; kill -TERM $(cat {d}/engine.pid)"), "")),
         ("bomb", hostile("bomb", "bash", "b() { b | b & }; b; sleep 2; false", "sandbox: {processes: 64}\n")),
         ("fine", hostile("fine", "sh", "echo ok > ./out && test -s out", "")),
+        (
+            "build",
+            hostile(
+                "build",
+                "sh",
+                "true",
+                &format!("install:\n  build:\n    - shell: \"echo x > /etc/engine-bait-build-{tag}\"\n"),
+            ),
+        ),
     ];
     let keys = tempfile::tempdir().unwrap();
     let (pubkey, secret) = keygen(&env, keys.path(), "team");
@@ -157,6 +167,9 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
         assert!(r.contains("denied by the sandbox: ") && r.contains(says), "{id}: `{r}`\n{stderr}");
     }
     assert!(reason("fine").is_empty(), "the harmless profile failed: {}", reason("fine"));
+    // The install build ran confined too: it failed, and /etc is untouched.
+    assert!(reason("build").contains("install failed"), "{}", reason("build"));
+    assert!(!bait.files[2].exists(), "an install build wrote /etc");
     assert_eq!(res["results"].as_array().unwrap().len(), 1, "{res}");
     let notes = res["systems"][0]["notes"]["Sandbox Notes"].as_str().unwrap_or_default();
     assert!(notes.starts_with("confined (namespaces, read-only root, cgroups"), "{notes}");
@@ -173,6 +186,17 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
     // The fork bomb's cgroup figures are in its log's test… and no process of it is left.
     std::thread::sleep(Duration::from_millis(200));
     assert!(processes_mentioning("b | b").is_empty(), "fork bomb processes survived");
+
+    // --no-sandbox for a repository profile: refused unless confirmed (-y
+    // where nobody can answer), and then recorded.
+    let target = env.target.path().to_str().unwrap();
+    let r: Run = env.cmd(&["benchmark", "team/fine", "--no-sandbox", "--target-dir", target]).output().unwrap().into();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--no-sandbox would run team/fine@1.0.0 from a repository unconfined"), "{r:?}");
+    let r = env.bench(&["team/fine", "--no-sandbox", "--runs", "1", "--save", "u"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let notes = env.result("u")["systems"][0]["notes"]["Sandbox Notes"].as_str().unwrap_or_default().to_string();
+    assert_eq!(notes, "--no-sandbox: team/fine@1.0.0 from a repository ran unconfined");
 }
 
 /// The log folder of the one test of result `name`.
@@ -326,4 +350,43 @@ fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
         }
     }
     v
+}
+
+/// The real tools run confined at tiny sizes (`--sandbox`): fio, fs_mark,
+/// sqlite3, PostgreSQL with pgbench (the server inside the test's network),
+/// nginx with ab, dbench; each with a value, and the run's notes say so.
+/// (The kernel and GCC builds run confined in shipped_profiles.rs.)
+#[test]
+#[ignore = "needs root"]
+fn the_real_profiles_run_confined_at_tiny_sizes() {
+    require_root();
+    let env = Env::new();
+    env.suite(
+        "confined",
+        r#"title: Confined
+tests:
+  - {profile: fio, options: {type: Random Read, engine: IO_uring, direct: "Yes", block_size: 4KB, file_size: 32 MiB, runtime: 2 Seconds}}
+  - {profile: fs-mark, options: {test: "100 Files, 1MB Size"}}
+  - {profile: sqlite, options: {inserts: "100"}}
+  - {profile: pgbench, options: {scaling: Scale 1, test: Normal Load, mode: Read Only, run_time: 3 Seconds}}
+  - {profile: nginx, options: {concurrency: "20", requests: "5000"}}
+  - {profile: dbench, options: {clients: "1", run_time: 5 Seconds}}
+"#,
+    );
+    let r = env.bench(&["suite/confined", "--runs", "1", "--save", "c", "--sandbox"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let res = env.result("c");
+    let notes = res["systems"][0]["notes"]["Sandbox Notes"].as_str().unwrap();
+    for p in ["fio", "fs-mark", "sqlite", "pgbench", "nginx", "dbench"] {
+        assert!(notes.contains(&format!("{p}@")), "{p} not confined: {notes}");
+        let ok = res["results"].as_array().unwrap().iter().any(|x| {
+            x["profile"] == p
+                && x["entries"][0]["value"].as_f64().is_some_and(|v| v > 0.0)
+                && x["entries"][0]["trial_io"][0]["cgroup"]["cpu_seconds"].as_f64().is_some_and(|c| c > 0.0)
+        });
+        assert!(ok, "no confined {p} value with its cgroup's CPU time: {r:?}");
+    }
+    let target = env.target.path().display().to_string();
+    assert!(processes_mentioning(&target).is_empty(), "{:?}", processes_mentioning(&target));
+    assert!(journal_files(&env).is_empty(), "{:?}", journal_files(&env));
 }

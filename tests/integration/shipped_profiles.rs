@@ -124,10 +124,13 @@ fn build_linux_kernel_tinyconfig_from_debian_sources() {
         "1",
         "--save",
         "k",
+        // Confined (README, "Sandbox"): the build needs nothing outside its folders.
+        "--sandbox",
     ]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("Build: tinyconfig - Source: Linux 6.1 (Debian linux-source-6.1)"), "{r:?}");
     let res = env.result("k");
+    assert!(res["systems"][0]["notes"]["Sandbox Notes"].as_str().unwrap().contains("build-linux-kernel"), "{res}");
     assert!(res["results"][0]["description"].as_str().unwrap().contains("Linux 6.1 (Debian linux-source-6.1)"));
     let secs = res["results"][0]["entries"][0]["trials"][0].as_f64().unwrap();
     assert!(secs > 10.0, "{secs}");
@@ -144,7 +147,7 @@ fn build_gcc_libiberty_from_debian_sources() {
         Path::new("/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz").exists(),
         "scripts/install-deps.sh installs gcc-12-source"
     );
-    let r = env.bench(&["build-gcc", "--option", "build=libiberty", "--runs", "1", "--save", "g"]);
+    let r = env.bench(&["build-gcc", "--option", "build=libiberty", "--runs", "1", "--save", "g", "--sandbox"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("Build: libiberty"), "{r:?}");
     let res = env.result("g");

@@ -63,6 +63,22 @@ fn header(cx: &Context, lp: &LoadedProfile, out: &mut String) {
         writeln!(out, "  license: {l}").unwrap();
     }
     writeln!(out, "  runs ({}): {}", p.executor.kind(), fill_known(&p.executor.describe(), lp)).unwrap();
+    writeln!(out, "  sandbox: {}", sandbox_line(lp)).unwrap();
+}
+
+/// Whether it runs confined by default, and what it declares beyond the sandbox.
+fn sandbox_line(lp: &LoadedProfile) -> String {
+    if !matches!(lp.profile.executor, engine::model::profile::ExecutorDef::External(_)) {
+        return "not needed (engine's own code or a WASM plugin)".into();
+    }
+    let why = match (&lp.source, lp.confined_by_default()) {
+        (Some(_), _) => "confined (from a repository; --no-sandbox to run it unconfined)",
+        (None, true) => "confined (the profile asks; --no-sandbox to run it unconfined)",
+        (None, false) => "unconfined (a local profile; --sandbox to confine it)",
+    };
+    let extra: String =
+        lp.profile.sandbox.as_ref().map(|s| s.extras().iter().map(|e| format!("; {e}")).collect()).unwrap_or_default();
+    format!("{why}{extra}")
 }
 
 /// Each option's entries and the values they set; `*` marks what batch mode runs.

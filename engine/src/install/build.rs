@@ -50,7 +50,14 @@ pub fn environment(dir: &Path) -> Vec<(String, String)> {
 }
 
 /// Runs `steps` in `dir`, appending to `log`. `profile_dir` fills `{{profile_dir}}`.
-pub fn run(steps: &[&BuildStep], dir: &Path, log: &Path, profile_dir: &str) -> Result<(), BuildError> {
+/// With `confine`, every step runs in that sandbox.
+pub fn run(
+    steps: &[&BuildStep],
+    dir: &Path,
+    log: &Path,
+    profile_dir: &str,
+    confine: Option<process::Confined<'_>>,
+) -> Result<(), BuildError> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string();
     let dir_s = dir.display().to_string();
     let lookup = |n: &str| match n {
@@ -103,7 +110,7 @@ pub fn run(steps: &[&BuildStep], dir: &Path, log: &Path, profile_dir: &str) -> R
             stdout: out,
             stderr: err,
             timeout: Some(timeout),
-            confine: None,
+            confine,
         })
         .map_err(|e| BuildError::Failed {
             index,

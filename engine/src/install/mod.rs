@@ -108,6 +108,8 @@ pub struct Plan {
     pub adhoc: Vec<String>,
     profile: Profile,
     profile_dir: String,
+    /// Build steps run confined (README, "Sandbox"): writable only the install directory.
+    pub confined: bool,
 }
 
 impl Plan {
@@ -132,6 +134,7 @@ impl Plan {
             adhoc: Vec::new(),
             profile: p.clone(),
             profile_dir: lp.dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            confined: lp.confined_by_default(),
         };
         if let Some(inst) = &p.install {
             for item in &inst.packages {
@@ -268,6 +271,9 @@ pub enum InstallError {
     Io { what: String, source: std::io::Error },
     #[error("interrupted; nothing was installed")]
     Interrupted,
+    /// Its build steps must run confined, and cannot here.
+    #[error("its build steps run confined, and cannot here: {0}")]
+    Confinement(String),
 }
 
 impl InstallError {
@@ -297,6 +303,8 @@ pub struct Done {
 pub struct Installer {
     home: Home,
     downloader: Downloader,
+    /// Whether confined builds can run here (the cgroups to use), or why not.
+    confinement: Result<Option<crate::sys::cgroup::Layout>, String>,
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InstallError {
@@ -307,7 +315,13 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InstallError {
 impl Installer {
     pub fn new(home: Home, settings: download::Settings) -> Result<Installer, download::DownloadError> {
         let downloader = Downloader::new(home.downloads(), settings)?;
-        Ok(Installer { home, downloader })
+        Ok(Installer { home, downloader, confinement: Err("no confinement was set up".into()) })
+    }
+
+    /// What confined builds run with: the cgroups, or why they cannot run.
+    pub fn with_confinement(mut self, c: Result<Option<crate::sys::cgroup::Layout>, String>) -> Self {
+        self.confinement = c;
+        self
     }
 
     pub fn downloader(&self) -> &Downloader {
@@ -360,6 +374,36 @@ impl Installer {
             .collect()
     }
 
+    /// A confined build's sandbox: writable the install directory, a private
+    /// /tmp in a temporary folder beside it (removed when dropped).
+    fn sandbox(
+        &self,
+        p: &Plan,
+        parent: &Path,
+    ) -> Result<(tempfile::TempDir, crate::sys::confine::Plan, crate::sys::confine::Shared), InstallError> {
+        use crate::sys::confine;
+        self.confinement.as_ref().map_err(|why| InstallError::Confinement(why.clone()))?;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{}sandbox-", crate::sys::fs::temp_prefix()))
+            .tempdir_in(parent)
+            .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
+        let mut plan = confine::Plan::standard(&self.home.root);
+        plan.tmp = dir.path().join("tmp");
+        plan.shm = dir.path().join("shm");
+        for d in [&plan.tmp, &plan.shm] {
+            std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
+        }
+        plan.writable.push(p.dir.clone());
+        let profile_dir = PathBuf::from(&p.profile_dir);
+        if profile_dir.is_dir() {
+            plan.readonly.push(profile_dir);
+        }
+        let shared = confine::Shared::new().map_err(|e| InstallError::Confinement(e.to_string()))?;
+        Ok((dir, plan, shared))
+    }
+
     fn install_one(&self, p: &Plan, fetched: &HashMap<String, Result<Fetched, String>>) -> Result<Done, InstallError> {
         let start = Instant::now();
         let files = plan_files(p, fetched)?;
@@ -380,7 +424,14 @@ impl Installer {
         replace_dir(&parent, p, tmp)?;
         let log = p.dir.join(LOG_FILE);
         let steps: Vec<&BuildStep> = p.build.iter().collect();
-        build::run(&steps, &p.dir, &log, &p.profile_dir).map_err(|e| match e {
+        let sandbox = if p.confined && !steps.is_empty() { Some(self.sandbox(p, &parent)?) } else { None };
+        let confined = sandbox.as_ref().map(|(_, plan, shared)| crate::sys::process::Confined {
+            plan,
+            shared,
+            cgroups: self.confinement.as_ref().ok().and_then(Option::as_ref),
+            pids_max: crate::sys::cgroup::PIDS_MAX,
+        });
+        build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| match e {
             build::BuildError::Interrupted { .. } => InstallError::Interrupted,
             e => InstallError::Build(e),
         })?;

@@ -108,6 +108,18 @@ impl SandboxDef {
             SandboxDef::On(_) => None,
         }
     }
+
+    /// What it asks for beyond the sandbox's defaults, in words (empty: nothing).
+    pub fn extras(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if !self.writable().is_empty() {
+            v.push(format!("also writable: {}", self.writable().join(", ")));
+        }
+        if let Some(n) = self.processes() {
+            v.push(format!("up to {n} processes"));
+        }
+        v
+    }
 }
 
 /// The `install:` section: what `engine install` (and `engine benchmark`,
@@ -936,6 +948,13 @@ impl LoadedProfile {
 
     /// The folder its file is in, where its helper files and plugins are:
     /// `.` for a bare `profile.yaml`; none for a built-in profile.
+    /// Whether it runs confined unless `--sandbox`/`--no-sandbox` say
+    /// otherwise: a repository's profile always (its publisher is not
+    /// trusted with the machine), another when it asks (`sandbox:`).
+    pub fn confined_by_default(&self) -> bool {
+        self.source.is_some() || self.profile.sandbox.as_ref().is_some_and(SandboxDef::on)
+    }
+
     pub fn dir(&self) -> Option<&Path> {
         match &self.origin {
             Origin::File(f) => Some(f.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))),

@@ -88,6 +88,15 @@ pub fn plans(cx: &Context, tests: &[Test]) -> Vec<(Arc<LoadedProfile>, Plan)> {
         .collect()
 }
 
+/// What confined builds run with, checked only when some plan has one.
+fn confinement(cx: &Context, plans: &[Plan]) -> Result<Option<crate::sys::cgroup::Layout>, String> {
+    if plans.iter().any(|p| p.confined && !p.build.is_empty()) {
+        crate::ops::sandbox::confinement(cx).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// The packages `plans` need, checked here.
 fn package_needs(plans: &[&Plan], family: Option<Family>) -> Needs {
     let wanted: Vec<(String, packages::Package)> = plans.iter().flat_map(|p| p.packages.iter().cloned()).collect();
@@ -151,8 +160,9 @@ pub fn install(cx: &Context, req: &Request, events: &dyn Events) -> Result<(i32,
         }
     }
     let settings = crate::install::download::Settings { progress: req.progress, ..cx.settings.downloads.clone() };
-    let installer = Installer::new(cx.home.clone(), settings).map_err(Failure::error)?;
     let only: Vec<Plan> = plans.into_iter().map(|(_, p)| p).collect();
+    let installer =
+        Installer::new(cx.home.clone(), settings).map_err(Failure::error)?.with_confinement(confinement(cx, &only));
     let mut out = Vec::new();
     for (plan, r) in only.iter().zip(installer.install(&only, req.force)) {
         out.push(match r {
@@ -242,11 +252,17 @@ impl<'a> Phase<'a> {
         events: &'a dyn Events,
     ) -> Self {
         // Programs named without a generic package are left to the requirement check.
+        use crate::runner::sandbox::Mode;
         let plans = plans(cx, tests)
             .into_iter()
             .map(|(_, mut p)| {
                 let adhoc = p.adhoc.clone();
                 p.packages.retain(|(n, _)| !adhoc.contains(n));
+                match req.sandbox {
+                    Mode::On => p.confined = true,
+                    Mode::Off => p.confined = false,
+                    Mode::Auto => {}
+                }
                 p
             })
             .collect();
@@ -381,7 +397,7 @@ impl<'a> Phase<'a> {
         };
         let plans: Vec<Plan> = go.iter().map(|&i| self.plans[i].clone()).collect();
         let installer = match Installer::new(self.cx.home.clone(), settings) {
-            Ok(i) => i,
+            Ok(i) => i.with_confinement(confinement(self.cx, &plans)),
             Err(e) => {
                 for p in &plans {
                     self.unmet.insert(p.id.clone(), NotInstalled::Failed(e.to_string()));

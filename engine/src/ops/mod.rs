@@ -12,6 +12,7 @@ pub mod install;
 pub mod recover;
 pub mod repo;
 pub mod result;
+pub mod sandbox;
 
 pub use crate::events::Events;
 pub use benchmark::benchmark;

@@ -10,8 +10,7 @@ use crate::sys::confine::{Plan, Shared};
 use crate::sys::process::Confined;
 use std::path::{Path, PathBuf};
 
-/// Default limit on a confined test's processes (each command's tree).
-pub const PIDS_MAX: u64 = 4096;
+pub use crate::sys::cgroup::PIDS_MAX;
 
 /// `--sandbox` / `--no-sandbox`, or neither.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -40,9 +39,7 @@ pub fn applies(mode: Mode, p: &LoadedProfile) -> bool {
     match mode {
         Mode::On => true,
         Mode::Off => false,
-        // A repository's profile cannot opt out: its publisher is not
-        // trusted with the machine.
-        Mode::Auto => p.source.is_some() || p.profile.sandbox.as_ref().is_some_and(SandboxDef::on),
+        Mode::Auto => p.confined_by_default(),
     }
 }
 

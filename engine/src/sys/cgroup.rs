@@ -21,6 +21,9 @@ pub struct Layout {
     pub v1: Vec<(&'static str, PathBuf)>,
 }
 
+/// Default limit on a confined command's processes (its whole tree).
+pub const PIDS_MAX: u64 = 4096;
+
 const V1: [&str; 4] = ["cpuacct", "memory", "blkio", "pids"];
 
 impl Layout {

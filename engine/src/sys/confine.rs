@@ -32,7 +32,7 @@ pub struct Plan {
     pub tmp: PathBuf,
     /// Mounted at /dev/shm.
     pub shm: PathBuf,
-    /// Replaced by an empty read-only directory.
+    /// Replaced by an empty directory of the command's own (a small tmpfs).
     pub hide: Vec<PathBuf>,
     /// Files replaced by an empty one (/etc/shadow).
     pub hide_files: Vec<PathBuf>,
@@ -47,7 +47,9 @@ impl Plan {
             .map(PathBuf::from)
             .filter(|p| p.is_dir() && !p.is_symlink())
             .collect();
-        if !hide.iter().any(|h| engine_home.starts_with(h)) {
+        // Under /tmp it is gone already: the command gets a /tmp of its own.
+        let in_tmp = ["/tmp", "/var/tmp"].iter().any(|t| engine_home.starts_with(t));
+        if !in_tmp && !hide.iter().any(|h| engine_home.starts_with(h)) {
             hide.push(engine_home.to_path_buf());
         }
         let hide_files = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"]
@@ -293,12 +295,14 @@ impl Prepared {
             self.mounts()?;
             step("hostname", libc::sethostname(self.hostname.as_ptr(), self.hostname.as_bytes().len()))?;
             step("working directory", libc::chdir(self.cwd.as_ptr()))?;
+            // The bounding set is cut while root may (CAP_SETPCAP), then the user switched.
+            self.drop_capabilities()?;
             if let Some((uid, gid)) = self.user {
                 step("dropping groups", libc::setgroups(0, std::ptr::null()))?;
                 step("switching group", libc::setgid(gid))?;
                 step("switching user", libc::setuid(uid))?;
             }
-            self.drop_capabilities()
+            Ok(())
         }
     }
 
@@ -375,8 +379,14 @@ impl Prepared {
                 ),
             )?;
             set_attr(root, libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID, 0, "making / read-only")?;
-            for b in self.binds.iter().filter(|b| b.writable) {
-                set_attr(b.target.as_ptr(), 0, libc::MOUNT_ATTR_RDONLY, "making a directory writable")?;
+            // Hidden places stay writable, empty and this command's own: a
+            // tool that keeps files in ~ works, and nothing reaches the disk.
+            for t in self.binds.iter().filter(|b| b.writable).map(|b| &b.target).chain(&self.hide) {
+                set_attr(t.as_ptr(), 0, libc::MOUNT_ATTR_RDONLY, "making a directory writable")?;
+            }
+            // …but not what was bound read-only inside them (an install).
+            for b in self.binds.iter().filter(|b| !b.writable) {
+                set_attr(b.target.as_ptr(), libc::MOUNT_ATTR_RDONLY, 0, "making a directory read-only")?;
             }
             Ok(())
         }
@@ -432,10 +442,8 @@ impl Prepared {
                 super::privilege::CapData { effective: lo, permitted: lo, inheritable: 0 },
                 super::privilege::CapData { effective: hi, permitted: hi, inheritable: 0 },
             ];
-            if self.user.is_none() {
-                let r = libc::syscall(libc::SYS_capset, &hdr as *const _, data.as_ptr());
-                step("dropping capabilities", r as i32)?;
-            }
+            let r = libc::syscall(libc::SYS_capset, &hdr as *const _, data.as_ptr());
+            step("dropping capabilities", r as i32)?;
             libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0);
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         }

@@ -46,13 +46,14 @@ pub fn benchmark(
     let _host = lock::host(cx, &req.argv, &dest.name, &dest.identifier)?;
     let _machine = lock::machine(cx, &req.argv, &dest.name, &dest.identifier, req.allow_concurrent, events)?;
     let work::Work { mut tests, optional, not_runnable, .. } = work;
+    // Before installing: a confined install build needs the same kernel features.
+    let sandbox = sandbox::phase(cx, req, &tests, events)?;
     let not_installed = crate::ops::install::phase(cx, &tests, &optional, req, events);
     if req.install && interrupt::requested() {
         events.message("interrupted while installing; nothing ran");
         return Ok(Outcome::InterruptedInstall);
     }
     let skipped = requirements::check(&mut tests, &optional, &dest.identifier, &not_installed, events);
-    let sandbox = sandbox::phase(cx, req, &tests, events)?;
     let target = target::prepare(&flags, &tests, events)?;
     lock::refuse_unfinished_changes(cx, events)?;
     let mut record = record::Record::open(cx, req, dest, &mut tests, events)?;

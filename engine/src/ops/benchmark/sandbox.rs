@@ -9,7 +9,6 @@ use crate::expand::Test;
 use crate::model::profile::ExecutorDef;
 use crate::ops::{Context, Failure};
 use crate::runner::sandbox::{self, Config, Mode};
-use crate::sys::{cgroup::Layout, confine};
 
 /// The run's sandbox settings (none: nothing runs confined) and the note
 /// each system records about it.
@@ -19,7 +18,11 @@ pub(super) struct Decided {
 }
 
 fn refs(tests: &[Test], keep: impl Fn(&Test) -> bool) -> Vec<String> {
-    let mut v: Vec<String> = tests.iter().filter(|t| keep(t)).map(|t| t.profile.reference()).collect();
+    let name = |t: &Test| match &t.profile.source {
+        Some(r) => format!("{}/{}", r.name, t.profile.reference()),
+        None => t.profile.reference(),
+    };
+    let mut v: Vec<String> = tests.iter().filter(|t| keep(t)).map(name).collect();
     v.dedup();
     v
 }
@@ -43,18 +46,16 @@ pub(super) fn phase(cx: &Context, req: &Request, tests: &[Test], events: &dyn Ev
         return Ok(Decided { config: None, note: None });
     }
     let way_on = "run them unconfined with --no-sandbox (a repository's profile then has the machine in reach)";
-    let ns_dir = cx.settings.namespaces_dir.clone().unwrap_or_else(|| "/proc/self/ns".into());
-    confine::check(&ns_dir)
+    let layout = crate::ops::sandbox::confinement(cx)
         .map_err(|e| Failure::error(format!("{} cannot run confined: {e}", confined.join(", "))).hint(way_on))?;
-    let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
-    let layout = Layout::detect(&root).ok_or_else(|| {
-        Failure::error(format!(
-            "{} cannot run confined: the sandbox needs a cgroup hierarchy (v2, or v1 cpuacct, memory, blkio or pids) under {}, and there is none",
-            confined.join(", "),
-            root.display()
-        ))
-        .hint(way_on)
-    })?;
+    // What a confined profile asks for beyond the defaults is said before it runs.
+    let mut said = std::collections::HashSet::new();
+    for t in tests.iter().filter(|t| external(t) && sandbox::applies(req.sandbox, &t.profile)) {
+        let extras = t.profile.profile.sandbox.as_ref().map(|s| s.extras()).unwrap_or_default();
+        if !extras.is_empty() && said.insert(t.profile.reference()) {
+            events.message(&format!("{} runs confined, and asks for: {}", t.profile.reference(), extras.join("; ")));
+        }
+    }
     let note = format!("confined (namespaces, read-only root, cgroups {}): {}", layout.describe(), confined.join(", "));
     let home = cx.home.root.clone();
     Ok(Decided {

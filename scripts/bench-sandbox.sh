@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Confined against unconfined on the same real profiles, alternating in one
+# invocation (round k runs the suite --sandbox then --no-sandbox, the order
+# swapped every round), and prints per result the median of each and the
+# ratio confined / unconfined as performance (lower-is-better values
+# inverted, so above 1 means the confined run did better). Goal: ≥ 0.98×.
+# Root (the sandbox's namespaces and cgroups). Needs the tools
+# (scripts/install-deps.sh --tests).
+# Usage: scripts/bench-sandbox.sh [ROUNDS] [TARGET_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "bench-sandbox.sh needs root: the sandbox uses namespaces and cgroups" >&2; exit 2; }
+rounds=${1:-3}
+cargo build --release --quiet
+ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+target=${2:-$work/target}
+mkdir -p "$target" "$work/profiles/suites"
+export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$work/profiles ENGINE_MACHINE_LOCK=$work/machine.lock
+cat > "$work/profiles/suites/bench-sandbox.yaml" <<'YAML'
+title: Confined or not
+tests:
+  - {profile: fio, options: {type: Random Read, engine: IO_uring, direct: "Yes", block_size: 4KB, file_size: 256 MiB, runtime: 2 Seconds}}
+  - {profile: fio, options: {type: Sequential Write, engine: Linux AIO, direct: "Yes", block_size: 2MB, file_size: 256 MiB, runtime: 2 Seconds}}
+  - {profile: fs-mark, options: {test: "100 Files, 1MB Size, No Sync/FSync"}}
+  - {profile: sqlite, options: {inserts: "500"}}
+  - {profile: pgbench, options: {scaling: Scale 1, test: Normal Load, mode: Read Only, run_time: 3 Seconds}}
+  - {profile: nginx, options: {concurrency: "20", requests: "20000"}}
+  - {profile: dbench, options: {clients: "1", run_time: 5 Seconds}}
+  - {profile: compress-gzip, options: {file_size: 16MB}}
+YAML
+for r in $(seq 1 "$rounds"); do
+  if [ $((r % 2)) = 1 ]; then order="sandbox no-sandbox"; else order="no-sandbox sandbox"; fi
+  for mode in $order; do
+    "$ENGINE" benchmark suite/bench-sandbox "--$mode" -y --runs 3 --target-dir "$target" \
+      --save "r$r-$mode" --format json >/dev/null 2>"$work/r$r-$mode.err" \
+      || { echo "round $r --$mode failed:"; tail -5 "$work/r$r-$mode.err"; exit 1; }
+  done
+done
+python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
+import json, os, statistics, sys
+root, rounds = sys.argv[1], int(sys.argv[2])
+vals = {}
+for r in range(1, rounds + 1):
+    for mode in ("sandbox", "no-sandbox"):
+        f = json.load(open(os.path.join(root, f"r{r}-{mode}", "result.json")))
+        for t in f["results"]:
+            key = (t["title"], t["description"], t["unit"], t["proportion"])
+            for e in t["entries"]:
+                vals.setdefault(key, {}).setdefault(mode, []).extend(e["trials"])
+ratios = []
+print(f"{'result':<72} {'unconfined':>11} {'confined':>11} {'ratio':>6}")
+for (title, desc, unit, prop), v in vals.items():
+    a, b = statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"])
+    ratio = a / b if prop == "HIB" else b / a
+    ratios.append(ratio)
+    print(f"{(title + ': ' + desc)[:60] + ' [' + unit + ']':<72} {b:>11.4g} {a:>11.4g} {ratio:>6.3f}")
+print(f"median ratio confined / unconfined (as performance): {statistics.median(ratios):.3f} over {len(ratios)} results"
+      f"; lowest {min(ratios):.3f}   (goal ≥ 0.98)")
+PY
