@@ -26,7 +26,7 @@ tests:
   - {profile: fs-mark, options: {test: "100 Files, 1MB Size, No Sync/FSync"}}
   - {profile: sqlite, options: {inserts: "500"}}
   - {profile: pgbench, options: {scaling: Scale 1, test: Normal Load, mode: Read Only, run_time: 3 Seconds}}
-  - {profile: nginx, options: {concurrency: "20", requests: "20000"}}
+  - {profile: nginx, options: {concurrency: "20", requests: "100000"}}
   - {profile: dbench, options: {clients: "1", run_time: 5 Seconds}}
   - {profile: compress-gzip, options: {file_size: 16MB}}
 YAML
