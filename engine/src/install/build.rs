@@ -49,6 +49,41 @@ pub fn environment(dir: &Path) -> Vec<(String, String)> {
     ]
 }
 
+/// A step's program, arguments, command line as logged, and time limit.
+fn command_of<'v>(
+    step: &BuildStep,
+    index: usize,
+    lookup: &dyn Fn(&str) -> Option<&'v str>,
+) -> Result<(String, Vec<String>, String, Duration), BuildError> {
+    let setup = |e: template::TemplateError| BuildError::Setup { index, msg: e.to_string() };
+    let (program, args) = match (&step.program, &step.shell) {
+        (Some(p), _) => (
+            template::render(p, lookup, false).map_err(setup)?,
+            step.args
+                .iter()
+                .map(|a| template::render(a, lookup, false))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(setup)?,
+        ),
+        (None, Some(sh)) => {
+            ("/bin/sh".to_string(), vec!["-e".into(), "-c".into(), template::render(sh, lookup, true).map_err(setup)?])
+        }
+        (None, None) => return Err(BuildError::Setup { index, msg: "nothing to run".into() }),
+    };
+    let timeout = match &step.timeout {
+        Some(t) => crate::units::parse_duration(t).map_err(|e| BuildError::Setup { index, msg: e.to_string() })?,
+        None => STEP_TIMEOUT,
+    };
+    let command = match &step.shell {
+        Some(_) => args[2].clone(),
+        None => std::iter::once(program.clone())
+            .chain(args.iter().map(|a| template::quote(a)))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    Ok((program, args, command, timeout))
+}
+
 /// Runs `steps` in `dir`, appending to `log`. `profile_dir` fills `{{profile_dir}}`.
 /// With `confine`, every step runs in that sandbox.
 pub fn run(
@@ -70,33 +105,7 @@ pub fn run(
     let log_err = |source| BuildError::Log { log: log.to_path_buf(), source };
     for (i, step) in steps.iter().enumerate() {
         let index = i + 1;
-        let setup = |e: template::TemplateError| BuildError::Setup { index, msg: e.to_string() };
-        let (program, args) = match (&step.program, &step.shell) {
-            (Some(p), _) => (
-                template::render(p, lookup, false).map_err(setup)?,
-                step.args
-                    .iter()
-                    .map(|a| template::render(a, lookup, false))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(setup)?,
-            ),
-            (None, Some(sh)) => (
-                "/bin/sh".to_string(),
-                vec!["-e".into(), "-c".into(), template::render(sh, lookup, true).map_err(setup)?],
-            ),
-            (None, None) => return Err(BuildError::Setup { index, msg: "nothing to run".into() }),
-        };
-        let timeout = match &step.timeout {
-            Some(t) => crate::units::parse_duration(t).map_err(|e| BuildError::Setup { index, msg: e.to_string() })?,
-            None => STEP_TIMEOUT,
-        };
-        let command = match &step.shell {
-            Some(_) => args[2].clone(),
-            None => std::iter::once(program.clone())
-                .chain(args.iter().map(|a| template::quote(a)))
-                .collect::<Vec<_>>()
-                .join(" "),
-        };
+        let (program, args, command, timeout) = command_of(step, index, &lookup)?;
         let mut f = crate::sys::fs::append(log).map_err(log_err)?;
         writeln!(f, "$ {command}").map_err(log_err)?;
         let out = f.try_clone().map_err(log_err)?;

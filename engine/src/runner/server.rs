@@ -401,7 +401,10 @@ pub fn group_listens_on(pgid: i32, port: u16) -> bool {
     let mut inodes = Vec::new();
     // The server's own network's tables (a confined server has one of its own).
     for table in ["tcp", "tcp6"] {
-        let Ok(text) = std::fs::read_to_string(format!("/proc/{pgid}/net/{table}")) else { continue };
+        // The leader may be gone (a group outlives it): then engine's own network.
+        let text = std::fs::read_to_string(format!("/proc/{pgid}/net/{table}"))
+            .or_else(|_| std::fs::read_to_string(format!("/proc/net/{table}")));
+        let Ok(text) = text else { continue };
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split_whitespace().collect();
             // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode

@@ -308,88 +308,85 @@ impl Prepared {
 
     /// The mounts, in order: private propagation, clones of what stays
     /// visible, hidden places, /dev, the binds, /proc, then all read-only
-    /// but the writable binds.
+    /// but the writable places.
     unsafe fn mounts(&self) -> std::io::Result<()> {
         // SAFETY: raw system calls on prepared, NUL-terminated data.
         unsafe {
-            let root = c"/".as_ptr();
-            step(
-                "private mounts",
-                libc::mount(
-                    std::ptr::null(),
-                    root,
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
-                ),
-            )?;
-            let mut clones = [-1 as RawFd; MAX_BINDS];
-            for (k, b) in self.binds.iter().enumerate() {
-                let flags = (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_long
-                    | libc::AT_RECURSIVE as libc::c_long;
-                let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, b.source.as_ptr(), flags);
-                if fd < 0 {
-                    return Err(report("cloning a directory to bind", std::io::Error::last_os_error()));
-                }
-                clones[k] = fd as RawFd;
-            }
+            let (null, none) = (std::ptr::null(), std::ptr::null());
+            mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, none, "private mounts")?;
+            let clones = self.clones()?;
             let tmpfs = c"tmpfs".as_ptr();
+            let opts = c"mode=755,size=16m".as_ptr().cast();
             for h in &self.hide {
-                step(
-                    "hiding a directory",
-                    libc::mount(
-                        tmpfs,
-                        h.as_ptr(),
-                        tmpfs,
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        c"mode=755,size=64k".as_ptr().cast(),
-                    ),
-                )?;
+                mount(tmpfs, h.as_ptr(), tmpfs, libc::MS_NOSUID | libc::MS_NODEV, opts, "hiding a directory")?;
             }
             self.dev()?;
             for f in &self.hide_files {
-                step(
-                    "hiding a file",
-                    libc::mount(c"/dev/null".as_ptr(), f.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()),
-                )?;
+                mount(c"/dev/null".as_ptr(), f.as_ptr(), null, libc::MS_BIND, none, "hiding a file")?;
             }
-            for (k, b) in self.binds.iter().enumerate() {
+            self.bind_all(&clones)?;
+            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, none, "mounting /proc")?;
+            self.seal()
+        }
+    }
+
+    /// A detached copy of every bind's source, taken before anything hides it.
+    unsafe fn clones(&self) -> std::io::Result<[RawFd; MAX_BINDS]> {
+        let mut clones = [-1 as RawFd; MAX_BINDS];
+        let flags =
+            (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_long | libc::AT_RECURSIVE as libc::c_long;
+        for (k, b) in self.binds.iter().enumerate() {
+            // SAFETY: a prepared path; a new descriptor on success.
+            let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, b.source.as_ptr(), flags) };
+            if fd < 0 {
+                return Err(report("cloning a directory to bind", std::io::Error::last_os_error()));
+            }
+            clones[k] = fd as RawFd;
+        }
+        Ok(clones)
+    }
+
+    /// Each clone mounted at its target (made, parents first, when missing).
+    unsafe fn bind_all(&self, clones: &[RawFd; MAX_BINDS]) -> std::io::Result<()> {
+        for (k, b) in self.binds.iter().enumerate() {
+            // SAFETY: prepared paths and our own descriptors.
+            unsafe {
                 for p in b.parents.iter().chain(std::iter::once(&b.target)) {
                     libc::mkdir(p.as_ptr(), 0o755);
                 }
+                let (empty, to) = (c"".as_ptr(), b.target.as_ptr());
                 let r = libc::syscall(
                     libc::SYS_move_mount,
                     clones[k],
-                    c"".as_ptr(),
+                    empty,
                     libc::AT_FDCWD,
-                    b.target.as_ptr(),
+                    to,
                     libc::MOVE_MOUNT_F_EMPTY_PATH,
                 );
                 step("binding a directory", r as i32)?;
                 libc::close(clones[k]);
             }
-            step(
-                "mounting /proc",
-                libc::mount(
-                    c"proc".as_ptr(),
-                    c"/proc".as_ptr(),
-                    c"proc".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    std::ptr::null(),
-                ),
-            )?;
-            set_attr(root, libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID, 0, "making / read-only")?;
-            // Hidden places stay writable, empty and this command's own: a
-            // tool that keeps files in ~ works, and nothing reaches the disk.
+        }
+        Ok(())
+    }
+
+    /// Everything read-only and without setuid, then writable again: the
+    /// writable binds and the hidden places (empty and this command's own:
+    /// a tool that keeps files in ~ works, and nothing reaches the disk) —
+    /// but not what was bound read-only inside them (an install).
+    unsafe fn seal(&self) -> std::io::Result<()> {
+        // SAFETY: prepared, NUL-terminated paths.
+        unsafe {
+            set_attr(c"/".as_ptr(), libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID, 0, "making / read-only")?;
             for t in self.binds.iter().filter(|b| b.writable).map(|b| &b.target).chain(&self.hide) {
                 set_attr(t.as_ptr(), 0, libc::MOUNT_ATTR_RDONLY, "making a directory writable")?;
             }
-            // …but not what was bound read-only inside them (an install).
             for b in self.binds.iter().filter(|b| !b.writable) {
                 set_attr(b.target.as_ptr(), libc::MOUNT_ATTR_RDONLY, 0, "making a directory read-only")?;
             }
-            Ok(())
         }
+        Ok(())
     }
 
     /// A /dev of its own: the harmless character devices, /dev/shm's and
@@ -448,6 +445,19 @@ impl Prepared {
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         }
     }
+}
+
+/// mount(2), its failure reported as `what`.
+unsafe fn mount(
+    source: *const libc::c_char,
+    target: *const libc::c_char,
+    fstype: *const libc::c_char,
+    flags: libc::c_ulong,
+    data: *const libc::c_void,
+    what: &'static str,
+) -> std::io::Result<()> {
+    // SAFETY: the caller passes valid C strings or null.
+    step(what, unsafe { libc::mount(source, target, fstype, flags, data) })
 }
 
 unsafe fn set_attr(path: *const libc::c_char, set: u64, clear: u64, what: &'static str) -> std::io::Result<()> {
