@@ -37,7 +37,10 @@ if [ -n "$tests" ]; then pkgs+=(mawk hyperfine xfsprogs chromium fonts-dejavu-co
   time python3
   # Profile repositories (issue 14): the index signature must verify with
   # the real minisign tool.
-  minisign)
+  minisign
+  # The Debian package (issue 26): cargo-deb reads library dependencies with
+  # dpkg-shlibdeps; the man pages are gzipped.
+  dpkg-dev gzip)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -59,6 +62,11 @@ if ((${#missing[@]})); then
   if [ -n "$own_policy" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
 fi
 [ -n "$tests" ] || exit 0
+# scripts/package-deb.sh builds the Debian package with cargo-deb (the test
+# installs it, runs it and removes it).
+if command -v cargo >/dev/null && ! command -v cargo-deb >/dev/null; then
+  cargo install --locked --quiet cargo-deb@3.6.2
+fi
 # WASM plugins (component model) are built for this target (by the tests).
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
   rustup target add wasm32-wasip2

@@ -16,6 +16,7 @@ mod history;
 mod install;
 mod interruption;
 mod orchestration;
+mod package;
 mod parsers;
 mod pipeline;
 mod plugins;

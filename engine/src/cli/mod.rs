@@ -10,6 +10,7 @@ mod history;
 mod info;
 mod install;
 mod list;
+mod man;
 mod plugin;
 mod profile;
 mod progress_json;
@@ -77,6 +78,9 @@ pub enum Command {
     /// Write, build and inspect WASM plugins (workloads and parsers in one `.wasm` file)
     #[command(subcommand)]
     Plugin(plugin::PluginCommand),
+    /// Write man pages for engine and every command into a folder (for packagers)
+    #[command(hide = true)]
+    Man(man::ManArgs),
 }
 
 /// Runs the parsed command line.
@@ -98,5 +102,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Recover(a) => recover::run(&cx, a),
         Command::Completions(a) => completions::run(a),
         Command::Plugin(c) => plugin::run(&cx, c),
+        Command::Man(a) => man::run(a),
     }
 }
