@@ -117,6 +117,18 @@ impl Env {
     }
 }
 
+/// Runs `cmd`, failing the test (with its output) unless it succeeds.
+pub fn succeed(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// A profile whose one trial prints `value: <v>` for the entry's value `v`.
 pub fn echo_profile(id: &str, values: &[&str]) -> String {
     let entries: Vec<String> = values.iter().map(|v| format!("      - {{label: \"V{v}\", value: \"{v}\"}}")).collect();

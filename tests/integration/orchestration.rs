@@ -3,6 +3,7 @@
 //! one result, with failed, interrupted and unreachable hosts named — and
 //! the Kubernetes manifests in deploy/kubernetes.
 
+use crate::common::succeed as sh;
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -18,17 +19,6 @@ fn ansible_bin(tool: &str) -> PathBuf {
     let p = tools.join("bin").join(tool);
     assert!(p.is_file(), "{} is missing: run scripts/install-deps.sh", p.display());
     p
-}
-
-fn sh(cmd: &mut Command) -> std::process::Output {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        o.status.success(),
-        "{cmd:?}: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
 }
 
 /// One test host: its own sshd (temporary config, host key and authorized

@@ -17,14 +17,7 @@ impl Drop for Installed {
 }
 
 fn sh(cmd: &mut Command) -> String {
-    let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        o.status.success(),
-        "{cmd:?}: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    String::from_utf8_lossy(&succeed(cmd).stdout).into_owned()
 }
 
 #[test]
