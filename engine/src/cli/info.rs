@@ -74,7 +74,7 @@ fn sandbox_line(lp: &LoadedProfile) -> String {
     let why = match (&lp.source, lp.confined_by_default()) {
         (Some(_), _) => "confined (from a repository; --no-sandbox to run it unconfined)",
         (None, true) => "confined (the profile asks; --no-sandbox to run it unconfined)",
-        (None, false) => "unconfined (a local profile; --sandbox to confine it)",
+        (None, false) => "unconfined (a local or built-in profile; --sandbox to confine it)",
     };
     let extra: String =
         lp.profile.sandbox.as_ref().map(|s| s.extras().iter().map(|e| format!("; {e}")).collect()).unwrap_or_default();
