@@ -9,7 +9,6 @@ use engine::analysis::history::{MIN_MAGNITUDE_PCT, Order, Query};
 use engine::ops::Context;
 use engine::report::history::{self, Format};
 use engine::stats::changepoint::{self, Settings};
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -93,32 +92,14 @@ pub fn run(cx: &Context, a: HistoryArgs) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
     let h = engine::ops::history::history(cx, &a.names, &q, &events)?;
     let text = history::render(&h, a.format, ui::width());
-    match &a.output {
-        Some(path) => {
-            write(path, text.as_bytes())?;
-            eprintln!("wrote {}", path.display());
-            if let Some(conf) = &a.otava_config {
-                let csv = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-                let yaml = history::csv::otava_config(&h, "engine", &csv.display().to_string());
-                write(conf, yaml.as_bytes())?;
-                eprintln!(
-                    "wrote {} (test `engine`: `otava analyze --config-file {} engine`)",
-                    conf.display(),
-                    conf.display()
-                );
-            }
-        }
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure::error(format!("cannot write the history: {e}")))?;
-        }
+    super::result::emit(text.as_bytes(), a.output.as_deref(), "the history")?;
+    // --otava-config goes with -o (checked in `query`).
+    if let (Some(conf), Some(path)) = (&a.otava_config, &a.output) {
+        let csv = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        let yaml = history::csv::otava_config(&h, "engine", &csv.display().to_string());
+        engine::sys::fs::write_atomic(conf, yaml.as_bytes())
+            .map_err(|e| Failure::error(format!("cannot write {}: {e}", conf.display())))?;
+        eprintln!("wrote {} (test `engine`: `otava analyze --config-file {} engine`)", conf.display(), conf.display());
     }
     Ok(exit::OK)
-}
-
-fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), Failure> {
-    engine::sys::fs::write_atomic(path, bytes)
-        .map_err(|e| Failure::error(format!("cannot write {}: {e}", path.display())))
 }

@@ -151,23 +151,29 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         regression_pct: v.fail_on_regression.flatten(),
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
-    match &v.output {
+    emit(&bytes, v.output.as_deref(), "the report")?;
+    if v.fail_on_regression.is_some() {
+        return Ok(gate(&file, &view));
+    }
+    Ok(exit::OK)
+}
+
+/// `bytes` to `output` (atomically, said on stderr) or to standard output.
+pub(super) fn emit(bytes: &[u8], output: Option<&std::path::Path>, what: &str) -> Result<(), Failure> {
+    match output {
         Some(path) => {
-            engine::sys::fs::write_atomic(path, &bytes)
+            engine::sys::fs::write_atomic(path, bytes)
                 .map_err(|e| Failure::error(format!("cannot write {}: {e}", path.display())))?;
             eprintln!("wrote {}", path.display());
         }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
+            out.write_all(bytes)
                 .and_then(|()| out.flush())
-                .map_err(|e| Failure::error(format!("cannot write the report: {e}")))?;
+                .map_err(|e| Failure::error(format!("cannot write {what}: {e}")))?;
         }
     }
-    if v.fail_on_regression.is_some() {
-        return Ok(gate(&file, &view));
-    }
-    Ok(exit::OK)
+    Ok(())
 }
 
 /// `--fail-on-regression` (and `benchmark --compare-to`): lists each

@@ -387,14 +387,8 @@ impl Installer {
             .prefix(&format!("{}sandbox-", crate::sys::fs::temp_prefix()))
             .tempdir_in(parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
-        let mut plan = confine::Plan::standard(&self.home.root);
-        plan.tmp = dir.path().join("tmp");
-        plan.shm = dir.path().join("shm");
-        for d in [&plan.tmp, &plan.shm] {
-            std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
-        }
+        let mut plan = confine::Plan::standard(&self.home.root, dir.path())
+            .map_err(io(format!("cannot create folders in {}", dir.path().display())))?;
         plan.writable.push(p.dir.clone());
         let profile_dir = PathBuf::from(&p.profile_dir);
         if profile_dir.is_dir() {

@@ -57,15 +57,9 @@ impl Sandbox {
     /// profile declares, visible read-only its own folder and install.
     pub fn new(cfg: &Config, p: &LoadedProfile, test_dir: &Path, install_dir: &Path) -> Result<Sandbox, ExecError> {
         let setup = |e: &dyn std::fmt::Display| ExecError::Setup(format!("sandbox: {e}"));
-        let mut plan = Plan::standard(&cfg.engine_home);
         let private = test_dir.join(".sandbox");
-        plan.tmp = private.join("tmp");
-        plan.shm = private.join("shm");
-        for d in [&plan.tmp, &plan.shm] {
-            std::fs::create_dir_all(d).map_err(|e| setup(&format!("cannot make {}: {e}", d.display())))?;
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
-        }
+        let mut plan = Plan::standard(&cfg.engine_home, &private)
+            .map_err(|e| setup(&format!("cannot make {}: {e}", private.display())))?;
         plan.writable.push(test_dir.to_path_buf());
         let declared = p.profile.sandbox.as_ref().map(SandboxDef::writable).unwrap_or_default();
         plan.writable.extend(declared.iter().map(PathBuf::from).filter(|d| d.is_dir()));
@@ -109,7 +103,7 @@ pub fn denied(stderr: &str, usage: Option<&cgroup::Usage>, pids_max: u64) -> Opt
         ("Operation not permitted", "an operation that needs a capability the sandbox drops"),
     ];
     let hidden = stderr.contains("No such file or directory")
-        && ["/root", "/home", "/run", "/etc/shadow"].iter().any(|h| stderr.contains(h));
+        && crate::sys::confine::HIDDEN.iter().chain(&["/etc/shadow"]).any(|h| stderr.contains(h));
     if hidden {
         return Some("a path the sandbox hides (/root, /home, /run, engine's home)".into());
     }

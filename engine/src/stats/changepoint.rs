@@ -69,7 +69,7 @@ pub fn e_divisive(values: &[f64], s: &Settings) -> Vec<ChangePoint> {
     while let Some((k, (at, q))) =
         spans.iter().enumerate().filter_map(|(k, sp)| sp.best.map(|b| (k, b))).max_by(|a, b| a.1.1.total_cmp(&b.1.1))
     {
-        let p = permutation_p(values, &spans, q, min, s, &mut rng);
+        let p = permutation_p(&spans, q, min, s, &mut rng);
         if p > s.alpha {
             break;
         }
@@ -87,23 +87,26 @@ pub fn e_divisive(values: &[f64], s: &Settings) -> Vec<ChangePoint> {
 struct Span {
     start: usize,
     end: usize,
+    /// Its values sorted once: each permutation test shuffles a copy.
+    seg: Segment,
     best: Option<(usize, f64)>,
 }
 
 impl Span {
     fn new(values: &[f64], start: usize, end: usize, min: usize) -> Self {
-        Span { start, end, best: best_split(&Segment::new(&values[start..end]), min) }
+        let seg = Segment::new(&values[start..end]);
+        Span { start, end, best: best_split(&seg, min), seg }
     }
 }
 
 /// The p-value of a best split `q` over `spans`: the share of
 /// permutations (values shuffled within each segment) whose best split over
 /// all segments is at least as large.
-fn permutation_p(values: &[f64], spans: &[Span], q: f64, min: usize, s: &Settings, rng: &mut fastrand::Rng) -> f64 {
+fn permutation_p(spans: &[Span], q: f64, min: usize, s: &Settings, rng: &mut fastrand::Rng) -> f64 {
     // Sequential stopping: once this many permutations beat q the p-value
     // is above alpha whatever the rest would say.
     let enough = (s.alpha * f64::from(s.permutations + 1)).floor() as u32 + 1;
-    let mut prepared: Vec<Segment> = spans.iter().map(|sp| Segment::new(&values[sp.start..sp.end])).collect();
+    let mut prepared: Vec<Segment> = spans.iter().map(|sp| sp.seg.clone()).collect();
     let mut beat = 0u32;
     for r in 1..=s.permutations {
         let mut best = f64::NEG_INFINITY;
@@ -125,6 +128,7 @@ fn permutation_p(values: &[f64], spans: &[Span], q: f64, min: usize, s: &Setting
 
 /// A segment's values in the order a scan sees them (`order`: positions into
 /// `sorted`, so a permutation shuffles positions, not values), sorted once.
+#[derive(Clone)]
 struct Segment {
     /// The values, sorted.
     sorted: Vec<f64>,

@@ -39,14 +39,21 @@ pub struct Plan {
     pub hostname: String,
 }
 
+/// Directories every plan hides (those that exist).
+pub const HIDDEN: [&str; 7] = ["/root", "/home", "/run", "/var/run", "/mnt", "/media", "/srv/engine"];
+
 impl Plan {
-    /// The hidden places every plan starts with.
-    pub fn standard(engine_home: &Path) -> Plan {
-        let mut hide: Vec<PathBuf> = ["/root", "/home", "/run", "/var/run", "/mnt", "/media", "/srv/engine"]
-            .iter()
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir() && !p.is_symlink())
-            .collect();
+    /// The hidden places every plan starts with, and its private /tmp and
+    /// /dev/shm made (sticky, world-writable) in `private`.
+    pub fn standard(engine_home: &Path, private: &Path) -> std::io::Result<Plan> {
+        let (tmp, shm) = (private.join("tmp"), private.join("shm"));
+        for d in [&tmp, &shm] {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::create_dir_all(d)?;
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777))?;
+        }
+        let mut hide: Vec<PathBuf> =
+            HIDDEN.iter().map(PathBuf::from).filter(|p| p.is_dir() && !p.is_symlink()).collect();
         // Under /tmp it is gone already: the command gets a /tmp of its own.
         let in_tmp = ["/tmp", "/var/tmp"].iter().any(|t| engine_home.starts_with(t));
         if !in_tmp && !hide.iter().any(|h| engine_home.starts_with(h)) {
@@ -57,7 +64,7 @@ impl Plan {
             .map(PathBuf::from)
             .filter(|p| p.is_file())
             .collect();
-        Plan { hide, hide_files, hostname: "engine-sandbox".into(), ..Plan::default() }
+        Ok(Plan { hide, hide_files, tmp, shm, hostname: "engine-sandbox".into(), ..Plan::default() })
     }
 }
 
