@@ -137,7 +137,9 @@ pub struct FsState {
 }
 
 fn run(cmd: &str, args: &[String]) -> Result<(), StateError> {
-    let o = Command::new(cmd).args(args).output().map_err(|e| StateError::Apply(format!("cannot run {cmd}: {e}")))?;
+    let o = crate::sys::process::dies_with_engine(Command::new(cmd).args(args))
+        .output()
+        .map_err(|e| StateError::Apply(format!("cannot run {cmd}: {e}")))?;
     if o.status.success() {
         Ok(())
     } else {

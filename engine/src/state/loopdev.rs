@@ -57,9 +57,7 @@ pub fn create(dir: &Path, size: u64, journal: &Shared) -> Result<(Guard, String)
         .map_err(|e| StateError::Apply(format!("cannot create {}: {e}", file.display())))?;
     f.set_len(size).map_err(|e| StateError::Apply(format!("cannot size {}: {e}", file.display())))?;
     drop(f);
-    let o = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(&file)
+    let o = crate::sys::process::dies_with_engine(Command::new("losetup").args(["--find", "--show"]).arg(&file))
         .output()
         .map_err(|e| StateError::Apply(format!("cannot run losetup: {e}")))?;
     if !o.status.success() {

@@ -245,11 +245,20 @@ fn command(spec: &Spec<'_>) -> std::io::Result<Command> {
 /// exec (dropping privileges, and the parent-death signal of
 /// super::spawn).
 fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::Result<(Instant, i32)> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = command(spec)?;
     user.apply(&mut cmd);
     // A trial does not outlive engine: after a kill -9 of engine its tool
-    // is killed too (the kernel's parent-death signal), not left running.
+    // is killed too, not left running.
+    dies_with_engine(&mut cmd);
+    let start = Instant::now();
+    Ok((start, cmd.spawn()?.id() as i32))
+}
+
+/// `cmd` is killed with engine (the kernel's parent-death signal): a trial's
+/// tool is not left running after a kill -9 of engine, and a system-state
+/// command (mkfs, mount, losetup) cannot finish behind `engine recover`'s back.
+pub fn dies_with_engine(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
     // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
     let parent = unsafe { libc::getpid() };
     unsafe {
@@ -261,10 +270,8 @@ fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::R
                 return Err(std::io::Error::other("engine exited"));
             }
             Ok(())
-        });
+        })
     }
-    let start = Instant::now();
-    Ok((start, cmd.spawn()?.id() as i32))
 }
 
 type Reaped = (i32, libc::rusage, Instant, Option<Exit>);
