@@ -7,7 +7,7 @@
 //! types here; everything that is not tied to generated types lives in this
 //! module, where it can be read and tested.
 
-use crate::{Config, Context, Error, ErrorKind, Report};
+use crate::{Config, Context, Error, ErrorKind, Report, ScratchFile};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::path::Path;
@@ -29,6 +29,71 @@ pub trait Host {
     fn cancelled() -> bool;
     fn progress(fraction: f64, note: &str);
     fn log(line: &str);
+    /// `files.file.open`; only workloads import it (a parser has no files).
+    fn open_file(name: &str, _create: bool) -> Result<Box<dyn ScratchFile>, Error> {
+        Err(Error::unsupported(format!("cannot open {name}: a parser plugin has no files")))
+    }
+}
+
+/// The `files.file` resource, as the generated bindings offer it.
+pub trait RawFile {
+    fn read_at(&self, offset: i64, len: i64) -> Result<Vec<u8>, Error>;
+    fn write_at(&self, offset: i64, data: &[u8]) -> Result<(), Error>;
+    fn sync(&self) -> Result<(), Error>;
+    fn size(&self) -> Result<u64, Error>;
+}
+
+/// Most bytes asked of the host per `read-at` call. The host reads into a
+/// buffer of its own, which is then copied into the plugin's memory: in
+/// pieces this size both stay in the CPU's cache.
+pub const READ_CHUNK: usize = 256 << 10;
+
+/// A plugin's [`ScratchFile`]: each write is one host call, each read one
+/// call per [`READ_CHUNK`].
+pub struct GuestFile<R: RawFile> {
+    raw: R,
+    /// What the last `read_block` returned.
+    last: Vec<u8>,
+}
+
+impl<R: RawFile> GuestFile<R> {
+    pub fn new(raw: R) -> Self {
+        GuestFile { raw, last: Vec::new() }
+    }
+}
+
+fn offset(what: &str, o: u64) -> Result<i64, Error> {
+    i64::try_from(o).map_err(|_| Error::failed(format!("{what}: offset {o} is past the largest file offset")))
+}
+
+impl<R: RawFile> ScratchFile for GuestFile<R> {
+    fn read_block(&mut self, at: u64, max: usize) -> Result<&[u8], Error> {
+        // Freed first, so the host's bytes land in the same (cached) memory.
+        self.last = Vec::new();
+        self.last = self.raw.read_at(offset("read", at)?, max.min(READ_CHUNK) as i64)?;
+        Ok(&self.last)
+    }
+    fn write_at(&mut self, at: u64, data: &[u8]) -> Result<(), Error> {
+        self.raw.write_at(offset("write", at)?, data)
+    }
+    fn sync(&mut self) -> Result<(), Error> {
+        self.raw.sync()
+    }
+    fn size(&self) -> Result<u64, Error> {
+        self.raw.size()
+    }
+}
+
+/// An error the host returned, from its parts (kind as [`kind_index`]).
+pub fn error_from(kind: u8, key: Option<String>, message: String) -> Error {
+    let kind = match kind {
+        0 => ErrorKind::Config,
+        1 => ErrorKind::Io,
+        2 => ErrorKind::Unsupported,
+        3 => ErrorKind::Cancelled,
+        _ => ErrorKind::Failed,
+    };
+    Error { kind, key, message }
 }
 
 /// The [`Context`] of a plugin: the scratch directory is `/scratch`, the
@@ -63,6 +128,11 @@ impl<H: Host> Context for GuestContext<H> {
     }
     fn log(&self, line: &str) {
         H::log(line)
+    }
+    fn open_file(&self, name: &str, create: bool) -> Result<Box<dyn ScratchFile>, Error> {
+        // `cx.scratch_dir().join(name)` names the same file.
+        let rel = name.strip_prefix(SCRATCH).map(|r| r.trim_start_matches('/')).unwrap_or(name);
+        H::open_file(rel, create)
     }
 }
 
@@ -134,7 +204,7 @@ macro_rules! export_workload {
         mod __engine_plugin_workload {
             #[allow(unused_imports)]
             use super::*;
-            $crate::__plugin_bindings!("workload-plugin");
+            $crate::__plugin_bindings!("workload-plugin", files);
             use exports::engine::plugin::workload::Guest;
             type __Plugin = $w;
 
@@ -219,7 +289,7 @@ macro_rules! export_parser {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __plugin_bindings {
-    ($world:literal) => {
+    ($world:literal $(, $files:ident)?) => {
         $crate::guest::wit_bindgen::generate!({
             // A copy of sdk/wit/plugin.wit (a test keeps them equal): the
             // bindings must be generated in the plugin's crate, and a macro
@@ -295,6 +365,32 @@ interface host {
     log: func(line: string);
 }
 
+/// Bulk file I/O in the scratch directory, for workloads that measure the
+/// disk: one call moves a whole block between the file and the plugin's
+/// memory (WASI's file streams move at most 64 KiB a call, through a buffer
+/// of their own). A path is relative to the scratch directory and cannot
+/// leave it: absolute paths, `..` above it and symbolic links out of it are
+/// refused. Every error names the call, the path and what is wrong.
+interface files {
+    use types.{error};
+
+    resource file {
+        /// Opens PATH in the scratch directory. With `create`, it is made
+        /// (or emptied) and opened for reading and writing; without, an
+        /// existing file is opened for reading only.
+        open: static func(path: string, create: bool) -> result<file, error>;
+        /// Reads up to LEN bytes (at most 64 MiB) at OFFSET; fewer only at
+        /// the end of the file. An offset past the end is an error.
+        read-at: func(offset: s64, len: s64) -> result<list<u8>, error>;
+        /// Writes all of DATA at OFFSET.
+        write-at: func(offset: s64, data: list<u8>) -> result<_, error>;
+        /// Flushes the file's data and metadata to the device (fsync).
+        sync: func() -> result<_, error>;
+        /// The file's size in bytes.
+        size: func() -> result<u64, error>;
+    }
+}
+
 /// A workload: made from its configuration, run once per trial. Each trial
 /// gets a fresh instance: `configure`, then `run`.
 interface workload {
@@ -324,6 +420,7 @@ interface parser {
 
 world workload-plugin {
     import host;
+    import files;
     export workload;
 }
 
@@ -350,7 +447,38 @@ world parser-plugin {
             fn log(line: &str) {
                 engine::plugin::host::log(line)
             }
+            $(
+                fn open_file(
+                    name: &str,
+                    create: bool,
+                ) -> Result<Box<dyn $crate::ScratchFile>, $crate::Error> {
+                    let f = engine::plugin::$files::File::open(name, create).map_err(__from_wit)?;
+                    Ok(Box::new($crate::guest::GuestFile::new(__File(f))))
+                }
+            )?
         }
+
+        $(
+            struct __File(engine::plugin::$files::File);
+            impl $crate::guest::RawFile for __File {
+                fn read_at(&self, offset: i64, len: i64) -> Result<Vec<u8>, $crate::Error> {
+                    self.0.read_at(offset, len).map_err(__from_wit)
+                }
+                fn write_at(&self, offset: i64, data: &[u8]) -> Result<(), $crate::Error> {
+                    self.0.write_at(offset, data).map_err(__from_wit)
+                }
+                fn sync(&self) -> Result<(), $crate::Error> {
+                    self.0.sync().map_err(__from_wit)
+                }
+                fn size(&self) -> Result<u64, $crate::Error> {
+                    self.0.size().map_err(__from_wit)
+                }
+            }
+
+            fn __from_wit(e: engine::plugin::types::Error) -> $crate::Error {
+                $crate::guest::error_from(e.kind as u8, e.key, e.message)
+            }
+        )?
 
         fn __error(e: $crate::Error) -> engine::plugin::types::Error {
             use engine::plugin::types::ErrorKind as K;

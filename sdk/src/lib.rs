@@ -35,6 +35,7 @@
 //! }
 //! ```
 
+mod bytes;
 mod config;
 mod context;
 mod error;
@@ -42,8 +43,9 @@ mod error;
 pub mod guest;
 mod report;
 
+pub use bytes::same_bytes;
 pub use config::Config;
-pub use context::Context;
+pub use context::{Context, ScratchFile};
 pub use error::{Error, ErrorKind};
 pub use report::{Measurement, Report};
 

@@ -299,6 +299,9 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
     abuse(&env, "abuse-panic", "panic", "{}");
     abuse(&env, "abuse-flood", "flood", "{}");
     abuse(&env, "abuse-flood-log", "flood-log", "{}");
+    abuse(&env, "abuse-bulk-escape", "bulk-escape", "{}");
+    abuse(&env, "abuse-bulk-negative", "bulk-negative", "{}");
+    abuse(&env, "abuse-bulk-past-end", "bulk-past-end", "{}");
     let one = "executor:\n  wasm:\n    plugin: plugin.wasm\nresults:\n  - {id: value, unit: Items, proportion: HIB}\nparsers: []\n";
     wasm_profile(&env, "wrong-version", Some("wrong_version_plugin"), one);
     let dir = wasm_profile(&env, "truncated", None, one);
@@ -318,6 +321,9 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
         "abuse-panic",
         "abuse-flood",
         "abuse-flood-log",
+        "abuse-bulk-escape",
+        "abuse-bulk-negative",
+        "abuse-bulk-past-end",
         "wrong-version",
         "truncated",
         "not-wasm",
@@ -343,6 +349,17 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
         // More than 16 MiB of output fails the test, as sdk/README.md says.
         ("abuse-flood", "wrote more than 16 MiB to its standard output, standard error or log"),
         ("abuse-flood-log", "wrote more than 16 MiB to its standard output, standard error or log"),
+        // The bulk file calls: each error names the call, path and fault.
+        (
+            "abuse-bulk-escape",
+            "tried to open a file outside its scratch directory (a plugin sees only /scratch): \
+             files.open(\"../../etc/passwd\"): the path leaves the scratch directory",
+        ),
+        ("abuse-bulk-negative", "files.read-at(\"data\", offset 0, length -1): the length is negative"),
+        (
+            "abuse-bulk-past-end",
+            "files.read-at(\"data\", offset 100, length 10): the offset is past the end of the file (5 bytes)",
+        ),
         (
             "wrong-version",
             "it was built for engine:plugin@1.0.0, another major version than this engine's engine:plugin@0.1.0",

@@ -48,7 +48,9 @@ pub struct Sandbox<'a> {
 /// A store's data: WASI state, limits, and what the host imports record.
 pub struct State {
     wasi: WasiCtx,
-    table: ResourceTable,
+    pub(super) table: ResourceTable,
+    /// `engine:plugin/files`: the scratch directory the calls resolve from.
+    pub(super) files: super::bulk::Files,
     limiter: Limiter,
     start: Instant,
     deadline: Instant,
@@ -90,11 +92,12 @@ impl workload_world::engine::plugin::types::Host for State {}
 
 /// The linker every plugin is instantiated with: WASI preview 2 (its
 /// filesystem limited by the context to the preopen, its sockets denied by
-/// the context) plus the host interface.
+/// the context), the host interface, and bulk file I/O in the preopen.
 pub fn linker() -> Result<Linker<State>, wasmtime::Error> {
     let mut l = Linker::new(super::runtime::engine());
     wasmtime_wasi::p2::add_to_linker_sync(&mut l)?;
     workload_world::engine::plugin::host::add_to_linker::<State, HasSelf<State>>(&mut l, |s| s)?;
+    super::bulk::add_to_linker(&mut l)?;
     Ok(l)
 }
 
@@ -125,6 +128,7 @@ impl Call {
         let state = State {
             wasi: b.build(),
             table: ResourceTable::new(),
+            files: super::bulk::Files::new(sb.scratch)?,
             limiter: Limiter::new(sb.limits.memory),
             start: now,
             deadline: now + sb.limits.time,

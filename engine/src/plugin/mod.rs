@@ -6,11 +6,13 @@
 //! - `cache`: compiled code under `ENGINE_HOME/cache/wasm/`, checksummed;
 //! - `version`: which interface a component exports, and its version;
 //! - `limits`: memory cap and time limit;
-//! - `host`: bindings, host imports and the WASI sandbox of one call.
+//! - `host`: bindings, host imports and the WASI sandbox of one call;
+//! - `bulk`: the plugins' bulk file I/O in their scratch directory.
 //!
 //! Every call gets a fresh instance in a fresh store: a trial cannot see
 //! what the previous one left in memory, as it cannot see its files.
 
+pub mod bulk;
 pub mod cache;
 pub mod file;
 pub mod host;
@@ -320,7 +322,7 @@ fn failed(e: wit::Error) -> PluginError {
 /// Signs, in a plugin's own error, that the sandbox refused a path: Rust's
 /// std when no preopen covers a path, and WASI's errno for a path that
 /// climbs out of its directory.
-const ESCAPE_SIGNS: &[&str] = &["pre-opened file descriptor", "Capabilities insufficient", "ENOTCAPABLE"];
+const ESCAPE_SIGNS: &[&str] = &["pre-opened file descriptor", "Capabilities insufficient", "ENOTCAPABLE", bulk::ESCAPE];
 
 /// An absolute path in `text` outside the scratch directory (after `..` is
 /// resolved). The sandbox has no other directory, so an I/O error about

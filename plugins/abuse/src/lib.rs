@@ -1,9 +1,27 @@
 //! A plugin that misbehaves as its `mode` says, for the sandbox tests:
 //! `escape` reads /etc/passwd, `loop` never returns, `bomb` allocates
 //! without end, `trap` executes `unreachable`, `panic` panics, `flood`
-//! prints 17 MiB to stdout, `flood-log` logs 17 MiB, `ok` returns 1.
+//! prints 17 MiB to stdout, `flood-log` logs 17 MiB; the bulk file calls
+//! (`engine:plugin/files`): `bulk-escape` opens ../../etc/passwd,
+//! `bulk-negative` asks `read-at` for a negative length (straight through
+//! the bindings, as a plugin in another language could), `bulk-past-end`
+//! reads past the end of a 5-byte file; `ok` returns 1.
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
+
+const MODES: &[&str] = &[
+    "escape",
+    "loop",
+    "bomb",
+    "trap",
+    "panic",
+    "flood",
+    "flood-log",
+    "bulk-escape",
+    "bulk-negative",
+    "bulk-past-end",
+    "ok",
+];
 
 pub struct Abuse {
     mode: &'static str,
@@ -15,8 +33,7 @@ impl Workload for Abuse {
 
     fn new(config: &Config) -> Result<Self, Error> {
         config.only(Self::KEYS)?;
-        let mode =
-            config.choice_or("mode", &["escape", "loop", "bomb", "trap", "panic", "flood", "flood-log", "ok"], "ok")?;
+        let mode = config.choice_or("mode", MODES, "ok")?;
         Ok(Abuse { mode })
     }
 
@@ -62,9 +79,33 @@ impl Workload for Abuse {
                 }
                 Ok(Report::new().value("value", 1.0))
             }
+            "bulk-escape" => {
+                let f = cx.open_file("../../etc/passwd", false)?;
+                Ok(Report::new().value("value", f.size()? as f64))
+            }
+            "bulk-negative" => negative_length(),
+            "bulk-past-end" => {
+                let mut f = cx.open_file("data", true)?;
+                f.write_at(0, b"hello")?;
+                let n = f.read_block(100, 10)?.len();
+                Ok(Report::new().value("value", n as f64))
+            }
             _ => Ok(Report::new().value("value", 1.0)),
         }
     }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn negative_length() -> Result<Report, Error> {
+    use __engine_plugin_workload::engine::plugin::files::File;
+    let f = File::open("data", true).map_err(|e| Error::failed(e.message))?;
+    let data = f.read_at(0, -1).map_err(|e| Error::failed(e.message))?;
+    Ok(Report::new().value("value", data.len() as f64))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn negative_length() -> Result<Report, Error> {
+    Err(Error::unsupported("only as a plugin"))
 }
 
 engine_sdk::export_workload!(Abuse);

@@ -1,5 +1,6 @@
 //! Runs an example workload natively, with the same code the plugin runs:
-//! `native-bench sha256 size=256MiB` or `native-bench files-io DIR files=4`.
+//! `native-bench sha256 size=256MiB`, `native-bench files-io DIR files=4` or
+//! `native-bench seq-io DIR size=256MiB`.
 //! Prints one `result value` line per measurement.
 
 use engine_sdk::{Config, Context, Workload};
@@ -41,7 +42,8 @@ fn main() {
     let r = match args.first().map(String::as_str) {
         Some("sha256") => run::<sha256_plugin::Sha256Workload>(std::env::temp_dir(), &args[1..]),
         Some("files-io") if args.len() >= 2 => run::<files_io_plugin::FilesIo>(PathBuf::from(&args[1]), &args[2..]),
-        _ => Err("usage: native-bench sha256 [key=value…] | native-bench files-io DIR [key=value…]".into()),
+        Some("seq-io") if args.len() >= 2 => run::<seq_io_plugin::SeqIo>(PathBuf::from(&args[1]), &args[2..]),
+        _ => Err("usage: native-bench sha256 [key=value…] | native-bench files-io|seq-io DIR [key=value…]".into()),
     };
     if let Err(e) = r {
         eprintln!("native-bench: {e}");
