@@ -30,11 +30,15 @@ impl TrialDir {
     /// trial's is reused when it left it empty (most do) — creating and
     /// removing a directory per trial is an inode allocated and freed each
     /// time, a measurable part of a short trial's cost on ext4.
-    fn new(test_dir: &Path, scope: ScratchScope) -> Result<TrialDir, ExecError> {
+    /// `kept`: the previous trial left it in place, empty ([`TrialDir::finish`]).
+    fn new(test_dir: &Path, scope: ScratchScope, kept: bool) -> Result<TrialDir, ExecError> {
         if scope == ScratchScope::PerTest {
             return Ok(TrialDir { path: test_dir.to_path_buf(), remove: false });
         }
         let path = test_dir.join("trial");
+        if kept {
+            return Ok(TrialDir { path, remove: true });
+        }
         // An existing one is the previous trial's, which Drop left only when empty.
         match std::fs::create_dir(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -45,19 +49,76 @@ impl TrialDir {
 }
 
 /// A real directory (not a symlink to one) with nothing in it.
+/// Whether `p` is a directory (not a link to one) with nothing in it. Run
+/// after every trial, so raw calls: std's `read_dir` stats, allocates 32 KiB
+/// and copies each name.
 fn is_empty_dir(p: &Path) -> bool {
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) && std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none())
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
+    // SAFETY: a valid C string; the descriptor is closed below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    let mut buf = [0u64; 64];
+    let mut empty = true;
+    loop {
+        // SAFETY: the buffer is valid for its size; getdents64 fills it with records.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), std::mem::size_of_val(&buf)) };
+        if n <= 0 {
+            empty &= n == 0;
+            break;
+        }
+        // SAFETY: the kernel wrote n bytes of records into buf.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+        let mut at = 0;
+        while at < bytes.len() {
+            // struct linux_dirent64: ino u64, off i64, reclen u16, type u8, name.
+            let reclen = u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]) as usize;
+            let name = &bytes[at + 19..at + reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if name != b"." && name != b".." {
+                empty = false;
+            }
+            at += reclen;
+        }
+        if !empty {
+            break;
+        }
+    }
+    // SAFETY: our descriptor.
+    unsafe { libc::close(fd) };
+    empty
 }
 
-impl Drop for TrialDir {
-    fn drop(&mut self) {
+impl TrialDir {
+    /// Cleans up after the trial; true when the directory stays, empty, for
+    /// the next one.
+    fn finish(mut self) -> bool {
+        self.clean()
+    }
+
+    fn clean(&mut self) -> bool {
+        if !std::mem::take(&mut self.remove) {
+            return false;
+        }
         // Kept for the next trial when empty; the test folder goes at the end of the test.
-        if self.remove && !is_empty_dir(&self.path) && std::fs::remove_dir_all(&self.path).is_err() {
+        if is_empty_dir(&self.path) {
+            return true;
+        }
+        if std::fs::remove_dir_all(&self.path).is_err() {
             // What could not be removed (a mount a tool left inside) must not
             // be the next trial's: moved aside, it goes with the test folder.
             let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
             let _ = std::fs::rename(&self.path, self.path.with_file_name(format!("trial-left-{}", nanos.as_nanos())));
         }
+        false
+    }
+}
+
+impl Drop for TrialDir {
+    fn drop(&mut self) {
+        self.clean();
     }
 }
 
@@ -171,6 +232,10 @@ struct Trials<'a> {
     counters: Option<Counters>,
     /// Where trial logs go: the current state's folder.
     logs: PathBuf,
+    /// The last trial left its scratch directory in place, empty.
+    scratch_kept: bool,
+    /// The test's bindings with `scratch_dir` (the same path every trial).
+    bindings: Option<indexmap::IndexMap<String, String>>,
 }
 
 impl Trials<'_> {
@@ -179,11 +244,17 @@ impl Trials<'_> {
         if self.drop_caches {
             crate::state::hygiene::drop_caches().map_err(|e| ExecError::Setup(e.to_string()))?;
         }
-        let dir = TrialDir::new(self.env.test_dir, self.test.profile.profile.scratch)?;
-        let mut b = self.env.bindings.clone();
-        b.insert("scratch_dir".into(), dir.path.display().to_string());
-        let tenv = TrialEnv { bindings: &b, scratch: &dir.path, logs: &self.logs, label: k };
-        self.exec.trial(&tenv)
+        let dir = TrialDir::new(self.env.test_dir, self.test.profile.profile.scratch, self.scratch_kept)?;
+        self.scratch_kept = false;
+        let b = self.bindings.get_or_insert_with(|| {
+            let mut b = self.env.bindings.clone();
+            b.insert("scratch_dir".into(), dir.path.display().to_string());
+            b
+        });
+        let tenv = TrialEnv { bindings: b, scratch: &dir.path, logs: &self.logs, label: k };
+        let run = self.exec.trial(&tenv);
+        self.scratch_kept = dir.finish();
+        run
     }
 
     /// A measured trial, with what reached the device and the CPU it took
@@ -310,7 +381,18 @@ pub(super) fn run(
         Err(why) => (None, Some(why)),
     };
     let logs0 = logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf());
-    let mut t = Trials { test, env, exec, sources, drop_caches, pending, counters, logs: logs0 };
+    let mut t = Trials {
+        test,
+        env,
+        exec,
+        sources,
+        drop_caches,
+        pending,
+        counters,
+        logs: logs0,
+        scratch_kept: false,
+        bindings: None,
+    };
     let n = switch.count();
     let mut data: Vec<TrialData> = (0..n).map(|_| TrialData::new(sources.len(), &plan, &no_counters)).collect();
     let mut order = switch.order();
@@ -359,21 +441,47 @@ mod tests {
     #[test]
     fn a_trial_gets_an_empty_scratch_directory_reused_only_when_left_empty() {
         let d = tempfile::tempdir().unwrap();
-        let first = TrialDir::new(d.path(), ScratchScope::PerTrial).unwrap();
+        let first = TrialDir::new(d.path(), ScratchScope::PerTrial, false).unwrap();
         let path = first.path.clone();
         drop(first);
         assert!(path.is_dir(), "left empty: kept for the next trial");
-        let second = TrialDir::new(d.path(), ScratchScope::PerTrial).unwrap();
+        let second = TrialDir::new(d.path(), ScratchScope::PerTrial, false).unwrap();
         std::fs::create_dir(second.path.join("sub")).unwrap();
         std::fs::write(second.path.join("sub/f"), "x").unwrap();
         drop(second);
         assert!(!path.exists(), "what a trial wrote goes with it");
-        let third = TrialDir::new(d.path(), ScratchScope::PerTrial).unwrap();
+        let third = TrialDir::new(d.path(), ScratchScope::PerTrial, false).unwrap();
         assert!(is_empty_dir(&third.path));
         drop(third);
-        let shared = TrialDir::new(d.path(), ScratchScope::PerTest).unwrap();
+        let shared = TrialDir::new(d.path(), ScratchScope::PerTest, false).unwrap();
         assert_eq!(shared.path, d.path());
         drop(shared);
         assert!(d.path().is_dir());
+    }
+
+    #[test]
+    fn only_an_empty_real_directory_is_empty() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("dir");
+        std::fs::create_dir(&dir).unwrap();
+        assert!(is_empty_dir(&dir));
+        // More names than one read of the directory returns.
+        for i in 0..200 {
+            std::fs::write(dir.join(format!("a-rather-long-file-name-{i:04}")), "").unwrap();
+        }
+        assert!(!is_empty_dir(&dir));
+        for i in 0..199 {
+            std::fs::remove_file(dir.join(format!("a-rather-long-file-name-{i:04}"))).unwrap();
+        }
+        assert!(!is_empty_dir(&dir), "the last name is still there");
+        std::fs::remove_file(dir.join("a-rather-long-file-name-0199")).unwrap();
+        assert!(is_empty_dir(&dir));
+        std::fs::write(dir.join(".hidden"), "").unwrap();
+        assert!(!is_empty_dir(&dir));
+        std::os::unix::fs::symlink(d.path().join("empty"), d.path().join("link")).unwrap();
+        std::fs::create_dir(d.path().join("empty")).unwrap();
+        assert!(!is_empty_dir(&d.path().join("link")), "a link to a directory is not one");
+        assert!(!is_empty_dir(&d.path().join("missing")));
+        assert!(!is_empty_dir(&dir.join(".hidden")), "a file is not a directory");
     }
 }

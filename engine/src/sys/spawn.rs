@@ -9,17 +9,20 @@
 //! (`CLONE_VM | CLONE_VFORK`), and makes only system calls: no allocation,
 //! no locks. Everything it needs is prepared by the parent first.
 
+use std::cell::RefCell;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// What the child needs, prepared in the parent (the child cannot allocate).
 struct Prepared {
     path: CString,
     argv: Vec<*const libc::c_char>,
-    envp: Vec<*const libc::c_char>,
+    /// Into the [`EnvBlock`] the [`Launch`] holds.
+    envp: *const *const libc::c_char,
     cwd: CString,
     fds: [RawFd; 3],
     parent: libc::pid_t,
@@ -53,7 +56,65 @@ fn resolve(program: &OsStr, path: Option<&OsStr>) -> io::Result<PathBuf> {
 /// A command ready to start: everything the child needs, allocated.
 pub struct Launch {
     p: Box<Prepared>,
-    _strings: (Vec<CString>, Vec<CString>),
+    _args: Vec<CString>,
+    _env: Rc<EnvBlock>,
+}
+
+/// A child's environment as `execve` takes it, and where its `PATH` found
+/// the last program.
+struct EnvBlock {
+    _strings: Vec<CString>,
+    ptrs: Vec<*const libc::c_char>,
+    path: Option<OsString>,
+    found: RefCell<Option<(OsString, PathBuf)>>,
+}
+
+/// The variables a block was built for, and the block.
+type LastEnv = (Vec<(String, String)>, Rc<EnvBlock>);
+
+thread_local! {
+    /// The last environment built, for the next command with the same
+    /// variables (every trial of a test): building some 40 C strings per
+    /// trial was a tenth of engine's own time per trial of `/bin/true`.
+    static LAST_ENV: RefCell<Option<LastEnv>> = const { RefCell::new(None) };
+}
+
+/// Engine's environment with `env` over it, built or reused.
+fn env_block(env: &[(String, String)]) -> io::Result<Rc<EnvBlock>> {
+    if let Some(b) = LAST_ENV.with_borrow(|last| last.as_ref().filter(|(k, _)| k == env).map(|(_, b)| Rc::clone(b))) {
+        return Ok(b);
+    }
+    let mut vars: Vec<(OsString, OsString)> =
+        inherited().iter().filter(|(k, _)| !env.iter().any(|(e, _)| OsStr::new(e) == k)).cloned().collect();
+    vars.extend(env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))));
+    let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
+    let strings: Vec<CString> = vars
+        .into_iter()
+        .map(|(k, v)| {
+            let mut b = k.into_vec();
+            b.push(b'=');
+            b.extend(v.into_vec());
+            cstr(&b)
+        })
+        .collect::<Result<_, _>>()?;
+    let ptrs = strings.iter().map(|c| c.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let b = Rc::new(EnvBlock { _strings: strings, ptrs, path, found: RefCell::new(None) });
+    LAST_ENV.set(Some((env.to_vec(), Rc::clone(&b))));
+    Ok(b)
+}
+
+impl EnvBlock {
+    /// `program` resolved with this environment's `PATH` (the last one kept).
+    fn resolve(&self, program: &OsStr) -> io::Result<PathBuf> {
+        if let Some((p, exe)) = &*self.found.borrow()
+            && p == program
+        {
+            return Ok(exe.clone());
+        }
+        let exe = resolve(program, self.path.as_deref())?;
+        *self.found.borrow_mut() = Some((program.to_os_string(), exe.clone()));
+        Ok(exe)
+    }
 }
 
 /// Engine's environment, read once: engine never changes it, and reading
@@ -83,29 +144,16 @@ impl Launch {
         cwd: &Path,
         fds: [RawFd; 3],
     ) -> io::Result<Launch> {
-        let mut vars: Vec<(OsString, OsString)> =
-            inherited().iter().filter(|(k, _)| !env.iter().any(|(e, _)| OsStr::new(e) == k)).cloned().collect();
-        vars.extend(env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))));
-        let path_var = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
-        let exe = resolve(program, path_var)?;
+        let env = env_block(env)?;
+        let exe = env.resolve(program)?;
         let path = cstr(exe.as_os_str().as_bytes())?;
         let arg_c: Vec<CString> = std::iter::once(cstr(program.as_bytes()))
             .chain(args.iter().map(|a| cstr(a.as_bytes())))
             .collect::<Result<_, _>>()?;
-        let env_c: Vec<CString> = vars
-            .into_iter()
-            .map(|(k, v)| {
-                let mut b = k.into_vec();
-                b.push(b'=');
-                b.extend(v.into_vec());
-                cstr(&b)
-            })
-            .collect::<Result<_, _>>()?;
-        let ptrs = |v: &[CString]| v.iter().map(|c| c.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
         let p = Box::new(Prepared {
             path,
-            argv: ptrs(&arg_c),
-            envp: ptrs(&env_c),
+            argv: arg_c.iter().map(|c| c.as_ptr()).chain(std::iter::once(std::ptr::null())).collect(),
+            envp: env.ptrs.as_ptr(),
             cwd: cstr(cwd.as_os_str().as_bytes())?,
             fds,
             // SAFETY: getpid cannot fail.
@@ -114,7 +162,7 @@ impl Launch {
             mask: unsafe { std::mem::zeroed() },
             error: 0,
         });
-        Ok(Launch { p, _strings: (arg_c, env_c) })
+        Ok(Launch { p, _args: arg_c, _env: env })
     }
 
     /// Starts it, in a process group of its own, killed (SIGKILL) when
@@ -157,9 +205,6 @@ impl Launch {
     }
 }
 
-/// Signals wasmtime handles (traps in WebAssembly code).
-const FAULTS: [libc::c_int; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
-
 /// Says why the child could not go on (errno, for the parent) and ends it.
 unsafe fn fail(p: &mut Prepared) -> ! {
     // SAFETY: the parent's struct, which it reads after the child is gone.
@@ -176,13 +221,15 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: system calls on valid pointers the parent prepared; the
     // parent is suspended until execve or _exit.
     unsafe {
-        // Engine's handlers (Ctrl-C and SIGTERM's; wasmtime's for faults)
-        // must not run here, on memory shared with engine, in the moment
-        // between unblocking and execve, which resets the rest; SIGPIPE
-        // goes back to its default too (Rust ignores it).
+        // Engine's Ctrl-C and SIGTERM handlers must not run here, on memory
+        // shared with engine, in the moment between unblocking and execve
+        // (which resets every handler); SIGPIPE goes back to its default too
+        // (Rust ignores it, and execve keeps what is ignored). The fault
+        // handlers (wasmtime's, Rust's) are left: these few system calls
+        // cannot fault, and a reset is a system call each.
         let mut dfl: libc::sigaction = std::mem::zeroed();
         dfl.sa_sigaction = libc::SIG_DFL;
-        for sig in super::interrupt::HANDLED.into_iter().chain(FAULTS).chain([libc::SIGPIPE]) {
+        for sig in super::interrupt::HANDLED.into_iter().chain([libc::SIGPIPE]) {
             libc::sigaction(sig, &dfl, std::ptr::null_mut());
         }
         if libc::setpgid(0, 0) != 0 {
@@ -212,7 +259,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             fail(p);
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());
-        libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+        libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp);
         fail(p)
     }
 }
