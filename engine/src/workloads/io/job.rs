@@ -40,8 +40,11 @@ pub struct Tally {
     pub lat: Histogram,
     /// Completion time of the last counted operation.
     pub last: Option<Instant>,
-    /// CPU time of the job's thread (user + system).
+    /// CPU time of the job's thread (user + system) while it counted.
     pub cpu: Duration,
+    /// The thread's CPU time at its first counted completion: the ramp's
+    /// CPU is not the counted I/Os' (fio leaves it out too).
+    pub cpu_from: Option<Duration>,
 }
 
 impl Tally {
@@ -60,6 +63,9 @@ impl Tally {
     pub fn done(&mut self, job: &Job<'_>, write: bool, bytes: u64, started: Instant, now: Instant) {
         if now < job.count_from {
             return;
+        }
+        if self.cpu_from.is_none() {
+            self.cpu_from = Some(thread_cpu());
         }
         if write {
             self.writes += 1;

@@ -40,6 +40,6 @@ pub fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
             }
         }
     }
-    t.cpu = thread_cpu() - cpu0;
+    t.cpu = thread_cpu().saturating_sub(t.cpu_from.unwrap_or(cpu0));
     Ok(t)
 }
