@@ -48,7 +48,6 @@ impl TrialDir {
     }
 }
 
-/// A real directory (not a symlink to one) with nothing in it.
 /// Whether `p` is a directory (not a link to one) with nothing in it. Run
 /// after every trial, so raw calls: std's `read_dir` stats, allocates 32 KiB
 /// and copies each name.
