@@ -130,8 +130,9 @@ impl<H: Host> Context for GuestContext<H> {
         H::log(line)
     }
     fn open_file(&self, name: &str, create: bool) -> Result<Box<dyn ScratchFile>, Error> {
-        // `cx.scratch_dir().join(name)` names the same file.
-        let rel = name.strip_prefix(SCRATCH).map(|r| r.trim_start_matches('/')).unwrap_or(name);
+        // `cx.scratch_dir().join(name)` names the same file (a whole
+        // component: `/scratchy` is not in it).
+        let rel = Path::new(name).strip_prefix(SCRATCH).ok().and_then(Path::to_str).unwrap_or(name);
         H::open_file(rel, create)
     }
 }

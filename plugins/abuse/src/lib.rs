@@ -85,7 +85,8 @@ impl Workload for Abuse {
             }
             "bulk-negative" => negative_length(),
             "bulk-past-end" => {
-                let mut f = cx.open_file("data", true)?;
+                // Named as `/scratch/data`: the same file as `data`.
+                let mut f = cx.open_file(&cx.scratch_dir().join("data").to_string_lossy(), true)?;
                 f.write_at(0, b"hello")?;
                 let n = f.read_block(100, 10)?.len();
                 Ok(Report::new().value("value", n as f64))
