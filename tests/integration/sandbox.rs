@@ -256,17 +256,22 @@ fn boxed(env: &Env) {
     );
 }
 
+/// The `boxed` profile run with `var` pointing at an empty directory (no
+/// namespaces, no cgroups: what a machine without them shows engine).
+fn boxed_without(env: &Env, var: &str) -> Run {
+    boxed(env);
+    let none = tempfile::tempdir().unwrap();
+    env.cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "boxed", "--save", "n"])
+        .env(var, none.path())
+        .output()
+        .unwrap()
+        .into()
+}
+
 #[test]
 fn a_kernel_without_namespaces_is_a_clear_refusal() {
     let env = Env::new();
-    boxed(&env);
-    let none = tempfile::tempdir().unwrap();
-    let r: Run = env
-        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "boxed", "--save", "n"])
-        .env("ENGINE_NAMESPACES_DIR", none.path())
-        .output()
-        .unwrap()
-        .into();
+    let r = boxed_without(&env, "ENGINE_NAMESPACES_DIR");
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains("boxed") && r.stderr.contains("cannot run confined") && r.stderr.contains("mnt namespaces"),
@@ -392,14 +397,7 @@ tests:
 fn a_machine_without_cgroups_is_a_clear_refusal() {
     require_root();
     let env = Env::new();
-    boxed(&env);
-    let none = tempfile::tempdir().unwrap();
-    let r: Run = env
-        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "boxed", "--save", "n"])
-        .env("ENGINE_CGROUP_ROOT", none.path())
-        .output()
-        .unwrap()
-        .into();
+    let r = boxed_without(&env, "ENGINE_CGROUP_ROOT");
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("needs a cgroup hierarchy") && r.stderr.contains("--no-sandbox"), "{r:?}");
     assert!(!env.result_path("n").exists(), "a refused run wrote a result");
