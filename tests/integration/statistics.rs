@@ -49,6 +49,14 @@ fn noise_beyond_the_budget_stops_at_once_and_says_why() {
     assert!(w.contains("±5 % would take about ") && w.ends_with("more than the budget of 2 s"), "{w}");
     assert!(r.stdout.contains("! "), "the report shows the warning: {}", r.stdout);
     assert!(r.stderr.contains("precision (95 % CI of the mean): 0 of 1 result(s) within ±5 %"), "{}", r.stderr);
+    // And what a larger budget would bring: about 174 trials, under a minute.
+    assert!(
+        r.stderr.contains(
+            "1 result(s) stopped for time wider than ±5 %: `--budget 1m` would bring 1 more within ±5 % (the run about "
+        ),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -3,20 +3,89 @@
 //! of every run, so a reader knows which numbers are worth reading.
 
 use crate::model::result::ResultEntry;
-use crate::stats::adaptive::ci_half_pct;
+use crate::stats::adaptive::{Stop, ci_half_pct, seconds, trials_needed};
 
 /// The bands counted, percent of the mean.
 pub const BANDS: [f64; 3] = [5.0, 10.0, 25.0];
+
+/// Budgets the end of a run weighs: what each would bring within ±5 %.
+const LADDER: [u64; 7] = [30, 60, 120, 300, 600, 1800, 3600];
 
 /// The 95 % CI half-widths of a set of entries (`None`: a single trial).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Precision {
     pub halves: Vec<Option<f64>>,
+    /// Per entry wider than ±5 % that stopped for time (its budget, the
+    /// projection, the cap): the test and identifier it belongs to, the
+    /// seconds its trials took, and the seconds they would need for ±5 % at
+    /// the spread they showed (`None`: over 100,000 trials).
+    wide: Vec<(String, f64, Option<f64>)>,
 }
 
 impl Precision {
-    pub fn add(&mut self, e: &ResultEntry) {
-        self.halves.push(ci_half_pct(&e.trials));
+    /// Counts the entry `e` of test `test` (its key).
+    pub fn add(&mut self, test: &str, e: &ResultEntry) {
+        let half = ci_half_pct(&e.trials);
+        self.halves.push(half);
+        let for_time = matches!(e.stopped, Some(Stop::Budget | Stop::Projection | Stop::Cap));
+        if !for_time || half.is_none_or(|h| h <= BANDS[0]) || e.trial_seconds.is_empty() {
+            return;
+        }
+        let spent: f64 = e.trial_seconds.iter().sum();
+        let each = spent / e.trial_seconds.len() as f64;
+        let need = trials_needed(&e.trials, BANDS[0]);
+        let need = (need != u32::MAX).then_some(need as f64 * each);
+        self.wide.push((format!("{test}\u{1f}{}", e.identifier), spent, need));
+    }
+
+    /// What larger budgets would bring within ±5 %, from the entries that
+    /// stopped for time: `--budget 1m would bring 6 more within ±5 % (the
+    /// run about 3 min 10 s longer), …`. `None` when none stopped for time.
+    pub fn what_it_would_take(&self) -> Option<String> {
+        if self.wide.is_empty() {
+            return None;
+        }
+        let mut said = Vec::new();
+        let mut last = 0;
+        // The budget beyond which the rest would need more.
+        let mut over = LADDER[LADDER.len() - 1];
+        for b in LADDER {
+            let whole = b;
+            let b = b as f64;
+            let reached = self.wide.iter().filter(|(_, _, n)| n.is_some_and(|n| n <= b)).count();
+            if reached <= last {
+                continue;
+            }
+            last = reached;
+            // Each test (and identifier) runs until its widest entry is
+            // within ±5 % or the budget is spent.
+            let mut longer: std::collections::BTreeMap<&str, (f64, f64)> = Default::default();
+            for (k, spent, need) in &self.wide {
+                let t = longer.entry(k).or_insert((*spent, *spent));
+                t.0 = t.0.max(*spent);
+                t.1 = t.1.max(need.unwrap_or(f64::INFINITY).min(b));
+            }
+            let more: f64 = longer.values().map(|(spent, new)| (new - spent).max(0.0)).sum();
+            said.push(format!(
+                "`--budget {}` would bring {reached} more within ±{} % (the run about {} longer)",
+                budget(whole),
+                BANDS[0],
+                seconds(std::time::Duration::from_secs_f64(more))
+            ));
+            if reached == self.wide.len() || said.len() == 3 {
+                over = whole;
+                break;
+            }
+        }
+        let n = self.wide.len();
+        let mut out = format!("{n} result(s) stopped for time wider than ±{} %", BANDS[0]);
+        if !said.is_empty() {
+            out += &format!(": {}", said.join("; "));
+        }
+        if n > last {
+            out += &format!("; {} would need a budget over {}", n - last, budget(over));
+        }
+        Some(out)
     }
 
     /// How many are within ±`band` %.
@@ -30,6 +99,11 @@ impl Precision {
         h.sort_by(f64::total_cmp);
         (!h.is_empty()).then(|| crate::stats::summary::median(&h))
     }
+}
+
+/// A budget as `--budget` takes it: `30s`, `5m`, `1h`.
+fn budget(secs: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(secs)).to_string()
 }
 
 impl std::fmt::Display for Precision {
@@ -64,12 +138,63 @@ mod tests {
     fn counts_each_band_and_the_median() {
         let mut p = Precision::default();
         for t in [&[100.0, 100.5, 99.5][..], &[100.0, 110.0, 90.0], &[100.0, 150.0, 50.0], &[7.0]] {
-            p.add(&ResultEntry::from_trials("a", t.to_vec(), None, vec![], String::new()).unwrap());
+            p.add("t", &ResultEntry::from_trials("a", t.to_vec(), None, vec![], String::new()).unwrap());
         }
+        assert_eq!(p.what_it_would_take(), None, "none stopped for time");
         // ±1.24 %, ±24.8 %, ±124 %, one trial.
         assert_eq!((p.within(5.0), p.within(10.0), p.within(25.0)), (1, 1, 2));
         let s = p.to_string();
         assert!(s.starts_with("precision (95 % CI of the mean): 1 of 4 result(s) within ±5 %, 1 within ±10 %, 2 within ±25 %; median ±24.8"), "{s}");
         assert!(s.ends_with("; 1 with a single trial"), "{s}");
+    }
+
+    /// An entry of test `t` stopped by `why` after trials `values` of `secs` each.
+    fn stopped(t: &str, values: &[f64], secs: f64, why: Stop) -> (String, ResultEntry) {
+        let mut e = ResultEntry::from_trials("a", values.to_vec(), None, vec![], String::new()).unwrap();
+        e.trial_seconds = vec![secs; values.len()];
+        e.stopped = Some(why);
+        (t.to_string(), e)
+    }
+
+    #[test]
+    fn says_what_larger_budgets_would_bring() {
+        let mut p = Precision::default();
+        // RSD 8.94 %: ±5 % takes 15 trials (t(14) · 8.94 / √15 = 4.95; 14 give 5.16), 15 s at 1 s each.
+        let ten = [90.0, 100.0, 110.0, 90.0, 100.0, 110.0];
+        // RSD 26.8 %: 114 trials (t(113) · 26.83 / √114 = 4.98; 113 give 5.001), 114 s.
+        let thirty = [70.0, 100.0, 130.0, 70.0, 100.0, 130.0];
+        for (t, e) in [
+            stopped("fast", &ten, 1.0, Stop::Budget),
+            // The same test's second result is narrower: the test's time follows the wider one.
+            stopped("slow", &thirty, 1.0, Stop::Projection),
+            stopped("slow", &ten, 1.0, Stop::Projection),
+            // Drift is not a matter of time; nor is a result already within ±5 %.
+            stopped("drift", &thirty, 1.0, Stop::Drift),
+            stopped("done", &[100.0, 100.1, 99.9], 1.0, Stop::Target),
+            // RSD 98 % in 1-minute trials: about 1,500 of them, beyond any budget weighed.
+            stopped("huge", &[1.0, 100.0, 50.0], 60.0, Stop::Projection),
+        ] {
+            p.add(&t, &e);
+        }
+        let s = p.what_it_would_take().unwrap();
+        assert_eq!(
+            s,
+            "4 result(s) stopped for time wider than ±5 %: \
+             `--budget 30s` would bring 2 more within ±5 % (the run about 33 s longer); \
+             `--budget 2m` would bring 3 more within ±5 % (the run about 1 min 57 s longer); \
+             1 would need a budget over 1h",
+            "fast: 6 → 15 s; slow: 6 → 30 s, then 6 → 114 s"
+        );
+        // Three budgets at most: the rest are said to need more than the last.
+        let mut p = Precision::default();
+        for (i, each) in [1.0, 3.0, 6.0, 15.0].into_iter().enumerate() {
+            let (_, e) = stopped("t", &ten, each, Stop::Budget);
+            p.add(&format!("t{i}"), &e);
+        }
+        let s = p.what_it_would_take().unwrap();
+        assert!(
+            s.contains("`--budget 2m` would bring 3 more") && s.ends_with("; 1 would need a budget over 2m"),
+            "{s}"
+        );
     }
 }

@@ -366,6 +366,9 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>) {
     }
     if !r.precision.halves.is_empty() {
         eprintln!("\n{}", r.precision);
+        if let Some(more) = r.precision.what_it_would_take() {
+            eprintln!("{more}");
+        }
     }
     if let Some((name, path)) = &r.result {
         eprintln!(

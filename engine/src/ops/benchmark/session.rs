@@ -273,7 +273,7 @@ impl<'a> Session<'a> {
                     .find(|x| x.test == template.test && x.result == template.result)
                     .and_then(|x| crate::analysis::entry(x, identifier))
             {
-                self.precision.add(e);
+                self.precision.add(&template.test, e);
             }
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
