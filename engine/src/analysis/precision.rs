@@ -45,35 +45,35 @@ impl Precision {
         if self.wide.is_empty() {
             return None;
         }
+        // Each test (and identifier) runs until its widest entry is within
+        // ±5 % or the budget is spent: the time its trials took, and the
+        // time its widest entry needs.
+        let mut tests: std::collections::BTreeMap<&str, (f64, f64)> = Default::default();
+        for (k, spent, need) in &self.wide {
+            let t = tests.entry(k).or_insert((0.0, 0.0));
+            t.0 = t.0.max(*spent);
+            t.1 = t.1.max(need.unwrap_or(f64::INFINITY));
+        }
         let mut said = Vec::new();
         let mut last = 0;
         // The budget beyond which the rest would need more.
         let mut over = LADDER[LADDER.len() - 1];
-        for b in LADDER {
-            let whole = b;
-            let b = b as f64;
+        for secs in LADDER {
+            let b = secs as f64;
             let reached = self.wide.iter().filter(|(_, _, n)| n.is_some_and(|n| n <= b)).count();
             if reached <= last {
                 continue;
             }
             last = reached;
-            // Each test (and identifier) runs until its widest entry is
-            // within ±5 % or the budget is spent.
-            let mut longer: std::collections::BTreeMap<&str, (f64, f64)> = Default::default();
-            for (k, spent, need) in &self.wide {
-                let t = longer.entry(k).or_insert((*spent, *spent));
-                t.0 = t.0.max(*spent);
-                t.1 = t.1.max(need.unwrap_or(f64::INFINITY).min(b));
-            }
-            let more: f64 = longer.values().map(|(spent, new)| (new - spent).max(0.0)).sum();
+            let more: f64 = tests.values().map(|(spent, need)| (need.min(b) - spent).max(0.0)).sum();
             said.push(format!(
                 "`--budget {}` would bring {reached} more within ±{} % (the run about {} longer)",
-                budget(whole),
+                budget(secs),
                 BANDS[0],
                 seconds(std::time::Duration::from_secs_f64(more))
             ));
             if reached == self.wide.len() || said.len() == 3 {
-                over = whole;
+                over = secs;
                 break;
             }
         }
