@@ -39,6 +39,12 @@ pub const ENGINE_DOWNLOAD_TIMEOUT: &str = "ENGINE_DOWNLOAD_TIMEOUT";
 pub const ENGINE_DOWNLOAD_RETRIES: &str = "ENGINE_DOWNLOAD_RETRIES";
 /// Downloads run at once (default 4).
 pub const ENGINE_DOWNLOAD_JOBS: &str = "ENGINE_DOWNLOAD_JOBS";
+/// The most one downloaded archive may unpack to, with units (`8GiB`;
+/// default 4 GiB).
+pub const ENGINE_DOWNLOAD_UNPACK_MAX: &str = "ENGINE_DOWNLOAD_UNPACK_MAX";
+/// How many times its own size a downloaded archive may unpack to
+/// (default 100; at least 8 MiB whatever the archive).
+pub const ENGINE_DOWNLOAD_UNPACK_RATIO: &str = "ENGINE_DOWNLOAD_UNPACK_RATIO";
 /// The os-release file that names the distribution family (default
 /// `/etc/os-release`), for package names and commands.
 pub const ENGINE_OS_RELEASE: &str = "ENGINE_OS_RELEASE";

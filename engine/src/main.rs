@@ -13,9 +13,11 @@ fn main() {
         Err(f) => {
             let red = std::io::stderr().is_terminal() && std::env::var_os(engine::env::NO_COLOR).is_none();
             let label = if red { "\x1b[1;31merror\x1b[0m" } else { "error" };
-            eprintln!("{label}: {}", f.message);
+            // The message may quote a profile, a result or a command: made
+            // inert here; the label's colour is engine's own.
+            eprintln!("{label}: {}", engine::sys::text::terminal(&f.message));
             if let Some(h) = &f.hint {
-                eprintln!("  hint: {h}");
+                eprintln!("  hint: {}", engine::sys::text::terminal(h));
             }
             f.code
         }

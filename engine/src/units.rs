@@ -110,7 +110,26 @@ pub fn decimals_for(max_abs: f64) -> usize {
 pub fn number(v: f64) -> String {
     // No "-0.00": the script's toFixed drops the sign of zero.
     let v = if v == 0.0 { 0.0 } else { v };
-    format!("{v:.*}", decimals_for(v.abs()))
+    fixed(v, decimals_for(v.abs()))
+}
+
+/// From this magnitude on, values are written in scientific notation: fixed
+/// notation would print digits an f64 does not hold (1e308 as 309 of them).
+pub const SCIENTIFIC_FROM: f64 = 1e15;
+
+/// `v` with `decimals` decimals, or with four significant digits in
+/// scientific notation (`1.000e308`) from [`SCIENTIFIC_FROM`] on: every
+/// value a report prints for people goes through here.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.abs() >= SCIENTIFIC_FROM && v.is_finite() { format!("{v:.3e}") } else { format!("{v:.decimals$}") }
+}
+
+/// The shortest text that reads back as the same `v` (CSV, XML): scientific
+/// from [`SCIENTIFIC_FROM`] on and below 1e-6, where fixed notation would
+/// run to hundreds of digits.
+pub fn exact(v: f64) -> String {
+    let a = v.abs();
+    if v.is_finite() && v != 0.0 && !(1e-6..SCIENTIFIC_FROM).contains(&a) { format!("{v:e}") } else { format!("{v}") }
 }
 
 #[cfg(test)]
@@ -137,6 +156,20 @@ mod tests {
         assert_eq!(parse_duration("366 days").unwrap(), MAX_DURATION);
         // Found by reading the fuzz note: a deadline this far out overflowed `Instant`.
         assert!(matches!(parse_duration("300000000000 years"), Err(UnitError::DurationTooLong(_))));
+    }
+
+    #[test]
+    fn absurd_values_are_scientific_everywhere() {
+        assert_eq!(number(1e308), "1.000e308");
+        assert_eq!(number(-1.5e20), "-1.500e20");
+        assert_eq!(number(123456.7), "123457");
+        assert_eq!(fixed(1e308, 2), "1.000e308");
+        assert_eq!(fixed(2.5, 2), "2.50");
+        assert_eq!(exact(1e308), "1e308");
+        assert_eq!(exact(-3.5), "-3.5");
+        assert_eq!(exact(1e-300), "1e-300");
+        assert_eq!(exact(0.0), "0");
+        assert_eq!(exact(f64::MAX).parse::<f64>().unwrap(), f64::MAX);
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod common;
 mod httpd;
 mod loopdev;
 
+mod attacks;
 mod authoring;
 mod cli;
 mod compare;

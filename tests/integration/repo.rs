@@ -57,6 +57,10 @@ impl Source {
     fn path(&self) -> &str {
         self.dir.path().to_str().unwrap()
     }
+    /// The publisher's folder.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 /// Keys made by `engine repo keygen` in `dir`: (public file, secret file).

@@ -172,7 +172,10 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
     assert!(!bait.files[2].exists(), "an install build wrote /etc");
     assert_eq!(res["results"].as_array().unwrap().len(), 1, "{res}");
     let notes = res["systems"][0]["notes"]["Sandbox Notes"].as_str().unwrap_or_default();
-    assert!(notes.starts_with("confined (namespaces, read-only root, cgroups"), "{notes}");
+    assert!(
+        notes.starts_with("confined (namespaces, a user namespace, read-only root, a system-call filter, cgroups"),
+        "{notes}"
+    );
 
     // Nothing outside the scratch directories changed.
     assert_eq!(snapshot(&bait.dir), before, "the bait directory changed");
@@ -238,14 +241,18 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
         assert!(cg["peak_memory_bytes"].as_u64().unwrap() > 100_000, "{t}");
     }
     let log = trial_log_in(&log_dir(&env, "i"), "trial-1");
-    assert!(log.contains("pid=1 host=engine-sandbox"), "{log}");
-    assert!(log.contains("CapEff:\t00000000008044ff") || log.contains("CapEff:\t00000000000044ff"), "{log}");
+    // PID 2: the namespace's init (PID 1) reaps for it, so a signal it does
+    // not handle still ends it.
+    assert!(log.contains("pid=2 host=engine-sandbox"), "{log}");
+    // Root of its user namespace: only the capabilities over its own files
+    // and processes (chown, dac_override, fowner, fsetid, kill, setgid, setuid).
+    assert!(log.contains("CapEff:\t00000000000000fb"), "{log}");
     assert!(!log.contains("vda") && !log.contains("loop0") && log.contains("null"), "a disk in /dev: {log}");
     // --no-sandbox for a local profile just runs it unconfined.
     let r = env.bench(&["inside", "--runs", "1", "--save", "j", "--no-sandbox"]);
     assert_eq!(r.code, 0, "{r:?}");
     let log = trial_log_in(&log_dir(&env, "j"), "trial-1");
-    assert!(!log.contains("pid=1 "), "{log}");
+    assert!(!log.contains("pid=2 "), "{log}");
 }
 
 /// A local profile that asks to run confined.

@@ -131,7 +131,8 @@ impl Comparison {
         match (self.p_value, self.ci) {
             (Some(p), Some((lo, hi))) => {
                 let d = crate::units::decimals_for_sig(lo.abs().max(hi.abs()));
-                format!("{}, 95 % CI of the difference [{lo:.d$}, {hi:.d$}] {}", format_p(p), self.unit)
+                let (lo, hi) = (crate::units::fixed(lo, d), crate::units::fixed(hi, d));
+                format!("{}, 95 % CI of the difference [{lo}, {hi}] {}", format_p(p), self.unit)
             }
             (Some(p), None) => format_p(p),
             _ => "N = 1".to_string(),
@@ -155,7 +156,7 @@ impl Comparison {
 /// A ratio at three significant digits (`0.934`, `1.05`, `12.3`).
 fn ratio_num(r: f64) -> String {
     let d = crate::units::decimals_for_sig(r.abs()).saturating_sub(1);
-    format!("{r:.d$}")
+    crate::units::fixed(r, d)
 }
 
 /// The ratio mean(a) / mean(b) and its 95 % interval by Fieller's method,

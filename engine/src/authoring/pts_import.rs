@@ -19,6 +19,9 @@ use crate::install::packages::Catalog as Packages;
 pub enum ImportError {
     #[error("{path}: {msg}")]
     Read { path: String, msg: String },
+    /// The folder's name gives no profile id (the id names the folder written).
+    #[error("{path}: `{id}` (from the folder's name) is not a profile id")]
+    BadId { path: String, id: String },
 }
 
 /// Files to put next to profile.yaml: (name, bytes).
@@ -114,6 +117,9 @@ struct ProfileYaml {
     /// Always true: a converted profile's shell steps were written for
     /// PTS by someone else, and run confined (README, "Sandbox").
     sandbox: bool,
+    /// Where it came from: it stays a shared profile, which cannot give
+    /// itself more than the sandbox's defaults.
+    imported_from: String,
 }
 
 #[derive(Serialize)]
@@ -302,6 +308,9 @@ pub fn import(dir: &Path, packages: &Packages) -> Result<Imported, ImportError> 
     let td = im.parse("test-definition.xml", &td_text)?;
     let def = Definition::of(&td);
     let id = id_of(dir);
+    if !crate::profile::validate::is_valid_id(&id) {
+        return Err(ImportError::BadId { path: dir.display().to_string(), id: crate::model::names::shown(&id) });
+    }
     let version = im.version(&def);
     let test_type = im.test_type(&def);
     im.unknown_elements(&def);
@@ -325,6 +334,7 @@ pub fn import(dir: &Path, packages: &Packages) -> Result<Imported, ImportError> 
         parsers: measured.parsers,
         trials: def.info("TimesToRun").and_then(|t| t.parse::<u32>().ok()).map(|t| TrialsYaml { times: t.max(2) }),
         sandbox: true,
+        imported_from: format!("pts/{id}"),
     };
     let yaml = im.to_yaml(&profile)?;
     Ok(Imported { id, yaml, files, not_converted: im.not })
@@ -531,6 +541,14 @@ impl Importer<'_> {
         let file = child_text(p, &["FileName"])
             .or_else(|| urls.first().and_then(|u| u.rsplit('/').next()).map(str::to_string))
             .unwrap_or_default();
+        // The name becomes a file in the install folder.
+        if let Err(e) = crate::model::names::check(&file) {
+            self.not.push(format!(
+                "downloads.xml `{}`: not a file name ({e}); left out",
+                crate::model::names::shown(&file)
+            ));
+            return None;
+        }
         let Some(sha256) = child_text(p, &["SHA256"]) else {
             self.not.push(format!("downloads.xml `{file}`: no SHA256 (engine verifies every download); left out"));
             return None;
@@ -798,5 +816,41 @@ mod tests {
         assert_eq!((p.results[0].id.as_str(), p.results[0].unit.as_str()), ("seconds", "Units"));
         assert!(p.parsers[0].wall_time);
         assert_eq!(p.install.as_ref().map(|i| (i.downloads.len(), i.build.len())), Some((0, 1)));
+    }
+
+    /// The folder's name and downloads.xml's file names become paths: a
+    /// folder that gives no id is refused, a file name that is not a name
+    /// is left out (and said so).
+    #[test]
+    fn names_that_would_be_paths_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let td = "<PhoronixTestSuite><TestInformation><Title>T</Title></TestInformation></PhoronixTestSuite>";
+        let bad = root.path().join("--1.0");
+        std::fs::create_dir(&bad).unwrap();
+        std::fs::write(bad.join("test-definition.xml"), td).unwrap();
+        let e = import(&bad, &Packages::builtin()).err().expect("refused").to_string();
+        assert!(e.contains("is not a profile id"), "{e}");
+
+        let d = root.path().join("dl-1.0");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("test-definition.xml"), td).unwrap();
+        let sha = "0".repeat(64);
+        std::fs::write(
+            d.join("downloads.xml"),
+            format!(
+                "<PhoronixTestSuite><Downloads><Package><URL>https://x.invalid/a.tgz</URL>\
+                 <FileName>../../../etc/cron.d/x</FileName><SHA256>{sha}</SHA256></Package>\
+                 <Package><URL>https://x.invalid/ok.tgz</URL><SHA256>{sha}</SHA256></Package></Downloads></PhoronixTestSuite>"
+            ),
+        )
+        .unwrap();
+        let imp = import(&d, &Packages::builtin()).unwrap();
+        assert_eq!(imp.id, "dl");
+        assert!(imp.yaml.contains("ok.tgz") && !imp.yaml.contains("cron.d"), "{}", imp.yaml);
+        assert!(
+            imp.not_converted.iter().any(|m| m.contains("not a file name (it contains `/`")),
+            "{:?}",
+            imp.not_converted
+        );
     }
 }

@@ -104,6 +104,11 @@ pub fn tag(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
+/// One `--grant KEY=VALUE`.
+pub fn grant(s: &str) -> Result<engine::model::grant::Grants, String> {
+    engine::model::grant::Grants::parse(&[s.to_string()]).map_err(|e| format!("{e} ({})", e.hint()))
+}
+
 /// A percentage from 0 to 100 (`--fail-on-regression 5`).
 pub fn percent(s: &str) -> Result<f64, String> {
     let p: f64 = s.trim_end_matches('%').trim().parse().map_err(|_| format!("`{s}` is not a percentage (e.g. 5)"))?;

@@ -115,6 +115,12 @@ pub struct BenchmarkArgs {
     /// elsewhere needs -y; the result file says so)
     #[arg(long, help_heading = "Sandbox")]
     pub no_sandbox: bool,
+    /// Give a profile from a repository (or imported from PTS) more than the sandbox's
+    /// defaults, by name (repeatable): `writable=DIR`, `processes=N`, `memory=SIZE`,
+    /// `scratch=SIZE`, `time=DURATION` (a plugin's memory and time too); the result's
+    /// Sandbox Notes record it. Without it such a profile asking for more is refused
+    #[arg(long = "grant", value_name = "KEY=VALUE", value_parser = args::grant, help_heading = "Sandbox")]
+    pub grants: Vec<engine::model::grant::Grants>,
     /// Pause before every test (`5s`)
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
@@ -188,6 +194,7 @@ impl BenchmarkArgs {
                 (_, true) => engine::runner::sandbox::Mode::Off,
                 _ => engine::runner::sandbox::Mode::Auto,
             },
+            grants: self.grants.into_iter().fold(Default::default(), engine::model::grant::Grants::merge),
             tags: self.tags,
             fstrim: self.fstrim,
             settle: self.settle,
@@ -232,7 +239,7 @@ impl Gate {
         let (Ok(base), Ok(run)) = (load(&self.base), load(&new)) else { return code };
         let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
         let view = engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() };
-        eprintln!();
+        errln!();
         let gated = super::result::gate(&merged, &view);
         if code == exit::OK && self.fail.is_some() { gated } else { code }
     }
@@ -305,7 +312,7 @@ fn finish(cx: &Context, outcome: &Outcome, format: Option<End>) -> i32 {
 }
 
 fn print_estimate(e: &Estimate) {
-    println!("{} test(s):", e.tests.len());
+    outln!("{} test(s):", e.tests.len());
     for t in &e.tests {
         let est = match t.seconds {
             Some(s) => {
@@ -319,21 +326,22 @@ fn print_estimate(e: &Estimate) {
             None => "time unknown".to_string(),
         };
         let budget = humantime::format_duration(t.budget);
-        println!("  {}: {} trial(s) (up to {} within a budget of {budget}), {est}", t.label, t.trials, t.most);
+        let label = engine::sys::text::one_line(&t.label);
+        outln!("  {label}: {} trial(s) (up to {} within a budget of {budget}), {est}", t.trials, t.most);
     }
     for m in &e.not_runnable {
-        println!("  cannot run: {m}");
+        outln!("  cannot run: {m}");
     }
     let (total, unknown) = e.known();
     let known = humantime::format_duration(Duration::from_secs(total.ceil() as u64));
     let most = humantime::format_duration(Duration::from_secs(e.most().ceil() as u64));
-    println!("at most: {most} (each test's time budget, or its scheduled trials where they take longer)");
+    outln!("at most: {most} (each test's time budget, or its scheduled trials where they take longer)");
     if unknown == e.tests.len() {
-        println!("estimated: unknown (none of these tests has run here yet, and none has a fixed run time)");
+        outln!("estimated: unknown (none of these tests has run here yet, and none has a fixed run time)");
     } else if unknown == 0 {
-        println!("estimated: {known} for the scheduled trials");
+        outln!("estimated: {known} for the scheduled trials");
     } else {
-        println!("estimated: {known} for the tests with a timing; {unknown} test(s) never timed here");
+        outln!("estimated: {known} for the tests with a timing; {unknown} test(s) never timed here");
     }
 }
 
@@ -346,32 +354,41 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>) {
             End::Analysis => {
                 let a = report::text::analysis_only(&shown, &report::View::default(), ui::width());
                 if !a.trim().is_empty() {
-                    print!("\n{a}");
+                    out!("\n{a}");
                 }
             }
-            End::Report(f) => print!("{}", f.exporter(ui::width()).export(&shown, &report::View::default())),
+            End::Report(f) => out!("{}", f.exporter(ui::width()).export(&shown, &report::View::default())),
         }
     }
     if !r.failed.is_empty() || !r.skipped.is_empty() {
-        eprintln!();
+        errln!();
         for f in r.failed.iter().chain(&r.skipped) {
-            eprintln!("{} {}: {} ({}): {}", f.status, f.profile, f.description, f.identifier, f.reason);
+            let line = engine::sys::text::one_line;
+            errln!(
+                "{} {}: {} ({}): {}",
+                f.status,
+                line(&f.profile),
+                line(&f.description),
+                line(&f.identifier),
+                f.reason
+            );
             if let (Some(l), Some((name, _))) = (&f.log, &r.result) {
-                eprintln!("    log: {}", cx.store.dir(name).join(l).display());
+                errln!("    log: {}", cx.store.dir(name).join(l).display());
             }
-            for line in &f.stderr_tail {
-                eprintln!("    | {line}");
+            // The command's own words, a line each: a CR or an escape in them is shown, not acted on.
+            for tail in &f.stderr_tail {
+                errln!("    | {}", line(tail));
             }
         }
     }
     if !r.precision.halves.is_empty() {
-        eprintln!("\n{}", r.precision);
+        errln!("\n{}", r.precision);
         if let Some(more) = r.precision.what_it_would_take() {
-            eprintln!("{more}");
+            errln!("{more}");
         }
     }
     if let Some((name, path)) = &r.result {
-        eprintln!(
+        errln!(
             "\nSaved to {} ({} test(s) this run); view it with `engine result show {}`",
             path.display(),
             r.saved,
@@ -379,10 +396,10 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>) {
         );
     }
     if let Some(cmd) = &r.interrupted {
-        eprintln!("interrupted: {} test(s) completed and saved; resume with:\n  {cmd}", r.saved);
+        errln!("interrupted: {} test(s) completed and saved; resume with:\n  {cmd}", r.saved);
     } else if !r.failed.is_empty() {
-        eprintln!("{} test(s) failed; run the same command again to retry them", r.failed.len());
+        errln!("{} test(s) failed; run the same command again to retry them", r.failed.len());
     } else if !r.skipped.is_empty() || !r.not_runnable.is_empty() {
-        eprintln!("{} test(s) skipped", r.skipped.len() + r.not_runnable.len());
+        errln!("{} test(s) skipped", r.skipped.len() + r.not_runnable.len());
     }
 }

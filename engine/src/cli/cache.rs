@@ -80,7 +80,7 @@ fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
         }
     }
     if wants.is_empty() {
-        println!("nothing to download: these profiles have no downloads");
+        outln!("nothing to download: these profiles have no downloads");
         return Ok(exit::OK);
     }
     interrupt::install().map_err(|e| Failure::new(exit::ERROR, format!("cannot install signal handlers: {e}")))?;
@@ -107,11 +107,11 @@ fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
                     }
                     line.push_str(&format!(" → {}", dest.display()));
                 }
-                println!("{line}");
+                outln!("{line}");
             }
             Err(download::DownloadError::Interrupted { .. }) => return Ok(exit::INTERRUPTED),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 code = exit::INSTALL_FAILED;
             }
         }
@@ -133,9 +133,9 @@ fn list(cx: &Context) -> Result<i32, Failure> {
         }
     }
     rows.sort();
-    println!("downloads in {}:", dir.display());
+    outln!("downloads in {}:", dir.display());
     if rows.is_empty() {
-        println!("  (none)");
+        outln!("  (none)");
     }
     let mut total = 0;
     for (sha, size) in &rows {
@@ -144,12 +144,12 @@ fn list(cx: &Context) -> Result<i32, Failure> {
             Some((file, refs)) => format!("{file} ({})", refs.join(", ")),
             None => "(no known profile names it)".into(),
         };
-        println!("  {}  {:>10}  {who}", &sha[..12], engine::units::format_bytes_binary(*size));
+        outln!("  {}  {:>10}  {who}", &sha[..12], engine::units::format_bytes_binary(*size));
     }
     if !rows.is_empty() {
-        println!("  {} file(s), {}", rows.len(), engine::units::format_bytes_binary(total));
+        outln!("  {} file(s), {}", rows.len(), engine::units::format_bytes_binary(total));
     }
-    println!("installed in {}:", home.installed().display());
+    outln!("installed in {}:", home.installed().display());
     let mut installed: Vec<(String, Option<State>)> = Vec::new();
     if let Ok(rd) = std::fs::read_dir(home.installed()) {
         for e in rd.flatten() {
@@ -164,12 +164,12 @@ fn list(cx: &Context) -> Result<i32, Failure> {
     }
     installed.sort_by(|a, b| a.0.cmp(&b.0));
     if installed.is_empty() {
-        println!("  (none)");
+        outln!("  (none)");
     }
     for (name, state) in installed {
         match state {
-            Some(s) => println!("  {name}  installed {} in {:.1} s", s.installed_at, s.seconds),
-            None => println!("  {name}  not finished (no {STATE_FILE}): `engine install` redoes it"),
+            Some(s) => outln!("  {name}  installed {} in {:.1} s", s.installed_at, s.seconds),
+            None => outln!("  {name}  not finished (no {STATE_FILE}): `engine install` redoes it"),
         }
     }
     Ok(exit::OK)
@@ -194,6 +194,6 @@ fn clean(cx: &Context, a: CleanArgs) -> Result<i32, Failure> {
             }
         }
     }
-    println!("removed {n} file(s), {} from {}", engine::units::format_bytes_binary(bytes), dir.display());
+    outln!("removed {n} file(s), {} from {}", engine::units::format_bytes_binary(bytes), dir.display());
     Ok(exit::OK)
 }

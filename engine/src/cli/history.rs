@@ -99,7 +99,7 @@ pub fn run(cx: &Context, a: HistoryArgs) -> Result<i32, Failure> {
         let yaml = history::csv::otava_config(&h, "engine", &csv.display().to_string());
         engine::sys::fs::write_atomic(conf, yaml.as_bytes())
             .map_err(|e| Failure::error(format!("cannot write {}: {e}", conf.display())))?;
-        eprintln!("wrote {} (test `engine`: `otava analyze --config-file {} engine`)", conf.display(), conf.display());
+        errln!("wrote {} (test `engine`: `otava analyze --config-file {} engine`)", conf.display(), conf.display());
     }
     Ok(exit::OK)
 }

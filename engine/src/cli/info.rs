@@ -6,6 +6,7 @@ use engine::catalog::reference::{Resolved, look_up};
 use engine::model::profile::{LoadedProfile, Profile, Scalar};
 use engine::ops::Context;
 use engine::runner::requirements;
+use engine::sys::text::one_line;
 use indexmap::IndexMap;
 use std::fmt::Write;
 
@@ -21,7 +22,7 @@ fn profile_info(cx: &Context, lp: &LoadedProfile, out: &mut String) {
     options(&lp.profile, out);
     writeln!(out, "\nResults:").unwrap();
     for r in &lp.profile.results {
-        writeln!(out, "  {:12} {} {}", r.id, r.unit, r.proportion.phrase()).unwrap();
+        writeln!(out, "  {:12} {} {}", one_line(&r.id), one_line(&r.unit), r.proportion.phrase()).unwrap();
     }
     let t = &lp.profile.trials;
     let plan = t.plan(None, None);
@@ -43,7 +44,7 @@ fn profile_info(cx: &Context, lp: &LoadedProfile, out: &mut String) {
 fn header(cx: &Context, lp: &LoadedProfile, out: &mut String) {
     let p = &lp.profile;
     let app = p.app_version.as_ref().map(|v| format!(" {v}")).unwrap_or_default();
-    writeln!(out, "{}{app}  ({})", p.title, lp.reference()).unwrap();
+    writeln!(out, "{}  ({})", one_line(&format!("{}{app}", p.title)), lp.reference()).unwrap();
     writeln!(out, "  file: {}", lp.display).unwrap();
     if let Some(r) = &lp.source {
         writeln!(out, "  repository: {} ({}, index sha256 {})", r.name, r.url, r.index_sha256).unwrap();
@@ -68,17 +69,38 @@ fn header(cx: &Context, lp: &LoadedProfile, out: &mut String) {
 
 /// Whether it runs confined by default, and what it declares beyond the sandbox.
 fn sandbox_line(lp: &LoadedProfile) -> String {
-    if !matches!(lp.profile.executor, engine::model::profile::ExecutorDef::External(_)) {
-        return "not needed (engine's own code or a WASM plugin)".into();
+    use engine::model::profile::ExecutorDef;
+    if let ExecutorDef::Wasm(w) = &lp.profile.executor {
+        return plugin_line(lp, &w.limits);
+    }
+    if !matches!(lp.profile.executor, ExecutorDef::External(_)) {
+        return "not needed (engine's own code)".into();
     }
     let why = match (&lp.source, lp.confined_by_default()) {
         (Some(_), _) => "confined (from a repository; --no-sandbox to run it unconfined)",
+        (None, true) if lp.shared() => "confined (imported from PTS; --no-sandbox to run it unconfined)",
         (None, true) => "confined (the profile asks; --no-sandbox to run it unconfined)",
         (None, false) => "unconfined (a local or built-in profile; --sandbox to confine it)",
     };
     let extra: String =
         lp.profile.sandbox.as_ref().map(|s| s.extras().iter().map(|e| format!("; {e}")).collect()).unwrap_or_default();
     format!("{why}{extra}")
+}
+
+/// What a WASM plugin may use: wasmtime's sandbox, and per call its memory
+/// (all memories and tables together), time, output and open files.
+fn plugin_line(lp: &LoadedProfile, limits: &engine::model::profile::PluginLimits) -> String {
+    use engine::plugin::{host, limits as l};
+    let memory = limits.memory.clone().unwrap_or_else(|| engine::units::format_bytes_binary(l::DEFAULT_MEMORY));
+    let time = limits.time.clone().unwrap_or_else(|| humantime::format_duration(l::DEFAULT_TIME).to_string());
+    let whose = if lp.shared() { ", at most the defaults unless --grant gives more" } else { "" };
+    format!(
+        "a WASM plugin in wasmtime: its scratch directory only, no network; per call {} of memory (all its memories and tables), {} of time, {} MiB of output, {} open files{whose}",
+        one_line(&memory),
+        one_line(&time),
+        host::OUTPUT_CAP >> 20,
+        host::MAX_RESOURCES,
+    )
 }
 
 /// Each option's entries and the values they set; `*` marks what batch mode runs.
@@ -88,7 +110,7 @@ fn options(p: &Profile, out: &mut String) {
         writeln!(out, "  (none)").unwrap();
     }
     for o in &p.options {
-        writeln!(out, "  {} ({}):", o.name, o.id).unwrap();
+        writeln!(out, "  {} ({}):", one_line(&o.name), one_line(&o.id)).unwrap();
         for e in &o.entries {
             let mut vals: Vec<String> = Vec::new();
             if let Some(v) = &e.value {
@@ -100,7 +122,7 @@ fn options(p: &Profile, out: &mut String) {
             } else {
                 " "
             };
-            writeln!(out, "   {default} {:24} {}", e.label, vals.join(" ")).unwrap();
+            writeln!(out, "   {default} {:24} {}", one_line(&e.label), one_line(&vals.join(" "))).unwrap();
         }
     }
     writeln!(out, "  (* = runs in batch mode)").unwrap();
@@ -231,7 +253,7 @@ pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
     let mut out = String::new();
     let found = look_up(&args.reference, cx.catalog(), &cx.store)?;
     for n in &found.notes {
-        eprintln!("{n}");
+        errln!("{n}");
     }
     match found.resolved {
         Resolved::Planned(items)
@@ -280,6 +302,6 @@ pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
             }
         }
     }
-    print!("{out}");
+    out!("{out}");
     Ok(exit::OK)
 }

@@ -45,15 +45,15 @@ pub fn run_install(cx: &Context, args: InstallArgs) -> Result<i32, Failure> {
     let (code, done) = install::install(cx, &req, &events())?;
     for d in done {
         match d {
-            Installed::Nothing(r) => println!("{r}: nothing to install"),
-            Installed::Already { reference, dir } => println!("{reference}: already installed ({})", dir.display()),
+            Installed::Nothing(r) => outln!("{r}: nothing to install"),
+            Installed::Already { reference, dir } => outln!("{reference}: already installed ({})", dir.display()),
             Installed::Done(d) => {
-                println!("{}: installed in {:.1} s into {}", d.reference, d.seconds, d.dir.display());
+                outln!("{}: installed in {:.1} s into {}", d.reference, d.seconds, d.dir.display());
                 for (f, o) in &d.fetched {
-                    println!("  {f} from {o}");
+                    outln!("  {f} from {o}");
                 }
             }
-            Installed::Failed { reference, error } => eprintln!("error: {reference}: {error}"),
+            Installed::Failed { reference, error } => errln!("error: {reference}: {error}"),
         }
     }
     Ok(code)
@@ -66,21 +66,21 @@ pub fn run_install_deps(cx: &Context, args: InstallDepsArgs) -> Result<i32, Fail
     if needs.is_satisfied() {
         let mut names = needs.present.clone();
         names.sort();
-        println!("all {} package(s) present: {}", names.len(), names.join(", "));
+        outln!("all {} package(s) present: {}", names.len(), names.join(", "));
         return Ok(exit::OK);
     }
     if !needs.present.is_empty() {
-        println!("present: {}", needs.present.join(", "));
+        outln!("present: {}", needs.present.join(", "));
     }
     if d.installed {
-        println!("installed: {}", needs.packages().join(" "));
+        outln!("installed: {}", needs.packages().join(" "));
         return Ok(exit::OK);
     }
     for l in describe_missing(needs, d.family, d.root) {
-        println!("{l}");
+        outln!("{l}");
     }
     if !d.root && !needs.missing.is_empty() {
-        println!("(engine is not root, so it did not run the command)");
+        outln!("(engine is not root, so it did not run the command)");
     }
     Ok(if args.dry_run && needs.unmapped.is_empty() { exit::OK } else { exit::INSTALL_FAILED })
 }

@@ -6,6 +6,7 @@ use engine::catalog::Catalog;
 use engine::model::version::{compare as compare_versions, newest};
 use engine::ops::Context;
 use engine::runner::requirements;
+use engine::sys::text::one_line;
 use std::collections::HashMap;
 
 #[derive(Args, Debug)]
@@ -71,7 +72,7 @@ fn local_profiles(
             Ok(p) => p,
             Err(d) => {
                 *broken += 1;
-                eprintln!("{d}");
+                errln!("{d}");
                 continue;
             }
         };
@@ -134,9 +135,16 @@ fn profiles(catalog: &Catalog, installed: &std::path::Path, out: &mut String, br
     let best = newest_in_repos(catalog);
     let mut rows = local_profiles(catalog, installed, &best, broken);
     rows.extend(repo_profiles(catalog, &best));
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let sw = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
-    for (r, kind, exec, status, title) in rows {
+    // A row a line: an index's or a profile's text cannot start another.
+    let rows: Vec<[String; 5]> = rows
+        .into_iter()
+        .map(|(r, kind, exec, status, title)| {
+            [r, kind, exec.to_string(), status, title].map(|c| one_line(&c).into_owned())
+        })
+        .collect();
+    let w = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
+    let sw = rows.iter().map(|r| r[3].chars().count()).max().unwrap_or(0);
+    for [r, kind, exec, status, title] in rows {
         out.push_str(&format!("{r:w$}  {kind:9}  {exec:8}  {status:sw$}  {title}\n"));
     }
 }
@@ -170,7 +178,9 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
             }
         }
     }
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let rows: Vec<(String, String)> =
+        rows.into_iter().map(|(id, title)| (one_line(&id).into_owned(), one_line(&title).into_owned())).collect();
+    let w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     for (id, title) in rows {
         out.push_str(&format!("{id:w$}  {title}\n"));
     }
@@ -194,11 +204,11 @@ fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &m
                     0 => String::new(),
                     n => format!(", {n} failed or skipped"),
                 },
-                f.systems.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", ")
+                one_line(&f.systems.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", "))
             )),
             Err(e) => {
                 *broken += 1;
-                eprintln!("{name}: {e}");
+                errln!("{name}: {e}");
             }
         }
     }
@@ -213,7 +223,7 @@ fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &m
                     v.version,
                     v.identifiers.len(),
                     v.results,
-                    v.identifiers.join(", ")
+                    one_line(&v.identifiers.join(", "))
                 ));
             }
         }
@@ -223,7 +233,7 @@ fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &m
 pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
     let catalog = cx.catalog();
     for w in &catalog.repos().warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let mut out = String::new();
     let (mut broken, mut broken_results) = (0, 0);
@@ -235,7 +245,7 @@ pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
         What::Suites => suites(cx, &mut out, &mut broken),
         What::Results => results(cx, &args.tags, &mut out, &mut broken_results),
     }
-    print!("{out}");
+    out!("{out}");
     // An invalid profile or suite is exit 3 (as `engine validate`); a
     // result file that cannot be read is an error like any unreadable file.
     Ok(if broken > 0 {

@@ -1,6 +1,30 @@
 //! The command line: clap definitions (one file per command) turned into
 //! the typed requests of `engine::ops`, the terminal and JSON displays of a
 //! run (`term`, `progress_json`), and outcomes turned into exit codes.
+//!
+//! Everything the commands write to a terminal goes through `outln!`,
+//! `out!` and `errln!` (not `println!`, `print!`, `eprintln!`): their text
+//! passes `engine::sys::text::terminal`, so a title, a label, an error or
+//! a command's output from someone else shows its control characters as
+//! escapes instead of sending them. Reports written with `-o` or piped are
+//! made inert by their exporter.
+
+/// `println!` with the text made inert for a terminal.
+macro_rules! outln {
+    () => { println!() };
+    ($($arg:tt)*) => { println!("{}", engine::sys::text::terminal(&format!($($arg)*))) };
+}
+
+/// `print!` with the text made inert for a terminal.
+macro_rules! out {
+    ($($arg:tt)*) => { print!("{}", engine::sys::text::terminal(&format!($($arg)*))) };
+}
+
+/// `eprintln!` with the text made inert for a terminal.
+macro_rules! errln {
+    () => { eprintln!() };
+    ($($arg:tt)*) => { eprintln!("{}", engine::sys::text::terminal(&format!($($arg)*))) };
+}
 
 mod args;
 mod benchmark;

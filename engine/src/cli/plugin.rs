@@ -131,11 +131,11 @@ fn new(a: NewArgs) -> Result<i32, Failure> {
         }
         std::fs::write(&p, text).map_err(|e| io_fail(&p, e))?;
     }
-    println!("created {} (a workload plugin) and {}/{profile_id}/profile.yaml", root.display(), root.display());
-    println!("next:");
-    println!("  cd {}", root.display());
-    println!("  engine plugin build          # builds {crate_file}.wasm into {profile_id}/");
-    println!("  engine benchmark ./{profile_id}");
+    outln!("created {} (a workload plugin) and {}/{profile_id}/profile.yaml", root.display(), root.display());
+    outln!("next:");
+    outln!("  cd {}", root.display());
+    outln!("  engine plugin build          # builds {crate_file}.wasm into {profile_id}/");
+    outln!("  engine benchmark ./{profile_id}");
     Ok(exit::OK)
 }
 
@@ -280,11 +280,11 @@ fn build(a: BuildArgs) -> Result<i32, Failure> {
     }
     for art in &artifacts {
         let bytes = std::fs::read(art).map_err(|e| Failure::new(exit::ERROR, format!("{}: {e}", art.display())))?;
-        println!("{}", art.display());
-        println!("sha256 {}", engine::sys::hash::sha256_hex(&bytes));
+        outln!("{}", art.display());
+        outln!("sha256 {}", engine::sys::hash::sha256_hex(&bytes));
         for dest in profile_folders(&a.dir, art) {
             std::fs::write(&dest, &bytes).map_err(|e| io_fail(&dest, e))?;
-            println!("copied to {}", dest.display());
+            outln!("copied to {}", dest.display());
         }
     }
     Ok(exit::OK)
@@ -333,22 +333,23 @@ fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
         limits.time = engine::units::parse_duration(t).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
     }
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
-    let sb =
-        Sandbox { scratch: Some(scratch.path()), env: &[], limits, interrupted: engine::sys::interrupt::requested };
+    let dir = engine::sys::safepath::Dir::open(scratch.path())
+        .map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
+    let sb = Sandbox { scratch: Some(&dir), env: &[], limits, interrupted: engine::sys::interrupt::requested };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;
-    println!("plugin:     {}", a.file.display());
-    println!("kind:       {} (engine:plugin@{})", p.kind, plugin::INTERFACE_VERSION);
-    println!("sha256:     {}", p.sha256);
+    outln!("plugin:     {}", a.file.display());
+    outln!("kind:       {} (engine:plugin@{})", p.kind, plugin::INTERFACE_VERSION);
+    outln!("sha256:     {}", p.sha256);
     let how = match p.loaded.source {
         cache::Source::Cached => "from the cache",
         cache::Source::Compiled => "compiled now",
         cache::Source::Rebuilt => "compiled now (the cache entry was corrupt)",
     };
-    println!("code:       {how} in {:.3} ms", p.loaded.took.as_secs_f64() * 1e3);
-    println!("keys:       {}", iface.keys.join(", "));
-    println!("results:    {}", iface.results.join(", "));
-    println!(
+    outln!("code:       {how} in {:.3} ms", p.loaded.took.as_secs_f64() * 1e3);
+    outln!("keys:       {}", iface.keys.join(", "));
+    outln!("results:    {}", iface.results.join(", "));
+    outln!(
         "check:      instantiate {:.3} ms, keys+results+configure {:.3} ms (engine start {engine_ms:.3} ms)",
         out.instantiate.as_secs_f64() * 1e3,
         out.call.as_secs_f64() * 1e3
@@ -359,17 +360,17 @@ fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
         }
         let (r, out) = p.run(&config, &sb);
         let report = r.map_err(fail)?;
-        println!(
+        outln!(
             "run:        instantiate {:.3} ms, configure+run {:.3} ms",
             out.instantiate.as_secs_f64() * 1e3,
             out.call.as_secs_f64() * 1e3
         );
         for m in &report.measurements {
-            println!("value:      {} = {}", m.result, m.value);
+            outln!("value:      {} = {}", m.result, engine::units::exact(m.value));
         }
-        print!("{}", out.log);
-        print!("{}", report.log);
+        out!("{}", out.log);
+        out!("{}", report.log);
     }
-    println!("total:      {:.3} ms", t0.elapsed().as_secs_f64() * 1e3);
+    outln!("total:      {:.3} ms", t0.elapsed().as_secs_f64() * 1e3);
     Ok(exit::OK)
 }

@@ -83,7 +83,7 @@ fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
         match scaffold::run_once(&words, std::time::Duration::from_secs(60)) {
             Ok(o) => Some(o),
             Err(e) => {
-                eprintln!("warning: {e}; the parser is the wall time");
+                errln!("warning: {e}; the parser is the wall time");
                 None
             }
         }
@@ -95,20 +95,20 @@ fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
     let schema = match engine::schema::install(&cx.home.schemas()) {
         Ok(p) => format!("file://{}", std::path::absolute(&p).unwrap_or(p).display()),
         Err(e) => {
-            eprintln!("warning: cannot write the schemas into {}: {e}", cx.home.schemas().display());
+            errln!("warning: cannot write the schemas into {}: {e}", cx.home.schemas().display());
             format!("file://{}/profile.schema.json", cx.home.schemas().display())
         }
     };
     let yaml = scaffold::profile_yaml(&a.name, &words, output.as_ref(), &schema);
     let file = write_profile(&a.root, &a.name, &yaml, &[])?;
-    println!("wrote {}", file.display());
+    outln!("wrote {}", file.display());
     match validate(cx, &file) {
         Ok(()) => {
-            println!("it validates; edit the title, unit and options, then `engine benchmark {}`", file.display());
+            outln!("it validates; edit the title, unit and options, then `engine benchmark {}`", file.display());
             Ok(exit::OK)
         }
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             Ok(exit::INVALID)
         }
     }
@@ -120,22 +120,22 @@ fn import(cx: &Context, a: ImportArgs) -> Result<i32, Failure> {
         let imp = pts_import::import(d, cx.packages()).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
         let file = write_profile(&a.root, &imp.id, &imp.yaml, &imp.files)?;
         let valid = validate(cx, &file);
-        println!(
+        outln!(
             "{} → {}: {}",
             d.display(),
             file.display(),
             if valid.is_ok() { "converted, validates" } else { "converted, INVALID" }
         );
         if let Err(e) = valid {
-            eprintln!("{e}");
+            errln!("{e}");
             code = exit::INVALID;
         }
         if imp.not_converted.is_empty() {
-            println!("  everything converted");
+            outln!("  everything converted");
         } else {
-            println!("  not converted:");
+            outln!("  not converted:");
             for n in &imp.not_converted {
-                println!("    - {n}");
+                outln!("    - {n}");
             }
         }
     }

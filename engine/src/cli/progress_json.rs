@@ -40,8 +40,9 @@ fn emit(event: Event) {
     let time = engine::sys::time::now_millis();
     let line = serde_json::to_string(&EventLine { time, event }).expect("events serialize");
     let mut out = std::io::stdout().lock();
-    // A reader that went away must not stop the benchmark.
-    let _ = writeln!(out, "{line}");
+    // A reader that went away must not stop the benchmark. serde_json
+    // escapes C0 controls; the rest (C1, bidi) are escaped here too.
+    let _ = writeln!(out, "{}", engine::sys::text::json(&line));
     let _ = out.flush();
 }
 
@@ -207,7 +208,7 @@ impl Events for JsonEvents {
     }
 
     fn cannot_run(&self, what: &str, identifier: &str) {
-        eprintln!("cannot run: {what}");
+        errln!("cannot run: {what}");
         emit(Event::Error {
             message: format!("cannot run: {what}"),
             hint: None,
@@ -219,7 +220,7 @@ impl Events for JsonEvents {
     }
 
     fn message(&self, text: &str) {
-        eprintln!("{text}");
+        errln!("{text}");
         emit(Event::Message { text: text.to_string() });
     }
 

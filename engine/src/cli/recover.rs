@@ -12,19 +12,19 @@ pub struct RecoverArgs {}
 pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
     let r = engine::ops::recover::recover(cx)?;
     for pid in &r.alive {
-        eprintln!("skipped: engine (pid {pid}) is still running and will undo its own changes");
+        errln!("skipped: engine (pid {pid}) is still running and will undo its own changes");
     }
     for d in &r.restored {
-        println!("restored: {d}");
+        outln!("restored: {d}");
     }
     for f in &r.failed {
-        eprintln!("failed: {f}");
+        errln!("failed: {f}");
     }
     for p in &r.removed {
-        println!("removed: {} (left by a killed run)", p.display());
+        outln!("removed: {} (left by a killed run)", p.display());
     }
     if r.cgroups > 0 {
-        println!("removed: {} cgroup(s) of confined commands of killed runs (their processes killed)", r.cgroups);
+        outln!("removed: {} cgroup(s) of confined commands of killed runs (their processes killed)", r.cgroups);
     }
     let bad = r.failed.len() + r.alive.len();
     if bad > 0 {
@@ -32,7 +32,7 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
             .hint("fix the cause shown above and run `engine recover` again"));
     }
     if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 {
-        println!("nothing to recover: no system state was left changed");
+        outln!("nothing to recover: no system state was left changed");
     }
     Ok(exit::OK)
 }

@@ -81,25 +81,21 @@ pub fn run(cx: &Context, c: RepoCommand) -> Result<i32, Failure> {
             let add =
                 ops::repo::Add { name: a.name, url: a.url, key: a.key, insecure_no_signature: a.insecure_no_signature };
             let (conf, fetched) = ops::repo::add(cx, &add, &events)?;
-            println!("added `{}` ({}): {fetched} archive(s) fetched and verified", conf.name, conf.url);
+            outln!("added `{}` ({}): {fetched} archive(s) fetched and verified", conf.name, conf.url);
             Ok(exit::OK)
         }
         RepoCommand::List => list(cx),
         RepoCommand::Update(a) => update(cx, a, &events),
         RepoCommand::Remove(a) => {
             repo::remove(&cx.home.repos(), &a.name)?;
-            println!("removed repository `{}` and its synced copy", a.name);
+            outln!("removed repository `{}` and its synced copy", a.name);
             Ok(exit::OK)
         }
         RepoCommand::Keygen(a) => {
             let (pubp, keyp, pk) = sign::keygen(&a.out).map_err(Failure::error)?;
-            println!("public key: {}", pk.to_base64());
-            println!(
-                "wrote {} (give it to users: `engine repo add NAME URL --key {}`)",
-                pubp.display(),
-                pk.to_base64()
-            );
-            println!("wrote {} (secret, mode 0600: keep it off the server)", keyp.display());
+            outln!("public key: {}", pk.to_base64());
+            outln!("wrote {} (give it to users: `engine repo add NAME URL --key {}`)", pubp.display(), pk.to_base64());
+            outln!("wrote {} (secret, mode 0600: keep it off the server)", keyp.display());
             Ok(exit::OK)
         }
         RepoCommand::Publish(a) => publish(cx, a),
@@ -109,19 +105,19 @@ pub fn run(cx: &Context, c: RepoCommand) -> Result<i32, Failure> {
 fn list(cx: &Context) -> Result<i32, Failure> {
     let repos = Repos::load(&cx.home.repos());
     for w in &repos.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     if repos.list.is_empty() && repos.warnings.is_empty() {
-        println!("no repositories; add one with `engine repo add NAME URL --key PUBKEY`");
+        outln!("no repositories; add one with `engine repo add NAME URL --key PUBKEY`");
     }
     for l in &repos.list {
         let trust = match &l.conf.key {
             Some(k) => format!("key {k}"),
             None => "UNSIGNED: added with --insecure-no-signature, NOTHING IS CHECKED".to_string(),
         };
-        println!("{}  {}", l.conf.name, l.conf.url);
-        println!("  {trust}");
-        println!(
+        outln!("{}  {}", l.conf.name, l.conf.url);
+        outln!("  {trust}");
+        outln!(
             "  synced {} ago; index sha256 {}; {} profile(s), {} suite(s), {} result(s)",
             describe_age(l.state.age()),
             l.state.index_sha256,
@@ -137,15 +133,15 @@ fn update(cx: &Context, a: UpdateArgs, events: &TermEvents) -> Result<i32, Failu
     let mut code = exit::OK;
     for (l, u) in ops::repo::update(cx, a.name.as_deref(), events)? {
         match u {
-            Updated::Unchanged => println!("{}: unchanged", l.conf.name),
-            Updated::Fetched(n) => println!("{}: updated ({n} archive(s) fetched and verified)", l.conf.name),
-            Updated::Unreachable(why) => eprintln!("warning: {}: {why}", l.conf.name),
+            Updated::Unchanged => outln!("{}: unchanged", l.conf.name),
+            Updated::Fetched(n) => outln!("{}: updated ({n} archive(s) fetched and verified)", l.conf.name),
+            Updated::Unreachable(why) => errln!("warning: {}: {why}", l.conf.name),
             Updated::Failed(f) => {
-                eprintln!("{}: {}", l.conf.name, f.message);
+                errln!("{}: {}", l.conf.name, f.message);
                 if let Some(h) = f.hint {
-                    eprintln!("  hint: {h}");
+                    errln!("  hint: {h}");
                 }
-                eprintln!("  the copy synced {} ago is kept unchanged", describe_age(l.state.age()));
+                errln!("  the copy synced {} ago is kept unchanged", describe_age(l.state.age()));
                 code = exit::ERROR;
             }
         }
@@ -160,9 +156,9 @@ fn publish(cx: &Context, a: PublishArgs) -> Result<i32, Failure> {
         ops::repo::Publish { dir: a.dir, out: a.out, key: a.key, results: a.results, title: a.title },
     )?;
     for c in &p.changes {
-        println!("{:9}  {}", c.status, c.what);
+        outln!("{:9}  {}", c.status, c.what);
     }
-    println!(
+    outln!(
         "signed {} with key {} ({}); serve {} as it is",
         out.join("index.json").display(),
         p.key.id(),

@@ -118,7 +118,7 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
     if let Some(pct) = v.hide_noisy {
         let n = engine::analysis::noise::hide_noisy(&mut file, pct);
         if n > 0 {
-            eprintln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
+            errln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
         }
     }
     let ids = engine::analysis::identifiers(&file);
@@ -164,7 +164,7 @@ pub(super) fn emit(bytes: &[u8], output: Option<&std::path::Path>, what: &str) -
         Some(path) => {
             engine::sys::fs::write_atomic(path, bytes)
                 .map_err(|e| Failure::error(format!("cannot write {}: {e}", path.display())))?;
-            eprintln!("wrote {}", path.display());
+            errln!("wrote {}", path.display());
         }
         None => {
             let mut out = std::io::stdout().lock();
@@ -184,18 +184,18 @@ pub(super) fn gate(file: &ResultFile, view: &View) -> i32 {
     let g = engine::analysis::gate::gate(&a.comparisons, pct);
     let baseline = a.baseline.unwrap_or_default();
     if g.regressions.is_empty() {
-        eprintln!(
+        errln!(
             "no regressions against `{baseline}` (significantly worse by {pct} % or more); {} improvement(s), {} unchanged",
             g.improvements.len(),
             g.unchanged
         );
         return exit::OK;
     }
-    eprintln!("{} regression(s) against `{baseline}` (significantly worse by {pct} % or more):", g.regressions.len());
+    errln!("{} regression(s) against `{baseline}` (significantly worse by {pct} % or more):", g.regressions.len());
     for c in &g.regressions {
         let t = &file.results[c.result];
         let k = c.comparison;
-        eprintln!("  {}: {} ({}): {}, {}", t.title, t.what(), c.identifier, k.ratio_text(), k.verdict);
+        errln!("  {}: {} ({}): {}, {}", t.title, t.what(), c.identifier, k.ratio_text(), k.verdict);
     }
     exit::REGRESSION
 }
@@ -212,14 +212,14 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
         }
         ResultCommand::Merge { names, save, strict, left_out, replace } => {
             let m = result::merge(cx, &Merge { names, save: save.clone(), strict, left_out, replace }, &events)?;
-            eprintln!(
+            errln!(
                 "merged {} result(s) into `{save}`: {} identifiers, {} results",
                 m.inputs,
                 m.file.systems.len(),
                 m.file.results.len()
             );
             for l in &m.file.left_out {
-                eprintln!("  left out {}: {}", l.source, l.reason);
+                errln!("  left out {}: {}", l.source, l.reason);
             }
             Ok(m.exit_code())
         }
@@ -231,19 +231,19 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
         }
         ResultCommand::RemoveResult { name, what } => {
             let n = result::edit(cx, &name, &Edit::RemoveResult(what))?;
-            eprintln!("removed {n} result(s)");
+            errln!("removed {n} result(s)");
             Ok(exit::OK)
         }
         ResultCommand::Delete { name } => {
             result::delete(cx, &name)?;
-            eprintln!("deleted result `{name}`");
+            errln!("deleted result `{name}`");
             Ok(exit::OK)
         }
         ResultCommand::History(args) => super::history::run(cx, args),
         ResultCommand::Import { file, save } => {
             let (name, f) = result::import(cx, &file, save)?;
             let matched = f.results.iter().filter(|r| !r.profile_version.is_empty()).count();
-            eprintln!(
+            errln!(
                 "imported `{name}`: {} identifiers, {} results ({matched} matched to engine's profiles and can be re-run with `engine benchmark {name}`)",
                 f.systems.len(),
                 f.results.len()

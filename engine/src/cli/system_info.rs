@@ -39,12 +39,14 @@ pub fn run(cx: &Context, args: SystemInfoArgs) -> Result<i32, Failure> {
     let total = t0.elapsed();
     if args.timings {
         for (what, d) in &timings {
-            eprintln!("{:>8.2} ms  {what}", d.as_secs_f64() * 1000.0);
+            errln!("{:>8.2} ms  {what}", d.as_secs_f64() * 1000.0);
         }
-        eprintln!("{:>8.2} ms  total", total.as_secs_f64() * 1000.0);
+        errln!("{:>8.2} ms  total", total.as_secs_f64() * 1000.0);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?);
+        let json = serde_json::to_string_pretty(&info).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+        // JSON's own escapes for what a terminal would act on, so `outln!` leaves it valid.
+        outln!("{}", engine::sys::text::json(&json));
         return Ok(exit::OK);
     }
     let mut out = String::new();
@@ -62,6 +64,6 @@ pub fn run(cx: &Context, args: SystemInfoArgs) -> Result<i32, Failure> {
     for (k, v) in render::notes(&info) {
         writeln!(out, "    {k}: {v}").unwrap();
     }
-    print!("{out}");
+    out!("{out}");
     Ok(exit::OK)
 }

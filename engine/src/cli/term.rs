@@ -8,6 +8,7 @@ use engine::events::{Events, TestEnd, TestStart};
 use engine::model::profile::{LoadedProfile, OptionDef};
 use engine::model::result::{ResultFile, System};
 use engine::report::{systems, text};
+use engine::sys::text::one_line;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::sync::Mutex;
@@ -104,16 +105,16 @@ fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> S
 impl Events for TermEvents {
     fn system_captured(&self, s: &System) {
         if self.shown != Shown::Nothing {
-            println!("{}", systems::brief(s));
+            outln!("{}", systems::brief(s));
         }
     }
 
     fn test_started(&self, t: &TestStart<'_>) {
         let prefix = position(t);
         let c = if self.tty {
-            Current::Line { what: format!("{prefix} {}", t.label), bar: None, starts: Vec::new() }
+            Current::Line { what: format!("{prefix} {}", one_line(t.label)), bar: None, starts: Vec::new() }
         } else {
-            eprintln!("{prefix} {} ({}): started", t.label, t.identifier);
+            errln!("{prefix} {} ({}): started", one_line(t.label), one_line(t.identifier));
             Current::Piped { prefix, start: Instant::now(), trials: 0 }
         };
         *self.current.lock().unwrap() = Some(c);
@@ -145,27 +146,27 @@ impl Events for TermEvents {
         match self.current.lock().unwrap().take() {
             Some(Current::Line { bar: Some(b), .. }) => b.finish_and_clear(),
             Some(Current::Piped { prefix, start, trials }) => {
-                eprintln!("{prefix} {}", end_line(&end, trials, start.elapsed()))
+                errln!("{prefix} {}", end_line(&end, trials, start.elapsed()))
             }
             _ => {}
         }
         match end {
             TestEnd::Completed { file } => match self.shown {
-                Shown::Compact => print!("{}", text::compact(file, t.key, t.identifier, self.width)),
+                Shown::Compact => out!("{}", text::compact(file, t.key, t.identifier, self.width)),
                 Shown::Bars => self.print_test(file, t.key),
                 Shown::Nothing => {}
             },
-            TestEnd::Failed(f) => eprintln!("failed {} ({}): {}", t.label, t.identifier, f.reason),
+            TestEnd::Failed(f) => errln!("failed {} ({}): {}", one_line(t.label), one_line(t.identifier), f.reason),
             _ => {}
         }
     }
 
     fn cannot_run(&self, what: &str, _identifier: &str) {
-        eprintln!("cannot run: {what}");
+        errln!("cannot run: {what}");
     }
 
     fn message(&self, text: &str) {
-        eprintln!("{text}");
+        errln!("{text}");
     }
 
     fn confirm(&self, question: &str) -> bool {

@@ -2,6 +2,7 @@
 //! run may ask (option menus, whether to install) when someone can answer.
 
 use engine::model::profile::{LoadedProfile, OptionDef};
+use engine::sys::text::one_line;
 use std::io::IsTerminal;
 
 /// Columns for reports: the terminal's, else `COLUMNS`, else 80.
@@ -30,7 +31,12 @@ impl Prompts {
 
     /// `question` answered yes (the default) on the terminal; no when nobody can answer.
     pub fn confirm(&self, question: &str) -> bool {
-        self.interactive && dialoguer::Confirm::new().with_prompt(question).default(true).interact().unwrap_or(false)
+        self.interactive
+            && dialoguer::Confirm::new()
+                .with_prompt(engine::sys::text::terminal(question))
+                .default(true)
+                .interact()
+                .unwrap_or(false)
     }
 
     /// A menu of `option`'s entries; none when nobody can answer.
@@ -41,14 +47,19 @@ impl Prompts {
         if option.entries.len() == 1 {
             return Some(vec![0]);
         }
-        let items: Vec<&str> = option.entries.iter().map(|e| e.label.as_str()).collect();
+        // The menu draws labels and the prompt itself: each made one inert line first.
+        let items: Vec<String> = option.entries.iter().map(|e| one_line(&e.label).into_owned()).collect();
         let checked: Vec<bool> = (0..items.len()).map(|i| defaults.contains(&i)).collect();
-        let prompt = format!("{} — {} (space toggles, enter accepts, Esc skips)", profile.profile.title, option.name);
+        let prompt = format!(
+            "{} — {} (space toggles, enter accepts, Esc skips)",
+            one_line(&profile.profile.title),
+            one_line(&option.name)
+        );
         loop {
             match dialoguer::MultiSelect::new().with_prompt(&prompt).items(&items).defaults(&checked).interact_opt() {
                 Ok(Some(sel)) if !sel.is_empty() => return Some(sel),
                 // Enter with nothing ticked: ask again rather than guess.
-                Ok(Some(_)) => eprintln!(
+                Ok(Some(_)) => errln!(
                     "nothing is ticked: tick at least one entry with space, or press Esc to skip {}",
                     profile.profile.id
                 ),

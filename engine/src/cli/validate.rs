@@ -46,7 +46,7 @@ pub fn run(cx: &Context, args: ValidateArgs) -> Result<i32, Failure> {
         let text = match std::fs::read_to_string(f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{display}: cannot read: {e}");
+                errln!("{display}: cannot read: {e}");
                 bad += 1;
                 continue;
             }
@@ -63,21 +63,21 @@ pub fn run(cx: &Context, args: ValidateArgs) -> Result<i32, Failure> {
         match result {
             Ok(()) => {
                 ok += 1;
-                println!("{display}: ok");
+                outln!("{display}: ok");
             }
             Err(ResolveError::Invalid(d)) => {
                 bad += 1;
-                eprintln!("{d}");
+                errln!("{d}");
             }
             Err(e) => {
                 bad += 1;
                 match e.hint() {
-                    Some(h) => eprintln!("{display}: {e}\n  hint: {h}"),
-                    None => eprintln!("{display}: {e}"),
+                    Some(h) => errln!("{display}: {e}\n  hint: {h}"),
+                    None => errln!("{display}: {e}"),
                 }
             }
         }
     }
-    eprintln!("{} file(s) checked: {ok} valid, {bad} invalid", ok + bad);
+    errln!("{} file(s) checked: {ok} valid, {bad} invalid", ok + bad);
     Ok(if bad > 0 { exit::INVALID } else { exit::OK })
 }

@@ -120,6 +120,7 @@ pub fn run(
             stderr: err,
             timeout: Some(timeout),
             confine,
+            stdin_inside: None,
         })
         .map_err(|e| BuildError::Failed {
             index,

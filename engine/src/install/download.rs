@@ -107,6 +107,9 @@ pub struct Settings {
     pub extra: Vec<Extra>,
     /// A progress bar per download (on a terminal).
     pub progress: bool,
+    /// How much a downloaded archive may unpack to
+    /// (`ENGINE_DOWNLOAD_UNPACK_MAX`, `ENGINE_DOWNLOAD_UNPACK_RATIO`).
+    pub unpack: super::extract::Limits,
 }
 
 impl Default for Settings {
@@ -119,13 +122,15 @@ impl Default for Settings {
             jobs: 4,
             extra: Vec::new(),
             progress: false,
+            unpack: super::extract::Limits::DOWNLOADS,
         }
     }
 }
 
 impl Settings {
     /// Defaults, with `ENGINE_DOWNLOAD_TIMEOUT`, `ENGINE_DOWNLOAD_RETRIES`,
-    /// `ENGINE_DOWNLOAD_JOBS` and `ENGINE_DOWNLOAD_CACHE` applied, as `var` gives them.
+    /// `ENGINE_DOWNLOAD_JOBS`, `ENGINE_DOWNLOAD_CACHE` and the
+    /// `ENGINE_DOWNLOAD_UNPACK_*` limits applied, as `var` gives them.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Settings {
         use crate::env;
         let mut s = Settings::default();
@@ -144,6 +149,12 @@ impl Settings {
         }
         if let Some(v) = var(env::ENGINE_DOWNLOAD_CACHE) {
             s.extra = parse_extra(&v);
+        }
+        if let Some(b) = var(env::ENGINE_DOWNLOAD_UNPACK_MAX).and_then(|v| crate::units::parse_size(&v).ok()) {
+            s.unpack.max_bytes = b.max(1);
+        }
+        if let Some(r) = num(env::ENGINE_DOWNLOAD_UNPACK_RATIO) {
+            s.unpack.max_ratio = (r as u64).max(1);
         }
         s
     }
@@ -468,7 +479,7 @@ impl Downloader {
         if let Some(pb) = &pb {
             pb.set_position(part.len);
         } else if self.bars.is_none() && resume_from == 0 {
-            eprintln!("downloading {} from {url}", w.file);
+            eprintln!("{}", crate::sys::text::terminal(&format!("downloading {} from {url}", w.file)));
         }
         let result = self.stream(&mut resp, w, part, pb.as_ref());
         if let Err(Failed::Source(m)) = &result
@@ -641,7 +652,7 @@ impl Downloader {
         if self.bars.is_none() && !matches!(origin, Origin::Cache) {
             eprintln!(
                 "{}: {} in {:.1} s ({:.1} MB/s), sha256 verified",
-                w.file,
+                crate::sys::text::one_line(&w.file),
                 crate::units::format_bytes_binary(part.len),
                 secs,
                 part.len as f64 / secs.max(1e-9) / 1e6
@@ -708,5 +719,21 @@ mod tests {
                 Extra::Base("https://mirror/x".into()),
             ]
         );
+    }
+
+    #[test]
+    fn unpack_limits_come_from_the_environment() {
+        let s = Settings::from_vars(|_| None);
+        assert_eq!(s.unpack, super::super::extract::Limits::DOWNLOADS);
+        let vars = |k: &str| match k {
+            crate::env::ENGINE_DOWNLOAD_UNPACK_MAX => Some("16GiB".to_string()),
+            crate::env::ENGINE_DOWNLOAD_UNPACK_RATIO => Some("500".to_string()),
+            _ => None,
+        };
+        let s = Settings::from_vars(vars);
+        assert_eq!((s.unpack.max_bytes, s.unpack.max_ratio), (16 << 30, 500));
+        // Nonsense keeps the defaults.
+        let s = Settings::from_vars(|_| Some("lots".to_string()));
+        assert_eq!(s.unpack, super::super::extract::Limits::DOWNLOADS);
     }
 }

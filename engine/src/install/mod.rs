@@ -214,7 +214,11 @@ impl Plan {
     }
 
     pub fn state(&self) -> Option<State> {
-        let text = std::fs::read_to_string(self.dir.join(STATE_FILE)).ok()?;
+        // A confined build could have planted a link here: read it through
+        // the directory's descriptor, never following one.
+        let f = crate::sys::safepath::Dir::open(&self.dir).ok()?.open_file(Path::new(STATE_FILE)).ok()?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(f, 1 << 20), &mut text).ok()?;
         serde_json::from_str(&text).ok()
     }
 
@@ -274,9 +278,15 @@ pub enum InstallError {
     /// Its build steps must run confined, and cannot here.
     #[error("its build steps run confined, and cannot here: {0}")]
     Confinement(String),
+    #[error("`{name}` cannot name a file or folder: {source}")]
+    BadName { name: String, source: crate::model::names::NameError },
 }
 
 impl InstallError {
+    fn name(name: &str, source: crate::model::names::NameError) -> InstallError {
+        InstallError::BadName { name: crate::model::names::shown(name), source }
+    }
+
     /// The log that explains the failure, if there is one.
     pub fn log(&self) -> Option<&Path> {
         match self {
@@ -303,6 +313,8 @@ pub struct Done {
 pub struct Installer {
     home: Home,
     downloader: Downloader,
+    /// How much each downloaded archive may unpack to.
+    limits: extract::Limits,
     /// Whether confined builds can run here (the cgroups to use), or why not.
     confinement: Result<Option<crate::sys::cgroup::Layout>, String>,
 }
@@ -314,8 +326,9 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InstallError {
 
 impl Installer {
     pub fn new(home: Home, settings: download::Settings) -> Result<Installer, download::DownloadError> {
+        let limits = settings.unpack;
         let downloader = Downloader::new(home.downloads(), settings)?;
-        Ok(Installer { home, downloader, confinement: Err("no confinement was set up".into()) })
+        Ok(Installer { home, downloader, limits, confinement: Err("no confinement was set up".into()) })
     }
 
     /// What confined builds run with: the cgroups, or why they cannot run.
@@ -394,12 +407,22 @@ impl Installer {
         if profile_dir.is_dir() {
             plan.readonly.push(profile_dir);
         }
+        // The build runs as root of the sandbox's user namespace: it owns
+        // the install directory, and nothing of the host's.
+        let (uid, gid) = confine::Identity::Root.host();
+        crate::sys::safepath::Dir::open(&p.dir)
+            .and_then(|d| d.chown_tree(uid, gid))
+            .map_err(io(format!("cannot hand {} to the sandbox", p.dir.display())))?;
         let shared = confine::Shared::new().map_err(|e| InstallError::Confinement(e.to_string()))?;
         Ok((dir, plan, shared))
     }
 
     fn install_one(&self, p: &Plan, fetched: &HashMap<String, Result<Fetched, String>>) -> Result<Done, InstallError> {
         let start = Instant::now();
+        // The install folder, its lock and its temporary folder are named after these.
+        for n in [&p.id, &p.version] {
+            crate::model::names::check(n).map_err(|e| InstallError::name(n, e))?;
+        }
         let files = plan_files(p, fetched)?;
         if crate::sys::interrupt::requested() {
             return Err(InstallError::Interrupted);
@@ -414,7 +437,7 @@ impl Installer {
             .prefix(&format!("{}{}-", crate::sys::fs::temp_prefix(), p.reference()))
             .tempdir_in(&parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
-        unpack(p, &files, tmp.path())?;
+        unpack(p, &files, tmp.path(), &self.limits)?;
         replace_dir(&parent, p, tmp)?;
         let log = p.dir.join(LOG_FILE);
         let steps: Vec<&BuildStep> = p.build.iter().collect();
@@ -423,7 +446,8 @@ impl Installer {
             plan,
             shared,
             cgroups: self.confinement.as_ref().ok().and_then(Option::as_ref),
-            pids_max: crate::sys::cgroup::PIDS_MAX,
+            limits: crate::sys::cgroup::Limits::default(),
+            file_size: None,
         });
         build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| match e {
             build::BuildError::Interrupted { .. } => InstallError::Interrupted,
@@ -466,18 +490,19 @@ fn lock_install(parent: &Path, p: &Plan) -> Result<crate::sys::lock::LockFile, I
 }
 
 /// Puts each download into `dir`: unpacked when it is an archive (unless
-/// `extract: false`), else copied.
-fn unpack(p: &Plan, files: &[(String, Fetched)], dir: &Path) -> Result<(), InstallError> {
+/// `extract: false`), else copied. File names were checked when the profile
+/// was loaded; they are checked again here, where they become paths.
+fn unpack(p: &Plan, files: &[(String, Fetched)], dir: &Path, limits: &extract::Limits) -> Result<(), InstallError> {
     for (file, f) in files {
         let d = p.downloads.iter().find(|d| d.file == *file).expect("plan download");
         let format = extract::Format::of(file).filter(|_| d.extract != Some(false));
         match format {
-            Some(fmt) => extract::extract(&f.path, file, fmt, dir).map_err(|e| match e {
+            Some(fmt) => extract::extract(&f.path, file, fmt, dir, limits).map_err(|e| match e {
                 extract::ExtractError::Interrupted => InstallError::Interrupted,
                 e => InstallError::Extract(e),
             })?,
             None => {
-                let to = dir.join(file);
+                let to = crate::model::names::join(dir, file).map_err(|e| InstallError::name(file, e))?;
                 std::fs::copy(&f.path, &to).map_err(io(format!("cannot copy {file} to {}", to.display())))?;
             }
         }

@@ -250,13 +250,13 @@ pub fn install(family: Family, needs: &Needs) -> Result<(), PackageError> {
         c.stdin(std::process::Stdio::null());
         c.status().map_err(|source| PackageError::Spawn { command: argv.join(" "), source })
     };
-    eprintln!("$ {command}");
+    eprintln!("$ {}", crate::sys::text::terminal(&command.to_string()));
     let mut status = run(&argv)?;
     if !status.success() && family == Family::Debian {
         let update: Vec<String> = ["apt-get", "update", "-qq"].iter().map(|s| s.to_string()).collect();
         eprintln!("$ apt-get update -qq");
         if run(&update)?.success() {
-            eprintln!("$ {command}");
+            eprintln!("$ {}", crate::sys::text::terminal(&command.to_string()));
             status = run(&argv)?;
         }
     }

@@ -1,10 +1,13 @@
 //! The types engine reads and writes, and the single source of the JSON
 //! Schemas in `schemas/`: profiles and suites (`profile`), result files
 //! (`result`) with the system each ran on (`system`), the placeholder
-//! grammar of profiles (`template`), and positioned diagnostics (`diag`).
+//! grammar of profiles (`template`), positioned diagnostics (`diag`), and
+//! the one grammar of names that become paths (`names`).
 //! Plain data and the rules that belong to it; no I/O.
 
 pub mod diag;
+pub mod grant;
+pub mod names;
 pub mod profile;
 pub mod result;
 pub mod system;

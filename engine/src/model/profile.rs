@@ -67,6 +67,12 @@ pub struct Profile {
     /// defaults. Profiles from a repository run confined whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxDef>,
+    /// The PTS test profile `engine profile import-pts` converted this one
+    /// from (`pts/fs-mark-1.0.0`). Such a profile runs confined and, like
+    /// one from a repository, cannot give itself more than the sandbox's
+    /// defaults unless the user grants it (`--grant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
 }
 
 /// `sandbox: true`, or `sandbox: {writable: [...], processes: N}`.
@@ -87,6 +93,10 @@ pub struct SandboxSpec {
     /// Most processes each command's tree may have (default 4096).
     #[serde(default)]
     pub processes: Option<u64>,
+    /// Most memory each command's tree may use (`4GiB`; default an eighth
+    /// of the machine's, at least 1 GiB).
+    #[serde(default)]
+    pub memory: Option<String>,
 }
 
 impl SandboxDef {
@@ -117,6 +127,9 @@ impl SandboxDef {
         }
         if let Some(n) = self.processes() {
             v.push(format!("up to {n} processes"));
+        }
+        if let SandboxDef::With(SandboxSpec { memory: Some(m), .. }) = self {
+            v.push(format!("up to {m} of memory"));
         }
         v
     }
@@ -952,7 +965,14 @@ impl LoadedProfile {
     /// otherwise: a repository's profile always (its publisher is not
     /// trusted with the machine), another when it asks (`sandbox:`).
     pub fn confined_by_default(&self) -> bool {
-        self.source.is_some() || self.profile.sandbox.as_ref().is_some_and(SandboxDef::on)
+        self.shared() || self.profile.sandbox.as_ref().is_some_and(SandboxDef::on)
+    }
+
+    /// Whether someone other than its user wrote it: from a repository, or
+    /// imported from PTS. Such a profile gets the sandbox's defaults at
+    /// most, unless the user grants more.
+    pub fn shared(&self) -> bool {
+        self.source.is_some() || self.profile.imported_from.is_some()
     }
 
     pub fn dir(&self) -> Option<&Path> {

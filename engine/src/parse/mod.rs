@@ -37,9 +37,10 @@ pub enum ParseError {
     NotNumeric(String, String),
     #[error("{0}")]
     Build(String),
-    #[error("the {kind} parser read `{raw}`, which gives {value} after conversion: not a finite number")]
+    // Values through `units::exact`: an absurd one (1e308) is not printed as 309 digits.
+    #[error("the {kind} parser read `{raw}`, which gives {} after conversion: not a finite number", crate::units::exact(*.value))]
     NotFinite { kind: &'static str, raw: String, value: f64 },
-    #[error("the {kind} parser read `{raw}`, which gives {value}: a negative value where none can be")]
+    #[error("the {kind} parser read `{raw}`, which gives {}: a negative value where none can be", crate::units::exact(*.value))]
     Negative { kind: &'static str, raw: String, value: f64 },
     #[error("parser plugin {plugin}: {message}")]
     Plugin { plugin: String, message: String },

@@ -55,6 +55,6 @@ impl Parser for PluginParser {
         let fail = |message: String| ParseError::Plugin { plugin: self.name.clone(), message };
         let report = self.plugin.parse(&self.config, &output, &sb).0.map_err(|e| fail(e.to_string()))?;
         let value = report.get(&self.result).ok_or_else(|| fail(format!("returned no value for `{}`", self.result)))?;
-        Ok(Reading { value, raw: format!("{value} (from the plugin)") })
+        Ok(Reading { value, raw: format!("{} (from the plugin)", crate::units::exact(value)) })
     }
 }

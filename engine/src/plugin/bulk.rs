@@ -13,7 +13,6 @@
 
 use super::host::{State, wit};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::Path;
 use std::sync::Arc;
 use wasmtime::component::{Linker, Resource, ResourceType, WasmList};
 
@@ -43,12 +42,13 @@ pub struct Files {
 }
 
 impl Files {
-    /// Opens `scratch` (as a path-only descriptor) for the calls to resolve
-    /// from; `None` leaves a plugin without files (parsers).
-    pub fn new(scratch: Option<&Path>) -> std::io::Result<Files> {
+    /// A descriptor of `scratch` for the calls to resolve from (the
+    /// directory engine made, whatever its path names now); `None` leaves a
+    /// plugin without files (parsers).
+    pub fn new(scratch: Option<&crate::sys::safepath::Dir>) -> std::io::Result<Files> {
         let dir = match scratch {
             None => None,
-            Some(p) => Some(std::fs::File::open(p)?.into()),
+            Some(d) => Some(d.fd().try_clone_to_owned()?),
         };
         Ok(Files { dir, ..Files::default() })
     }
@@ -249,7 +249,7 @@ mod tests {
 
     fn scratch() -> (tempfile::TempDir, Files) {
         let d = tempfile::tempdir().unwrap();
-        let f = Files::new(Some(d.path())).unwrap();
+        let f = Files::new(Some(&crate::sys::safepath::Dir::open(d.path()).unwrap())).unwrap();
         (d, f)
     }
 

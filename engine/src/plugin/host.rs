@@ -3,7 +3,7 @@
 //! the scratch directory and nothing else.
 
 use super::limits::{Interrupted, Limiter, Limits, TimeUp};
-use std::path::Path;
+use crate::sys::safepath::Dir;
 use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Store, UpdateDeadline};
@@ -30,14 +30,20 @@ pub use workload_world::engine::plugin::types as wit;
 
 /// Where the scratch directory appears inside the sandbox.
 pub const SCRATCH: &str = "/scratch";
-/// Most bytes kept of a plugin's stdout, stderr and log each; writing more
-/// traps (a plugin that floods its output is broken, not measured).
+/// Most bytes a plugin may write in one call, over its stdout, stderr,
+/// log, progress notes and report lines together; more fails its test (a
+/// plugin that floods its output is broken, not measured).
 pub const OUTPUT_CAP: usize = 16 << 20;
+/// Most WASI resources (open files, directories, streams) a plugin may
+/// hold at once: the bulk API's file limit, plus its standard streams and
+/// preopen.
+pub const MAX_RESOURCES: usize = super::bulk::MAX_OPEN + 16;
 
 /// What a plugin may touch during one call.
 pub struct Sandbox<'a> {
-    /// Preopened as `/scratch`; `None` gives no directory at all (parsers).
-    pub scratch: Option<&'a Path>,
+    /// Preopened as `/scratch` through its descriptor (never a path a
+    /// plugin could have changed); `None` gives no directory (parsers).
+    pub scratch: Option<&'a Dir>,
     /// The environment the profile passes (nothing else is inherited).
     pub env: &'a [(String, String)],
     pub limits: Limits,
@@ -57,10 +63,15 @@ pub struct State {
     interrupted: fn() -> bool,
     pub log: String,
     pub progress: Option<(f64, String)>,
+    /// Bytes of log lines and progress notes so far (towards [`OUTPUT_CAP`]).
+    pub written: usize,
     /// The plugin logged more than [`OUTPUT_CAP`]: its test fails, as one
     /// that writes that much to stdout or stderr does.
     pub log_overflow: bool,
 }
+
+/// Longest progress note kept (a note is a few words).
+const NOTE_CAP: usize = 200;
 
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
@@ -76,15 +87,29 @@ impl workload_world::engine::plugin::host::Host for State {
         (self.interrupted)() || Instant::now() >= self.deadline
     }
     fn progress(&mut self, fraction: f64, note: String) {
+        self.written += note.len();
+        if self.written > OUTPUT_CAP {
+            self.log_overflow = true;
+            return;
+        }
+        let mut note = note;
+        if note.len() > NOTE_CAP {
+            let cut = (0..=NOTE_CAP).rev().find(|i| note.is_char_boundary(*i)).unwrap_or(0);
+            note.truncate(cut);
+            note.push('…');
+        }
         self.progress = Some((fraction, note));
     }
     fn log(&mut self, line: String) {
-        if self.log.len() + line.len() < OUTPUT_CAP {
-            self.log.push_str(&line);
-            self.log.push('\n');
-        } else {
+        self.written += line.len() + 1;
+        if self.written > OUTPUT_CAP {
             self.log_overflow = true;
+            return;
         }
+        // One record per call: a line break inside cannot forge another.
+        self.log.push_str("log: ");
+        self.log.push_str(&crate::sys::text::one_line(&line));
+        self.log.push('\n');
     }
 }
 
@@ -121,19 +146,22 @@ impl Call {
         b.arg("plugin");
         b.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
         if let Some(dir) = sb.scratch {
-            b.preopened_dir(dir, SCRATCH, FsPerms::ReadWrite).map_err(std::io::Error::other)?;
+            b.preopened_dir(dir.fd_path(), SCRATCH, FsPerms::ReadWrite).map_err(std::io::Error::other)?;
             b.initial_cwd(SCRATCH);
         }
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
         let now = Instant::now();
         let state = State {
             wasi: b.build(),
-            table: ResourceTable::new(),
+            table,
             files: super::bulk::Files::new(sb.scratch)?,
             limiter: Limiter::new(sb.limits.memory),
             start: now,
             deadline: now + sb.limits.time,
             interrupted: sb.interrupted,
             log: String::new(),
+            written: 0,
             log_overflow: false,
             progress: None,
         };
@@ -163,11 +191,12 @@ impl Call {
         s.deadline = now + limits.time;
     }
 
-    /// Whether stdout or stderr filled up: the plugin wrote more than
-    /// [`OUTPUT_CAP`] (a full pipe reads as closed to it, a write past the
-    /// end traps).
-    pub fn overflowed(&self) -> bool {
-        self.stdout.contents().len() >= OUTPUT_CAP || self.stderr.contents().len() >= OUTPUT_CAP
+    /// Whether everything it wrote — stdout, stderr, log lines and notes,
+    /// and `extra` (its report's lines) — is over [`OUTPUT_CAP`] (a full pipe
+    /// reads as closed to it, a write past the end traps).
+    pub fn overflowed(&self, extra: usize) -> bool {
+        let total = self.stdout.contents().len() + self.stderr.contents().len() + self.store.data().written + extra;
+        total >= OUTPUT_CAP
     }
 
     pub fn output(&self) -> (String, String) {

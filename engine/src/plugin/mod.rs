@@ -14,6 +14,7 @@
 
 pub mod bulk;
 pub mod cache;
+pub mod compile;
 pub mod file;
 pub mod host;
 pub mod limits;
@@ -66,12 +67,26 @@ pub enum PluginError {
     #[error("ran past its time limit of {} and was stopped", humantime::format_duration(*.0))]
     TimeLimit(Duration),
     #[error(
-        "allocated past its memory cap of {} (it asked for {}); raise `limits.memory` if it needs more",
+        "allocated past its memory cap of {} (its memories and tables together would hold {}); raise `limits.memory` if it needs more",
         size(*.cap), size(*.desired)
     )]
     MemoryCap { cap: u64, desired: u64 },
-    #[error("wrote more than {} MiB to its standard output, standard error or log", host::OUTPUT_CAP >> 20)]
+    #[error("made tables of more than {limit} elements together (engine's limit for a plugin)")]
+    TableLimit { limit: u64 },
+    #[error(
+        "held more than {} files, directories and streams open at once (engine's limit for a plugin)",
+        host::MAX_RESOURCES
+    )]
+    Handles,
+    #[error(
+        "wrote more than {} MiB in all to its standard output, standard error, log, progress notes and report",
+        host::OUTPUT_CAP >> 20
+    )]
     OutputCap,
+    #[error("returned a value for `{0}`, a result it does not declare")]
+    Undeclared(String),
+    #[error("{0}")]
+    Compile(#[from] compile::CompileError),
     #[error("interrupted")]
     Interrupted,
     #[error("returned no value for `{0}`")]
@@ -117,6 +132,8 @@ pub struct Output {
     pub instantiate: Duration,
     /// The call itself.
     pub call: Duration,
+    /// Bytes it wrote to stdout, stderr, its log and notes (towards the cap).
+    pub written: usize,
 }
 
 enum Pre {
@@ -152,7 +169,12 @@ fn linker() -> Result<&'static wasmtime::component::Linker<State>, PluginError> 
 impl Plugin {
     /// Loads `path`, compiling it or taking its compiled code from `cache`.
     pub fn load(path: &Path, cache: &cache::Cache) -> Result<Plugin, PluginError> {
-        let bytes = std::fs::read(path).map_err(PluginError::Read)?;
+        let bytes = crate::sys::fs::read_capped(path, compile::MAX_WASM_BYTES as u64).map_err(|e| match e.kind() {
+            std::io::ErrorKind::FileTooLarge => {
+                PluginError::Compile(compile::CompileError::TooLarge { size: compile::MAX_WASM_BYTES + 1 })
+            }
+            _ => PluginError::Read(e),
+        })?;
         if !bytes.starts_with(b"\0asm") {
             return Err(PluginError::NotWasm);
         }
@@ -160,6 +182,8 @@ impl Plugin {
         if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
             return Err(PluginError::CoreModule);
         }
+        // Read before anything is compiled: a compile bomb stops here.
+        compile::check(&bytes)?;
         let sha256 = crate::sys::hash::sha256_hex(&bytes);
         let engine = runtime::engine();
         let (component, loaded) =
@@ -207,13 +231,14 @@ impl Plugin {
 
     /// One trial of a workload plugin: configure, then run.
     pub fn run(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Report, PluginError>, Output) {
-        self.with_instance(sb, |store, inst| {
+        let (r, out) = self.with_instance(sb, |store, inst| {
             if let Err(e) = configure(store, inst, config)? {
                 return Ok(Err(e));
             }
             let Instance::Workload(w) = inst else { unreachable!("checked by expect") };
             Ok(w.engine_plugin_workload().call_run(&mut *store)?.map(report).map_err(failed))
-        })
+        });
+        (within_cap(r, &out), out)
     }
 
     /// Reads one trial's output with a parser plugin.
@@ -228,13 +253,14 @@ impl Plugin {
             stderr: output.stderr.to_string(),
             exit_code: output.exit_code,
         };
-        self.with_instance(sb, |store, inst| {
+        let (r, out) = self.with_instance(sb, |store, inst| {
             if let Err(e) = configure(store, inst, config)? {
                 return Ok(Err(e));
             }
             let Instance::Parser(p) = inst else { unreachable!("checked by expect") };
             Ok(p.engine_plugin_parser().call_parse(&mut *store, &out)?.map(report).map_err(failed))
-        })
+        });
+        (within_cap(r, &out), out)
     }
 
     /// A fresh store and instance, `f` run on them, and every way that can
@@ -270,7 +296,8 @@ impl Plugin {
             }
         };
         (out.stdout, out.stderr) = call.output();
-        let overflowed = call.overflowed();
+        let overflowed = call.overflowed(0);
+        out.written = out.stdout.len() + out.stderr.len() + call.store.data().written;
         let data = call.store.data_mut();
         // Whatever the plugin made of a full pipe (a "broken pipe" panic, an
         // ignored error), the test fails for what it was.
@@ -280,6 +307,15 @@ impl Plugin {
             out.log.push_str(&format!("# last progress: {:.0} % {note}\n", fraction * 100.0));
         }
         (r, out)
+    }
+}
+
+/// A report whose lines take the call's output past the one cap is a
+/// flood like any other.
+fn within_cap(r: Result<Report, PluginError>, out: &Output) -> Result<Report, PluginError> {
+    match r {
+        Ok(rep) if out.written + rep.log.len() >= host::OUTPUT_CAP => Err(PluginError::OutputCap),
+        r => r,
     }
 }
 
@@ -382,6 +418,9 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
     if let Some(m) = e.downcast_ref::<limits::MemoryCapExceeded>() {
         return PluginError::MemoryCap { cap: m.cap, desired: m.desired };
     }
+    if let Some(t) = e.downcast_ref::<limits::TableLimitExceeded>() {
+        return PluginError::TableLimit { limit: t.limit };
+    }
     if e.is::<limits::TimeUp>() {
         return PluginError::TimeLimit(limits.time);
     }
@@ -391,6 +430,10 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
     let text = first_line(&e);
     if text.contains("write beyond capacity") {
         return PluginError::OutputCap;
+    }
+    // The resource table at its capacity (`MAX_RESOURCES`).
+    if text.contains("resource table has no free keys") {
+        return PluginError::Handles;
     }
     if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
         // Rust guests abort on panic after printing the message to stderr.

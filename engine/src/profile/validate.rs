@@ -121,9 +121,12 @@ pub fn option_value_names(o: &OptionDef) -> BTreeSet<String> {
     names
 }
 
+/// A profile or suite id: a name (`model::names`) of lower-case letters,
+/// digits, `-` and `_`, starting with a letter or digit.
 pub fn is_valid_id(id: &str) -> bool {
     let mut c = id.chars();
-    matches!(c.next(), Some(ch) if ch.is_ascii_lowercase() || ch.is_ascii_digit())
+    crate::model::names::check(id).is_ok()
+        && matches!(c.next(), Some(ch) if ch.is_ascii_lowercase() || ch.is_ascii_digit())
         && c.all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-' || ch == '_')
 }
 
@@ -159,11 +162,18 @@ fn check_header(c: &mut Checker, p: &Profile) {
     if !is_valid_id(&p.id) {
         c.at_value(
             path!["id"],
-            format!("profile id `{}` is not valid", p.id),
-            Some("use lower-case letters, digits, `-` and `_` (`fs-mark`)".into()),
+            format!("profile id `{}` is not valid", crate::model::names::shown(&p.id)),
+            Some("use up to 100 lower-case letters, digits, `-` and `_` (`fs-mark`)".into()),
         );
     }
-    if let Err(e) = semver::Version::parse(&p.version) {
+    // `installed/<id>@<version>/` is named after it.
+    if let Err(e) = crate::model::names::check(&p.version) {
+        c.at_value(
+            path!["version"],
+            format!("version `{}` cannot name a folder: {e}", crate::model::names::shown(&p.version)),
+            Some("write three numbers, like `1.0.0`".into()),
+        );
+    } else if let Err(e) = semver::Version::parse(&p.version) {
         c.at_value(
             path!["version"],
             format!("version `{}` is not semver: {e}", p.version),

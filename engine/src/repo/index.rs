@@ -5,8 +5,10 @@
 //!
 //! Reading one is bounded: at most [`MAX_INDEX_BYTES`], nesting limited by the
 //! JSON reader, every field checked (types, hex digests, sizes, relative
-//! archive paths without `..`), and an error names the field and position.
+//! archive paths without `..`, every id, name and version a name of
+//! `model::names`), and an error names the field and position.
 
+use crate::model::names;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -104,7 +106,7 @@ pub struct ResultEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultVersion {
-    /// 1, 2, … in publishing order.
+    /// `1.0.0`, `2.0.0`, … in publishing order (a name, as every version).
     pub version: String,
     pub title: String,
     /// Its identifiers (systems), in order.
@@ -180,7 +182,9 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Index, IndexError> {
     Ok(index)
 }
 
-/// Checks what the types cannot say.
+/// Checks what the types cannot say. Every id, name and version becomes a
+/// folder name in the local copy, so each is a name (`model::names`)
+/// before anything else is read of it.
 fn check(index: &Index, bytes: &[u8], file: &str) -> Result<(), IndexError> {
     let text = String::from_utf8_lossy(bytes);
     let at = Located { text: &text, file };
@@ -193,50 +197,43 @@ fn check(index: &Index, bytes: &[u8], file: &str) -> Result<(), IndexError> {
         ));
     }
     for (i, p) in index.profiles.iter().enumerate() {
-        if !crate::profile::validate::is_valid_id(&p.id) {
-            return Err(at.error(
-                format!("profiles[{i}].id"),
-                &p.id,
-                format!("`{}` is not a profile id", p.id),
-                "ids are lower case letters, digits and `-`",
-            ));
-        }
+        at.id(format!("profiles[{i}].id"), &p.id, "profile")?;
         for (j, v) in p.versions.iter().enumerate() {
             let field = format!("profiles[{i}].versions[{j}]");
-            at.semver(&field, &v.version, "profile versions look like `1.2.0`")?;
+            at.version(&field, &v.version, Some("profile versions look like `1.2.0`"))?;
             at.archive(field, &v.archive, &v.engine)?;
         }
     }
     for (i, s) in index.suites.iter().enumerate() {
-        if !crate::profile::validate::is_valid_id(&s.id) {
-            return Err(at.error(
-                format!("suites[{i}].id"),
-                &s.id,
-                format!("`{}` is not a suite id", s.id),
-                "ids are lower case letters, digits and `-`",
-            ));
-        }
+        at.id(format!("suites[{i}].id"), &s.id, "suite")?;
         for (j, v) in s.versions.iter().enumerate() {
             let field = format!("suites[{i}].versions[{j}]");
-            at.semver(&field, &v.version, "suite versions look like `1.0.0`")?;
+            at.version(&field, &v.version, Some("suite versions look like `1.0.0`"))?;
             at.archive(field, &v.archive, &v.engine)?;
         }
     }
     for (i, r) in index.results.iter().enumerate() {
-        if crate::store::check_name(&r.name).is_err() {
-            return Err(at.error(
-                format!("results[{i}].name"),
-                &r.name,
-                format!("`{}` is not a result name", r.name),
-                "result names are one folder name, without `/` or `..`",
-            ));
+        let field = format!("results[{i}].name");
+        if let Err(e) = crate::store::check_name(&r.name) {
+            let why = match e {
+                crate::store::StoreError::BadName(_, why) => why,
+                e => e.to_string(),
+            };
+            let shown = names::shown(&r.name);
+            return Err(at.error(field, &r.name, format!("`{shown}` is not a result name: {why}"), NAME_HINT));
         }
         for (j, v) in r.versions.iter().enumerate() {
-            at.archive(format!("results[{i}].versions[{j}]"), &v.archive, &v.engine)?;
+            let field = format!("results[{i}].versions[{j}]");
+            at.version(&field, &v.version, None)?;
+            at.archive(field, &v.archive, &v.engine)?;
         }
     }
     Ok(())
 }
+
+/// The hint of every refused name.
+const NAME_HINT: &str = "names in an index become folder names here: one path component, not `.` or `..`, \
+    without `/`, `\\` or control characters, at most 100 bytes; this index is damaged or hostile";
 
 /// The index's text and file name: errors point at where a value is.
 struct Located<'a> {
@@ -251,13 +248,31 @@ impl Located<'_> {
         IndexError::Invalid { file: self.file.into(), line, col, field, msg, hint: hint.into() }
     }
 
-    /// `field.version` is semver.
-    fn semver(&self, field: &str, version: &str, hint: &str) -> Result<(), IndexError> {
+    /// A profile or suite id: a name, of the letters ids have.
+    fn id(&self, field: String, id: &str, kind: &str) -> Result<(), IndexError> {
+        let shown = names::shown(id);
+        if let Err(e) = names::check(id) {
+            return Err(self.error(field, id, format!("`{shown}` is not a {kind} id: {e}"), NAME_HINT));
+        }
+        if !crate::profile::validate::is_valid_id(id) {
+            let msg = format!("`{shown}` is not a {kind} id");
+            return Err(self.error(field, id, msg, "ids are lower case letters, digits, `-` and `_`"));
+        }
+        Ok(())
+    }
+
+    /// `field.version` is a name and, with a `semver` hint, semver.
+    fn version(&self, field: &str, version: &str, semver: Option<&str>) -> Result<(), IndexError> {
+        if let Err(e) = names::check(version) {
+            let msg = format!("`{}` is not a version: {e}", names::shown(version));
+            return Err(self.error(format!("{field}.version"), version, msg, NAME_HINT));
+        }
+        let Some(hint) = semver else { return Ok(()) };
         if semver::Version::parse(version).is_err() {
             return Err(self.error(
                 format!("{field}.version"),
                 version,
-                format!("`{version}` is not a version (semver)"),
+                format!("`{}` is not a version (semver)", names::shown(version)),
                 hint,
             ));
         }
@@ -271,7 +286,7 @@ impl Located<'_> {
             return Err(self.error(
                 format!("{field}.archive.sha256"),
                 &a.sha256,
-                format!("`{}` is not a SHA-256 (64 lower-case hex digits)", a.sha256),
+                format!("`{}` is not a SHA-256 (64 lower-case hex digits)", names::shown(&a.sha256)),
                 "the publisher's index is damaged; publish it again",
             ));
         }
@@ -287,7 +302,7 @@ impl Located<'_> {
             return Err(self.error(
                 format!("{field}.archive.path"),
                 &a.path,
-                format!("`{}` is not a relative path inside the repository", a.path),
+                format!("`{}` is not a relative path inside the repository", names::shown(&a.path)),
                 "archive paths are like `profiles/fio/fio-1.2.0.tar.gz`, without `..`",
             ));
         }
@@ -295,7 +310,7 @@ impl Located<'_> {
             return Err(self.error(
                 format!("{field}.engine"),
                 engine,
-                format!("`{engine}` is not a version"),
+                format!("`{}` is not a version", names::shown(engine)),
                 "write the oldest engine version that can use it, like `0.1.0`",
             ));
         }
@@ -303,21 +318,23 @@ impl Located<'_> {
     }
 }
 
-/// Line and column (1-based) of the first occurrence of `needle` in `text`.
+/// Line and column (1-based) of the first occurrence of `needle` in
+/// `text`: as a JSON string first (so `"1"` is not found in `"format": 1`,
+/// and control characters are found as the escapes JSON writes them in).
 fn position_of(text: &str, needle: &str) -> (usize, usize) {
-    let Some(at) = (!needle.is_empty()).then(|| text.find(needle)).flatten() else { return (1, 1) };
+    let quoted = serde_json::to_string(needle).unwrap_or_default();
+    let found = [quoted.as_str(), needle].into_iter().filter(|n| !n.is_empty()).find_map(|n| text.find(n));
+    let Some(at) = found else { return (1, 1) };
     let before = &text[..at];
     let line = before.matches('\n').count() + 1;
     let col = at - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
     (line, col)
 }
 
-/// A relative path of plain components (no `..`, no absolute path, no empty part).
+/// A relative path whose every component is a name (`model::names`): no
+/// `..`, no absolute path, no empty part.
 pub fn safe_relative(p: &str) -> bool {
-    !p.is_empty()
-        && !p.starts_with('/')
-        && !p.contains('\\')
-        && p.split('/').all(|c| !c.is_empty() && c != "." && c != ".." && !c.chars().any(char::is_control))
+    !p.is_empty() && p.split('/').all(|c| names::check(c).is_ok())
 }
 
 impl Index {
@@ -396,5 +413,63 @@ mod tests {
         let bad = g.replace("\"0000", "\"ZZ00");
         let e = parse(bad.as_bytes(), "index.json").unwrap_err();
         assert!(e.to_string().contains("sha256"), "{e}");
+    }
+
+    /// An index with one result whose version is `v` (JSON text).
+    fn with_result(name: &str, v: &str) -> String {
+        good().replacen(
+            "\n  ]\n}",
+            &format!(
+                "\n  ],\n  \"results\": [\n    {{\"name\": {name}, \"versions\": [\n      {{\"version\": \"1.0.0\", \"title\": \"R\", \"identifiers\": [], \"results\": 0,\n       \"archive\": {{\"path\": \"results/r/r-1.tar.gz\", \"sha256\": \"{z}\", \"size\": 1}}, \"engine\": \"0.1.0\"}},\n      {{\"version\": {v}, \"title\": \"R\", \"identifiers\": [], \"results\": 0,\n       \"archive\": {{\"path\": \"results/r/r-2.tar.gz\", \"sha256\": \"{z}\", \"size\": 1}}, \"engine\": \"0.1.0\"}}\n    ]}}\n  ]\n}}",
+                z = "0".repeat(64)
+            ),
+            1,
+        )
+    }
+
+    #[test]
+    fn every_name_is_one_path_component() {
+        assert!(parse(with_result("\"r\"", "\"2.0.0\"").as_bytes(), "i").is_ok());
+        for (name, v, field, want) in [
+            ("\"r\"", "\"x/../../../../var/tmp/bait\"", "results[0].versions[1].version", "contains `/`"),
+            ("\"r\"", "\"..\"", "results[0].versions[1].version", "is `..`"),
+            ("\"r\"", "\"2\\u001b]0;x\"", "results[0].versions[1].version", "control character U+001B"),
+            ("\"r\"", "\"\"", "results[0].versions[1].version", "it is empty"),
+            ("\"../r\"", "\"2\"", "results[0].name", "contains `/`"),
+            ("\"r\\u0000\"", "\"2\"", "results[0].name", "control character U+0000"),
+        ] {
+            let text = with_result(name, v);
+            let e = parse(text.as_bytes(), "index.json").unwrap_err();
+            let s = e.to_string();
+            assert!(s.contains(&format!(": {field}: ")) && s.contains(want), "{name} {v}: {s}");
+            assert!(!s.contains('\u{1b}') && !s.contains('\0'), "shown escaped: {s:?}");
+            assert!(e.hint().contains("one path component"), "{}", e.hint());
+        }
+        // The position is the value's, found through the escape JSON writes.
+        let text = with_result("\"r\"", "\"2\\u001b\"");
+        let IndexError::Invalid { line, col, .. } = parse(text.as_bytes(), "i").unwrap_err() else { panic!() };
+        let at = text.lines().nth(line - 1).unwrap();
+        assert!(at[col - 1..].starts_with("\"2\\u001b\""), "{line}:{col} {at}");
+
+        let g = good();
+        for (from, to, field) in [
+            ("\"id\": \"fio\"", "\"id\": \"../fio\"", "profiles[0].id"),
+            ("\"version\": \"1.2.0\"", "\"version\": \"1.2.0/..\"", "profiles[0].versions[0].version"),
+            (
+                "\"version\": \"1.2.0\"",
+                &format!("\"version\": \"1.2.0-{}\"", "a".repeat(100)),
+                "profiles[0].versions[0].version",
+            ),
+        ] {
+            let e = parse(g.replacen(from, to, 1).as_bytes(), "index.json").unwrap_err().to_string();
+            assert!(e.contains(&format!(": {field}: ")), "{to}: {e}");
+        }
+        let suite = g.replacen("\"profiles\"", "\"suites\"", 1).replacen("\"id\": \"fio\"", "\"id\": \"a\\\\b\"", 1);
+        let suite = suite.replace(
+            ", \"test_type\": \"disk\", \"executor\": \"external\", \"programs\": [\"fio\"]",
+            ", \"tests\": 1",
+        );
+        let e = parse(suite.as_bytes(), "index.json").unwrap_err().to_string();
+        assert!(e.contains("suites[0].id: `a\\b` is not a suite id: it contains `\\`"), "{e}");
     }
 }

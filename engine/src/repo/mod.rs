@@ -52,6 +52,9 @@ pub enum RepoError {
     Size { what: String, expected: u64, found: u64 },
     #[error("{what}: {source}")]
     Pack { what: String, source: pack::PackError },
+    /// An index entry whose id, name or version cannot be a folder name.
+    #[error("{what} `{name}` cannot name a folder: {source}")]
+    Name { what: String, name: String, source: crate::model::names::NameError },
     #[error("{what} needs engine {needs} or newer (this is {this})")]
     TooNew { what: String, needs: String, this: String },
     #[error("{what} is not in the local copy of `{repo}`, and {source}")]
@@ -83,6 +86,15 @@ impl RepoError {
                 "the repository's files do not match its signed index: a server or mirror changed them".into()
             }
             RepoError::TooNew { .. } => "upgrade engine".into(),
+            RepoError::Name { source, .. } => format!(
+                "{}; the copy was synced from a damaged or hostile index: `engine repo update` checks it again",
+                source.hint()
+            ),
+            RepoError::Pack { source: pack::PackError::Refused(_), .. } => {
+                "the archive is the one the index names (its sha256 matches), but what it holds is not \
+                what engine unpacks: tell the publisher; nothing of it was kept"
+                    .into()
+            }
             RepoError::Offline { .. } => "try again when the repository is reachable".into(),
             _ => return None,
         })
@@ -237,12 +249,16 @@ fn read_local(dir: &Path) -> Result<(Index, State), RepoError> {
     Ok((index, state))
 }
 
-/// Checks a name for `engine repo add`: one plain word that starts no other
-/// kind of reference and names no built-in profile or suite.
+/// Checks a name for `engine repo add`: a name (`model::names`) and one
+/// plain word that starts no other kind of reference and names no built-in
+/// profile or suite.
 pub fn check_name(name: &str, builtin: &[String]) -> Result<(), RepoError> {
-    let bad = |why: String| Err(RepoError::BadName { name: name.to_string(), why });
+    let bad = |why: String| Err(RepoError::BadName { name: crate::model::names::shown(name), why });
     if name.contains('/') {
         return bad("it contains `/`, which separates the repository from what it holds (`NAME/fio`)".into());
+    }
+    if let Err(e) = crate::model::names::check(name) {
+        return bad(e.to_string());
     }
     if name.is_empty() || name.len() > 64 {
         return bad("it must be 1 to 64 characters".into());

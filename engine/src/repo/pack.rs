@@ -1,8 +1,8 @@
 //! Packing folders into reproducible `.tar.gz` archives (the same files give
 //! the same bytes: sorted entries, one fixed mtime, owner 0, no user names,
-//! modes 0644/0755, a gzip header without time or name). Links and special
-//! files are refused. Unpacking is the install module's safe extraction
-//! (see `sync`).
+//! modes 0644/0755, a gzip header without time or name). Links, special
+//! files and file names that are not names (`model::names`) are refused.
+//! Unpacking is the install module's safe extraction (see `sync`).
 
 use flate2::Compression;
 use std::io::{self, Write};
@@ -19,11 +19,14 @@ pub enum PackError {
     Read { path: PathBuf, source: io::Error },
     #[error("{path} is a {kind}; a repository archive holds only plain files and folders")]
     NotPlain { path: PathBuf, kind: &'static str },
+    /// Every file unpacks under the name it has here, on every user's machine.
+    #[error("{}: its name cannot be a file name: {source}", path.display())]
+    BadName { path: PathBuf, source: crate::model::names::NameError },
     #[error("the archive is damaged: {0}")]
     Damaged(String),
-    /// Safe extraction refused it (traversal, a link, a device).
-    #[error("{0}")]
-    Refused(String),
+    /// Safe extraction refused it (traversal, a link, a device, its size).
+    #[error(transparent)]
+    Refused(crate::install::extract::ExtractError),
 }
 
 /// Files of `dir` (relative paths, sorted), folders included, dot-files left out.
@@ -39,6 +42,9 @@ fn walk(dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Pa
             continue;
         }
         let path = dir.join(&name);
+        if let Err(source) = crate::model::names::check(&name.to_string_lossy()) {
+            return Err(PackError::BadName { path, source });
+        }
         let meta = std::fs::symlink_metadata(&path).map_err(|source| PackError::Read { path: path.clone(), source })?;
         let r = rel.join(&name);
         let ft = meta.file_type();
@@ -144,10 +150,21 @@ mod tests {
         let out = d.path().join("out");
         std::fs::create_dir(&out).unwrap();
         std::fs::write(d.path().join("a.tar.gz"), &a).unwrap();
-        crate::install::extract::extract(&d.path().join("a.tar.gz"), "a", crate::install::extract::Format::TarGz, &out)
+        use crate::install::extract;
+        extract::extract(&d.path().join("a.tar.gz"), "a", extract::Format::TarGz, &out, &extract::Limits::DOWNLOADS)
             .unwrap();
         assert_eq!(std::fs::read_to_string(out.join("p/profile.yaml")).unwrap(), "id: p\n");
         assert!(std::fs::metadata(out.join("p/sub/run.sh")).unwrap().permissions().mode() & 0o100 != 0);
         assert!(!out.join("p/.swp").exists(), "dot-files are left out");
+    }
+
+    #[test]
+    fn a_file_whose_name_is_no_name_is_not_packed() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("ok.yaml"), "x").unwrap();
+        std::fs::write(d.path().join("a\\b"), "x").unwrap();
+        let e = pack_dir(d.path(), "p").unwrap_err();
+        assert!(matches!(e, PackError::BadName { .. }), "{e}");
+        assert!(e.to_string().contains("it contains `\\`"), "{e}");
     }
 }

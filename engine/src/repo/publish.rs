@@ -257,6 +257,16 @@ fn publish_suites(o: &Options, index: &mut Index, engine: &str, changes: &mut Ve
         found = true;
         let s = crate::profile::load::suite_from_path(&file).map_err(|e| RepoError::Publish(e.to_string()))?;
         let version = s.suite.version.clone().unwrap_or_else(|| "1.0.0".to_string());
+        // What every user's `repo add` would refuse is refused here, where it can be fixed.
+        if !crate::profile::validate::is_valid_id(&s.id) || crate::model::names::check(&version).is_err() {
+            return Err(RepoError::Publish(format!(
+                "{}: `{}@{}` cannot be published: a suite's file name is its id (lower-case letters, digits, \
+                 `-` and `_`) and its version a name of at most 100 bytes",
+                file.display(),
+                crate::model::names::shown(&s.id),
+                crate::model::names::shown(&version)
+            )));
+        }
         let text = std::fs::read(&file).map_err(|e| RepoError::Read { path: file.clone(), msg: e.to_string() })?;
         let bytes = pack::pack(&[], &[pack::Item { path: format!("{}.yaml", s.id), bytes: text, executable: false }])
             .map_err(|source| RepoError::Pack { what: file.display().to_string(), source })?;

@@ -12,6 +12,8 @@ use super::pack::PackError;
 use super::sign::{self, PublicKey};
 use super::{Local, RepoConf, RepoError, State};
 use crate::install::download::Settings;
+use crate::install::extract;
+use crate::model::names;
 use crate::store::write_atomic;
 use crate::sys::hash::sha256_hex;
 use crate::sys::time::unix_secs as now_secs;
@@ -58,26 +60,37 @@ impl Kind {
     }
 }
 
-/// Where `id@version` of `kind` unpacks in the local copy `dir`.
-pub fn unpacked_dir(dir: &Path, kind: Kind, id: &str, version: &str) -> PathBuf {
-    dir.join(kind.folder()).join(format!("{id}@{version}"))
+/// Where `id@version` of `kind` unpacks in the local copy `dir`. Both are
+/// names (`model::names`): the index was checked when it was synced, and
+/// they are checked again here, where they become a path (a copy synced by
+/// an older engine was not checked as closely).
+pub fn unpacked_dir(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
+    let bad = |field: &str, name: &str, source| RepoError::Name {
+        what: format!("{} {field}", kind.word()),
+        name: names::shown(name),
+        source,
+    };
+    names::check(id).map_err(|e| bad(if kind == Kind::Result { "name" } else { "id" }, id, e))?;
+    names::check(version).map_err(|e| bad("version", version, e))?;
+    Ok(dir.join(kind.folder()).join(format!("{id}@{version}")))
 }
 
 /// The main file of an unpacked entry.
-pub fn main_file(dir: &Path, kind: Kind, id: &str, version: &str) -> PathBuf {
-    let d = unpacked_dir(dir, kind, id, version);
-    match kind {
+pub fn main_file(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
+    let d = unpacked_dir(dir, kind, id, version)?;
+    Ok(match kind {
         Kind::Profile => d.join(id).join("profile.yaml"),
         Kind::Suite => d.join(format!("{id}.yaml")),
         Kind::Result => d.join("result.json"),
-    }
+    })
 }
 
 /// Whether the entry is unpacked from the archive the index names.
 fn is_current(dir: &Path, kind: Kind, id: &str, version: &str, a: &Archive) -> bool {
-    let d = unpacked_dir(dir, kind, id, version);
-    std::fs::read_to_string(d.join(".sha256")).is_ok_and(|s| s.trim() == a.sha256)
-        && main_file(dir, kind, id, version).is_file()
+    let (Ok(d), Ok(main)) = (unpacked_dir(dir, kind, id, version), main_file(dir, kind, id, version)) else {
+        return false;
+    };
+    std::fs::read_to_string(d.join(".sha256")).is_ok_and(|s| s.trim() == a.sha256) && main.is_file()
 }
 
 /// Fetches, verifies and unpacks one archive into the local copy `dir`.
@@ -90,6 +103,7 @@ fn fetch_archive(
     a: &Archive,
     engine: &str,
 ) -> Result<(), RepoError> {
+    let final_dir = unpacked_dir(dir, kind, id, version)?;
     let what = format!("{} {id}@{version} ({})", kind.word(), source.url_of(&a.path));
     super::check_engine(&what, engine)?;
     let bytes = match source.get_bytes(&a.path, a.size.clamp(1, index::MAX_ARCHIVE_BYTES)) {
@@ -110,7 +124,7 @@ fn fetch_archive(
     std::fs::create_dir_all(&parent).map_err(|source| RepoError::Write { path: parent.clone(), source })?;
     let tmp = parent.join(format!(".tmp-{id}@{version}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let files = unpack(&bytes, &tmp, &what)?;
+    let files = unpack(&bytes, &tmp, &what, &a.path)?;
     let expected = match kind {
         Kind::Profile => format!("{id}/profile.yaml"),
         Kind::Suite => format!("{id}.yaml"),
@@ -131,7 +145,6 @@ fn fetch_archive(
         });
     }
     write(&tmp.join(".sha256"), format!("{}\n", a.sha256).as_bytes())?;
-    let final_dir = unpacked_dir(dir, kind, id, version);
     if final_dir.exists() {
         std::fs::remove_dir_all(&final_dir).map_err(|source| RepoError::Write { path: final_dir.clone(), source })?;
     }
@@ -139,18 +152,28 @@ fn fetch_archive(
     Ok(())
 }
 
+/// How much a repository archive may unpack to: it holds a profile's
+/// folder, a suite or a result file (engine reads none larger than 64 MiB),
+/// all of which compress far less than 100 times.
+pub const UNPACK_LIMITS: extract::Limits = extract::Limits {
+    max_bytes: crate::store::MAX_RESULT_BYTES,
+    max_ratio: 100,
+    note: "a repository archive holds a profile, a suite or a result, never this much: it is damaged or hostile",
+};
+
 /// Unpacks verified archive bytes into the new folder `tmp` with the install
-/// module's safe extraction (the same path-traversal and link checks as
-/// downloads); returns the files in it, relative. On a refusal nothing stays.
-fn unpack(bytes: &[u8], tmp: &Path, what: &str) -> Result<Vec<String>, RepoError> {
-    use crate::install::extract;
+/// module's safe extraction (the same path-traversal, link, device and mode
+/// checks as downloads, within [`UNPACK_LIMITS`]); returns the files in it,
+/// relative. On a refusal nothing stays.
+fn unpack(bytes: &[u8], tmp: &Path, what: &str, rel: &str) -> Result<Vec<String>, RepoError> {
     let r = (|| {
         std::fs::create_dir_all(tmp).map_err(|source| RepoError::Write { path: tmp.to_path_buf(), source })?;
         let file = tmp.with_extension("tar.gz");
         write(&file, bytes)?;
-        let r = extract::extract(&file, what, extract::Format::TarGz, tmp);
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let r = extract::extract(&file, name, extract::Format::TarGz, tmp, &UNPACK_LIMITS);
         let _ = std::fs::remove_file(&file);
-        r.map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Refused(e.to_string()) })?;
+        r.map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Refused(e) })?;
         let mut files = Vec::new();
         walk(tmp, Path::new(""), &mut files)
             .map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Damaged(e) })?;
@@ -162,13 +185,17 @@ fn unpack(bytes: &[u8], tmp: &Path, what: &str) -> Result<Vec<String>, RepoError
     r
 }
 
-/// Files under `dir` (relative); a link is refused (engine never packs one).
+/// Files under `dir` (relative); a link, or a file whose name is not a name
+/// (`model::names`), is refused (engine never packs one).
 fn walk(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), String> {
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for e in rd {
         let e = e.map_err(|e| e.to_string())?;
         let ft = e.file_type().map_err(|e| e.to_string())?;
         let r = rel.join(e.file_name());
+        if let Err(why) = names::check(&e.file_name().to_string_lossy()) {
+            return Err(format!("`{}` is not a file name: {why}", names::shown(&r.to_string_lossy())));
+        }
         if ft.is_symlink() {
             return Err(format!("`{}` is a link; repository archives hold only files and folders", r.display()));
         } else if ft.is_dir() {
@@ -253,6 +280,9 @@ fn write_copy(dir: &Path, bytes: &[u8], sig: Option<&str>, state: &State) -> Res
 /// `engine repo add`: the first sync into a new local copy, then the
 /// registry entry. Nothing stays when it fails.
 pub fn add(root: &Path, conf: &RepoConf, settings: &Settings) -> Result<Synced, RepoError> {
+    if let Err(e) = names::check(&conf.name) {
+        return Err(RepoError::BadName { name: names::shown(&conf.name), why: e.to_string() });
+    }
     if root.join(&conf.name).exists() || super::Repos::load(root).confs()?.iter().any(|c| c.name == conf.name) {
         return Err(RepoError::Exists(conf.name.clone()));
     }
@@ -348,5 +378,61 @@ pub fn ensure(local: &Local, kind: Kind, id: &str, version: &str, settings: &Set
             e => e,
         })?;
     }
-    Ok(main_file(&local.dir, kind, id, version))
+    main_file(&local.dir, kind, id, version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_an_unchecked_copy_never_become_paths() {
+        let d = Path::new("/e/repos/team");
+        assert_eq!(unpacked_dir(d, Kind::Result, "r", "1.0.0").unwrap(), d.join("results/r@1.0.0"));
+        assert_eq!(main_file(d, Kind::Profile, "fio", "1.2.0").unwrap(), d.join("profiles/fio@1.2.0/fio/profile.yaml"));
+        for (id, version, want) in [
+            ("r", "x/../../../../var/tmp/bait", "result version `x/../../../../var/tmp/bait` cannot name a folder"),
+            ("../../x", "1", "result name `../../x` cannot name a folder: it contains `/`"),
+            ("r", "..", "it is `..`"),
+            ("r\u{1b}[2J", "1", "result name `r\\u{1b}[2J`"),
+        ] {
+            let e = unpacked_dir(d, Kind::Result, id, version).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+            assert!(main_file(d, Kind::Result, id, version).is_err());
+            let a = Archive { path: "x".into(), sha256: "0".repeat(64), size: 1 };
+            assert!(!is_current(d, Kind::Result, id, version, &a));
+        }
+        let e = unpacked_dir(d, Kind::Suite, "a/b", "1").unwrap_err().to_string();
+        assert!(e.starts_with("suite id `a/b`"), "{e}");
+    }
+
+    /// A local copy whose index an older engine took without the name
+    /// checks: asking for the hostile version writes nothing anywhere.
+    #[test]
+    fn ensure_refuses_a_hostile_version_in_an_old_copy() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("repos/team");
+        std::fs::create_dir_all(&dir).unwrap();
+        let archive = Archive { path: "results/r/r.tar.gz".into(), sha256: "0".repeat(64), size: 1 };
+        let version = index::ResultVersion {
+            version: "x/../../../../escaped".into(),
+            title: String::new(),
+            identifiers: Vec::new(),
+            results: 0,
+            archive,
+            engine: "0.1.0".into(),
+        };
+        let index = Index {
+            format: index::FORMAT,
+            results: vec![index::ResultEntry { name: "r".into(), versions: vec![version] }],
+            ..Index::default()
+        };
+        let conf = RepoConf { name: "team".into(), url: home.path().display().to_string(), key: None, insecure: true };
+        let local = Local { conf, dir: dir.clone(), index, state: State::default() };
+        let e = ensure(&local, Kind::Result, "r", "x/../../../../escaped", &Settings::default()).unwrap_err();
+        assert!(matches!(e, RepoError::Name { .. }), "{e}");
+        assert!(e.to_string().contains("result version `x/../../../../escaped` cannot name a folder"), "{e}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written in the copy");
+        assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 1, "nor beside it");
+    }
 }

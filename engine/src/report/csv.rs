@@ -1,23 +1,16 @@
 //! CSV: the system table, then one row per test with one column per
-//! identifier, followed by each identifier's SE, N and raw trials.
+//! identifier, followed by each identifier's SE, N and raw trials. Every
+//! cell goes through `sys::text::csv_cell`: no text opens as a formula.
 
 use super::{Exporter, View};
 use crate::model::result::ResultFile;
+use crate::sys::text::csv_cell;
+use crate::units::exact;
 
 pub struct Csv;
 
-/// Quotes a field when it holds a comma, a quote or a line break.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
 fn row(cells: &[String]) -> String {
-    cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\n"
-}
-
-/// Shortest text that reads back as the same number.
-pub fn num(v: f64) -> String {
-    format!("{v}")
+    cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",") + "\n"
 }
 
 impl Exporter for Csv {
@@ -49,13 +42,13 @@ impl Exporter for Csv {
             };
             let mut cells =
                 vec![title, t.description.clone(), t.unit.clone(), format!("{:?}", t.proportion).to_uppercase()];
-            cells.extend(es.iter().map(|e| e.map(|e| num(e.value)).unwrap_or_default()));
+            cells.extend(es.iter().map(|e| e.map(|e| exact(e.value)).unwrap_or_default()));
             for e in es {
                 match e {
                     Some(e) => cells.extend([
-                        e.se.map(num).unwrap_or_default(),
+                        e.se.map(exact).unwrap_or_default(),
                         e.n.to_string(),
-                        e.trials.iter().map(|v| num(*v)).collect::<Vec<_>>().join(":"),
+                        e.trials.iter().map(|v| exact(*v)).collect::<Vec<_>>().join(":"),
                     ]),
                     None => cells.extend([String::new(), String::new(), String::new()]),
                 }
@@ -77,16 +70,16 @@ fn comparisons(out: &mut String, r: &ResultFile, view: &View) {
     let head = ["Test", "Result", "Identifier", "Ratio", "Ratio 95% Low", "Ratio 95% High", "Change %", "p", "Verdict"];
     out.push_str(&row(&head.map(String::from)));
     for c in &records {
-        let (lo, hi) = c.ratio_ci.map(|[l, h]| (num(l), num(h))).unwrap_or_default();
+        let (lo, hi) = c.ratio_ci.map(|[l, h]| (exact(l), exact(h))).unwrap_or_default();
         out.push_str(&row(&[
             c.test.clone(),
             c.result.clone(),
             c.identifier.clone(),
-            num(c.ratio),
+            exact(c.ratio),
             lo,
             hi,
-            num(c.change_pct),
-            c.p_value.map(num).unwrap_or_default(),
+            exact(c.change_pct),
+            c.p_value.map(exact).unwrap_or_default(),
             c.verdict.clone(),
         ]));
     }

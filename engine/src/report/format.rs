@@ -1,12 +1,12 @@
 //! What the human-facing reports print next to a value (numbers themselves
 //! are formatted by `crate::units`).
 
-use crate::units::number;
+use crate::units::{fixed, number};
 
 /// `SE +/- 0.41, N = 7`, or `N = 1` when there is no spread to report.
 pub fn se_text(se: Option<f64>, n: usize, decimals: usize) -> String {
     match se {
-        Some(se) => format!("SE +/- {:.*}, N = {n}", decimals.max(2), se),
+        Some(se) => format!("SE +/- {}, N = {n}", fixed(se, decimals.max(2))),
         None => format!("N = {n}"),
     }
 }

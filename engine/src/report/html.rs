@@ -15,8 +15,10 @@ use std::fmt::Write;
 
 pub struct Html;
 
+/// Text for HTML: markup escaped, and controls (which XML forbids and a
+/// terminal would act on, should the page be read there) as visible escapes.
 pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    crate::sys::text::xml(s)
 }
 
 /// Appends JSON for a `<script>` element: no `<`, `>` or `&` at all (JSON
@@ -377,7 +379,8 @@ fn comparison(
         for (i, s) in &a.notable {
             let t = &r.results[*i];
             h.push_str(&format!(
-                "<tr><td>{s:.2}x</td><td>{}: {} ({})</td></tr>",
+                "<tr><td>{}x</td><td>{}: {} ({})</td></tr>",
+                crate::units::fixed(*s, 2),
                 esc(&t.title),
                 esc(&t.description),
                 esc(&t.unit)
@@ -393,7 +396,7 @@ fn push_data(h: &mut String, data: Data) {
     // Freed before the page grows by the JSON: large comparisons are large.
     drop(data);
     h.push_str("<script type=\"application/json\" id=\"data\">");
-    push_script_json(h, &json);
+    push_script_json(h, &crate::sys::text::json(&json));
     h.push_str("</script>");
 }
 

@@ -1,6 +1,8 @@
 //! The result file itself, pretty-printed; with `--baseline ID`, each
 //! identifier's comparison against it too (`comparisons[]`). Without one the
-//! output is the stored file, byte for byte as `result.json` holds it.
+//! output is the stored file, byte for byte as `result.json` holds it —
+//! but for DEL, C1 and bidi controls, written as `\uXXXX` escapes (the same
+//! value; `sys::text::json`) so the output is inert on a terminal.
 
 use super::{Exporter, View};
 use crate::model::result::ResultFile;
@@ -17,8 +19,7 @@ impl Exporter for Json {
             with = ResultFile { comparisons: found, ..result.clone() };
             &with
         };
-        let mut s = serde_json::to_string_pretty(result).expect("result files serialize");
-        s.push('\n');
-        s
+        let s = serde_json::to_string_pretty(result).expect("result files serialize");
+        crate::sys::text::json(&s).into_owned() + "\n"
     }
 }

@@ -1,18 +1,17 @@
 //! Markdown: the system table (one column per identifier), the results table
-//! with mean ± SE (N), the overall means, and the verdicts against the baseline.
+//! with mean ± SE (N), the overall means, and the verdicts against the
+//! baseline. Every text goes through `sys::text::markdown`: no markup or
+//! table syntax of a profile's or a result's reaches the renderer.
 
 use super::view::Analysis;
 use super::{Exporter, View};
 use crate::analysis::Matrix;
 use crate::model::result::ResultFile;
-use crate::units::decimals_for;
+use crate::sys::text::markdown as cell;
+use crate::units::{decimals_for, fixed};
 use std::fmt::Write;
 
 pub struct Markdown;
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
 
 impl Exporter for Markdown {
     fn export(&self, r: &ResultFile, view: &View) -> String {
@@ -20,7 +19,7 @@ impl Exporter for Markdown {
         let a = super::view::analyze_matrix(r, &m, view);
         let mut out = format!("# {}\n\n", cell(&r.title));
         if !r.description.is_empty() {
-            writeln!(out, "{}\n", r.description).unwrap();
+            writeln!(out, "{}\n", cell(&r.description)).unwrap();
         }
         if !r.systems.is_empty() {
             systems(&mut out, r);
@@ -60,8 +59,8 @@ fn results(out: &mut String, r: &ResultFile, m: &Matrix) {
             .iter()
             .map(|e| match e {
                 Some(e) => match e.se {
-                    Some(se) => format!("{:.dec$} ± {:.*} (N = {})", e.value, dec.max(2), se, e.n),
-                    None => format!("{:.dec$} (N = {})", e.value, e.n),
+                    Some(se) => format!("{} ± {} (N = {})", fixed(e.value, dec), fixed(se, dec.max(2)), e.n),
+                    None => format!("{} (N = {})", fixed(e.value, dec), e.n),
                 },
                 None => "—".into(),
             })
@@ -93,7 +92,7 @@ fn comparison(out: &mut String, r: &ResultFile, a: &Analysis) {
         .unwrap();
         writeln!(out, "| Identifier | Geometric mean | Wins | Losses |\n|---|---:|---:|---:|").unwrap();
         for ((id, v), w) in g.iter().zip(&a.wins) {
-            writeln!(out, "| {} | {v:.4} | {} | {} |", cell(id), w.wins, w.losses).unwrap();
+            writeln!(out, "| {} | {} | {} | {} |", cell(id), fixed(*v, 4), w.wins, w.losses).unwrap();
         }
     }
     if let Some(b) = &a.baseline
@@ -110,9 +109,9 @@ fn comparison(out: &mut String, r: &ResultFile, a: &Analysis) {
                     cell(&t.title),
                     cell(&t.description),
                     cell(id),
-                    c.change_text(),
-                    c.stats_text(),
-                    c.ratio_text(),
+                    cell(&c.change_text()),
+                    cell(&c.stats_text()),
+                    cell(&c.ratio_text()),
                     c.verdict
                 )
                 .unwrap();

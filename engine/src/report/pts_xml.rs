@@ -1,21 +1,20 @@
 //! A PTS `composite.xml` that the Phoronix Test Suite reads back: systems with
 //! their Hardware/Software lines and notes, results with Value and RawString.
+//! Text goes through `sys::text::xml`: well-formed whatever a field holds.
 
 use super::{Exporter, View};
 use crate::model::result::ResultFile;
+use crate::sys::text::xml as esc;
+use crate::units::{SCIENTIFIC_FROM, exact};
 use std::fmt::Write;
 
 pub struct PtsXml;
 
-/// Escapes text for XML element content.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 fn num(v: f64) -> String {
-    // PTS prints up to 2–3 decimals; keep 3 so values read back unchanged.
-    let r = (v * 1000.0).round() / 1000.0;
-    format!("{r}")
+    // PTS prints up to 2–3 decimals; keep 3 so values read back unchanged
+    // (not where values are scientific: moot there, and ×1000 overflows).
+    let r = if v.abs() < SCIENTIFIC_FROM { (v * 1000.0).round() / 1000.0 } else { v };
+    exact(r)
 }
 
 /// `2026-11-30T00:37:12Z` → `2026-11-30 00:37:12`.

@@ -5,6 +5,7 @@
 use super::{Exporter, View};
 use crate::analysis::gate;
 use crate::model::result::ResultFile;
+use crate::sys::text::markdown as cell;
 use std::fmt::Write;
 
 pub struct Summary;
@@ -17,13 +18,9 @@ fn line(r: &ResultFile, c: &gate::Change<'_>) -> String {
         cell(&t.title),
         cell(t.what()),
         cell(c.identifier),
-        k.ratio_text(),
+        cell(&k.ratio_text()),
         k.change_pct
     )
-}
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 impl Exporter for Summary {
@@ -32,7 +29,7 @@ impl Exporter for Summary {
         let pct = view.gate_pct();
         let g = gate::gate(&a.comparisons, pct);
         let baseline = a.baseline.clone().unwrap_or_default();
-        let mut out = format!("### {}: against `{}`\n\n", cell(&r.title), cell(&baseline));
+        let mut out = format!("### {}: against {}\n\n", cell(&r.title), cell(&baseline));
         if a.comparisons.is_empty() {
             out.push_str("Nothing to compare: one identifier.\n");
             return out;

@@ -54,8 +54,10 @@ pub struct Chart {
     pub bars: Vec<Bar>,
 }
 
-/// Text for XML: markup escaped, and characters XML 1.0 cannot hold (most
-/// control characters) replaced, so any identifier yields a valid document.
+/// Text for XML: markup escaped, line breaks and tabs as spaces (a chart's
+/// text is one line), and characters XML 1.0 cannot hold (most control
+/// characters) as visible escapes (`sys::text`), so any identifier yields a
+/// valid document.
 pub fn esc(s: &str) -> String {
     Esc(s).to_string()
 }
@@ -68,13 +70,8 @@ impl std::fmt::Display for Esc<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for c in self.0.chars() {
             match c {
-                '&' => f.write_str("&amp;")?,
-                '<' => f.write_str("&lt;")?,
-                '>' => f.write_str("&gt;")?,
-                '"' => f.write_str("&quot;")?,
                 '\t' | '\n' | '\r' => f.write_char(' ')?,
-                c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => f.write_char('\u{FFFD}')?,
-                c => f.write_char(c)?,
+                c => crate::sys::text::write_xml_char(f, c)?,
             }
         }
         Ok(())
@@ -467,7 +464,7 @@ mod tests {
             .filter(|n| n.has_tag_name("text"))
             .map(|n| n.children().filter(|c| c.is_text()).filter_map(|c| c.text()).collect())
             .collect();
-        assert_eq!(texts[0], "a < b & \"c\"\u{FFFD}");
+        assert_eq!(texts[0], "a < b & \"c\"\\x01");
         assert_eq!(texts[3], "<!--<script>x</script>");
         assert_eq!(texts[5], format!("{}…", "x".repeat(33)));
         // The cut label keeps its full text as a tooltip.

@@ -3,6 +3,7 @@
 //! what differs from one identifier to the next.
 
 use crate::model::result::ResultFile;
+use crate::sys::text::one_line;
 
 /// One field of the system table.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,30 +76,32 @@ pub fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
 }
 
 /// The table as text: shared values once, differing ones per identifier,
-/// then the changes.
+/// then the changes; every field one line (a shared result's fields are
+/// anyone's text).
 pub fn text(r: &ResultFile) -> String {
     let mut out = String::new();
     if r.systems.is_empty() {
         return out;
     }
-    let ids: Vec<&str> = r.systems.iter().map(|s| s.identifier.as_str()).collect();
+    let ids: Vec<String> = r.systems.iter().map(|s| one_line(&s.identifier).into_owned()).collect();
     out.push_str(&format!("Systems: {}\n\n", ids.join(" | ")));
     let rows = table(r);
-    let kw = rows.iter().map(|row| row.key.len()).max().unwrap_or(0);
+    let kw = rows.iter().map(|row| one_line(&row.key).chars().count()).max().unwrap_or(0);
     let iw = ids.iter().map(|i| i.chars().count()).max().unwrap_or(0);
     for row in &rows {
+        let key = one_line(&row.key);
         if row.uniform() {
-            out.push_str(&format!("  {:kw$}  {}\n", row.key, row.values[0].as_deref().unwrap_or("unknown")));
+            out.push_str(&format!("  {key:kw$}  {}\n", one_line(row.values[0].as_deref().unwrap_or("unknown"))));
         } else {
             for (j, (id, v)) in ids.iter().zip(&row.values).enumerate() {
-                let key = if j == 0 { row.key.as_str() } else { "" };
-                out.push_str(&format!("  {key:kw$}  {id:iw$}  {}\n", v.as_deref().unwrap_or("not recorded")));
+                let key = if j == 0 { key.as_ref() } else { "" };
+                out.push_str(&format!("  {key:kw$}  {id:iw$}  {}\n", one_line(v.as_deref().unwrap_or("not recorded"))));
             }
         }
     }
     for (id, lines) in changes(r) {
         for l in lines {
-            out.push_str(&format!("\n{id}: {l}"));
+            out.push_str(&format!("\n{}: {}", one_line(&id), one_line(&l)));
         }
     }
     out.push('\n');
@@ -110,10 +113,10 @@ pub fn text(r: &ResultFile) -> String {
 /// `engine system-info` and the result file.
 pub fn brief(s: &crate::model::result::System) -> String {
     const KEYS: [&str; 7] = ["Processor", "Memory", "Disk", "OS", "Kernel", "File-System", "Disk Notes"];
-    let mut out = format!("{}\n", s.identifier);
+    let mut out = format!("{}\n", one_line(&s.identifier));
     for k in KEYS {
         if let Some(v) = s.hardware.get(k).or_else(|| s.software.get(k)).or_else(|| s.notes.get(k)) {
-            out.push_str(&format!("  {k:12} {v}\n"));
+            out.push_str(&format!("  {k:12} {}\n", one_line(v)));
         }
     }
     out

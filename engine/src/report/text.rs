@@ -2,14 +2,17 @@
 //! the unit and proportion, and a bar per identifier with `SE +/- x, N = n`
 //! (the layout of PTS's text results, seed 003); then, with several
 //! identifiers, the overall means, wins and losses, notable results, and
-//! which differences against the baseline are significant.
+//! which differences against the baseline are significant. Titles, labels
+//! and units are written as one line each and every control character as
+//! a visible escape (`sys::text`): a result file may come from anyone.
 
 use super::format::se_text;
 use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
 use crate::model::result::{ResultFile, TestResult};
-use crate::units::decimals_for;
+use crate::sys::text::{one_line, terminal};
+use crate::units::{decimals_for, fixed};
 use std::fmt::Write;
 
 pub struct Text {
@@ -26,22 +29,23 @@ struct Bar<'a> {
 
 /// Bars scaled to the largest value and the width, labels padded with dots.
 fn bars(out: &mut String, rows: &[Bar<'_>], width: usize, decimals: usize) {
-    let name_w = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(0);
+    let labels: Vec<_> = rows.iter().map(|r| one_line(r.label)).collect();
+    let name_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     let max = rows.iter().filter_map(|r| r.value).map(f64::abs).fold(0.0, f64::max);
     let vals: Vec<String> =
-        rows.iter().map(|r| r.value.map(|v| format!("{v:.decimals$}")).unwrap_or_else(|| "n/a".into())).collect();
+        rows.iter().map(|r| r.value.map(|v| fixed(v, decimals)).unwrap_or_else(|| "n/a".into())).collect();
     let val_w = vals.iter().map(String::len).max().unwrap_or(0);
     let se_w = rows.iter().map(|r| r.se.len()).max().unwrap_or(0);
     // name, space, dots, space, value, " |", bar, "  ", SE
     let bar_w = width.saturating_sub(name_w + 2 + 1 + val_w + 2 + 2 + se_w).max(10);
-    for (r, v) in rows.iter().zip(&vals) {
-        let dots = ".".repeat(name_w - r.label.chars().count() + 1);
+    for ((r, v), label) in rows.iter().zip(&vals).zip(&labels) {
+        let dots = ".".repeat(name_w - label.chars().count() + 1);
         let bar = match r.value {
             Some(x) if max > 0.0 => "=".repeat(((x.abs() / max) * bar_w as f64).round() as usize),
             _ => String::new(),
         };
         let pad = " ".repeat(bar_w - bar.len().min(bar_w));
-        writeln!(out, "{} {dots} {v:>val_w$} |{bar}{pad}  {}", r.label, r.se).unwrap();
+        writeln!(out, "{label} {dots} {v:>val_w$} |{bar}{pad}  {}", r.se).unwrap();
     }
 }
 
@@ -57,9 +61,9 @@ fn result_block(
         Some(v) if !v.is_empty() => format!("{} {v}", t.title),
         _ => t.title.clone(),
     };
-    writeln!(out, "\n\n{title}").unwrap();
+    writeln!(out, "\n\n{}", one_line(&title)).unwrap();
     if !t.description.is_empty() {
-        writeln!(out, "{}", t.description).unwrap();
+        writeln!(out, "{}", one_line(&t.description)).unwrap();
     }
     let present: Vec<(&String, &crate::model::result::ResultEntry)> =
         ids.iter().zip(row).filter_map(|(id, e)| e.map(|e| (id, e))).collect();
@@ -69,7 +73,7 @@ fn result_block(
                 normalize::Reference::Lowest => "the lowest".to_string(),
                 normalize::Reference::Baseline(b) => b.clone(),
             };
-            writeln!(out, "Relative to {what} (from {}) > Higher Is Better", t.unit).unwrap();
+            writeln!(out, "Relative to {} (from {}) > Higher Is Better", one_line(&what), one_line(&t.unit)).unwrap();
             let n = normalize::normalize(t, row, ids, reference);
             let n: Vec<(String, Option<f64>)> =
                 n.into_iter().filter(|(id, _)| present.iter().any(|(p, _)| *p == id)).collect();
@@ -77,7 +81,7 @@ fn result_block(
             bars(out, &rows, width, 3);
         }
         None => {
-            writeln!(out, "{} {}", t.unit, t.proportion.phrase()).unwrap();
+            writeln!(out, "{} {}", one_line(&t.unit), t.proportion.phrase()).unwrap();
             let entries: Vec<&crate::model::result::ResultEntry> = present.iter().map(|(_, e)| *e).collect();
             let max = entries.iter().map(|e| e.value.abs()).fold(0.0, f64::max);
             let dec = decimals_for(max);
@@ -87,14 +91,12 @@ fn result_block(
                 .collect();
             bars(out, &rows, width, dec);
             for e in &entries {
-                if let Some(w) = &e.warning {
-                    writeln!(out, "  ! {}: {w}", e.identifier).unwrap();
-                }
-                if let Some(w) = &e.served_from_memory {
-                    writeln!(out, "  ! {}: {w}", e.identifier).unwrap();
+                let id = one_line(&e.identifier);
+                for w in e.warning.iter().chain(&e.served_from_memory) {
+                    writeln!(out, "  ! {id}: {}", one_line(w)).unwrap();
                 }
                 for n in &e.notes {
-                    writeln!(out, "  · {}: {n}", e.identifier).unwrap();
+                    writeln!(out, "  · {id}: {}", one_line(n)).unwrap();
                 }
             }
         }
@@ -118,20 +120,20 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
         writeln!(
             out,
             "\nHarmonic Mean: {}",
-            h.iter().map(|(id, v)| format!("{id} {v:.4}")).collect::<Vec<_>>().join(", ")
+            h.iter().map(|(id, v)| format!("{} {}", one_line(id), fixed(*v, 4))).collect::<Vec<_>>().join(", ")
         )
         .unwrap();
     }
     writeln!(out, "\nWins / Losses (only where the best or worst differs significantly from the next)").unwrap();
-    let w = a.wins.iter().map(|t| t.identifier.chars().count()).max().unwrap_or(0);
+    let w = a.wins.iter().map(|t| one_line(&t.identifier).chars().count()).max().unwrap_or(0);
     for t in &a.wins {
-        writeln!(out, "  {:w$}  {} wins, {} losses", t.identifier, t.wins, t.losses).unwrap();
+        writeln!(out, "  {:w$}  {} wins, {} losses", one_line(&t.identifier), t.wins, t.losses).unwrap();
     }
     if !a.notable.is_empty() {
         writeln!(out, "\nNotable Results (largest spread between identifiers)").unwrap();
         for (i, s) in &a.notable {
             let r = &f.results[*i];
-            writeln!(out, "  {:.2}x  {}: {} ({})", s, r.title, r.description, r.unit).unwrap();
+            writeln!(out, "  {}x  {}", fixed(*s, 2), what_line(r)).unwrap();
         }
     }
     if let Some(b) = &a.baseline
@@ -139,19 +141,24 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
     {
         writeln!(
             out,
-            "\nAgainst {b} (ratio of means [95 % interval]; Welch's t-test at 5 %; a change counts when the whole interval is beyond the noise threshold)"
+            "\nAgainst {} (ratio of means [95 % interval]; Welch's t-test at 5 %; a change counts when the whole interval is beyond the noise threshold)",
+            one_line(b)
         )
         .unwrap();
         for (i, cs) in &a.comparisons {
-            let r = &f.results[*i];
-            writeln!(out, "  {}: {} ({})", r.title, r.description, r.unit).unwrap();
-            let w = cs.iter().map(|(id, _)| id.chars().count()).max().unwrap_or(0);
+            writeln!(out, "  {}", what_line(&f.results[*i])).unwrap();
+            let w = cs.iter().map(|(id, _)| one_line(id).chars().count()).max().unwrap_or(0);
             for (id, c) in cs {
-                writeln!(out, "    {id:w$}  {}", c.describe()).unwrap();
+                writeln!(out, "    {:w$}  {}", one_line(id), one_line(&c.describe())).unwrap();
             }
         }
         verdict_block(out, f, a, b);
     }
+}
+
+/// `Title: description (unit)`, one line.
+fn what_line(r: &TestResult) -> String {
+    format!("{}: {} ({})", one_line(&r.title), one_line(&r.description), one_line(&r.unit))
 }
 
 /// One block per identifier against the baseline: what got significantly
@@ -168,8 +175,8 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
                 let pct = |x: f64| format!("{:+.0}", (x - 1.0) * 100.0);
                 let ci = c.ratio_ci.map(|(lo, hi)| format!(" [{}, {}]", pct(lo), pct(hi))).unwrap_or_default();
                 let name = match r.description.as_str() {
-                    "" => r.title.clone(),
-                    d => format!("{}: {}", r.title, super::svg::cut(d, 60)),
+                    "" => one_line(&r.title).into_owned(),
+                    d => format!("{}: {}", one_line(&r.title), super::svg::cut(&one_line(d), 60)),
                 };
                 format!("{name} {} %{ci}", pct(c.ratio))
             };
@@ -192,7 +199,7 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
         if unknown > 0 {
             parts.push(format!("{unknown} with too few trials to tell"));
         }
-        writeln!(out, "  {id} vs {baseline}: {}", parts.join(", ")).unwrap();
+        writeln!(out, "  {} vs {}: {}", one_line(id), one_line(baseline), parts.join(", ")).unwrap();
     }
 }
 
@@ -207,7 +214,13 @@ pub fn test_blocks(r: &ResultFile, test: &str, width: usize) -> String {
             result_block(&mut out, t, row, &m.ids, &view, width);
         }
     }
-    out.trim_start_matches('\n').lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
+    finish(out.trim_start_matches('\n'))
+}
+
+/// The report's lines without trailing spaces, and any control character
+/// a field still held (a failure's reason, an analysis text) as an escape.
+fn finish(out: &str) -> String {
+    terminal(&(out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n")).into_owned()
 }
 
 /// One test's results for `identifier`, a line each — what a run prints on
@@ -228,7 +241,8 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
     // The test's own description: the shortest (other results add their name to it).
     let desc = rows.iter().map(|(t, _)| t.description.as_str()).min_by_key(|d| d.len()).unwrap_or("");
     let title = super::svg::result_title(first);
-    let head = if desc.is_empty() { title } else { format!("{title}: {desc}") };
+    let head = one_line(&if desc.is_empty() { title } else { format!("{title}: {desc}") }).into_owned();
+    let identifier = one_line(identifier);
     let mut out =
         format!("{} ({identifier})\n", super::svg::cut(&head, width.saturating_sub(identifier.len() + 3).max(20)));
     let cells: Vec<[String; 5]> = rows
@@ -238,8 +252,8 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
                 .map(|h| format!("±{} %", crate::units::number(h)))
                 .unwrap_or_else(|| "±?".into());
             [
-                t.result.clone(),
-                format!("{} {}", crate::units::number(e.value), t.unit),
+                one_line(&t.result).into_owned(),
+                format!("{} {}", crate::units::number(e.value), one_line(&t.unit)),
                 ci,
                 format!("N={}", e.n),
                 marks(e),
@@ -262,7 +276,7 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
         );
         writeln!(out, "{}", line.trim_end()).unwrap();
     }
-    out
+    terminal(&out).into_owned()
 }
 
 /// The short marks of an entry: why its trials stopped short of the
@@ -297,20 +311,20 @@ pub fn analysis_only(r: &ResultFile, view: &View, width: usize) -> String {
     if a.ids.len() > 1 && !r.results.is_empty() {
         analysis_block(&mut out, r, &a, width);
     }
-    out.trim_start_matches('\n').lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
+    finish(out.trim_start_matches('\n'))
 }
 
 impl Exporter for Text {
     fn export(&self, r: &ResultFile, view: &View) -> String {
         let mut out = String::new();
-        writeln!(out, "{}", r.title).unwrap();
+        writeln!(out, "{}", one_line(&r.title)).unwrap();
         if !r.description.is_empty() {
-            writeln!(out, "{}", r.description).unwrap();
+            writeln!(out, "{}", one_line(&r.description)).unwrap();
         }
         if !r.left_out.is_empty() {
             writeln!(out, "\nLeft out of this result ({}):", r.left_out.len()).unwrap();
             for l in &r.left_out {
-                writeln!(out, "  {}: {}", l.source, l.reason).unwrap();
+                writeln!(out, "  {}: {}", one_line(&l.source), one_line(&l.reason)).unwrap();
             }
         }
         if !r.systems.is_empty() {
@@ -329,15 +343,23 @@ impl Exporter for Text {
             // What has no value, and why: until the same test passes.
             writeln!(out, "\n\nFailed or skipped ({})", r.failures.len()).unwrap();
             for f in &r.failures {
-                let what = if f.description.is_empty() { String::new() } else { format!(": {}", f.description) };
-                writeln!(out, "  {} {}{what} ({}): {}", f.status, f.title, f.identifier, f.reason).unwrap();
+                let what =
+                    if f.description.is_empty() { String::new() } else { format!(": {}", one_line(&f.description)) };
+                writeln!(
+                    out,
+                    "  {} {}{what} ({}): {}",
+                    f.status,
+                    one_line(&f.title),
+                    one_line(&f.identifier),
+                    f.reason
+                )
+                .unwrap();
                 if let Some(l) = &f.log {
-                    writeln!(out, "    log: {l}").unwrap();
+                    writeln!(out, "    log: {}", one_line(l)).unwrap();
                 }
             }
         }
-        // Lines end without trailing spaces.
-        out.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
+        finish(&out)
     }
 }
 

@@ -15,6 +15,9 @@ pub struct TestEnv<'a> {
     /// The test's directory, inside the target directory; it holds the
     /// trials' scratch directories and outlives them.
     pub test_dir: &'a Path,
+    /// The same directory, held open: what engine does inside it goes
+    /// through this (its commands may have planted links under the path).
+    pub dir: &'a crate::sys::safepath::Dir,
     /// Folder for this test's logs.
     pub logs: &'a Path,
 }
@@ -26,6 +29,10 @@ pub struct TrialEnv<'a> {
     /// The directory the trial runs in: fresh for each trial unless the
     /// profile says `scratch: per_test`.
     pub scratch: &'a Path,
+    /// The same directory, held open (see [`TestEnv::dir`]).
+    pub dir: &'a crate::sys::safepath::Dir,
+    /// The test's directory, held open.
+    pub test: &'a crate::sys::safepath::Dir,
     pub logs: &'a Path,
     /// Names the trial's log: `1`, `2`, `warmup-1`.
     pub label: &'a str,

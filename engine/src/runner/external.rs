@@ -121,17 +121,19 @@ struct Place<'a> {
     bindings: &'a indexmap::IndexMap<String, String>,
     cwd: &'a Path,
     logs: &'a Path,
+    /// The test's directory, held open.
+    test: &'a crate::sys::safepath::Dir,
 }
 
 impl<'a> From<&'a TestEnv<'a>> for Place<'a> {
     fn from(e: &'a TestEnv<'a>) -> Self {
-        Place { bindings: e.bindings, cwd: e.test_dir, logs: e.logs }
+        Place { bindings: e.bindings, cwd: e.test_dir, logs: e.logs, test: e.dir }
     }
 }
 
 impl<'a> From<&'a TrialEnv<'a>> for Place<'a> {
     fn from(e: &'a TrialEnv<'a>) -> Self {
-        Place { bindings: e.bindings, cwd: e.scratch, logs: e.logs }
+        Place { bindings: e.bindings, cwd: e.scratch, logs: e.logs, test: e.test }
     }
 }
 
@@ -226,6 +228,7 @@ impl External<'_> {
                     stderr: err,
                     timeout: Some(timeout),
                     confine: self.sandbox.as_ref().map(Sandbox::confined),
+                    stdin_inside: None,
                 },
                 user,
             )
@@ -272,23 +275,20 @@ impl External<'_> {
                 .ok_or_else(|| ExecError::Setup(format!("server {}: unknown stop_signal `{s}`", def.name)))?,
             None => libc::SIGTERM,
         };
-        let test_dir = env.bindings.get("test_dir").map(std::path::PathBuf::from).unwrap_or_default();
         let mut remove = Vec::new();
         for r in &def.remove {
             let p = std::path::PathBuf::from(fill(r, env, false)?);
-            // Recover deletes these as root: never anything outside the test's directory.
-            let inside = p.starts_with(&test_dir)
-                && p != test_dir
-                && !p.components().any(|c| matches!(c, std::path::Component::ParentDir));
-            if !inside {
-                return Err(ExecError::Setup(format!(
+            // Engine (and recover) delete these as root, through the test's
+            // directory descriptor: never anything outside it.
+            let rel = env.test.relative(&p).ok().filter(|r| !r.as_os_str().is_empty()).ok_or_else(|| {
+                ExecError::Setup(format!(
                     "server {}: `remove` path {} is not inside the test's directory {}",
                     def.name,
                     p.display(),
-                    test_dir.display()
-                )));
-            }
-            remove.push(p);
+                    env.test.path().display()
+                ))
+            })?;
+            remove.push(rel);
         }
         let tcp = match &def.ready.tcp {
             Some(t) => {
@@ -320,6 +320,7 @@ impl External<'_> {
             remove,
             journal: self.servers,
             sandbox: self.sandbox.as_ref(),
+            test_dir: env.test,
         })
     }
 
@@ -345,25 +346,58 @@ impl External<'_> {
         Ok(())
     }
 
-    /// Hands `dir` to the unprivileged user when a step needs it.
-    fn hand_over(&self, dir: &Path) -> Result<(), ExecError> {
-        if let Some(u) = self.user {
-            u.own(dir).map_err(io(format!("cannot hand {} to user {}", dir.display(), privilege::USER)))?;
+    /// Hands `dir` (held open: never a path a command could have swapped)
+    /// to the sandbox's user, or to the unprivileged user when a step
+    /// needs it.
+    fn hand_over(&self, dir: &crate::sys::safepath::Dir) -> Result<(), ExecError> {
+        let what = || format!("cannot hand {} to the test's user", dir.path().display());
+        match (&self.sandbox, self.user) {
+            (Some(sb), _) => sb.hand_over(dir).map_err(io(what())),
+            (None, Some(u)) => dir.chown(u.uid, u.gid).map_err(io(what())),
+            (None, None) => Ok(()),
         }
-        Ok(())
     }
 
     /// A confined command's failure, with what the sandbox most likely denied it.
     fn explain(&self, e: ExecError, stderr: &str, fin: &Finished) -> ExecError {
         let Some(sb) = &self.sandbox else { return e };
-        match super::sandbox::denied(stderr, fin.cgroup.as_ref(), sb.pids_max()) {
+        match sb.denied(stderr, fin) {
             Some(denied) => ExecError::Denied { cause: Box::new(e), denied },
             None => e,
         }
     }
 
+    /// The trial's time limit: the profile's; a confined command without
+    /// one gets the sandbox's default (a shared profile's is checked
+    /// against it before the run).
     fn timeout(&self) -> Result<Option<Duration>, ExecError> {
-        self.def.timeout.as_deref().map(units::parse_duration).transpose().map_err(|e| ExecError::Setup(e.to_string()))
+        let own = self
+            .def
+            .timeout
+            .as_deref()
+            .map(units::parse_duration)
+            .transpose()
+            .map_err(|e| ExecError::Setup(e.to_string()))?;
+        Ok(own.or_else(|| self.confine.as_ref().map(|(cfg, _)| cfg.defaults.time)))
+    }
+
+    /// A command that could not start: with what its sandbox's set-up said
+    /// on its standard error (the only way out of a child before exec).
+    fn setup_failure(&mut self, program: String, source: std::io::Error) -> ExecError {
+        let said = self.captured(1).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        match said.lines().rev().find(|l| l.starts_with("engine sandbox: ")) {
+            Some(l) => {
+                ExecError::Spawn { program, source: std::io::Error::new(source.kind(), format!("{source} ({l})")) }
+            }
+            None => ExecError::Spawn { program, source },
+        }
+    }
+
+    /// The test's declared free space, for the sandbox's scratch limit.
+    fn space(env: &TestEnv<'_>, p: &LoadedProfile) -> Result<Option<u64>, ExecError> {
+        let Some(s) = &p.profile.requirements.free_space else { return Ok(None) };
+        let s = fill(s, Place::from(env), false)?;
+        units::parse_size(&s).map(Some).map_err(|e| ExecError::Setup(format!("requirements.free_space: {e}")))
     }
 }
 
@@ -371,11 +405,12 @@ impl Executor for External<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
         if let Some((cfg, profile)) = &self.confine {
             let install = env.bindings.get("install_dir").map(std::path::PathBuf::from).unwrap_or_default();
-            self.sandbox = Some(Sandbox::new(cfg, profile, env.test_dir, &install)?);
+            let space = Self::space(env, profile)?;
+            self.sandbox = Some(Sandbox::new(cfg, profile, env.dir, &install, space, self.wants_unprivileged())?);
         }
         if self.wants_unprivileged() {
             self.user = privilege::when_root().map_err(|e| ExecError::Setup(e.to_string()))?;
-            self.hand_over(env.test_dir)?;
+            self.hand_over(env.dir)?;
         }
         let steps = self.def.pre_test.clone();
         self.run_steps("pre_test", &steps, env.into(), "pre_test.log", Scope::Test)
@@ -384,7 +419,7 @@ impl Executor for External<'_> {
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
         let place: Place<'_> = env.into();
         let label = env.label;
-        self.hand_over(env.scratch)?;
+        self.hand_over(env.dir)?;
         let steps = self.def.pre_trial.clone();
         let run = match self.run_steps("pre_trial", &steps, place, &format!("pre_trial-{label}.log"), Scope::Trial) {
             Ok(()) => self.run_program(place, label),
@@ -424,13 +459,14 @@ impl External<'_> {
         let program = fill(&self.def.program, env, false)?;
         let args = fill_args(&self.def.args, env)?;
         let envs = self.env(env)?;
-        let stdin = match &self.def.stdin {
-            Some(s) => {
-                let p = env.cwd.join(fill(s, env, false)?);
-                Some(File::open(&p).map_err(io(format!("cannot open stdin file {}", p.display())))?)
-            }
-            None => None,
+        let stdin_path = self.def.stdin.as_ref().map(|s| fill(s, env, false).map(|f| env.cwd.join(f))).transpose()?;
+        // A confined command opens it itself, with its own rights, inside its
+        // sandbox: a link it planted leads only where it could go anyway.
+        let stdin = match (&stdin_path, &self.sandbox) {
+            (Some(p), None) => Some(File::open(p).map_err(io(format!("cannot open stdin file {}", p.display())))?),
+            _ => None,
         };
+        let stdin_inside = stdin_path.as_deref().filter(|_| self.sandbox.is_some());
         let log = env.logs.join(format!("trial-{label}.log"));
         let (out, err) = self.capture().map_err(io("cannot capture output"))?;
         let timeout = self.timeout()?;
@@ -444,8 +480,14 @@ impl External<'_> {
             stderr: err,
             timeout,
             confine: self.sandbox.as_ref().map(Sandbox::confined),
+            stdin_inside,
         })
-        .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
+        .map_err(|source| ExecError::Spawn { program: short(&program), source });
+        let fin = match fin {
+            Ok(f) => f,
+            Err(ExecError::Spawn { program, source }) => return Err(self.setup_failure(program, source)),
+            Err(e) => return Err(e),
+        };
         let stdout = String::from_utf8_lossy(&self.captured(0).map_err(io("cannot read output"))?).into_owned();
         let stderr = String::from_utf8_lossy(&self.captured(1).map_err(io("cannot read output"))?).into_owned();
         let log_text = log_text(&program, &args, env.cwd, &fin, &stdout, &stderr);

@@ -175,7 +175,9 @@ fn run(
     let plugins = crate::parse::Plugins { profile: &test.profile, cache: env.plugins };
     let sources = trials::sources_for(test, &b, plugins).map_err(TestFailure::new)?;
     let mut executor = env.executors.executor(test, env);
-    let tenv = TestEnv { bindings: &b, test_dir: test_dir.path(), logs: logs[0].dir };
+    let dir = crate::sys::safepath::Dir::open(test_dir.path())
+        .map_err(|e| TestFailure::new(format!("cannot open {}: {e}", test_dir.path().display())))?;
+    let tenv = TestEnv { bindings: &b, test_dir: test_dir.path(), dir: &dir, logs: logs[0].dir };
     let dirs: Vec<&Path> = logs.iter().map(|l| l.dir).collect();
     let mut pending = Vec::new();
     let result = trials::run(test, settings, &tenv, &dirs, executor.as_mut(), &sources, events, &mut pending, switch);

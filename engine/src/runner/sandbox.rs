@@ -1,14 +1,24 @@
 //! Which tests run confined, and each confined test's sandbox: its plan
-//! (what its commands see and may change), the network and IPC namespaces
-//! its commands share, the cgroups they run in, and what a denial looked
+//! (what its commands see and may change), the network, IPC and user
+//! namespaces its commands share, the cgroups and limits they run with, a
+//! watchdog on the space its directories take, and what a denial looked
 //! like when a confined command failed.
+//!
+//! A shared profile (from a repository, or imported from PTS) cannot give
+//! itself more than the defaults: [`widenings`] lists what it asks beyond
+//! them that the user has not granted (`--grant`), and the run refuses it.
 
 use super::executor::ExecError;
+use crate::model::grant::{Grants, Seg};
 use crate::model::profile::{LoadedProfile, SandboxDef};
-use crate::sys::cgroup::{self, Layout};
-use crate::sys::confine::{Plan, Shared};
+use crate::sys::cgroup::{self, Layout, Limits};
+use crate::sys::confine::{Identity, Plan, Shared};
 use crate::sys::process::Confined;
+use crate::sys::safepath::Dir;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 pub use crate::sys::cgroup::PIDS_MAX;
 
@@ -24,6 +34,36 @@ pub enum Mode {
     Off,
 }
 
+/// What a confined test gets when its profile asks for nothing more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaults {
+    /// Memory per command: an eighth of the machine's, at least 1 GiB.
+    pub memory: u64,
+    pub processes: u64,
+    /// Space the test's directories may take when the profile declares no
+    /// `requirements.free_space` (with one, that plus a quarter).
+    pub scratch: u64,
+    /// Most a shared profile may declare as its free space without a grant.
+    pub scratch_cap: u64,
+    /// Longest a command may run when the profile gives no timeout, and the
+    /// most a shared profile may give without a grant.
+    pub time: Duration,
+}
+
+impl Defaults {
+    /// The defaults on a machine with `ram` bytes of memory.
+    pub fn for_machine(ram: Option<u64>) -> Defaults {
+        let memory = (ram.unwrap_or(8 << 30) / 8).max(1 << 30);
+        Defaults {
+            memory,
+            processes: PIDS_MAX,
+            scratch: 1 << 30,
+            scratch_cap: 16 << 30,
+            time: Duration::from_secs(3600),
+        }
+    }
+}
+
 /// The run's sandbox settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -32,6 +72,9 @@ pub struct Config {
     pub engine_home: PathBuf,
     /// Where cgroups are made (none: no cgroup, only namespaces).
     pub cgroups: Option<Layout>,
+    pub defaults: Defaults,
+    /// What the user granted shared profiles (`--grant`).
+    pub grants: Grants,
 }
 
 /// Whether `p` runs confined under `mode`.
@@ -43,35 +86,229 @@ pub fn applies(mode: Mode, p: &LoadedProfile) -> bool {
     }
 }
 
+/// Something a shared profile asks for beyond the defaults that the user
+/// has not granted: the field (a path into the profile), what it asks, and
+/// the grant that would allow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Widening {
+    pub field: Vec<Seg>,
+    pub asks: String,
+    pub grant: String,
+}
+
+/// What `p` asks beyond `d` that `g` does not grant; empty for a local
+/// profile (its user wrote or kept it) and for one within the defaults.
+pub fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
+    if !p.shared() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let sandbox = |k: &'static str| vec![Seg::key("sandbox"), Seg::key(k)];
+    if let Some(SandboxDef::With(s)) = &p.profile.sandbox {
+        for (i, w) in s.writable.iter().enumerate() {
+            if !g.writable.iter().any(|x| Path::new(w).starts_with(x)) {
+                let mut field = sandbox("writable");
+                field.push(Seg::Index(i));
+                out.push(Widening { field, asks: format!("to write {w}"), grant: format!("writable={w}") });
+            }
+        }
+        if let Some(n) = s.processes.filter(|n| *n > g.processes.unwrap_or(d.processes)) {
+            out.push(Widening {
+                field: sandbox("processes"),
+                asks: format!("{n} processes (the default is {})", d.processes),
+                grant: format!("processes={n}"),
+            });
+        }
+        let memory = s.memory.as_deref().and_then(|m| crate::units::parse_size(m).ok());
+        if let Some(m) = memory.filter(|m| *m > g.memory.unwrap_or(d.memory)) {
+            out.push(Widening {
+                field: sandbox("memory"),
+                asks: format!("{} of memory (the default is {})", fmt_size(m), fmt_size(d.memory)),
+                grant: format!("memory={}", exact_size(m)),
+            });
+        }
+    }
+    out.extend(time_widenings(p, d, g));
+    out.extend(plugin_widenings(p, g));
+    out
+}
+
+/// A shared profile's plugin limits (its workload's, its parsers') above
+/// the defaults for a plugin call.
+fn plugin_widenings(p: &LoadedProfile, g: &Grants) -> Vec<Widening> {
+    use crate::plugin::limits::{DEFAULT_MEMORY, DEFAULT_TIME};
+    let mut found: Vec<(Vec<Seg>, &crate::model::profile::PluginLimits)> = Vec::new();
+    if let crate::model::profile::ExecutorDef::Wasm(w) = &p.profile.executor {
+        found.push((vec![Seg::key("executor"), Seg::key("wasm"), Seg::key("limits")], &w.limits));
+    }
+    for (i, parser) in p.profile.parsers.iter().enumerate() {
+        if let Some(pl) = &parser.plugin {
+            found.push((vec![Seg::key("parsers"), Seg::Index(i), Seg::key("plugin"), Seg::key("limits")], &pl.limits));
+        }
+    }
+    let mut out = Vec::new();
+    for (field, limits) in found {
+        let memory = limits.memory.as_deref().and_then(|m| crate::units::parse_size(m).ok());
+        if let Some(m) = memory.filter(|m| *m > g.memory.unwrap_or(DEFAULT_MEMORY).max(DEFAULT_MEMORY)) {
+            let mut f = field.clone();
+            f.push(Seg::key("memory"));
+            out.push(Widening {
+                field: f,
+                asks: format!("{} of memory for its plugin (the default is {})", fmt_size(m), fmt_size(DEFAULT_MEMORY)),
+                grant: format!("memory={}", exact_size(m)),
+            });
+        }
+        let time = limits.time.as_deref().and_then(|t| crate::units::parse_duration(t).ok());
+        if let Some(t) = time.filter(|t| *t > g.time.unwrap_or(DEFAULT_TIME).max(DEFAULT_TIME)) {
+            let mut f = field;
+            f.push(Seg::key("time"));
+            let shown = humantime::format_duration(t).to_string();
+            out.push(Widening {
+                field: f,
+                asks: format!(
+                    "{shown} for one plugin call (the default is {})",
+                    humantime::format_duration(DEFAULT_TIME)
+                ),
+                grant: format!("time={}", shown.replace(' ', "")),
+            });
+        }
+    }
+    out
+}
+
+/// A shared profile's declared free space (`space`, for one test) above
+/// what it may declare without a grant.
+pub fn scratch_widening(p: &LoadedProfile, space: Option<u64>, d: &Defaults, g: &Grants) -> Option<Widening> {
+    let space = space.filter(|s| p.shared() && *s > g.scratch.unwrap_or(d.scratch_cap))?;
+    Some(Widening {
+        field: vec![Seg::key("requirements"), Seg::key("free_space")],
+        asks: format!(
+            "{} of scratch space (a shared profile may declare up to {})",
+            fmt_size(space),
+            fmt_size(d.scratch_cap)
+        ),
+        grant: format!("scratch={}", exact_size(space)),
+    })
+}
+
+fn fmt_size(b: u64) -> String {
+    crate::units::format_bytes_binary(b)
+}
+
+/// `b` as a size `--grant` reads back exactly (`4GiB`, `1536MiB`, `1000B`).
+fn exact_size(b: u64) -> String {
+    match b {
+        b if b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b => format!("{b}B"),
+    }
+}
+
+/// Timeouts of a shared profile's commands above the default.
+fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
+    let limit = g.time.unwrap_or(d.time);
+    let mut out = Vec::new();
+    let mut check = |field: Vec<Seg>, t: &Option<String>| {
+        let Some(v) = t.as_deref().and_then(|t| crate::units::parse_duration(t).ok()) else { return };
+        if v > limit {
+            let t = humantime::format_duration(v).to_string();
+            out.push(Widening {
+                field,
+                asks: format!("{t} for one command (the default is {})", humantime::format_duration(d.time)),
+                grant: format!("time={}", t.replace(' ', "")),
+            });
+        }
+    };
+    if let crate::model::profile::ExecutorDef::External(e) = &p.profile.executor {
+        let ext = || vec![Seg::key("executor"), Seg::key("external")];
+        let mut f = ext();
+        f.push(Seg::key("timeout"));
+        check(f, &e.timeout);
+        for (list, steps) in [("pre_test", &e.pre_test), ("pre_trial", &e.pre_trial), ("post_trial", &e.post_trial)] {
+            for (i, s) in steps.iter().enumerate() {
+                let mut f = ext();
+                f.extend([Seg::key(list), Seg::Index(i), Seg::key("timeout")]);
+                check(f, &s.timeout);
+            }
+        }
+        for (i, s) in e.post_test.iter().enumerate() {
+            let mut f = ext();
+            f.extend([Seg::key("post_test"), Seg::Index(i), Seg::key("timeout")]);
+            check(f, &s.timeout);
+        }
+    }
+    out
+}
+
 /// One confined test's sandbox.
 pub struct Sandbox {
     plan: Plan,
     shared: Shared,
     cgroups: Option<Layout>,
-    pids_max: u64,
+    limits: Limits,
+    /// The space its directories may take (RLIMIT_FSIZE for one file too).
+    scratch: u64,
+    /// Who owns what engine makes for its commands (root or nobody inside).
+    owner: Identity,
+    /// The directories engine made for it, held open.
+    test: Dir,
+    private: PathBuf,
+    watchdog: Option<Watchdog>,
 }
 
 impl Sandbox {
     /// The sandbox of a test in `test_dir` of profile `p`: writable its
     /// folder (the trials' scratch directories are in it) and what the
-    /// profile declares, visible read-only its own folder and install.
-    pub fn new(cfg: &Config, p: &LoadedProfile, test_dir: &Path, install_dir: &Path) -> Result<Sandbox, ExecError> {
+    /// profile declares (and, when shared, the user granted), visible
+    /// read-only its own folder and install; `space` is the free space the
+    /// test declares, `unprivileged` whether its steps run as nobody.
+    pub fn new(
+        cfg: &Config,
+        p: &LoadedProfile,
+        test: &Dir,
+        install_dir: &Path,
+        space: Option<u64>,
+        unprivileged: bool,
+    ) -> Result<Sandbox, ExecError> {
         let setup = |e: &dyn std::fmt::Display| ExecError::Setup(format!("sandbox: {e}"));
-        let private = test_dir.join(".sandbox");
+        let test_dir = test.path();
+        // Beside the test's folder, not in it: the command cannot replace
+        // what it cannot write, so /tmp and /dev/shm stay what engine made.
+        let private = sibling(test_dir, "sandbox");
         let mut plan = Plan::standard(&cfg.engine_home, &private)
             .map_err(|e| setup(&format!("cannot make {}: {e}", private.display())))?;
         plan.writable.push(test_dir.to_path_buf());
         let declared = p.profile.sandbox.as_ref().map(SandboxDef::writable).unwrap_or_default();
-        plan.writable.extend(declared.iter().map(PathBuf::from).filter(|d| d.is_dir()));
+        let allowed = |d: &PathBuf| !p.shared() || cfg.grants.writable.iter().any(|g| d.starts_with(g));
+        plan.writable_host.extend(declared.iter().map(PathBuf::from).filter(|d| d.is_dir() && allowed(d)));
         plan.readonly
             .extend([p.dir(), Some(install_dir)].into_iter().flatten().filter(|d| d.is_dir()).map(Path::to_path_buf));
+        if let Some(above) = crate::sys::confine::unreachable_above(test_dir, &plan) {
+            return Err(setup(&format!(
+                "{} is not searchable by others, so the sandbox's users cannot reach {} (chmod o+x it, or use another --target-dir)",
+                above.display(),
+                test_dir.display()
+            )));
+        }
+        let owner = if unprivileged { Identity::Nobody } else { Identity::Root };
+        let (uid, gid) = owner.host();
+        test.chown(uid, gid).map_err(|e| setup(&format!("cannot hand {} to the sandbox: {e}", test_dir.display())))?;
         let shared = Shared::new().map_err(|e| setup(&e))?;
-        let pids_max = p.profile.sandbox.as_ref().and_then(SandboxDef::processes).unwrap_or(PIDS_MAX);
-        Ok(Sandbox { plan, shared, cgroups: cfg.cgroups.clone(), pids_max })
+        let limits = limits_of(p, &cfg.defaults, &cfg.grants);
+        let scratch = space.map(|s| (s + s / 4).max(SCRATCH_FLOOR)).unwrap_or(cfg.defaults.scratch);
+        let test = Dir::open(test_dir).map_err(|e| setup(&e))?;
+        let watchdog = Watchdog::start(&test, &private, scratch, &shared);
+        Ok(Sandbox { plan, shared, cgroups: cfg.cgroups.clone(), limits, scratch, owner, test, private, watchdog })
     }
 
     pub fn confined(&self) -> Confined<'_> {
-        Confined { plan: &self.plan, shared: &self.shared, cgroups: self.cgroups.as_ref(), pids_max: self.pids_max }
+        Confined {
+            plan: &self.plan,
+            shared: &self.shared,
+            cgroups: self.cgroups.as_ref(),
+            limits: self.limits,
+            file_size: Some(self.scratch),
+        }
     }
 
     /// Runs `f` inside the test's network (a probe of a server's port).
@@ -79,20 +316,179 @@ impl Sandbox {
         self.shared.inside(f)
     }
 
-    pub fn pids_max(&self) -> u64 {
-        self.pids_max
+    /// Hands a directory engine made for the test (a trial's) to the
+    /// sandbox's user, through its descriptor.
+    pub fn hand_over(&self, d: &Dir) -> std::io::Result<()> {
+        let (uid, gid) = self.owner.host();
+        d.chown(uid, gid)
+    }
+
+    /// The test's folder, held open.
+    pub fn test_dir(&self) -> &Dir {
+        &self.test
+    }
+
+    /// Its private /tmp: where a server's socket under /tmp really is.
+    pub fn tmp(&self) -> &Path {
+        &self.plan.tmp
+    }
+
+    /// What the sandbox most likely denied a command that failed: `fin`
+    /// says how it ended (a file over the limit ends it, or its shell's
+    /// child, with SIGXFSZ).
+    pub fn denied(&self, stderr: &str, fin: &crate::sys::process::Finished) -> Option<String> {
+        use crate::sys::process::Exit;
+        let xfsz = matches!(fin.exit, Exit::Signal(libc::SIGXFSZ)) || fin.exit == Exit::Code(128 + libc::SIGXFSZ);
+        if xfsz || self.watchdog.as_ref().is_some_and(Watchdog::tripped) {
+            return Some(format!(
+                "more than {} written in the test's directories (the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none)",
+                fmt_size(self.scratch)
+            ));
+        }
+        denied(stderr, fin.cgroup.as_ref(), &self.limits)
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        self.watchdog.take();
+        let _ = std::fs::remove_dir_all(&self.private);
+    }
+}
+
+/// The least scratch space a test gets however little it declares.
+const SCRATCH_FLOOR: u64 = 64 << 20;
+
+/// `<test_dir>.<what>`: beside the test's folder, named with its prefix
+/// (so what a kill -9 leaves goes with the test folders).
+fn sibling(test_dir: &Path, what: &str) -> PathBuf {
+    let name = test_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    test_dir.with_file_name(format!("{name}.{what}"))
+}
+
+/// The cgroup limits of `p`'s commands: what it declares (a shared profile
+/// only within the defaults or what was granted), else the defaults.
+fn limits_of(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Limits {
+    let spec = match &p.profile.sandbox {
+        Some(SandboxDef::With(s)) => Some(s),
+        _ => None,
+    };
+    let cap = |asked: Option<u64>, default: u64, granted: Option<u64>| match asked {
+        Some(a) if p.shared() => a.min(granted.unwrap_or(default).max(default)),
+        Some(a) => a,
+        None => default,
+    };
+    let memory = spec.and_then(|s| s.memory.as_deref()).and_then(|m| crate::units::parse_size(m).ok());
+    Limits {
+        pids: cap(spec.and_then(|s| s.processes), d.processes, g.processes),
+        memory: Some(cap(memory, d.memory, g.memory)),
+    }
+}
+
+/// Kills the test's commands when its directories outgrow the scratch
+/// limit: the file system's free space is read every 250 ms (one statfs);
+/// when it fell by more than the limit since the start, the directories
+/// are measured, and if they are over it, every process in the test's
+/// network namespace is killed.
+struct Watchdog {
+    stop: Arc<AtomicBool>,
+    tripped: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+impl Watchdog {
+    fn start(test: &Dir, private: &Path, limit: u64, shared: &Shared) -> Option<Watchdog> {
+        let test = Dir::open(test.path()).ok()?;
+        let private = Dir::open(private).ok()?;
+        let netns = ns_inode(&shared.net)?;
+        let (stop, tripped) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (s, t) = (stop.clone(), tripped.clone());
+        let thread = std::thread::Builder::new()
+            .name("scratch-watchdog".into())
+            .spawn(move || watch(&test, &private, limit, netns, &s, &t))
+            .ok()?;
+        Some(Watchdog { stop, tripped, thread: Some(thread) })
+    }
+
+    fn tripped(&self) -> bool {
+        self.tripped.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn free_of(d: &Dir) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: zeroed statfs is a valid out-parameter; a valid descriptor.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0).then(|| st.f_bfree as u64 * st.f_bsize as u64)
+}
+
+fn watch(test: &Dir, private: &Dir, limit: u64, netns: u64, stop: &AtomicBool, tripped: &AtomicBool) {
+    let Some(mut base) = free_of(test) else { return };
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(WATCH_EVERY);
+        let Some(free) = free_of(test) else { return };
+        if base.saturating_sub(free) <= limit {
+            continue;
+        }
+        let used = test.usage() + private.usage();
+        if used > limit {
+            tripped.store(true, Ordering::Relaxed);
+            kill_netns(netns);
+        } else {
+            // Something else filled the file system: count from what the
+            // test holds now, so the next check measures only its growth.
+            base = free + used;
+        }
+    }
+}
+
+/// The inode of a namespace descriptor (what /proc/PID/ns/net links name).
+fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::File::from(fd.try_clone().ok()?).metadata().ok().map(|m| m.ino())
+}
+
+/// SIGKILL to every process in the network namespace `inode`.
+fn kill_netns(inode: u64) {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return };
+    for pid in rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())) {
+        let link = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
+        if link.is_some_and(|l| l.to_string_lossy() == format!("net:[{inode}]")) {
+            // SAFETY: plain syscall.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
     }
 }
 
 /// What the sandbox most likely denied a confined command that failed,
 /// from its standard error and its cgroup's figures.
-pub fn denied(stderr: &str, usage: Option<&cgroup::Usage>, pids_max: u64) -> Option<String> {
+pub fn denied(stderr: &str, usage: Option<&cgroup::Usage>, limits: &Limits) -> Option<String> {
     if usage.is_some_and(|u| u.pids_refused > 0) {
         return Some(format!(
-            "more than {pids_max} processes (the sandbox's limit; a profile may declare `sandbox: {{processes: N}}`)"
+            "more than {} processes (the sandbox's limit; a profile may declare `sandbox: {{processes: N}}`)",
+            limits.pids
         ));
     }
-    let rules: [(&str, &str); 5] = [
+    if let (Some(u), Some(m)) = (usage, limits.memory)
+        && u.oom_kills > 0
+    {
+        return Some(format!(
+            "more than {} of memory (the sandbox's limit; a profile may declare `sandbox: {{memory: SIZE}}`)",
+            fmt_size(m)
+        ));
+    }
+    let rules: [(&str, &str); 6] = [
         ("Read-only file system", "a write outside the test's directories (the rest of the file system is read-only)"),
         (
             "Connection refused",
@@ -100,7 +496,8 @@ pub fn denied(stderr: &str, usage: Option<&cgroup::Usage>, pids_max: u64) -> Opt
         ),
         ("Network is unreachable", "a connection outside the test's own network (only lo)"),
         ("No such process", "a signal to a process outside the test's sandbox"),
-        ("Operation not permitted", "an operation that needs a capability the sandbox drops"),
+        ("Permission denied", "a file of the host's that the sandbox's unprivileged user may not read or write"),
+        ("Operation not permitted", "an operation the sandbox forbids (a privileged system call or capability)"),
     ];
     let hidden = stderr.contains("No such file or directory")
         && crate::sys::confine::HIDDEN.iter().chain(&["/etc/shadow"]).any(|h| stderr.contains(h));

@@ -8,6 +8,7 @@ use super::executor::ExecError;
 use crate::state::journal::{Change, Shared};
 use crate::state::server::{ServerProcess, Servers};
 use crate::sys::privilege::Unprivileged;
+use crate::sys::safepath::Dir;
 use crate::sys::{interrupt, process};
 use std::fs::File;
 use std::io::Write;
@@ -45,11 +46,15 @@ pub struct Spec<'a> {
     pub ready_timeout: Duration,
     pub signal: i32,
     pub stop_timeout: Duration,
+    /// Its data, relative to the test's directory, removed once it stopped.
     pub remove: Vec<PathBuf>,
     /// The journal it is recorded in before it starts.
     pub journal: &'a Servers,
     /// Run confined in the test's sandbox.
     pub sandbox: Option<&'a super::sandbox::Sandbox>,
+    /// The test's directory, held open: its data is removed and its socket
+    /// reached through it, never through a link a command planted.
+    pub test_dir: &'a Dir,
 }
 
 /// A running server; stopped (and its data removed) by [`Server::stop`] or on drop.
@@ -59,6 +64,8 @@ pub struct Server {
     signal: i32,
     stop_timeout: Duration,
     remove: Vec<PathBuf>,
+    /// Where `remove` is (the test's directory, held open).
+    beneath: Option<Dir>,
     log: PathBuf,
     journal: Shared,
     id: u64,
@@ -92,6 +99,7 @@ fn journal_change(spec: &Spec<'_>, pid: i32, start_ticks: Option<u64>) -> Change
         start_ticks,
         signal: spec.signal,
         remove: spec.remove.iter().map(|p| p.display().to_string()).collect(),
+        beneath: Some(spec.test_dir.path().display().to_string()),
     })
 }
 
@@ -117,9 +125,13 @@ fn open_log(spec: &Spec<'_>) -> Result<File, ExecError> {
 fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecError> {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(spec.program);
+    if spec.sandbox.is_some() {
+        cmd.env_clear().envs(process::confined_environment(spec.env, spec.cwd));
+    } else {
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    }
     cmd.args(spec.args)
         .current_dir(spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .process_group(0)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().map_err(io("cannot write the server log"))?)
@@ -178,6 +190,7 @@ impl Server {
             signal: spec.signal,
             stop_timeout: spec.stop_timeout,
             remove: spec.remove.clone(),
+            beneath: spec.test_dir.open_dir(Path::new("")).ok(),
             log: spec.log.clone(),
             journal: journal.clone(),
             id,
@@ -190,7 +203,7 @@ impl Server {
             let c = sb.confined();
             let (g, procs) = c.cgroup().map_err(io("cannot make the server's cgroup"))?;
             server.cgroup = g;
-            c.apply(&mut cmd, spec.cwd, spec.user, procs).map_err(io("cannot confine the server"))?;
+            c.apply(&mut cmd, spec.cwd, spec.user.is_some(), None, procs).map_err(io("cannot confine the server"))?;
         }
         let child = match cmd.spawn() {
             Ok(c) => c,
@@ -241,7 +254,7 @@ impl Server {
     fn is_ready(&self, spec: &Spec<'_>) -> bool {
         let (r, cwd, env) = (&spec.ready, spec.cwd, spec.env);
         if let Some(s) = &r.socket
-            && std::os::unix::net::UnixStream::connect(s).is_err()
+            && ready_socket(spec, s).is_err()
         {
             return false;
         }
@@ -273,6 +286,7 @@ impl Server {
                 stderr: err,
                 timeout: Some(Duration::from_secs(10)),
                 confine: spec.sandbox.map(|s| s.confined()),
+                stdin_inside: None,
             });
             if !probe.is_ok_and(|f| f.exit.success()) {
                 return false;
@@ -316,7 +330,7 @@ impl Server {
 
     fn stop_quietly(&mut self) {
         if let Err(e) = self.stop_inner() {
-            eprintln!("engine: {e}");
+            eprintln!("engine: {}", crate::sys::text::terminal(&e.to_string()));
         }
     }
 
@@ -359,10 +373,9 @@ impl Server {
             g.remove();
         }
         for p in &self.remove {
-            let r = match std::fs::symlink_metadata(p) {
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
-                Ok(_) => std::fs::remove_file(p),
-                Err(_) => Ok(()),
+            let r = match &self.beneath {
+                Some(d) => d.remove(p),
+                None => Err(std::io::Error::other("the test's directory is gone")),
             };
             if let Err(e) = r
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -393,6 +406,27 @@ impl Drop for Server {
         if !self.done || !self.remove.is_empty() {
             self.stop_quietly();
         }
+    }
+}
+
+/// Connects to a server's Unix socket: in the test's directory or, for a
+/// confined server, its private /tmp — through a descriptor, never a link
+/// a command planted; a local profile's server may name any socket.
+fn ready_socket(spec: &Spec<'_>, s: &Path) -> std::io::Result<std::os::unix::net::UnixStream> {
+    if s.starts_with(spec.test_dir.path()) {
+        return spec.test_dir.connect(s);
+    }
+    match spec.sandbox {
+        Some(sb) => {
+            let rel = ["/tmp", "/var/tmp"].iter().find_map(|t| s.strip_prefix(t).ok()).ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!("{} is neither in the test's directory nor in its /tmp", s.display()),
+                )
+            })?;
+            Dir::open(sb.tmp())?.connect(rel)
+        }
+        None => std::os::unix::net::UnixStream::connect(s),
     }
 }
 
@@ -454,6 +488,7 @@ mod tests {
         ready: Ready,
         remove: Vec<PathBuf>,
         journal: &'a Servers,
+        test_dir: &'a Dir,
     ) -> Spec<'a> {
         Spec {
             name: "demo",
@@ -470,6 +505,7 @@ mod tests {
             remove,
             journal,
             sandbox: None,
+            test_dir,
         }
     }
 
@@ -481,7 +517,10 @@ mod tests {
         let args =
             vec!["-c".to_string(), "echo 'FATAL: could not bind: Address already in use' >&2; exit 1".to_string()];
         let ready = Ready { socket: Some(d.path().join("sock")), ..Ready::default() };
-        let e = Server::start(spec(d.path(), &args, ready, vec![data.clone()], &Servers::new(d.path()))).err().unwrap();
+        let test = Dir::open(d.path()).unwrap();
+        let e = Server::start(spec(d.path(), &args, ready, vec!["data".into()], &Servers::new(d.path()), &test))
+            .err()
+            .unwrap();
         let msg = e.to_string();
         assert!(msg.contains("server demo exited with code 1 before it was ready"), "{msg}");
         let log = std::fs::read_to_string(e.log().unwrap()).unwrap();
@@ -502,7 +541,8 @@ mod tests {
         let args = vec!["-c".to_string(), script];
         let ready = Ready { socket: Some(sock.clone()), ..Ready::default() };
         let servers = Servers::new(d.path());
-        let mut s = Server::start(spec(d.path(), &args, ready, vec![sock.clone()], &servers)).unwrap();
+        let test = Dir::open(d.path()).unwrap();
+        let mut s = Server::start(spec(d.path(), &args, ready, vec!["s.sock".into()], &servers, &test)).unwrap();
         let pid = s.pid;
         s.check_alive().unwrap();
         assert_eq!(crate::state::journal::leftovers(d.path()).unwrap().len(), 1, "a running server is journaled");

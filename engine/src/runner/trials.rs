@@ -13,111 +13,77 @@ use crate::parse::{Configured, Plugins, RawOutput};
 use crate::stats::adaptive::Stop;
 use crate::stats::{AdaptivePlan, Decision};
 use crate::sys::interrupt;
+use crate::sys::safepath::Dir;
 use crate::sysinfo::diskstats::Counters;
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A trial's scratch directory, removed when dropped (after the trial,
-/// also a failed one), unless it is the test's own.
+/// also a failed one), unless it is the test's own. Held open: engine
+/// never reaches it through a path the trial's command could have changed.
 struct TrialDir {
     path: PathBuf,
+    dir: Dir,
     remove: bool,
 }
+
+/// The name of the trials' scratch directory in the test's.
+const TRIAL: &str = "trial";
 
 impl TrialDir {
     /// The trial's scratch directory: `TEST/trial`, empty. The previous
     /// trial's is reused when it left it empty (most do) — creating and
     /// removing a directory per trial is an inode allocated and freed each
     /// time, a measurable part of a short trial's cost on ext4.
-    /// `kept`: the previous trial left it in place, empty ([`TrialDir::finish`]).
-    fn new(test_dir: &Path, scope: ScratchScope, kept: bool) -> Result<TrialDir, ExecError> {
+    /// `kept`: what the previous trial left in place, empty ([`TrialDir::finish`]).
+    fn new(test: &Dir, scope: ScratchScope, kept: Option<Dir>) -> Result<TrialDir, ExecError> {
+        let io = |source| ExecError::Io { what: format!("cannot create {}/{TRIAL}", test.path().display()), source };
         if scope == ScratchScope::PerTest {
-            return Ok(TrialDir { path: test_dir.to_path_buf(), remove: false });
+            let dir = test.open_dir(Path::new("")).map_err(io)?;
+            return Ok(TrialDir { path: test.path().to_path_buf(), dir, remove: false });
         }
-        let path = test_dir.join("trial");
-        if kept {
-            return Ok(TrialDir { path, remove: true });
+        let path = test.path().join(TRIAL);
+        if let Some(dir) = kept {
+            return Ok(TrialDir { path, dir, remove: true });
         }
-        // An existing one is the previous trial's, which Drop left only when empty.
-        match std::fs::create_dir(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            r => r.map_err(|source| ExecError::Io { what: format!("cannot create {}", path.display()), source })?,
-        }
-        Ok(TrialDir { path, remove: true })
-    }
-}
-
-/// Whether `p` is a directory (not a link to one) with nothing in it. Run
-/// after every trial, so raw calls: std's `read_dir` stats, allocates 32 KiB
-/// and copies each name.
-fn is_empty_dir(p: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
-    // SAFETY: a valid C string; the descriptor is closed below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return false;
-    }
-    let mut buf = [0u64; 64];
-    let mut empty = true;
-    loop {
-        // SAFETY: the buffer is valid for its size; getdents64 fills it with records.
-        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), std::mem::size_of_val(&buf)) };
-        if n <= 0 {
-            empty &= n == 0;
-            break;
-        }
-        // SAFETY: the kernel wrote n bytes of records into buf.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
-        let mut at = 0;
-        while at < bytes.len() {
-            // struct linux_dirent64: ino u64, off i64, reclen u16, type u8, name.
-            let reclen = u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]) as usize;
-            let name = &bytes[at + 19..at + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            if name != b"." && name != b".." {
-                empty = false;
-            }
-            at += reclen;
-        }
-        if !empty {
-            break;
-        }
-    }
-    // SAFETY: our descriptor.
-    unsafe { libc::close(fd) };
-    empty
-}
-
-impl TrialDir {
-    /// Cleans up after the trial; true when the directory stays, empty, for
-    /// the next one.
-    fn finish(mut self) -> bool {
-        self.clean()
+        // Whatever is there (a link a command planted, a tree) is replaced
+        // without being followed.
+        let dir = test.fresh_dir(TRIAL, None).map_err(io)?;
+        Ok(TrialDir { path, dir, remove: true })
     }
 
-    fn clean(&mut self) -> bool {
+    /// Cleans up after the trial; the directory when it stays, empty and
+    /// still the test's `trial`, for the next one.
+    fn finish(mut self, test: &Dir) -> Option<Dir> {
         if !std::mem::take(&mut self.remove) {
-            return false;
+            return None;
         }
-        // Kept for the next trial when empty; the test folder goes at the end of the test.
-        if is_empty_dir(&self.path) {
-            return true;
+        let same = test.open_dir(Path::new(TRIAL)).is_ok_and(|d| d.same_as(&self.dir));
+        if same && self.dir.is_empty() {
+            return test.open_dir(Path::new(TRIAL)).ok();
         }
-        if std::fs::remove_dir_all(&self.path).is_err() {
-            // What could not be removed (a mount a tool left inside) must not
-            // be the next trial's: moved aside, it goes with the test folder.
-            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            let _ = std::fs::rename(&self.path, self.path.with_file_name(format!("trial-left-{}", nanos.as_nanos())));
-        }
-        false
+        clean(test);
+        None
+    }
+}
+
+/// Removes the test's `trial`, whatever it is; what cannot be removed (a
+/// mount a tool left inside) is moved aside, to go with the test folder.
+fn clean(test: &Dir) {
+    if test.remove(Path::new(TRIAL)).is_err() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let _ = test.rename(Path::new(TRIAL), Path::new(&format!("trial-left-{}", nanos.as_nanos())));
     }
 }
 
 impl Drop for TrialDir {
     fn drop(&mut self) {
-        self.clean();
+        if std::mem::take(&mut self.remove)
+            && let Ok(test) = Dir::open(self.path.parent().unwrap_or(Path::new("/nonexistent")))
+        {
+            clean(&test);
+        }
     }
 }
 
@@ -208,10 +174,16 @@ fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Res
                     .map(|(_, v)| *v)
                     .ok_or_else(|| bad(&def.id, "the workload returned no value for it".into()))?;
                 if !v.is_finite() {
-                    return Err(bad(&def.id, format!("the workload returned {v}: not a finite number")));
+                    return Err(bad(
+                        &def.id,
+                        format!("the workload returned {}: not a finite number", crate::units::exact(v)),
+                    ));
                 }
                 if v < 0.0 && !def.signed {
-                    return Err(bad(&def.id, format!("the workload returned {v}: a negative value where none can be")));
+                    return Err(bad(
+                        &def.id,
+                        format!("the workload returned {}: a negative value where none can be", crate::units::exact(v)),
+                    ));
                 }
                 Ok(v)
             }
@@ -232,7 +204,7 @@ struct Trials<'a> {
     /// Where trial logs go: the current state's folder.
     logs: PathBuf,
     /// The last trial left its scratch directory in place, empty.
-    scratch_kept: bool,
+    scratch_kept: Option<Dir>,
     /// The test's bindings with `scratch_dir` (the same path every trial).
     bindings: Option<indexmap::IndexMap<String, String>>,
 }
@@ -243,16 +215,16 @@ impl Trials<'_> {
         if self.drop_caches {
             crate::state::hygiene::drop_caches().map_err(|e| ExecError::Setup(e.to_string()))?;
         }
-        let dir = TrialDir::new(self.env.test_dir, self.test.profile.profile.scratch, self.scratch_kept)?;
-        self.scratch_kept = false;
+        let dir = TrialDir::new(self.env.dir, self.test.profile.profile.scratch, self.scratch_kept.take())?;
         let b = self.bindings.get_or_insert_with(|| {
             let mut b = self.env.bindings.clone();
             b.insert("scratch_dir".into(), dir.path.display().to_string());
             b
         });
-        let tenv = TrialEnv { bindings: b, scratch: &dir.path, logs: &self.logs, label: k };
+        let tenv =
+            TrialEnv { bindings: b, scratch: &dir.path, dir: &dir.dir, test: self.env.dir, logs: &self.logs, label: k };
         let run = self.exec.trial(&tenv);
-        self.scratch_kept = dir.finish();
+        self.scratch_kept = dir.finish(self.env.dir);
         run
     }
 
@@ -389,7 +361,7 @@ pub(super) fn run(
         pending,
         counters,
         logs: logs0,
-        scratch_kept: false,
+        scratch_kept: None,
         bindings: None,
     };
     let n = switch.count();
@@ -440,47 +412,42 @@ mod tests {
     #[test]
     fn a_trial_gets_an_empty_scratch_directory_reused_only_when_left_empty() {
         let d = tempfile::tempdir().unwrap();
-        let first = TrialDir::new(d.path(), ScratchScope::PerTrial, false).unwrap();
+        let test = Dir::open(d.path()).unwrap();
+        let first = TrialDir::new(&test, ScratchScope::PerTrial, None).unwrap();
         let path = first.path.clone();
-        drop(first);
-        assert!(path.is_dir(), "left empty: kept for the next trial");
-        let second = TrialDir::new(d.path(), ScratchScope::PerTrial, false).unwrap();
+        let kept = first.finish(&test);
+        assert!(kept.is_some() && path.is_dir(), "left empty: kept for the next trial");
+        let second = TrialDir::new(&test, ScratchScope::PerTrial, kept).unwrap();
         std::fs::create_dir(second.path.join("sub")).unwrap();
         std::fs::write(second.path.join("sub/f"), "x").unwrap();
-        drop(second);
+        assert!(second.finish(&test).is_none());
         assert!(!path.exists(), "what a trial wrote goes with it");
-        let third = TrialDir::new(d.path(), ScratchScope::PerTrial, false).unwrap();
-        assert!(is_empty_dir(&third.path));
+        let third = TrialDir::new(&test, ScratchScope::PerTrial, None).unwrap();
+        assert!(third.dir.is_empty());
         drop(third);
-        let shared = TrialDir::new(d.path(), ScratchScope::PerTest, false).unwrap();
+        assert!(!path.exists(), "dropped: removed");
+        let shared = TrialDir::new(&test, ScratchScope::PerTest, None).unwrap();
         assert_eq!(shared.path, d.path());
         drop(shared);
         assert!(d.path().is_dir());
     }
 
     #[test]
-    fn only_an_empty_real_directory_is_empty() {
+    fn a_trial_directory_swapped_for_a_link_is_neither_reused_nor_followed() {
         let d = tempfile::tempdir().unwrap();
-        let dir = d.path().join("dir");
-        std::fs::create_dir(&dir).unwrap();
-        assert!(is_empty_dir(&dir));
-        // More names than one read of the directory returns.
-        for i in 0..200 {
-            std::fs::write(dir.join(format!("a-rather-long-file-name-{i:04}")), "").unwrap();
-        }
-        assert!(!is_empty_dir(&dir));
-        for i in 0..199 {
-            std::fs::remove_file(dir.join(format!("a-rather-long-file-name-{i:04}"))).unwrap();
-        }
-        assert!(!is_empty_dir(&dir), "the last name is still there");
-        std::fs::remove_file(dir.join("a-rather-long-file-name-0199")).unwrap();
-        assert!(is_empty_dir(&dir));
-        std::fs::write(dir.join(".hidden"), "").unwrap();
-        assert!(!is_empty_dir(&dir));
-        std::os::unix::fs::symlink(d.path().join("empty"), d.path().join("link")).unwrap();
-        std::fs::create_dir(d.path().join("empty")).unwrap();
-        assert!(!is_empty_dir(&d.path().join("link")), "a link to a directory is not one");
-        assert!(!is_empty_dir(&d.path().join("missing")));
-        assert!(!is_empty_dir(&dir.join(".hidden")), "a file is not a directory");
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "k").unwrap();
+        let test = Dir::open(d.path()).unwrap();
+        let t = TrialDir::new(&test, ScratchScope::PerTrial, None).unwrap();
+        // The trial's command moves its directory away and plants a link.
+        std::fs::rename(d.path().join(TRIAL), d.path().join("away")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join(TRIAL)).unwrap();
+        assert!(t.finish(&test).is_none(), "a link is not the trial's directory");
+        assert!(outside.path().join("keep").exists(), "engine followed the link");
+        // Planted before the next trial: replaced by a real directory.
+        std::os::unix::fs::symlink(outside.path(), d.path().join(TRIAL)).unwrap();
+        let next = TrialDir::new(&test, ScratchScope::PerTrial, None).unwrap();
+        assert!(!std::fs::symlink_metadata(d.path().join(TRIAL)).unwrap().file_type().is_symlink());
+        assert!(next.dir.is_empty() && outside.path().join("keep").exists());
     }
 }

@@ -28,6 +28,8 @@ pub struct Wasm<'a> {
     config: Vec<(String, String)>,
     env: Vec<(String, String)>,
     limits: Limits,
+    /// The results the plugin declares: a value for another is refused.
+    declared: Vec<String>,
 }
 
 impl<'a> Wasm<'a> {
@@ -41,6 +43,7 @@ impl<'a> Wasm<'a> {
             config: Vec::new(),
             env: Vec::new(),
             limits: Limits::default(),
+            declared: Vec::new(),
         }
     }
 
@@ -54,9 +57,14 @@ impl<'a> Wasm<'a> {
             PluginError::Config(_) => format!("{e} (profile {}, plugin {})", self.profile.profile.id, self.def.plugin),
             _ => e.to_string(),
         };
-        ExecError::Workload { workload: self.name(), message }
+        // The plugin's words: kept on one line, its controls shown, wherever they go.
+        ExecError::Workload { workload: self.name(), message: crate::sys::text::one_line(&message).into_owned() }
     }
 }
+
+/// Where the plugin's `configure` runs before the first trial: a directory
+/// of its own, removed after.
+const CHECK_DIR: &str = "configure";
 
 /// Renders `{{placeholders}}` of a config or env map from the test's values.
 pub fn render<'a>(
@@ -89,14 +97,17 @@ impl Executor for Wasm<'_> {
         plugin.expect(Kind::Workload).map_err(|e| self.error(e))?;
         // Ask the plugin what it reads and returns, and hand it the
         // configuration once: a bad key or value fails here, not in trial 1.
-        let sb = Sandbox {
-            scratch: Some(env.test_dir),
-            env: &self.env,
-            limits: self.limits,
-            interrupted: interrupt::requested,
-        };
+        // Its directory is one of its own, removed after: nothing it
+        // leaves (a link named `trial`) is ever used by engine.
+        let io = |source| ExecError::Io { what: format!("cannot prepare {}", env.test_dir.display()), source };
+        let own = env.dir.fresh_dir(CHECK_DIR, None).map_err(io)?;
+        let sb =
+            Sandbox { scratch: Some(&own), env: &self.env, limits: self.limits, interrupted: interrupt::requested };
         let (iface, _) = plugin.check(&self.config, &sb);
+        drop(own);
+        env.dir.remove(std::path::Path::new(CHECK_DIR)).map_err(io)?;
         let iface = iface.map_err(|e| self.error(e))?;
+        self.declared = iface.results.clone();
         for (k, _) in &self.config {
             if !iface.keys.contains(k) {
                 let known: Vec<&str> = iface.keys.iter().map(String::as_str).collect();
@@ -131,12 +142,8 @@ impl Executor for Wasm<'_> {
 
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
         let plugin = self.plugin.as_ref().expect("setup loaded the plugin");
-        let sb = Sandbox {
-            scratch: Some(env.scratch),
-            env: &self.env,
-            limits: self.limits,
-            interrupted: interrupt::requested,
-        };
+        let sb =
+            Sandbox { scratch: Some(env.dir), env: &self.env, limits: self.limits, interrupted: interrupt::requested };
         let start = Instant::now();
         let (u0, s0, _) = cpu_now();
         let (r, out) = plugin.run(&self.config, &sb);
@@ -156,7 +163,11 @@ impl Executor for Wasm<'_> {
             (s1 - s0).as_secs_f64(),
         );
         text.push_str(&out.log);
-        let streams = format!("--- stdout ---\n{}--- stderr ---\n{}", out.stdout, out.stderr);
+        let streams = format!(
+            "--- stdout ---\n{}--- stderr ---\n{}",
+            crate::sys::text::terminal(&out.stdout),
+            crate::sys::text::terminal(&out.stderr)
+        );
         let report = match r {
             Ok(report) => report,
             Err(PluginError::Interrupted) => return Err(ExecError::Interrupted),
@@ -171,16 +182,27 @@ impl Executor for Wasm<'_> {
                     }
                     e => e,
                 };
-                let err = ExecError::Workload { workload: self.name(), message: format!("{e}; see {}", log.display()) };
+                let message = format!("{}; see {}", crate::sys::text::one_line(&e.to_string()), log.display());
+                let err = ExecError::Workload { workload: self.name(), message };
                 let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
                 return Err(err);
             }
         };
-        text.push_str(&report.log);
+        // Each of the plugin's lines is one record: a line break inside
+        // cannot forge another, a control character cannot reach a terminal.
+        for line in report.log.lines() {
+            text.push_str(&format!("report: {}\n", crate::sys::text::one_line(line)));
+        }
         for m in &report.measurements {
-            text.push_str(&format!("# {} = {}\n", m.result, m.value));
+            text.push_str(&format!("# {} = {}\n", crate::sys::text::one_line(&m.result), crate::units::exact(m.value)));
         }
         text.push_str(&streams);
+        if let Some(m) = report.measurements.iter().find(|m| !self.declared.contains(&m.result)) {
+            let e = PluginError::Undeclared(crate::sys::text::one_line(&m.result).into_owned());
+            let err = ExecError::Workload { workload: self.name(), message: format!("{e}; see {}", log.display()) };
+            let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {err}\n").as_bytes());
+            return Err(err);
+        }
         Ok(TrialRun {
             stdout: format!("{}{}", out.stdout, report.log),
             stderr: out.stderr,

@@ -84,6 +84,7 @@ impl Drop for Guard {
     fn drop(&mut self) {
         self.restore();
         for e in &self.errors {
+            let e = crate::sys::text::terminal(e);
             eprintln!("engine: could not restore: {e} (run `engine recover` after fixing it)");
         }
     }

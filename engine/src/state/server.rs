@@ -22,9 +22,14 @@ pub struct ServerProcess {
     #[serde(default)]
     pub start_ticks: Option<u64>,
     pub signal: i32,
-    /// Its data, deleted once it stopped.
+    /// Its data, deleted once it stopped: relative to `beneath`.
     #[serde(default)]
     pub remove: Vec<String>,
+    /// The test's directory, which `remove` is inside: removal goes
+    /// through it, never through a link a command planted. (Absent in
+    /// journals of older engines, whose `remove` paths are absolute.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beneath: Option<String>,
 }
 
 impl Undo for ServerProcess {
@@ -40,7 +45,7 @@ impl Undo for ServerProcess {
 
     fn undo(&self) -> Result<(), UndoError> {
         self.stop()?;
-        remove_paths(&self.remove)
+        remove_paths(self.beneath.as_deref(), &self.remove)
     }
 }
 
@@ -110,14 +115,20 @@ fn gone_within(pgid: i32, limit: Duration) -> bool {
     !group_running(pgid)
 }
 
-/// Removes what a server left (its data); what is already gone is fine.
-fn remove_paths(paths: &[String]) -> Result<(), UndoError> {
+/// Removes what a server left (its data) beneath the test's directory;
+/// what is already gone (the directory too) is fine.
+fn remove_paths(beneath: Option<&str>, paths: &[String]) -> Result<(), UndoError> {
+    use crate::sys::safepath::Dir;
     for p in paths {
         let path = Path::new(p);
-        let r = match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
-            Ok(_) => std::fs::remove_file(path),
-            Err(e) => Err(e),
+        let r = match beneath {
+            Some(b) => Dir::open(Path::new(b)).and_then(|d| d.remove(path)),
+            // An older journal: the last component is removed from its
+            // parent's descriptor, never followed.
+            None => match (path.parent(), path.file_name()) {
+                (Some(parent), Some(name)) => Dir::open(parent).and_then(|d| d.remove(Path::new(name))),
+                _ => Ok(()),
+            },
         };
         match r {
             Ok(()) => {}
@@ -154,7 +165,8 @@ mod tests {
             pid,
             start_ticks: start_ticks(pid),
             signal: libc::SIGTERM,
-            remove: vec![data.display().to_string()],
+            remove: vec!["cluster".into()],
+            beneath: Some(dir.path().display().to_string()),
         };
         assert!(change.describe().contains("stop server demo"), "{}", change.describe());
         change.undo().unwrap();
@@ -170,6 +182,7 @@ mod tests {
             start_ticks: start_ticks(me).map(|t| t + 1),
             signal: libc::SIGKILL,
             remove: vec![],
+            beneath: None,
         };
         other.undo().unwrap();
     }

@@ -26,8 +26,7 @@ impl std::fmt::Display for Bimodal {
 
 /// Four significant digits.
 pub fn short(x: f64) -> String {
-    let d = crate::units::decimals_for_sig(x.abs());
-    format!("{x:.d$}")
+    crate::units::fixed(x, crate::units::decimals_for_sig(x.abs()))
 }
 
 /// Whether `values` (8 or more) split into two groups, each at least a fifth

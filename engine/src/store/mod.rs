@@ -20,7 +20,7 @@ pub const MAX_RESULT_BYTES: u64 = 64 << 20;
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error("result name `{0}` is not allowed: {1}")]
-    BadName(String, &'static str),
+    BadName(String, String),
     #[error("no saved result named `{0}`")]
     NotFound(String),
     #[error("cannot read {path}: {source}")]
@@ -33,26 +33,19 @@ pub enum StoreError {
     Locked(String),
 }
 
-/// Checks a result name: one path component, no `/`, no `..`, no control characters.
+/// Checks a result name: a name (`model::names`: one path component, no
+/// `/`, no control characters) that also does not start with `.` or `-`
+/// (hidden, or read as an option) nor holds `..` anywhere.
 pub fn check_name(name: &str) -> Result<(), StoreError> {
-    let bad = |why| Err(StoreError::BadName(name.to_string(), why));
-    if name.is_empty() {
-        return bad("it is empty");
+    let bad = |why: String| Err(StoreError::BadName(crate::model::names::shown(name), why));
+    if let Err(e) = crate::model::names::check(name) {
+        return bad(e.to_string());
     }
-    if name.contains('/') || name.contains('\\') {
-        return bad("it contains `/`; a result name is one folder name");
-    }
-    if name == "." || name == ".." || name.contains("..") {
-        return bad("it contains `..`");
+    if name.contains("..") {
+        return bad("it contains `..`".into());
     }
     if name.starts_with('.') || name.starts_with('-') {
-        return bad("it starts with `.` or `-`");
-    }
-    if name.chars().any(|c| c.is_control()) {
-        return bad("it contains control characters");
-    }
-    if name.len() > 200 {
-        return bad("it is longer than 200 bytes");
+        return bad("it starts with `.` or `-`".into());
     }
     Ok(())
 }
@@ -251,9 +244,11 @@ mod tests {
     fn names() {
         assert!(check_name("disk-2026").is_ok());
         assert!(check_name("my result").is_ok());
-        for bad in ["", "a/b", "..", "../x", "a..b", ".hidden", "-x", "a\nb"] {
+        for bad in ["", "a/b", "..", "../x", "a..b", ".hidden", "-x", "a\nb", "a\\b", &"x".repeat(101)] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
+        let e = check_name("x\u{1b}]0;owned\u{7}/y").unwrap_err().to_string();
+        assert!(e.contains("contains `/`") && e.contains("\\u{1b}") && !e.contains('\u{1b}'), "{e}");
     }
 
     #[test]

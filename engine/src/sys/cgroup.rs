@@ -24,6 +24,22 @@ pub struct Layout {
 /// Default limit on a confined command's processes (its whole tree).
 pub const PIDS_MAX: u64 = 4096;
 
+/// What one command's cgroup allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most processes its tree may have.
+    pub pids: u64,
+    /// Most memory (bytes) its tree may use, swap not counted as room:
+    /// over it, the kernel kills within the cgroup.
+    pub memory: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { pids: PIDS_MAX, memory: None }
+    }
+}
+
 const V1: [&str; 4] = ["cpuacct", "memory", "blkio", "pids"];
 
 impl Layout {
@@ -115,6 +131,9 @@ pub struct Usage {
     /// Forks refused by the process limit.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pids_refused: u64,
+    /// Processes the kernel killed for going over the memory limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub oom_kills: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -131,15 +150,15 @@ pub struct Cgroup {
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroup {
-    /// A new cgroup in each hierarchy, at most `pids_max` processes.
-    pub fn create(layout: &Layout, pids_max: u64) -> std::io::Result<Cgroup> {
+    /// A new cgroup in each hierarchy, with `limits`.
+    pub fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
         let name = format!("engine-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
         let mut g = Cgroup { v2: None, v1: Vec::new() };
         if let Some(v2) = &layout.v2 {
             let d = v2.join(&name);
             fs::create_dir(&d)?;
-            // Where v2 delegates pids, the limit goes here too.
-            let _ = fs::write(d.join("pids.max"), pids_max.to_string());
+            // Where v2 delegates pids and memory, the limits go here too.
+            let _ = fs::write(d.join("pids.max"), limits.pids.to_string());
             g.v2 = Some(d);
         }
         for (c, root) in &layout.v1 {
@@ -151,9 +170,36 @@ impl Cgroup {
             g.v1.push((c, d));
         }
         if let Some(d) = g.dir("pids") {
-            fs::write(d.join("pids.max"), pids_max.to_string())?;
+            fs::write(d.join("pids.max"), limits.pids.to_string())?;
+        }
+        if let Some(max) = limits.memory {
+            g.limit_memory(max)?;
         }
         Ok(g)
+    }
+
+    /// `max` bytes of memory, and no swap to spill into. The limit must take
+    /// where some hierarchy has the memory controller (else it is refused:
+    /// a sandbox promised a limit); the swap part is best effort (absent
+    /// where the machine has no swap accounting).
+    fn limit_memory(&self, max: u64) -> std::io::Result<()> {
+        let mut set = false;
+        if let Some(d) = self.dir("memory") {
+            fs::write(d.join("memory.limit_in_bytes"), max.to_string())?;
+            let _ = fs::write(d.join("memory.memsw.limit_in_bytes"), max.to_string());
+            set = true;
+        } else if let Some(d) = self.v2.as_ref().filter(|d| d.join("memory.max").exists()) {
+            fs::write(d.join("memory.max"), max.to_string())?;
+            let _ = fs::write(d.join("memory.swap.max"), "0");
+            set = true;
+        }
+        if set {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(
+                "no cgroup hierarchy here has the memory controller, which the memory limit needs",
+            ))
+        }
     }
 
     fn dir(&self, controller: &str) -> Option<&Path> {
@@ -199,6 +245,22 @@ impl Cgroup {
             read_bytes: io.map(|(r, _)| r),
             written_bytes: io.map(|(_, w)| w),
             pids_refused: events.and_then(|d| read(d.join("pids.events"))).and_then(|s| field(&s, "max")).unwrap_or(0),
+            oom_kills: self.oom_kills(),
+        }
+    }
+
+    /// How many processes the memory limit's killer took (v1
+    /// `memory.oom_control`, v2 `memory.events`).
+    fn oom_kills(&self) -> u64 {
+        let read = |p: PathBuf| fs::read_to_string(p).ok();
+        match self.dir("memory") {
+            Some(d) => read(d.join("memory.oom_control")).and_then(|s| field(&s, "oom_kill ")).unwrap_or(0),
+            None => self
+                .v2
+                .as_ref()
+                .and_then(|d| read(d.join("memory.events")))
+                .and_then(|s| field(&s, "oom_kill "))
+                .unwrap_or(0),
         }
     }
 

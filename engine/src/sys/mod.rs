@@ -1,6 +1,7 @@
 //! The operating system, as engine uses it: processes and their groups,
 //! signals and the interrupt flag, file locks, safe and atomic file writes,
-//! hashing, timestamps. Nothing here knows about profiles, tests or results;
+//! hashing, timestamps, and outside text made inert for where it lands
+//! (terminals, CSV, Markdown, XML). Nothing here knows about profiles, tests or results;
 //! everything else in the crate may use it.
 
 pub mod cgroup;
@@ -12,8 +13,12 @@ pub mod lock;
 pub mod privilege;
 pub mod proc;
 pub mod process;
+pub mod safepath;
+pub mod seccomp;
 pub mod spawn;
+pub mod text;
 pub mod time;
+pub mod userns;
 
 /// Whether this process runs as root.
 pub fn is_root() -> bool {

@@ -49,8 +49,9 @@ pub struct Confined<'a> {
     pub shared: &'a super::confine::Shared,
     /// Where its cgroup is made (none: no cgroup).
     pub cgroups: Option<&'a super::cgroup::Layout>,
-    /// Most processes its tree may have.
-    pub pids_max: u64,
+    pub limits: super::cgroup::Limits,
+    /// Largest file it may write (RLIMIT_FSIZE).
+    pub file_size: Option<u64>,
 }
 
 impl Confined<'_> {
@@ -58,7 +59,7 @@ impl Confined<'_> {
     pub fn cgroup(&self) -> std::io::Result<(Option<super::cgroup::Cgroup>, Vec<OwnedFd>)> {
         match self.cgroups {
             Some(l) => {
-                let g = super::cgroup::Cgroup::create(l, self.pids_max)?;
+                let g = super::cgroup::Cgroup::create(l, &self.limits)?;
                 let fds = g.procs()?;
                 Ok((Some(g), fds))
             }
@@ -66,20 +67,43 @@ impl Confined<'_> {
         }
     }
 
-    /// `cmd` confined: run in `cwd` as `user` (or root), in the cgroup whose
-    /// `cgroup.procs` files are `procs`.
+    /// `cmd` confined: run in `cwd` as root inside or, with `unprivileged`,
+    /// as nobody inside; `stdin` opened inside with its rights; in the
+    /// cgroup whose `cgroup.procs` files are `procs`; with only the
+    /// environment the sandbox allows.
     pub fn apply(
         &self,
         cmd: &mut Command,
         cwd: &Path,
-        user: Option<super::privilege::Unprivileged>,
+        unprivileged: bool,
+        stdin: Option<&Path>,
         procs: Vec<OwnedFd>,
     ) -> std::io::Result<()> {
-        let p = super::confine::Prepared::new(self.plan, self.shared, procs, cwd, user.map(|u| (u.uid, u.gid)))
-            .map_err(std::io::Error::other)?;
+        use super::confine::{Identity, Prepared};
+        let identity = if unprivileged { Identity::Nobody } else { Identity::Root };
+        let c = super::confine::Command { cwd, identity, stdin, file_size: self.file_size };
+        let p = Prepared::new(self.plan, self.shared, procs, c).map_err(std::io::Error::other)?;
         p.apply(cmd);
         Ok(())
     }
+}
+
+/// The environment a confined command gets: these variables of engine's
+/// (the locale, the terminal, the time zone, the search path and the
+/// compiler settings a build honours) and nothing else of the user's —
+/// tokens and keys stay out — then the profile's own, then `HOME` set to
+/// its working directory.
+pub fn confined_environment(env: &[(String, String)], cwd: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    const KEEP: [&str; 11] =
+        ["PATH", "LANG", "LANGUAGE", "TERM", "TZ", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS"];
+    let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k.to_str().is_some_and(|k| KEEP.contains(&k) || k.starts_with("LC_")))
+        .collect();
+    out.retain(|(k, _)| !env.iter().any(|(e, _)| k == e.as_str()));
+    out.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+    out.retain(|(k, _)| k != "HOME");
+    out.push(("HOME".into(), cwd.as_os_str().to_os_string()));
+    out
 }
 
 /// What to run.
@@ -94,6 +118,9 @@ pub struct Spec<'a> {
     pub timeout: Option<Duration>,
     /// Run in a sandbox (namespaces, read-only root, its own cgroup).
     pub confine: Option<Confined<'a>>,
+    /// A confined command's standard input: a file it opens itself,
+    /// with its own rights, inside its sandbox.
+    pub stdin_inside: Option<&'a Path>,
 }
 
 /// Grace period between SIGTERM and SIGKILL.
@@ -186,7 +213,7 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
             let (g, procs) = c.cgroup()?;
             group = g;
             let mut cmd = command(&spec)?;
-            c.apply(&mut cmd, spec.cwd, user, procs)?;
+            c.apply(&mut cmd, spec.cwd, user.is_some(), spec.stdin_inside, procs)?;
             (Instant::now(), cmd.spawn()?.id() as i32)
         }
         // The common case without fork (see super::spawn), prepared before the clock starts.
@@ -231,9 +258,13 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
 fn command(spec: &Spec<'_>) -> std::io::Result<Command> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(spec.program);
+    if spec.confine.is_some() {
+        cmd.env_clear().envs(confined_environment(spec.env, spec.cwd));
+    } else {
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    }
     cmd.args(spec.args)
         .current_dir(spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .process_group(0)
         .stdin(spec.stdin.as_ref().map(|f| f.try_clone()).transpose()?.map(Stdio::from).unwrap_or_else(Stdio::null))
         .stdout(spec.stdout.try_clone()?)
@@ -403,6 +434,7 @@ mod tests {
             stderr: File::create(dir.join("err")).unwrap(),
             timeout,
             confine: None,
+            stdin_inside: None,
         }
     }
 

@@ -24,6 +24,7 @@ pub fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
         stderr: err.try_clone().ok()?,
         timeout: Some(TIMEOUT),
         confine: None,
+        stdin_inside: None,
     })
     .ok()?;
     if !fin.exit.success() {

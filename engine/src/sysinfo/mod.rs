@@ -41,6 +41,11 @@ pub fn disks(src: &dyn Source) -> Vec<Disk> {
         .collect()
 }
 
+/// The machine's memory in bytes (MemTotal), read now.
+pub fn memory_bytes() -> Option<u64> {
+    memory_total(&source::Fs::live())
+}
+
 fn memory_total(src: &dyn Source) -> Option<u64> {
     let t = src.read("/proc/meminfo").ok()?;
     let kib: u64 =

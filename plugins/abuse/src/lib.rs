@@ -5,7 +5,15 @@
 //! (`engine:plugin/files`): `bulk-escape` opens ../../etc/passwd,
 //! `bulk-negative` asks `read-at` for a negative length (straight through
 //! the bindings, as a plugin in another language could), `bulk-past-end`
-//! reads past the end of a 5-byte file; `ok` returns 1.
+//! reads past the end of a 5-byte file; `ok` returns 1. Issue 44's attacks:
+//! `plant` makes `/scratch/trial` a link to the `victim` folder while it is
+//! configured, then reads `keep.txt` and writes `pwned` in its scratch (the
+//! victim's, had engine followed the link); `progress-flood` and
+//! `report-flood` send 20 MiB (over the 16 MiB output cap) as a progress note and as report lines;
+//! `fd-flood` opens files through WASI until refused; `text` fails with an
+//! error, log lines and a result name holding terminal escapes and line
+//! breaks; `undeclared` returns a value for a result it does not declare;
+//! `absurd` returns 1e308.
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
 
@@ -20,6 +28,13 @@ const MODES: &[&str] = &[
     "bulk-escape",
     "bulk-negative",
     "bulk-past-end",
+    "plant",
+    "progress-flood",
+    "report-flood",
+    "fd-flood",
+    "text",
+    "undeclared",
+    "absurd",
     "ok",
 ];
 
@@ -27,13 +42,40 @@ pub struct Abuse {
     mode: &'static str,
 }
 
+/// `symlink(2)` of WASI's libc (std's is unstable on WASI).
+#[cfg(target_arch = "wasm32")]
+fn symlink(target: &str, link: &str) -> Result<(), Error> {
+    unsafe extern "C" {
+        fn symlink(target: *const std::ffi::c_char, link: *const std::ffi::c_char) -> std::ffi::c_int;
+    }
+    let t = std::ffi::CString::new(target).map_err(|_| Error::failed("NUL"))?;
+    let l = std::ffi::CString::new(link).map_err(|_| Error::failed("NUL"))?;
+    // SAFETY: two valid C strings.
+    match unsafe { symlink(t.as_ptr(), l.as_ptr()) } {
+        0 => Ok(()),
+        _ => Err(Error::io("symlink", &std::io::Error::last_os_error())),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn symlink(_target: &str, _link: &str) -> Result<(), Error> {
+    Err(Error::unsupported("only as a plugin"))
+}
+
 impl Workload for Abuse {
-    const KEYS: &'static [&'static str] = &["mode"];
+    const KEYS: &'static [&'static str] = &["mode", "victim"];
     const RESULTS: &'static [&'static str] = &["value"];
 
     fn new(config: &Config) -> Result<Self, Error> {
         config.only(Self::KEYS)?;
         let mode = config.choice_or("mode", MODES, "ok")?;
+        if mode == "plant" {
+            // Relative targets that climb out are allowed by WASI; engine
+            // must never follow them.
+            let victim = config.required("victim")?;
+            let up = "../".repeat(12);
+            symlink(&format!("{up}{}", victim.trim_start_matches('/')), "/scratch/trial")?;
+        }
         Ok(Abuse { mode })
     }
 
@@ -84,6 +126,32 @@ impl Workload for Abuse {
                 Ok(Report::new().value("value", f.size()? as f64))
             }
             "bulk-negative" => negative_length(),
+            "plant" => {
+                std::fs::write("/scratch/pwned", "pwned").map_err(|e| Error::io("write /scratch/pwned", &e))?;
+                let read = std::fs::read_to_string("/scratch/keep.txt").is_ok();
+                Ok(Report::new().value("value", if read { 1.0 } else { 0.0 }))
+            }
+            "progress-flood" => {
+                cx.progress(0.5, &"x".repeat(20 << 20));
+                Ok(Report::new().value("value", 1.0))
+            }
+            "report-flood" => Ok(Report::new().value("value", 1.0).line("x".repeat(20 << 20))),
+            "fd-flood" => {
+                let mut held = Vec::new();
+                std::fs::write("/scratch/f", "x").map_err(|e| Error::io("write /scratch/f", &e))?;
+                loop {
+                    match std::fs::File::open("/scratch/f") {
+                        Ok(f) => held.push(f),
+                        Err(e) => return Err(Error::io(&format!("open number {}", held.len() + 1), &e)),
+                    }
+                }
+            }
+            "text" => {
+                cx.log("fine\n=== trial-9 ===\n# forged line\r\x1b]0;pwned\x07");
+                Err(Error::failed("\x1b]0;pwned\x07\x1b[2J\r\x1b[32mall tests passed\nsecond line"))
+            }
+            "undeclared" => Ok(Report::new().value("value", 1.0).value("other\nforged", 2.0)),
+            "absurd" => Ok(Report::new().value("value", 1e308)),
             "bulk-past-end" => {
                 // Named as `/scratch/data`: the same file as `data`.
                 let mut f = cx.open_file(&cx.scratch_dir().join("data").to_string_lossy(), true)?;

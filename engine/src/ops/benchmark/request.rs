@@ -66,6 +66,8 @@ pub struct Request {
     pub tags: Vec<(String, String)>,
     /// `--sandbox` / `--no-sandbox`.
     pub sandbox: crate::runner::sandbox::Mode,
+    /// `--grant KEY=VALUE`: what shared profiles get beyond the defaults.
+    pub grants: crate::model::grant::Grants,
     pub fstrim: bool,
     /// Pause before every test.
     pub settle: Option<Duration>,

@@ -8,7 +8,7 @@ use crate::events::Events;
 use crate::expand::Test;
 use crate::model::profile::ExecutorDef;
 use crate::ops::{Context, Failure};
-use crate::runner::sandbox::{self, Config, Mode};
+use crate::runner::sandbox::{self, Config, Defaults, Mode, Widening};
 
 /// The run's sandbox settings (none: nothing runs confined) and the note
 /// each system records about it.
@@ -29,6 +29,11 @@ fn refs(tests: &[Test], keep: impl Fn(&Test) -> bool) -> Vec<String> {
 
 pub(super) fn phase(cx: &Context, req: &Request, tests: &[Test], events: &dyn Events) -> Result<Decided, Failure> {
     let external = |t: &Test| matches!(t.profile.profile.executor, ExecutorDef::External(_));
+    let defaults = Defaults::for_machine(crate::sysinfo::memory_bytes());
+    // Plugins too: a shared profile asks for no more than the defaults.
+    if req.sandbox != Mode::Off {
+        refuse_widenings(tests, req, &defaults)?;
+    }
     let from_repo = refs(tests, |t| external(t) && t.profile.source.is_some());
     if req.sandbox == Mode::Off && !from_repo.is_empty() {
         let list = from_repo.join(", ");
@@ -56,10 +61,71 @@ pub(super) fn phase(cx: &Context, req: &Request, tests: &[Test], events: &dyn Ev
             events.message(&format!("{} runs confined, and asks for: {}", t.profile.reference(), extras.join("; ")));
         }
     }
-    let note = format!("confined (namespaces, read-only root, cgroups {}): {}", layout.describe(), confined.join(", "));
+    let mut note = format!(
+        "confined (namespaces, a user namespace, read-only root, a system-call filter, cgroups {}): {}",
+        layout.describe(),
+        confined.join(", ")
+    );
+    if !req.grants.is_empty() {
+        note.push_str(&format!("; granted by the user: {}", req.grants.describe().join(", ")));
+    }
     let home = cx.home.root.clone();
-    Ok(Decided {
-        config: Some(Config { mode: req.sandbox, engine_home: home, cgroups: Some(layout) }),
-        note: Some(note),
-    })
+    let config =
+        Config { mode: req.sandbox, engine_home: home, cgroups: Some(layout), defaults, grants: req.grants.clone() };
+    Ok(Decided { config: Some(config), note: Some(note) })
+}
+
+/// A shared profile that asks for more than the defaults (and was not
+/// granted it) stops the run before anything runs, pointing at the field.
+fn refuse_widenings(tests: &[Test], req: &Request, d: &Defaults) -> Result<(), Failure> {
+    for t in tests.iter().filter(|t| t.profile.shared()) {
+        let mut all = sandbox::widenings(&t.profile, d, &req.grants);
+        let space = t.profile.profile.requirements.free_space.as_deref().and_then(|s| {
+            let b = t.bindings();
+            crate::model::template::render(s, |n| b.get(n).map(String::as_str), false)
+                .ok()
+                .and_then(|s| crate::units::parse_size(&s).ok())
+        });
+        all.extend(sandbox::scratch_widening(&t.profile, space, d, &req.grants));
+        if let Some(w) = all.first() {
+            let grants: Vec<String> = all.iter().map(|w| format!("--grant {}", w.grant)).collect();
+            return Err(Failure::error(format!("{}: {}", located(&t.profile, w), refusal(&t.profile, w)))
+                .hint(format!("to allow it for this run, add {}", grants.join(" "))));
+        }
+    }
+    Ok(())
+}
+
+fn refusal(p: &crate::model::profile::LoadedProfile, w: &Widening) -> String {
+    let whose = match &p.source {
+        Some(r) => format!("{} (from repository {})", p.reference(), r.name),
+        None => format!("{} (imported from PTS)", p.reference()),
+    };
+    format!("{whose} asks {}, beyond what the sandbox gives a shared profile", w.asks)
+}
+
+/// `file:line:col` of the widening's field (the file alone when the
+/// profile's text cannot be read again).
+fn located(p: &crate::model::profile::LoadedProfile, w: &Widening) -> String {
+    use crate::model::grant::Seg;
+    use crate::profile::yaml_index::{Seg as Y, YamlIndex};
+    let path: Vec<Y> = w
+        .field
+        .iter()
+        .map(|s| match s {
+            Seg::Key(k) => Y::Key(k.to_string()),
+            Seg::Index(i) => Y::Index(*i),
+        })
+        .collect();
+    let file = match &p.origin {
+        crate::model::profile::Origin::File(f) => f,
+        crate::model::profile::Origin::Builtin => return p.display.clone(),
+    };
+    match std::fs::read_to_string(file) {
+        Ok(text) => {
+            let pos = YamlIndex::build(&text).value(&path);
+            format!("{}:{}:{}", p.display, pos.line, pos.col)
+        }
+        Err(_) => p.display.clone(),
+    }
 }

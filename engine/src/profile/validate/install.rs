@@ -75,10 +75,16 @@ pub(super) fn check(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
 fn check_download<'a>(c: &mut Checker, i: usize, d: &'a Download, files: &mut HashSet<&'a str>) {
     let at = |k: &str| path!["install", "downloads", i, k];
     let f = d.file.as_str();
-    if f.is_empty() || f.contains('/') || f == "." || f == ".." || f.contains("{{") || f.starts_with('.') {
+    let why = match crate::model::names::check(f) {
+        Err(e) => Some(e.to_string()),
+        Ok(()) if f.starts_with('.') => Some("it starts with `.`".into()),
+        Ok(()) if f.contains("{{") => Some("placeholders are not expanded in file names".into()),
+        Ok(()) => None,
+    };
+    if let Some(why) = why {
         c.at_value(
             at("file"),
-            format!("`{f}` is not a plain file name"),
+            format!("`{}` is not a plain file name: {why}", crate::model::names::shown(f)),
             Some("name the file as it is saved, like `tool-1.2.tar.gz` (no `/`, no leading `.`)".into()),
         );
     } else if !files.insert(f) {

@@ -6,7 +6,8 @@
 //! reads it.
 
 use crate::analysis::history::{History, Series};
-use crate::report::csv::{field, num};
+use crate::sys::text::csv_cell;
+use crate::units::exact;
 use indexmap::IndexSet;
 
 /// Column names of the metrics, unique, made of `[a-z0-9._-]` only so any
@@ -50,14 +51,15 @@ pub fn render(h: &History) -> String {
     let names = metric_names(h);
     let tags = tag_keys(h);
     let mut header = vec!["time".to_string(), "result".to_string(), "identifiers".to_string()];
-    header.extend(tags.iter().map(|t| field(t)));
-    header.extend(names.iter().map(|n| field(n)));
+    header.extend(tags.iter().map(|t| csv_cell(t).into_owned()));
+    header.extend(names.iter().map(|n| csv_cell(n).into_owned()));
     let mut cells: Vec<Vec<String>> = h
         .rows
         .iter()
         .map(|r| {
-            let mut row = vec![field(&r.time), field(&r.result), field(&r.identifiers.join("; "))];
-            row.extend(tags.iter().map(|t| field(r.tags.get(t).map_or("", String::as_str))));
+            let mut row: Vec<String> =
+                [&r.time, &r.result, &r.identifiers.join("; ")].into_iter().map(|c| csv_cell(c).into_owned()).collect();
+            row.extend(tags.iter().map(|t| csv_cell(r.tags.get(t).map_or("", String::as_str)).into_owned()));
             row.extend(std::iter::repeat_n(String::new(), names.len()));
             row
         })
@@ -65,7 +67,7 @@ pub fn render(h: &History) -> String {
     let first = 3 + tags.len();
     for (k, s) in h.series.iter().enumerate() {
         for &(row, v) in &s.points {
-            cells[row][first + k] = num(v);
+            cells[row][first + k] = exact(v);
         }
     }
     let mut o = header.join(",") + "\n";

@@ -35,7 +35,9 @@ pub fn render(h: &History, format: Format, width: usize) -> String {
         Format::Csv => csv::render(h),
         Format::Html => html::render(h),
         Format::Svg => svg::document(h),
-        Format::Json => serde_json::to_string_pretty(h).expect("histories serialize") + "\n",
+        Format::Json => {
+            crate::sys::text::json(&serde_json::to_string_pretty(h).expect("histories serialize")).into_owned() + "\n"
+        }
     }
 }
 

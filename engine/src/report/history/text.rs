@@ -1,9 +1,11 @@
 //! History as text: per result, a sparkline per line and its change points
-//! with the means on either side and their ratio interval.
+//! with the means on either side and their ratio interval. Titles, labels
+//! and units one line each, controls as escapes (`sys::text`).
 
 use super::{groups, heading, row_label, short_time, when};
 use crate::analysis::history::{History, Series};
 use crate::analysis::significance::format_p;
+use crate::sys::text::{one_line, terminal};
 use crate::units::number;
 use std::fmt::Write;
 
@@ -12,13 +14,14 @@ const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█
 pub fn render(h: &History, width: usize) -> String {
     let mut o = String::new();
     header(&mut o, h);
-    let label_w = h.series.iter().filter_map(|s| s.line.as_ref()).map(|l| l.chars().count()).max().unwrap_or(0).min(30);
+    let label_w =
+        h.series.iter().filter_map(|s| s.line.as_ref()).map(|l| one_line(l).chars().count()).max().unwrap_or(0).min(30);
     let spark_w = width.saturating_sub(label_w + 6).clamp(20, 120);
     let (mut changes, mut worse, mut short) = (0, 0, 0);
     for g in groups(h) {
         let s0 = g[0];
         let more = if s0.proportion == crate::model::profile::Proportion::Hib { "more" } else { "less" };
-        writeln!(o, "\n{} ({}, {more} is better)", heading(s0), s0.unit).unwrap();
+        writeln!(o, "\n{} ({}, {more} is better)", one_line(&heading(s0)), one_line(&s0.unit)).unwrap();
         for s in g {
             line(&mut o, h, s, label_w, spark_w);
             changes += s.changes.len();
@@ -30,7 +33,7 @@ pub fn render(h: &History, width: usize) -> String {
     if short > 0 {
         writeln!(o, "{short} series with fewer than {} points: not analysed", h.min_points).unwrap();
     }
-    o
+    terminal(&o).into_owned()
 }
 
 fn header(o: &mut String, h: &History) {
@@ -49,12 +52,12 @@ fn header(o: &mut String, h: &History) {
     )
     .unwrap();
     for n in &h.notes {
-        writeln!(o, "note: {n}").unwrap();
+        writeln!(o, "note: {}", one_line(n)).unwrap();
     }
 }
 
 fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize) {
-    let label = s.line.as_deref().unwrap_or("");
+    let label = one_line(s.line.as_deref().unwrap_or(""));
     let values = s.values();
     let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
     let state = if !s.analysed {
@@ -64,7 +67,7 @@ fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize)
     } else {
         format!("{} change point(s)", s.changes.len())
     };
-    writeln!(o, "  {label:label_w$}  {}", sparkline(h.rows.len(), s, spark_w)).unwrap();
+    writeln!(o, "  {:label_w$}  {}", label, sparkline(h.rows.len(), s, spark_w)).unwrap();
     let pad = " ".repeat(label_w + 4);
     writeln!(o, "{pad}{} point(s), {} … {}: {state}", values.len(), number(lo), number(hi)).unwrap();
     for c in &s.changes {
@@ -72,11 +75,11 @@ fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize)
             o,
             "{pad}at #{} {} ({}): {} → {} {}, {} ({}): {}",
             c.row,
-            row_label(h, c.row),
-            when(h, c.row),
+            one_line(&row_label(h, c.row)),
+            one_line(&when(h, c.row)),
             number(c.before),
             number(c.after),
-            s.unit,
+            one_line(&s.unit),
             c.comparison.ratio_text(),
             format_p(c.p),
             c.verdict

@@ -1,0 +1,371 @@
+//! Between fork and exec: the confined command's side of [`Prepared`].
+//! Only system calls on prepared data, no allocation (engine is
+//! multithreaded). Three processes result: the first child stays outside
+//! (it holds no descriptor of engine's and passes the command's exit on),
+//! the new PID namespace's init (PID 1) reaps and passes the status out, and
+//! the command (PID 2), which joins the test's user namespace, drops to its
+//! identity and capabilities, loads the system-call filter and execs. The
+//! command is not PID 1, so a signal it does not handle (a server that never
+//! installed a SIGTERM handler) still ends it, as it would outside.
+
+use super::{KEEP, Prepared};
+use std::os::fd::{AsRawFd, RawFd};
+
+impl Prepared {
+    /// Confines this process. Returns in the command's process; the others
+    /// wait and exit as it does.
+    ///
+    /// # Safety
+    /// Only between fork and exec.
+    pub(super) unsafe fn enter(&self) -> std::io::Result<()> {
+        // SAFETY: raw system calls on prepared, NUL-terminated data.
+        unsafe {
+            step("parent-death signal", libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0))?;
+            if libc::getppid() != self.parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            for fd in &self.cgroups {
+                step("joining the cgroup", (libc::write(fd.as_raw_fd(), b"0".as_ptr().cast(), 1) == 1) as i32 - 1)?;
+            }
+            step("joining the test's network", libc::setns(self.net, libc::CLONE_NEWNET))?;
+            step("joining the test's IPC namespace", libc::setns(self.ipc, libc::CLONE_NEWIPC))?;
+            step("new namespaces", libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWPID))?;
+            match libc::fork() {
+                -1 => return Err(report("fork", std::io::Error::last_os_error())),
+                0 => {}
+                child => self.pass_on(child),
+            }
+            // PID 1 of the new namespace.
+            let me = libc::getpid();
+            step("parent-death signal", libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0))?;
+            self.mounts()?;
+            step("hostname", libc::sethostname(self.hostname.as_ptr(), self.hostname.as_bytes().len()))?;
+            step("dropping groups", libc::setgroups(0, std::ptr::null()))?;
+            step("joining the test's user namespace", libc::setns(self.user, libc::CLONE_NEWUSER))?;
+            match libc::fork() {
+                -1 => return Err(report("fork", std::io::Error::last_os_error())),
+                0 => {}
+                child => self.init(child),
+            }
+            // The command: PID 2.
+            step("parent-death signal", libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0))?;
+            if libc::getppid() != me {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            self.become_command()
+        }
+    }
+
+    /// Drops to the command's identity, enters its directory with its own
+    /// rights, opens its standard input the same way, bounds its files,
+    /// keeps only its capabilities, loads the filter.
+    unsafe fn become_command(&self) -> std::io::Result<()> {
+        // SAFETY: raw system calls on prepared data.
+        unsafe {
+            let keep = match self.identity {
+                super::Identity::Root => KEEP.iter().fold(0u64, |m, c| m | 1 << c),
+                super::Identity::Nobody => 0,
+            };
+            // The bounding set is cut while root inside may (CAP_SETPCAP).
+            for cap in (0..=self.last_cap).filter(|c| keep & (1 << c) == 0) {
+                step("dropping capabilities", libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0))?;
+            }
+            let id = self.identity.inside();
+            step("switching group", libc::setresgid(id, id, id))?;
+            step("switching user", libc::setresuid(id, id, id))?;
+            step("working directory", libc::chdir(self.cwd.as_ptr()))?;
+            if let Some(path) = &self.stdin {
+                let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC);
+                step("opening its standard input", fd)?;
+                step("opening its standard input", libc::dup2(fd, 0))?;
+                libc::close(fd);
+            }
+            if let Some(max) = self.file_size {
+                let lim = libc::rlimit { rlim_cur: max, rlim_max: max };
+                step("bounding file sizes", libc::setrlimit(libc::RLIMIT_FSIZE, &lim))?;
+            }
+            set_caps(keep)?;
+            step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            self.filters.load().map_err(|e| report("loading the system-call filter", e))
+        }
+    }
+
+    /// The first child, outside the namespaces: holds no descriptor of
+    /// engine's (so engine's spawn returns at the command's exec), leaves
+    /// signals to the command (the whole group gets them), and exits as
+    /// the command did, with the status init passed out.
+    fn pass_on(&self, init: libc::pid_t) -> ! {
+        let from_init = self.status[0];
+        // SAFETY: raw system calls; this process never returns to Rust code.
+        unsafe {
+            close_all_but(from_init);
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            let mut status = wait_for(init);
+            // Engine holds the pipe's other end too: never wait on it. Init
+            // wrote before it exited, or not at all.
+            libc::fcntl(from_init, libc::F_SETFL, libc::O_NONBLOCK);
+            let mut buf = [0u8; 4];
+            if libc::read(from_init, buf.as_mut_ptr().cast(), 4) == 4 {
+                status = i32::from_ne_bytes(buf);
+            }
+            exit_as(status)
+        }
+    }
+
+    /// PID 1: reaps every orphan until the command ends, then hands its
+    /// status out and exits (the kernel then kills what is left inside).
+    fn init(&self, command: libc::pid_t) -> ! {
+        let to_outside = self.status[1];
+        // SAFETY: raw system calls; this process never returns to Rust code.
+        unsafe {
+            close_all_but(to_outside);
+            for cap in 0..=self.last_cap {
+                libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
+            }
+            let _ = set_caps(0);
+            let status = wait_for(command);
+            let bytes = status.to_ne_bytes();
+            libc::write(to_outside, bytes.as_ptr().cast(), 4);
+            libc::_exit(0)
+        }
+    }
+
+    /// The mounts, in order: private propagation, clones of what stays
+    /// visible, hidden places, /dev, the binds, /proc, then all read-only
+    /// but the writable places.
+    unsafe fn mounts(&self) -> std::io::Result<()> {
+        // SAFETY: raw system calls on prepared, NUL-terminated data.
+        unsafe {
+            let (null, none) = (std::ptr::null(), std::ptr::null());
+            mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, none, "private mounts")?;
+            let tmpfs = c"tmpfs".as_ptr();
+            let opts = c"mode=755,size=16m".as_ptr().cast();
+            for h in &self.hide {
+                mount(tmpfs, h.as_ptr(), tmpfs, libc::MS_NOSUID | libc::MS_NODEV, opts, "hiding a directory")?;
+            }
+            self.dev()?;
+            for f in &self.hide_files {
+                mount(c"/dev/null".as_ptr(), f.as_ptr(), null, libc::MS_BIND, none, "hiding a file")?;
+            }
+            self.bind_all()?;
+            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, none, "mounting /proc")?;
+            self.seal()
+        }
+    }
+
+    /// Each copy attached at its target (made, parents first, when missing).
+    unsafe fn bind_all(&self) -> std::io::Result<()> {
+        for b in &self.binds {
+            // SAFETY: prepared paths and our own descriptors.
+            unsafe {
+                for p in b.parents.iter().chain(std::iter::once(&b.target)) {
+                    libc::mkdir(p.as_ptr(), 0o755);
+                }
+                let (empty, to) = (c"".as_ptr(), b.target.as_ptr());
+                let r = libc::syscall(
+                    libc::SYS_move_mount,
+                    b.source.as_raw_fd(),
+                    empty,
+                    libc::AT_FDCWD,
+                    to,
+                    libc::MOVE_MOUNT_F_EMPTY_PATH,
+                );
+                step("binding a directory", r as i32)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Everything read-only and without setuid, then writable again: the
+    /// writable binds and the hidden places (empty and this command's own:
+    /// a tool that keeps files in ~ works, and nothing reaches the disk) —
+    /// but not what was bound read-only inside them (an install).
+    unsafe fn seal(&self) -> std::io::Result<()> {
+        // SAFETY: prepared, NUL-terminated paths.
+        unsafe {
+            set_attr(c"/".as_ptr(), libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID, 0, "making / read-only")?;
+            for t in self.binds.iter().filter(|b| b.writable).map(|b| &b.target).chain(&self.hide) {
+                set_attr(t.as_ptr(), 0, libc::MOUNT_ATTR_RDONLY, "making a directory writable")?;
+            }
+            for b in self.binds.iter().filter(|b| !b.writable) {
+                set_attr(b.target.as_ptr(), libc::MOUNT_ATTR_RDONLY, 0, "making a directory read-only")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A /dev of its own: the harmless character devices, /dev/shm's and
+    /// /dev/pts's mount points, the /proc links.
+    unsafe fn dev(&self) -> std::io::Result<()> {
+        // SAFETY: raw system calls on static C strings.
+        unsafe {
+            let tmpfs = c"tmpfs".as_ptr();
+            step(
+                "a /dev of its own",
+                libc::mount(tmpfs, c"/dev".as_ptr(), tmpfs, libc::MS_NOSUID, c"mode=755,size=64k".as_ptr().cast()),
+            )?;
+            let nodes: [(&std::ffi::CStr, u64, u64); 6] = [
+                (c"/dev/null", 1, 3),
+                (c"/dev/zero", 1, 5),
+                (c"/dev/full", 1, 7),
+                (c"/dev/random", 1, 8),
+                (c"/dev/urandom", 1, 9),
+                (c"/dev/tty", 5, 0),
+            ];
+            for (path, major, minor) in nodes {
+                step("a device node", libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o666, (major << 8) | minor))?;
+                libc::chmod(path.as_ptr(), 0o666);
+            }
+            libc::mkdir(c"/dev/shm".as_ptr(), 0o1777);
+            libc::mkdir(c"/dev/pts".as_ptr(), 0o755);
+            for (link, to) in [
+                (c"/dev/fd", c"/proc/self/fd"),
+                (c"/dev/stdin", c"/proc/self/fd/0"),
+                (c"/dev/stdout", c"/proc/self/fd/1"),
+                (c"/dev/stderr", c"/proc/self/fd/2"),
+            ] {
+                libc::symlink(to.as_ptr(), link.as_ptr());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Sets permitted and effective to `mask`, inheritable and ambient to nothing.
+unsafe fn set_caps(mask: u64) -> std::io::Result<()> {
+    let hdr = crate::sys::privilege::CapHeader { version: crate::sys::privilege::CAP_VERSION_3, pid: 0 };
+    let (lo, hi) = (mask as u32, (mask >> 32) as u32);
+    let data = [
+        crate::sys::privilege::CapData { effective: lo, permitted: lo, inheritable: 0 },
+        crate::sys::privilege::CapData { effective: hi, permitted: hi, inheritable: 0 },
+    ];
+    // SAFETY: valid header and data of the sizes the call expects.
+    unsafe {
+        let r = libc::syscall(libc::SYS_capset, &hdr as *const _, data.as_ptr());
+        step("dropping capabilities", r as i32)?;
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0);
+    }
+    Ok(())
+}
+
+/// Closes every descriptor from 3 up but `keep`.
+unsafe fn close_all_but(keep: RawFd) {
+    // SAFETY: closing ranges of our own descriptors.
+    unsafe {
+        if keep > 3 {
+            libc::close_range(3, keep as libc::c_uint - 1, 0);
+        }
+        libc::close_range(keep as libc::c_uint + 1, libc::c_uint::MAX, 0);
+        if keep < 3 {
+            libc::close_range(3, libc::c_uint::MAX, 0);
+        }
+    }
+}
+
+/// Waits for `child` (reaping whatever else ends meanwhile); its status.
+unsafe fn wait_for(child: libc::pid_t) -> i32 {
+    let mut status = 0;
+    loop {
+        // SAFETY: waiting for our own children.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == child {
+            return status;
+        }
+        // SAFETY: reading errno of this thread.
+        if r == -1 && unsafe { *libc::__errno_location() } != libc::EINTR {
+            return 127 << 8;
+        }
+    }
+}
+
+/// Ends this process as `status` says the command ended.
+fn exit_as(status: i32) -> ! {
+    // SAFETY: raw system calls; never returns.
+    unsafe {
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            libc::signal(sig, libc::SIG_DFL);
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// mount(2), its failure reported as `what`.
+unsafe fn mount(
+    source: *const libc::c_char,
+    target: *const libc::c_char,
+    fstype: *const libc::c_char,
+    flags: libc::c_ulong,
+    data: *const libc::c_void,
+    what: &'static str,
+) -> std::io::Result<()> {
+    // SAFETY: the caller passes valid C strings or null.
+    step(what, unsafe { libc::mount(source, target, fstype, flags, data) })
+}
+
+unsafe fn set_attr(path: *const libc::c_char, set: u64, clear: u64, what: &'static str) -> std::io::Result<()> {
+    let attr = libc::mount_attr { attr_set: set, attr_clr: clear, propagation: 0, userns_fd: 0 };
+    // SAFETY: a valid path and attribute struct of the size passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path,
+            libc::AT_RECURSIVE as libc::c_uint,
+            &attr as *const libc::mount_attr,
+            std::mem::size_of::<libc::mount_attr>(),
+        )
+    };
+    step(what, r as i32)
+}
+
+/// A system call's result: errors are written to stderr with `what` (the
+/// only way a message gets out of a child before exec without allocating).
+fn step(what: &'static str, r: libc::c_int) -> std::io::Result<()> {
+    if r >= 0 {
+        return Ok(());
+    }
+    Err(report(what, std::io::Error::last_os_error()))
+}
+
+fn report(what: &'static str, e: std::io::Error) -> std::io::Error {
+    let code = e.raw_os_error().unwrap_or(0);
+    let mut buf = [0u8; 128];
+    let mut n = 0;
+    for part in [b"engine sandbox: cannot set up ".as_slice(), what.as_bytes(), b": errno "] {
+        for &b in part {
+            if n < buf.len() {
+                buf[n] = b;
+                n += 1;
+            }
+        }
+    }
+    let mut digits = [0u8; 10];
+    let (mut v, mut k) = (code.unsigned_abs(), 0);
+    loop {
+        digits[k] = b'0' + (v % 10) as u8;
+        k += 1;
+        v /= 10;
+        if v == 0 || k == digits.len() {
+            break;
+        }
+    }
+    for &d in digits[..k].iter().rev() {
+        if n < buf.len() {
+            buf[n] = d;
+            n += 1;
+        }
+    }
+    if n < buf.len() {
+        buf[n] = b'\n';
+        n += 1;
+    }
+    // SAFETY: writing our own buffer to stderr.
+    unsafe { libc::write(2, buf.as_ptr().cast(), n) };
+    e
+}

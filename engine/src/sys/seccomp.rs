@@ -1,0 +1,252 @@
+//! The system calls a confined command may not make (README, "Sandbox").
+//! A deny list on top of namespaces and a user namespace: what would let a
+//! command out of its mount, PID or user namespace, reach the kernel's
+//! global state, or read another process — `open_by_handle_at` (the
+//! "shocker" escape), the mount API old and new, new namespaces, keyrings,
+//! BPF, perf, ptrace, kexec and modules, userfaultfd, reboot, swap, clock
+//! and accounting changes, raw and packet sockets, and the x32 ABI's copies
+//! of them all. Everything a benchmark needs stays (io_uring included:
+//! fio's engine, which Docker's default profile now blocks).
+//!
+//! The filters are compiled once per process by `seccompiler` and loaded
+//! between fork and exec by [`Filters::load`], which only makes system calls.
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond, SeccompFilter,
+    SeccompRule, TargetArch, sock_filter,
+};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Denied outright (EPERM).
+const DENIED: &[(i64, &str)] = &[
+    (libc::SYS_open_by_handle_at, "open_by_handle_at"),
+    (libc::SYS_name_to_handle_at, "name_to_handle_at"),
+    (libc::SYS_mount, "mount"),
+    (libc::SYS_umount2, "umount2"),
+    (libc::SYS_pivot_root, "pivot_root"),
+    (libc::SYS_chroot, "chroot"),
+    (libc::SYS_fsopen, "fsopen"),
+    (libc::SYS_fsconfig, "fsconfig"),
+    (libc::SYS_fsmount, "fsmount"),
+    (libc::SYS_fspick, "fspick"),
+    (libc::SYS_move_mount, "move_mount"),
+    (libc::SYS_open_tree, "open_tree"),
+    (libc::SYS_mount_setattr, "mount_setattr"),
+    (libc::SYS_setns, "setns"),
+    (libc::SYS_keyctl, "keyctl"),
+    (libc::SYS_add_key, "add_key"),
+    (libc::SYS_request_key, "request_key"),
+    (libc::SYS_bpf, "bpf"),
+    (libc::SYS_perf_event_open, "perf_event_open"),
+    (libc::SYS_ptrace, "ptrace"),
+    (libc::SYS_process_vm_readv, "process_vm_readv"),
+    (libc::SYS_process_vm_writev, "process_vm_writev"),
+    (libc::SYS_kcmp, "kcmp"),
+    (libc::SYS_pidfd_getfd, "pidfd_getfd"),
+    (libc::SYS_kexec_load, "kexec_load"),
+    (libc::SYS_kexec_file_load, "kexec_file_load"),
+    (libc::SYS_init_module, "init_module"),
+    (libc::SYS_finit_module, "finit_module"),
+    (libc::SYS_delete_module, "delete_module"),
+    (libc::SYS_userfaultfd, "userfaultfd"),
+    (libc::SYS_reboot, "reboot"),
+    (libc::SYS_swapon, "swapon"),
+    (libc::SYS_swapoff, "swapoff"),
+    (libc::SYS_acct, "acct"),
+    (libc::SYS_quotactl, "quotactl"),
+    (libc::SYS_quotactl_fd, "quotactl_fd"),
+    (libc::SYS_iopl, "iopl"),
+    (libc::SYS_ioperm, "ioperm"),
+    (libc::SYS_settimeofday, "settimeofday"),
+    (libc::SYS_clock_settime, "clock_settime"),
+    (libc::SYS_clock_adjtime, "clock_adjtime"),
+    (libc::SYS_adjtimex, "adjtimex"),
+    (libc::SYS_syslog, "syslog"),
+    (libc::SYS_vhangup, "vhangup"),
+    (libc::SYS_lookup_dcookie, "lookup_dcookie"),
+    (libc::SYS_uselib, "uselib"),
+    (libc::SYS_ustat, "ustat"),
+    (libc::SYS_sysfs, "sysfs"),
+    (libc::SYS__sysctl, "_sysctl"),
+    (libc::SYS_sethostname, "sethostname"),
+    (libc::SYS_setdomainname, "setdomainname"),
+    (libc::SYS_fanotify_init, "fanotify_init"),
+    (libc::SYS_nfsservctl, "nfsservctl"),
+];
+
+/// Every `CLONE_NEW*` flag: a new namespace of any kind.
+const NEW_NAMESPACES: [u64; 8] = [
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    0x80, // CLONE_NEWTIME
+];
+
+/// The x32 ABI marks its system call numbers with this bit; a filter keyed
+/// by x86-64 numbers would miss them.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// The compiled programs, in the order they are loaded.
+pub struct Filters {
+    programs: Vec<BpfProgram>,
+}
+
+/// The names of what the filters deny, for the README and `engine info`.
+pub fn denied_names() -> Vec<&'static str> {
+    let mut v: Vec<&str> = DENIED.iter().map(|(_, n)| *n).collect();
+    v.extend(["unshare/clone of new namespaces", "clone3 (ENOSYS, so libc falls back to clone)"]);
+    v.extend(["AF_PACKET and SOCK_RAW sockets", "every x32 system call"]);
+    v
+}
+
+fn rule(arg: u8, op: Op, value: u64) -> SeccompRule {
+    let c = Cond::new(arg, Len::Qword, op, value).expect("a valid argument index");
+    SeccompRule::new(vec![c]).expect("a rule with a condition")
+}
+
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| format!("{e:?}"))?;
+    let f = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch)
+        .map_err(|e| format!("{e:?}"))?;
+    BpfProgram::try_from(f).map_err(|e| format!("{e:?}"))
+}
+
+/// Denies x32 system calls: load the number, EPERM at or above the bit.
+fn x32_program() -> BpfProgram {
+    const LD_W_ABS: u16 = 0x20;
+    const JGE_K: u16 = 0x35;
+    const RET_K: u16 = 0x06;
+    let errno = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    vec![
+        sock_filter { code: LD_W_ABS, jt: 0, jf: 0, k: 0 },
+        sock_filter { code: JGE_K, jt: 1, jf: 0, k: X32_SYSCALL_BIT },
+        sock_filter { code: RET_K, jt: 0, jf: 0, k: libc::SECCOMP_RET_ALLOW },
+        sock_filter { code: RET_K, jt: 0, jf: 0, k: errno },
+    ]
+}
+
+fn build() -> Result<Filters, String> {
+    let mut deny: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|(nr, _)| (*nr, Vec::new())).collect();
+    let masked = |flag: u64| rule(0, Op::MaskedEq(flag), flag);
+    deny.insert(libc::SYS_unshare, NEW_NAMESPACES.iter().map(|f| masked(*f)).collect());
+    deny.insert(libc::SYS_clone, NEW_NAMESPACES.iter().map(|f| masked(*f)).collect());
+    deny.insert(
+        libc::SYS_socket,
+        vec![rule(0, Op::Eq, libc::AF_PACKET as u64), rule(1, Op::MaskedEq(0xf), libc::SOCK_RAW as u64)],
+    );
+    // clone3 passes its flags in memory a filter cannot read: ENOSYS makes
+    // glibc fall back to clone, whose flags it can.
+    let clone3: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_clone3, Vec::new())].into();
+    let mut programs = vec![compile(deny, libc::EPERM)?, compile(clone3, libc::ENOSYS)?];
+    if std::env::consts::ARCH == "x86_64" {
+        programs.push(x32_program());
+    }
+    Ok(programs).map(|programs| Filters { programs })
+}
+
+/// The filters, compiled on first use.
+pub fn filters() -> Result<&'static Filters, String> {
+    static F: OnceLock<Result<Filters, String>> = OnceLock::new();
+    F.get_or_init(build).as_ref().map_err(|e| format!("cannot compile the system-call filter: {e}"))
+}
+
+impl Filters {
+    /// Loads every filter into the calling thread (no new privileges must
+    /// be set already). Only system calls: safe between fork and exec.
+    ///
+    /// # Safety
+    /// Irreversible for the caller; meant for a child about to exec.
+    pub unsafe fn load(&self) -> std::io::Result<()> {
+        for p in &self.programs {
+            let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
+            // SAFETY: a valid program for the duration of the call.
+            let r = unsafe {
+                libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &prog as *const libc::sock_fprog)
+            };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a forked child: load the filters, try calls, report by exit code.
+    fn in_child(f: impl FnOnce() -> i32) -> i32 {
+        let filters = filters().unwrap();
+        // SAFETY: the child makes system calls only, then exits.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                if filters.load().is_err() {
+                    libc::_exit(100);
+                }
+                libc::_exit(f());
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        }
+    }
+
+    fn errno_of(r: libc::c_long) -> i32 {
+        if r >= 0 { 0 } else { std::io::Error::last_os_error().raw_os_error().unwrap_or(-1) }
+    }
+
+    #[test]
+    fn escapes_are_denied_and_ordinary_calls_are_not() {
+        // SAFETY (all closures): raw system calls with harmless arguments.
+        let handle = in_child(|| unsafe {
+            let mut buf = [0u8; 128];
+            let mut mount_id = 0;
+            errno_of(libc::syscall(
+                libc::SYS_name_to_handle_at,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                buf.as_mut_ptr(),
+                &mut mount_id,
+                0,
+            ))
+        });
+        assert_eq!(handle, libc::EPERM);
+        let userns = in_child(|| unsafe { errno_of(libc::unshare(libc::CLONE_NEWUSER) as libc::c_long) });
+        assert_eq!(userns, libc::EPERM);
+        let mnt = in_child(|| unsafe { errno_of(libc::unshare(libc::CLONE_NEWNS) as libc::c_long) });
+        assert_eq!(mnt, libc::EPERM);
+        let packet = in_child(|| unsafe { errno_of(libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) as libc::c_long) });
+        assert_eq!(packet, libc::EPERM);
+        let raw = in_child(|| unsafe {
+            errno_of(libc::socket(libc::AF_INET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 1) as libc::c_long)
+        });
+        assert_eq!(raw, libc::EPERM);
+        let clone3 = in_child(|| unsafe { errno_of(libc::syscall(libc::SYS_clone3, 0, 0)) });
+        assert_eq!(clone3, libc::ENOSYS);
+        let x32 = in_child(|| unsafe { errno_of(libc::syscall(39 | X32_SYSCALL_BIT as libc::c_long)) });
+        assert_eq!(x32, libc::EPERM);
+        // What tools do: files, sockets, io_uring, fork (clone without namespaces).
+        let fine = in_child(|| unsafe {
+            let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            let u = libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM, 0);
+            // struct io_uring_params is 120 bytes, all zero for the defaults.
+            let mut p = [0u8; 120];
+            let ring = libc::syscall(libc::SYS_io_uring_setup, 4, p.as_mut_ptr());
+            let fork = libc::fork();
+            if fork == 0 {
+                libc::_exit(0);
+            }
+            i32::from(fd < 0 || s < 0 || u < 0 || ring < 0 || fork < 0)
+        });
+        assert_eq!(fine, 0, "an ordinary call was denied");
+    }
+}

@@ -1,0 +1,115 @@
+//! Resources (issue 37 item 6): a confined command that takes more memory
+//! or scratch space than its sandbox allows is stopped, the test fails
+//! saying which limit, and the run goes on; a server that ignores SIGTERM
+//! cannot hold the run past its stop timeout.
+
+use super::{Hostile, failures, script_profile};
+use crate::common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+#[ignore = "needs root"]
+fn memory_and_scratch_hogs_are_stopped_and_named() {
+    require_root();
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    // 512 MiB touched under a 64 MiB limit the profile declares itself
+    // (lower than the default: always allowed).
+    let hog = "python3 -c 'b = bytearray(512 << 20); b[::4096] = b\"x\" * len(b[::4096])'";
+    h.profile("memhog", &script_profile("memhog", "sh", hog, "sandbox: {memory: 64MiB}\n", ""));
+    // 64 MiB declared: the sandbox allows 80 MiB. One big file meets the
+    // file-size limit at once; many small ones meet the watchdog.
+    let space = "requirements: {free_space: 64MiB}\n";
+    h.profile("bigfile", &script_profile("bigfile", "sh", "head -c 300M /dev/zero > big", space, ""));
+    let many = "i=0; while [ $i -lt 200 ]; do head -c 4M /dev/zero > f$i || exit 1; i=$((i+1)); done";
+    h.profile("manyfiles", &script_profile("manyfiles", "sh", many, space, "").replace("timeout: 30s", "timeout: 60s"));
+    h.profile("fine", &script_profile("fine", "sh", "head -c 20M /dev/zero > f", space, ""));
+    h.suite(
+        "hogs",
+        "title: Hogs\ntests:\n  - profile: memhog\n  - profile: bigfile\n  - profile: manyfiles\n  - profile: fine\n",
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/suite/hogs", "--runs", "1", "--save", "h"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    let f = failures(&env, "h");
+    let reason = |id: &str| f.iter().find(|(p, _)| p == id).map(|(_, r)| r.clone()).unwrap_or_default();
+    assert!(reason("memhog").contains("more than 64.0 MiB of memory"), "{}\n{r:?}", reason("memhog"));
+    assert!(reason("bigfile").contains("scratch limit"), "{}", reason("bigfile"));
+    assert!(reason("manyfiles").contains("scratch limit"), "{}", reason("manyfiles"));
+    assert!(reason("fine").is_empty(), "{}", reason("fine"));
+    let usage = env.result("h")["results"][0]["entries"][0]["trial_io"][0]["cgroup"].clone();
+    assert!(usage.is_object(), "{usage}");
+}
+
+/// The watchdog stops a test whose directories outgrow the limit within a
+/// second of crossing it: a writer at full speed is stopped before it
+/// wrote a second's worth past the limit.
+#[test]
+#[ignore = "needs root"]
+fn the_scratch_watchdog_stops_a_writer_within_a_second() {
+    require_root();
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    // Files of 1 MiB, as fast as the disk takes them, each size logged.
+    let writer = "i=0; while :; do head -c 1M /dev/zero > f$i || exit 1; i=$((i+1)); echo $i >&2; done";
+    h.profile(
+        "writer",
+        &script_profile("writer", "sh", writer, "requirements: {free_space: 128MiB}\n", "")
+            .replace("timeout: 30s", "timeout: 120s"),
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let t0 = Instant::now();
+    let r = env.bench(&["evil/writer", "--runs", "1", "--save", "w"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(60), "the writer was not stopped");
+    let f = failures(&env, "w");
+    assert!(f[0].1.contains("scratch limit"), "{f:?}");
+    // The last count it printed: MiB written when it was killed.
+    let log = std::fs::read_to_string(
+        walk(&env.home.path().join("results/w/logs")).into_iter().find(|p| p.ends_with("trial-1.log")).unwrap(),
+    )
+    .unwrap();
+    let written: u64 = log.lines().rev().find_map(|l| l.trim().parse().ok()).unwrap_or(0);
+    // The limit is 160 MiB; a second of writing here is at most ~2 GB.
+    assert!(written > 160, "stopped before the limit: {written} MiB");
+    assert!(written < 160 + 2000, "stopped late: {written} MiB");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    super::walk(dir)
+}
+
+/// A server that never installed a SIGTERM handler stops at once (it is not
+/// PID 1 of its namespace, where the kernel would drop the signal); one that
+/// ignores SIGTERM is killed at its stop timeout.
+#[test]
+#[ignore = "needs root"]
+fn a_server_that_ignores_sigterm_does_not_hold_the_run() {
+    require_root();
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    let server = |id: &str, program: &str, args: &str| {
+        script_profile(
+            id,
+            "sh",
+            "true",
+            "",
+            &format!(
+                "    pre_test:\n      - server:\n          name: s\n          program: {program}\n          args: {args}\n          ready: {{command: [\"true\"]}}\n          stop_timeout: 3s\n"
+            ),
+        )
+    };
+    h.profile("nohandler", &server("nohandler", "sleep", "[\"1000\"]"));
+    h.profile("ignores", &server("ignores", "sh", "[\"-c\", \"trap '' TERM; while :; do sleep 1; done\"]"));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let t0 = Instant::now();
+    let r = env.bench(&["evil/nohandler", "--runs", "1", "--save", "a"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(3), "a server without a handler held the run {:?}", t0.elapsed());
+    let t0 = Instant::now();
+    let r = env.bench(&["evil/ignores", "--runs", "1", "--save", "b"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let took = t0.elapsed();
+    assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(8), "{took:?}");
+    assert!(processes_mentioning("trap '' TERM").is_empty(), "the server survived");
+}
