@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Confined against unconfined on the same real profiles, alternating in one
-# invocation (round k runs the suite --sandbox then --no-sandbox, the order
-# swapped every round), and prints per result the median of each and the
+# invocation (test by test: round k runs the test --sandbox then
+# --no-sandbox, the order swapped every round), and prints per result the
+# median of each and the
 # ratio confined / unconfined as performance (lower-is-better values
 # inverted, so above 1 means the confined run did better). Goal: ≥ 0.98×.
+# Then what confinement adds to one system call (`dd bs=1`).
 # Root (the sandbox's namespaces and cgroups). Needs the tools
 # (scripts/install-deps.sh --tests).
 # Usage: scripts/bench-sandbox.sh [ROUNDS] [TARGET_DIR]
@@ -30,25 +32,39 @@ tests:
   - {profile: dbench, options: {clients: "1", run_time: 5 Seconds}}
   - {profile: compress-gzip, options: {file_size: 16MB}}
 YAML
-for r in $(seq 1 "$rounds"); do
-  if [ $((r % 2)) = 1 ]; then order="sandbox no-sandbox"; else order="no-sandbox sandbox"; fi
-  for mode in $order; do
-    "$ENGINE" benchmark suite/bench-sandbox "--$mode" -y --runs 3 --target-dir "$target" \
-      --save "r$r-$mode" --format json >/dev/null 2>"$work/r$r-$mode.err" \
-      || { echo "round $r --$mode failed:"; tail -5 "$work/r$r-$mode.err"; exit 1; }
+# One test at a time, its confined and unconfined runs alternating (the
+# order swapped every round): this machine's level drifts by tens of per
+# cent over minutes, so both sides of a ratio are measured minutes apart at
+# most.
+python3 - "$work/profiles/suites/bench-sandbox.yaml" "$work/profiles/suites" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+items = [l for l in lines if l.startswith("  - ")]
+for i, l in enumerate(items):
+    open(f"{sys.argv[2]}/bench-sandbox-{i}.yaml", "w").write(f"title: Test {i}\ntests:\n{l}\n")
+PY
+ntests=$(ls "$work/profiles/suites" | grep -c '^bench-sandbox-')
+for t in $(seq 0 $((ntests - 1))); do
+  for r in $(seq 1 "$rounds"); do
+    if [ $((r % 2)) = 1 ]; then order="sandbox no-sandbox"; else order="no-sandbox sandbox"; fi
+    for mode in $order; do
+      "$ENGINE" benchmark "suite/bench-sandbox-$t" "--$mode" -y --runs 3 --target-dir "$target" \
+        --save "t$t-r$r-$mode" --format json >/dev/null 2>"$work/t$t-r$r-$mode.err" \
+        || { echo "test $t round $r --$mode failed:"; tail -5 "$work/t$t-r$r-$mode.err"; exit 1; }
+    done
   done
 done
 python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
 import json, os, statistics, sys
 root, rounds = sys.argv[1], int(sys.argv[2])
 vals = {}
-for r in range(1, rounds + 1):
-    for mode in ("sandbox", "no-sandbox"):
-        f = json.load(open(os.path.join(root, f"r{r}-{mode}", "result.json")))
-        for t in f["results"]:
-            key = (t["title"], t["description"], t["unit"], t["proportion"])
-            for e in t["entries"]:
-                vals.setdefault(key, {}).setdefault(mode, []).extend(e["trials"])
+for name in sorted(n for n in os.listdir(root) if n.startswith("t")):
+    mode = "no-sandbox" if name.endswith("no-sandbox") else "sandbox"
+    f = json.load(open(os.path.join(root, name, "result.json")))
+    for t in f["results"]:
+        key = (t["title"], t["description"], t["unit"], t["proportion"])
+        for e in t["entries"]:
+            vals.setdefault(key, {}).setdefault(mode, []).extend(e["trials"])
 ratios = []
 print(f"{'result':<72} {'unconfined':>11} {'confined':>11} {'ratio':>6}")
 for (title, desc, unit, prop), v in vals.items():
@@ -58,4 +74,39 @@ for (title, desc, unit, prop), v in vals.items():
     print(f"{(title + ': ' + desc)[:60] + ' [' + unit + ']':<72} {b:>11.4g} {a:>11.4g} {ratio:>6.3f}")
 print(f"median ratio confined / unconfined (as performance): {statistics.median(ratios):.3f} over {len(ratios)} results"
       f"; lowest {min(ratios):.3f}   (goal ≥ 0.98)")
+PY
+
+# What confinement costs per system call: `dd bs=1` makes two per byte.
+cat > "$work/profiles/suites/syscalls.yaml" <<'YAML'
+title: System calls
+tests:
+  - profile: syscalls
+YAML
+mkdir -p "$work/profiles/test-profiles/syscalls"
+cat > "$work/profiles/test-profiles/syscalls/profile.yaml" <<'YAML'
+id: syscalls
+version: 1.0.0
+title: 4 M system calls
+test_type: other
+executor:
+  external:
+    program: dd
+    args: ["if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000"]
+results: [{id: s, unit: Seconds, proportion: LIB}]
+parsers: [{result: s, wall_time: true}]
+YAML
+for r in $(seq 1 "$rounds"); do
+  for mode in sandbox no-sandbox; do
+    "$ENGINE" benchmark suite/syscalls "--$mode" -y --runs 5 --target-dir "$target" --save "s$r-$mode" --format json >/dev/null 2>&1
+  done
+done
+python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
+import json, os, statistics, sys
+root, rounds = sys.argv[1], int(sys.argv[2])
+v = {m: [] for m in ("sandbox", "no-sandbox")}
+for r in range(1, rounds + 1):
+    for m in v:
+        v[m] += json.load(open(os.path.join(root, f"s{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
+a, b = statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"])
+print(f"4 M system calls (dd bs=1): confined {a:.3f} s, unconfined {b:.3f} s: {(a - b) / 4e6 * 1e9:.0f} ns more per call")
 PY

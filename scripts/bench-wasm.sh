@@ -8,6 +8,10 @@
 #   4. plugin file I/O: the files-io and seq-io examples' write/read MB/s vs
 #      the same code native, in the same directory, through engine's bulk
 #      file calls and through std::fs over WASI; goal >= 0.8x.
+#   5. compile bounds (issue 44): the sha256 example with a core module of
+#      one function at the limits (1,024-deep nesting, then a body just under
+#      1 MiB) compiles in bounded time; a compile bomb (2.3 M nested blocks)
+#      is refused before compiling, and how long that takes.
 # Usage: scripts/bench-wasm.sh [DIR]   (DIR: where the I/O runs; default /tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,3 +93,43 @@ io_row "seq-io, bulk calls" seq_io_plugin seq-io size=256MiB block=1MiB api=file
 io_row "seq-io, std::fs/WASI" seq_io_plugin seq-io size=256MiB block=1MiB api=std
 echo "   (bulk calls: engine:plugin/files, Context::open_file; native = plugins/native-bench, the same"
 echo "    workload code built for the host, where open_file is pread/pwrite)"
+
+# The sha256 plugin with one more core module: a function of DEPTH nested
+# blocks repeated REPEAT times (a component accepts an appended module).
+bomb() { # DEPTH REPEAT OUT
+  python3 - "$wasm/sha256_plugin.wasm" "$1" "$2" "$3" <<'PY'
+import sys
+src, depth, repeat, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def leb(v):
+    b = bytearray()
+    while True:
+        x = v & 0x7f; v >>= 7
+        b.append(x | (0x80 if v else 0))
+        if not v: return bytes(b)
+def sec(i, body): return bytes([i]) + leb(len(body)) + body
+body = (b"\x02\x40" * depth + b"\x0b" * depth) * repeat + b"\x0b"
+func = leb(0) + body
+code = leb(1) + leb(len(func)) + func
+m = b"\0asm\x01\0\0\0" + sec(1, leb(1) + b"\x60\x00\x00") + sec(3, leb(1) + leb(0)) + sec(10, code)
+c = open(src, "rb").read()
+at, mods = 8, 0
+while at < len(c):
+    i = c[at]; at += 1; n = 0; sh = 0
+    while True:
+        b = c[at]; at += 1; n |= (b & 0x7f) << sh; sh += 7
+        if not b & 0x80: break
+    at += n; mods += i == 1
+c += sec(1, m) + sec(2, leb(1) + b"\x00" + leb(mods) + leb(0))
+open(out, "wb").write(c)
+PY
+}
+echo "== 5. compile bounds (fresh cache each; wall time of \`engine plugin info\`)"
+for spec in "1024 340 at the limits: 1,024 deep, 340 times (~1 MiB body)" "1024 1 1,024 deep once" "2300000 1 a compile bomb: 2.3 M nested blocks (7 MB)"; do
+  set -- $spec; depth=$1 repeat=$2; shift 2
+  bomb "$depth" "$repeat" "$work/b.wasm"
+  rm -rf "$ENGINE_HOME/cache"
+  /usr/bin/time -o "$work/t" -f '%e %M' "$engine" plugin info "$work/b.wasm" >"$work/o" 2>&1 || true
+  read -r secs kib < <(tail -1 "$work/t")
+  printf '   %-52s %6.2f s  peak RSS %6d MiB  %s\n' "$*" "$secs" "$((kib / 1024))" \
+    "$(grep -o 'more than [0-9]* engine compiles\|nests blocks [0-9]* deep' "$work/o" | head -1 || true)"
+done

@@ -43,8 +43,18 @@ pub fn check(bytes: &[u8]) -> Result<(), CompileError> {
         return Err(CompileError::TooLarge { size: bytes.len() });
     }
     let invalid = |e: wasmparser::BinaryReaderError| CompileError::Invalid(e.to_string());
-    for (index, payload) in Parser::new(0).parse_all(bytes).enumerate() {
-        let Payload::CodeSectionEntry(body) = payload.map_err(invalid)? else { continue };
+    // Functions are numbered within their core module, as tools show them.
+    let mut index = 0;
+    for payload in Parser::new(0).parse_all(bytes) {
+        let body = match payload.map_err(invalid)? {
+            Payload::Version { .. } => {
+                index = 0;
+                continue;
+            }
+            Payload::CodeSectionEntry(body) => body,
+            _ => continue,
+        };
+        index += 1;
         let size = body.range().len();
         if size > MAX_FUNCTION_BYTES {
             return Err(CompileError::Function { index, size });

@@ -182,12 +182,13 @@ impl Plugin {
         if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
             return Err(PluginError::CoreModule);
         }
-        // Read before anything is compiled: a compile bomb stops here.
-        compile::check(&bytes)?;
         let sha256 = crate::sys::hash::sha256_hex(&bytes);
         let engine = runtime::engine();
         let (component, loaded) =
-            cache.component(engine, &bytes, &sha256).map_err(|e| PluginError::Invalid(first_line(&e)))?;
+            cache.component(engine, &bytes, &sha256).map_err(|e| match e.downcast::<compile::CompileError>() {
+                Ok(c) => PluginError::Compile(c),
+                Err(e) => PluginError::Invalid(first_line(&e)),
+            })?;
         let ty = component.component_type();
         let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
         let (kind, _) = version::check(names.iter().map(String::as_str))?;

@@ -72,6 +72,16 @@ impl Layout {
         (l.v2.is_some() || !l.v1.is_empty()).then_some(l)
     }
 
+    /// Whether a command's memory can be limited here: the v1 memory
+    /// controller, or v2 delegating `memory` to engine's children.
+    pub fn has_memory(&self) -> bool {
+        self.v1.iter().any(|(c, _)| *c == "memory")
+            || self.v2.as_ref().is_some_and(|d| {
+                fs::read_to_string(d.join("cgroup.subtree_control"))
+                    .is_ok_and(|s| s.split_whitespace().any(|c| c == "memory"))
+            })
+    }
+
     /// `v2 + v1 cpuacct, memory, blkio, pids`, for messages.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -347,6 +357,19 @@ fn kill_all(dirs: &[PathBuf], v2: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_limit_needs_the_memory_controller() {
+        let d = tempfile::tempdir().unwrap();
+        let pids = Layout { v2: None, v1: vec![("pids", d.path().to_path_buf())] };
+        assert!(!pids.has_memory());
+        let v2 = Layout { v2: Some(d.path().to_path_buf()), v1: Vec::new() };
+        std::fs::write(d.path().join("cgroup.subtree_control"), "cpu io\n").unwrap();
+        assert!(!v2.has_memory());
+        std::fs::write(d.path().join("cgroup.subtree_control"), "cpu memory pids\n").unwrap();
+        assert!(v2.has_memory());
+        assert!(Layout { v2: None, v1: vec![("memory", d.path().to_path_buf())] }.has_memory());
+    }
 
     #[test]
     fn stat_files() {

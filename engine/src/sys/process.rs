@@ -88,17 +88,23 @@ impl Confined<'_> {
     }
 }
 
+/// Whether engine's variable `name` reaches a confined command (and may be
+/// recorded for a shared profile): the locale, the terminal, the time zone,
+/// the search path and the compiler settings a build honours.
+pub fn sandbox_variable(name: &str) -> bool {
+    const KEEP: [&str; 11] =
+        ["PATH", "LANG", "LANGUAGE", "TERM", "TZ", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS"];
+    KEEP.contains(&name) || name.starts_with("LC_")
+}
+
 /// The environment a confined command gets: these variables of engine's
 /// (the locale, the terminal, the time zone, the search path and the
 /// compiler settings a build honours) and nothing else of the user's —
 /// tokens and keys stay out — then the profile's own, then `HOME` set to
 /// its working directory.
 pub fn confined_environment(env: &[(String, String)], cwd: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    const KEEP: [&str; 11] =
-        ["PATH", "LANG", "LANGUAGE", "TERM", "TZ", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS"];
-    let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
-        .filter(|(k, _)| k.to_str().is_some_and(|k| KEEP.contains(&k) || k.starts_with("LC_")))
-        .collect();
+    let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> =
+        std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(sandbox_variable)).collect();
     out.retain(|(k, _)| !env.iter().any(|(e, _)| k == e.as_str()));
     out.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
     out.retain(|(k, _)| k != "HOME");

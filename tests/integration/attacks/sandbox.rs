@@ -44,7 +44,13 @@ if r2 < 0:
         .profile("shadow", &script_profile("shadow", "sh", &format!("cat {etc_bait}"), "", ""))
         .profile(
             "environ",
-            &script_profile("environ", "sh", "env | sort; echo home=$HOME; grep Cap /proc/self/status", "", ""),
+            &script_profile(
+                "environ",
+                "sh",
+                "env | sort; echo home=$HOME; grep Cap /proc/self/status",
+                "relevant_env: [ENGINE_ATTACK_TOKEN]\n",
+                "",
+            ),
         )
         .suite("priv", "title: Privilege\ntests:\n  - profile: shocker\n  - profile: shadow\n  - profile: environ\n");
     assert_eq!(h.add(&env, "evil").code, 0);
@@ -73,7 +79,8 @@ if r2 < 0:
     for s in bait.secrets() {
         assert!(!text.contains(&s), "a 0600 file of root's reached the logs: {s}");
     }
-    // The environment is the sandbox's, not the user's: no token, HOME the scratch.
+    // The environment is the sandbox's, not the user's: no token (not even
+    // in the result, where `relevant_env` would have recorded it), HOME the scratch.
     assert!(!text.contains("s3cr3t-token-value"), "the user's environment leaked into a confined test");
     assert!(text.contains("home=") && !text.contains("home=/root"), "HOME was not the scratch directory");
     assert!(!text.contains("ENGINE_HOME="), "engine's own variables leaked");

@@ -160,7 +160,20 @@ impl Record {
         parts: &'a RunnerParts<'a>,
         events: &'a dyn Events,
     ) -> Session<'a> {
-        let mut env: Vec<String> = tests.iter().flat_map(|t| t.profile.profile.relevant_env.iter().cloned()).collect();
+        // A shared profile names only variables its sandbox passes: it cannot
+        // have a token of the user's written into a result to be shared.
+        let mut env: Vec<String> = tests
+            .iter()
+            .flat_map(|t| {
+                let shared = t.profile.shared();
+                t.profile
+                    .profile
+                    .relevant_env
+                    .iter()
+                    .filter(move |n| !shared || crate::sys::process::sandbox_variable(n))
+            })
+            .cloned()
+            .collect();
         env.sort();
         env.dedup();
         let settings = RunSettings {
