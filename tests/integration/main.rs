@@ -13,6 +13,7 @@ mod compare;
 mod concurrency;
 mod counters;
 mod failures;
+mod fidelity;
 mod history;
 mod install;
 mod interruption;

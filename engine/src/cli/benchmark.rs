@@ -328,6 +328,9 @@ fn print_estimate(e: &Estimate) {
         let budget = humantime::format_duration(t.budget);
         let label = engine::sys::text::one_line(&t.label);
         outln!("  {label}: {} trial(s) (up to {} within a budget of {budget}), {est}", t.trials, t.most);
+        for c in &t.commands {
+            outln!("    {}", engine::sys::text::one_line(c));
+        }
     }
     for m in &e.not_runnable {
         outln!("  cannot run: {m}");

@@ -4,6 +4,7 @@
 //! which one it is; [`Executors`] says which one a test gets.
 
 pub mod builtin;
+mod commands;
 mod entries;
 pub mod executor;
 pub mod external;
@@ -21,6 +22,7 @@ use crate::plugin::cache::Cache;
 use crate::state::scratch::Scratch;
 use crate::state::server::Servers;
 use crate::sys::interrupt;
+pub use commands::commands;
 pub use executor::{ExecError, Executor, Executors, ProfileExecutors, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};

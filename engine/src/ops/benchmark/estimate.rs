@@ -13,7 +13,12 @@ use std::collections::HashMap;
 
 pub(super) fn estimate(cx: &Context, req: &Request, work: &Work, states: Option<usize>) -> Estimate {
     let earlier = earlier_timings(cx, req.save.as_deref().or(work.rerun.as_deref()));
-    estimate_with(&earlier, req, work, states)
+    let mut e = estimate_with(&earlier, req, work, states);
+    let installed = cx.home.installed();
+    for (s, t) in e.tests.iter_mut().zip(&work.tests) {
+        s.commands = crate::runner::commands(t, &installed);
+    }
+    e
 }
 
 /// What `engine benchmark REF --dry-run` would estimate for each of `refs`
@@ -59,6 +64,7 @@ fn estimate_with(
                 budget: plan.budget * states as u32,
                 seconds,
                 timing,
+                commands: Vec::new(),
             }
         })
         .collect();

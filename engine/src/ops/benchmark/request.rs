@@ -107,6 +107,8 @@ pub struct Scheduled {
     pub seconds: Option<f64>,
     /// Where `seconds` comes from.
     pub timing: Timing,
+    /// What it runs, one command a line (`runner::commands`).
+    pub commands: Vec<String>,
 }
 
 /// Where a dry run's time of a test comes from.
