@@ -836,3 +836,53 @@ fn a_test_without_room_on_the_swept_file_system_is_skipped_before_it_runs() {
     assert_eq!(f["failures"][0]["status"], "skipped");
     assert_eq!(f["failures"][0]["profile"], "big");
 }
+
+/// A loop device engine makes writes through to the disk under its file
+/// (direct I/O on the backing file): the bottom device's counters see a
+/// direct write's bytes, and nothing is flagged. `loop:SIZE,cached` keeps
+/// the page cache, and the same write is then flagged as served from memory,
+/// judged against that disk.
+#[test]
+#[ignore = "needs root"]
+fn a_loop_device_reaches_the_disk_under_it() {
+    require_root();
+    let env = Env::new();
+    // dd's own rate switches to GB/s when fast: MB/s from its bytes and seconds.
+    let script = "dd if=/dev/zero of=big bs=1M count=64 oflag=direct 2>&1 | awk '/copied/ { print $1 / $(NF - 3) / 1e6, \"MB/s\" }'";
+    env.profile(
+        "ddw",
+        &format!(
+            "id: ddw\nversion: 1.0.0\ntitle: DD\ntest_type: disk\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {script:?}]\nresults: [{{id: w, unit: MB/s, proportion: HIB}}]\nparsers: [{{result: w, regex: '(?P<value>[0-9.]+) MB/s'}}]\n"
+        ),
+    );
+    let loop_dir = env.target.path().join("loopfiles");
+    let run = |device: &str, save: &str| {
+        let r = env.run(&[
+            "benchmark",
+            "-y",
+            "ddw",
+            "--runs",
+            "1",
+            "--save",
+            save,
+            "--device",
+            device,
+            "--loop-dir",
+            loop_dir.to_str().unwrap(),
+            "--filesystem",
+            "ext4",
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+        env.result(save)["results"][0]["entries"][0].clone()
+    };
+    let e = run("loop:256M", "direct");
+    let devices = e["trial_io"][0]["devices"].as_array().unwrap().clone();
+    assert!(devices.len() >= 2, "the loop device and the disk under it: {devices:?}");
+    assert!(devices[0]["device"].as_str().unwrap().starts_with("loop"), "{devices:?}");
+    let bottom = devices.last().unwrap();
+    assert!(bottom["written_bytes"].as_u64().unwrap() >= 64 << 20, "the disk under the loop device saw: {bottom}");
+    assert!(e["served_from_memory"].is_null(), "{e}");
+    let e = run("loop:256M,cached", "cached");
+    assert!(e["served_from_memory"].as_str().unwrap_or("").contains(", under loop"), "{e}");
+    assert_eq!(env.result("cached")["systems"][0]["identifier"], "loop 256M cached: ext4");
+}

@@ -69,7 +69,8 @@ pub struct BenchmarkArgs {
     pub filesystem: Vec<String>,
     /// The device file systems are made on: a spare `/dev/X` (refused if mounted, part of the
     /// root disk, or holding data without --force-destroy-data), or `loop:SIZE` (e.g. `loop:4G`)
-    /// for a loop device over a file engine creates and removes
+    /// for a loop device over a file engine creates and removes, with direct I/O on the file
+    /// (`loop:4G,cached` keeps the page cache)
     #[arg(long, value_name = "DEV", help_heading = "System-state sweeps (root)")]
     pub device: Option<String>,
     /// Directory for the backing file of `--device loop:SIZE` (default: ENGINE_HOME/loop)

@@ -59,7 +59,13 @@ pub(super) fn build(
         entry.budget = Some(data.budget.as_secs_f64());
         entry.trial_io = data.io.clone();
         entry.no_counters = data.no_counters.clone();
-        entry.served_from_memory = super::reached::served_from_memory(&def.unit, &data.values[i], &walls, &data.io);
+        entry.served_from_memory = super::reached::served_from_memory(
+            test.profile.profile.test_type == crate::model::profile::TestType::Disk,
+            &def.unit,
+            &data.values[i],
+            &walls,
+            &data.io,
+        );
         entry.notes = crate::stats::shape::notes(&data.values[i]);
         entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());

@@ -47,7 +47,7 @@ pub enum DeviceChoice {
     /// A device the user named, checked by [`device::check`].
     Dev(device::Scratch),
     /// A loop device over a file engine creates in `dir`.
-    Loop { size: u64, dir: PathBuf },
+    Loop { spec: loopdev::Spec, dir: PathBuf },
 }
 
 /// A checked sweep, ready to run.
@@ -139,7 +139,7 @@ impl Plan {
         let device = match &a.device {
             None => None,
             Some(d) => Some(match loopdev::parse_spec(d) {
-                Some(size) => DeviceChoice::Loop { size: size?, dir: a.loop_dir.clone() },
+                Some(spec) => DeviceChoice::Loop { spec: spec?, dir: a.loop_dir.clone() },
                 None => DeviceChoice::Dev(
                     device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
                         .map_err(SweepError::Refused)?,

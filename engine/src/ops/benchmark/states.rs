@@ -235,14 +235,17 @@ impl Sweep<'_> {
             Some(DeviceChoice::Dev(s)) => {
                 Some(Device { path: s.path.clone(), queue: s.queue_disk.clone(), label: None })
             }
-            Some(DeviceChoice::Loop { size, dir }) => {
-                let (g, dev) = loopdev::create(dir, *size, self.journal).map_err(SweepError::from)?;
-                _loop_guard = Some(g);
-                let queue = dev.trim_start_matches("/dev/").to_string();
+            Some(DeviceChoice::Loop { spec, dir }) => {
+                let a = loopdev::create(dir, *spec, self.journal).map_err(SweepError::from)?;
+                if let Some(w) = &a.fell_back {
+                    lp.session.events.message(&format!("warning: {w}"));
+                }
+                _loop_guard = Some(a.guard);
+                let queue = a.device.trim_start_matches("/dev/").to_string();
                 // Named by what it is, not by its number: `loop0` today is
                 // `loop1` tomorrow, and identifiers must line up across runs.
-                let label = Some(loopdev::label(*size));
-                Some(Device { path: dev, queue, label })
+                let label = Some(loopdev::label(*spec));
+                Some(Device { path: a.device, queue, label })
             }
         };
         let mount_root = self.mount_root()?;
