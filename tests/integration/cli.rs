@@ -178,3 +178,47 @@ fn dry_run_estimates_from_earlier_runs_or_the_run_time() {
         env.bench(&["io", "--dry-run", "-o", "runtime=2 Seconds", "-o", "type=Random Read", "-o", "block_size=4KB"]);
     assert!(r.stdout.contains("~6s from its run time"), "{}", r.stdout);
 }
+
+/// A suite never stops at a menu (issue 39 item 6): on a terminal with
+/// nobody typing, a suite item whose presets leave an option open takes the
+/// profile's defaults and the run finishes.
+#[test]
+fn on_a_terminal_a_suite_runs_unattended() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["5", "7"]));
+    env.suite("open", "title: Open\ntests:\n  - profile: echo\n");
+    let cmdline =
+        format!("{} benchmark suite/open --runs 1 --save s --target-dir {}", bin(), env.target.path().display());
+    let mut child = env.cmd(&[]).spawn_script(&cmdline);
+    // Nobody answers: stdin stays open and silent; a run that waits is
+    // killed after a minute (and fails).
+    let stdin = child.stdin.take().unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("space toggles"), "a suite asked: {text}");
+    assert!(out.status.success(), "{text}");
+    let f = env.result("s");
+    assert_eq!(f["results"].as_array().unwrap().len(), 2, "both entries, the defaults: {f}");
+}
+
+/// A profile without options is named by its title alone: "Nap", not
+/// "Nap: " (issue 39 item 14).
+#[test]
+fn a_test_without_options_is_named_by_its_title() {
+    let env = Env::new();
+    env.profile(
+        "nap",
+        "id: nap\nversion: 1.0.0\ntitle: Nap\ntest_type: other\nexecutor:\n  external:\n    program: sleep\n    args: [\"0.01\"]\nresults: [{id: s, unit: Seconds, proportion: LIB}]\nparsers: [{result: s, wall_time: true}]\n",
+    );
+    let r = env.bench(&["nap", "--runs", "2", "--save", "n"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let md = env.run(&["result", "show", "n", "--format", "markdown"]).stdout;
+    assert!(md.contains("| Nap | Seconds (less is better) |"), "{md}");
+    assert!(!md.contains("Nap:"), "{md}");
+}

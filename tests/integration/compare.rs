@@ -472,6 +472,24 @@ fn a_regression_fails_the_gate_and_shows_in_junit_and_the_summary() {
     assert_eq!(r.code, 6, "{r:?}");
     assert!(r.stderr.contains("1 regression(s) against `before`") && r.stderr.contains("(pr): 0.80"), "{r:?}");
     assert!(env.result_path("ci").is_file(), "the run was saved all the same");
+    // Its JUnit report is the gate's comparison: red where the gate fails
+    // (issue 39 item 14: it said failures="0" while the run exited 6).
+    let r = env.bench(&[
+        "lvl",
+        "--runs",
+        "6",
+        "--save",
+        "cij",
+        "--identifier",
+        "pr",
+        "--compare-to",
+        "base",
+        "--fail-on-regression",
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(r.code, 6, "{r:?}");
+    assert!(r.stdout.contains("failures=\"1\"") && r.stdout.contains("<failure type=\"regression\""), "{r:?}");
     let r = env.bench(&["lvl", "--runs", "3", "--save", "ci2", "--compare-to", "base"]);
     assert_eq!(r.code, 0, "without --fail-on-regression it only reports: {r:?}");
     assert!(r.stderr.contains("regression(s) against `before`"), "{r:?}");

@@ -39,3 +39,19 @@ fn the_walkthrough_profile_validates_and_runs() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     assert!(readme.contains("…/profile.yaml:19:5: unknown field `argz`"));
 }
+
+/// README's exit-code table lists exactly the codes of `ops::failure::exit`,
+/// and `engine --help` names each of them (6 was missing from both once).
+#[test]
+fn the_exit_codes_are_one_table() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let table = readme.split("### Exit codes").nth(1).unwrap().split("###").next().unwrap();
+    let codes: Vec<i32> =
+        table.lines().filter_map(|l| l.strip_prefix("| ")?.split(" |").next()?.trim().parse().ok()).collect();
+    let ours: Vec<i32> = engine::ops::exit::TABLE.iter().map(|(c, _)| *c).collect();
+    assert_eq!(codes, ours);
+    let help = Env::new().run(&["--help"]).stdout;
+    for (c, w) in engine::ops::exit::TABLE {
+        assert!(help.replace('\n', " ").contains(&format!("{c} {w}")), "--help lacks `{c} {w}`:\n{help}");
+    }
+}

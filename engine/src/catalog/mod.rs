@@ -506,6 +506,9 @@ pub struct Planned {
     /// The trials' time budget the suite gives it (the outermost suite
     /// that sets one).
     pub budget: Option<std::time::Duration>,
+    /// From a suite: its options resolve from the presets and the profile's
+    /// defaults, never a menu (a suite runs unattended).
+    pub from_suite: bool,
 }
 
 /// The presets suite item `i` gives its profile, each with where it is written.
@@ -552,6 +555,7 @@ pub fn flatten_suite(
         } else if let Some(p) = &item.profile {
             match item_profile(catalog, suite, p) {
                 Ok(lp) => out.push(Planned {
+                    from_suite: true,
                     profile: Arc::new(lp),
                     presets: presets_of(suite, i, item),
                     optional: item.optional,

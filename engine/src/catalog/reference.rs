@@ -63,7 +63,13 @@ pub fn look_up(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
 }
 
 fn one(p: crate::model::profile::LoadedProfile) -> Resolved {
-    Resolved::Planned(vec![Planned { profile: Arc::new(p), presets: Vec::new(), optional: false, budget: None }])
+    Resolved::Planned(vec![Planned {
+        profile: Arc::new(p),
+        presets: Vec::new(),
+        optional: false,
+        budget: None,
+        from_suite: false,
+    }])
 }
 
 fn suite(catalog: &Catalog, s: &load::LoadedSuite) -> Result<Resolved, ResolveError> {

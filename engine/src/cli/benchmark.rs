@@ -209,7 +209,7 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
     let progress = args.progress;
     let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression)?;
     let req = args.request(install);
-    let (code, saved) = run_request(cx, &req, format, progress)?;
+    let (code, saved) = run_request(cx, &req, format, progress, gate.as_ref())?;
     Ok(gate.map_or(code, |g| g.after(cx, code, saved)))
 }
 
@@ -231,15 +231,20 @@ impl Gate {
         Ok(Some(Gate { base, fail }))
     }
 
+    /// NAME and the run's result `new` in one file, baseline first, and the
+    /// view that gates it.
+    fn merged(&self, cx: &Context, new: &str) -> Option<(engine::model::result::ResultFile, engine::report::View)> {
+        let load = |n: &str| cx.store.load(n).map(|f| (n.to_string(), f));
+        let (Ok(base), Ok(run)) = (load(&self.base), load(new)) else { return None };
+        let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
+        Some((merged, engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() }))
+    }
+
     /// Compares the run's result with NAME; the exit code: the run's own
     /// when it is not 0 (failed tests, an interrupt), else 6 for a
     /// regression under --fail-on-regression.
     fn after(self, cx: &Context, code: i32, saved: Option<String>) -> i32 {
-        let Some(new) = saved else { return code };
-        let load = |n: &str| cx.store.load(n).map(|f| (n.to_string(), f));
-        let (Ok(base), Ok(run)) = (load(&self.base), load(&new)) else { return code };
-        let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
-        let view = engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() };
+        let Some((merged, view)) = saved.and_then(|new| self.merged(cx, &new)) else { return code };
         errln!();
         let gated = super::result::gate(&merged, &view);
         if code == exit::OK && self.fail.is_some() { gated } else { code }
@@ -252,6 +257,7 @@ fn run_request(
     req: &Request,
     format: RunFormat,
     progress: Progress,
+    gate: Option<&Gate>,
 ) -> Result<(i32, Option<String>), Failure> {
     if progress == Progress::Json {
         let events = JsonEvents::new(Prompts::new());
@@ -268,7 +274,7 @@ fn run_request(
             benchmark::benchmark(cx, req, &events, &ProfileExecutors)
         };
         events.finish(&outcome);
-        return outcome.map(|o| (finish(cx, &o, None), saved(&o)));
+        return outcome.map(|o| (finish(cx, &o, None, None), saved(&o)));
     }
     let tty = std::io::stderr().is_terminal();
     // Piped output gets each chart once, in the report at the end, instead
@@ -281,7 +287,7 @@ fn run_request(
     };
     let events = TermEvents::new(tty, shown, ui::width(), Prompts::new());
     let outcome = benchmark::benchmark(cx, req, &events, &ProfileExecutors)?;
-    Ok((finish(cx, &outcome, Some(end)), saved(&outcome)))
+    Ok((finish(cx, &outcome, Some(end), gate), saved(&outcome)))
 }
 
 /// The result a run saved to.
@@ -303,11 +309,11 @@ enum End {
 
 /// Prints how the run ended (the report too, unless `format` is none: JSON
 /// progress) and returns its exit code.
-fn finish(cx: &Context, outcome: &Outcome, format: Option<End>) -> i32 {
+fn finish(cx: &Context, outcome: &Outcome, format: Option<End>, gate: Option<&Gate>) -> i32 {
     match outcome {
         Outcome::DryRun(e) => print_estimate(e),
         Outcome::InterruptedInstall => {}
-        Outcome::Ran(r) => print_ran(cx, r, format),
+        Outcome::Ran(r) => print_ran(cx, r, format, gate),
     }
     outcome.exit_code()
 }
@@ -350,7 +356,7 @@ fn print_estimate(e: &Estimate) {
 }
 
 /// The report, what failed or was skipped, where it is saved, and what to do next.
-fn print_ran(cx: &Context, r: &Ran, format: Option<End>) {
+fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
     if let (Some((name, _)), Some(end)) = (&r.result, format)
         && let Ok(shown) = cx.store.load(name)
     {
@@ -361,7 +367,12 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>) {
                     out!("\n{a}");
                 }
             }
-            End::Report(f) => out!("{}", f.exporter(ui::width()).export(&shown, &report::View::default())),
+            // Under --compare-to the report is the comparison the gate
+            // judges (a JUnit file's failures are its regressions).
+            End::Report(f) => {
+                let (file, view) = gate.and_then(|g| g.merged(cx, name)).unwrap_or((shown, report::View::default()));
+                out!("{}", f.exporter(ui::width()).export(&file, &view));
+            }
         }
     }
     if !r.failed.is_empty() || !r.skipped.is_empty() {

@@ -57,9 +57,7 @@ pub use engine::ops::{Failure, exit};
 /// other systems can append to.
 #[derive(Parser, Debug)]
 #[command(name = "engine", version, about, long_about, max_term_width = 100)]
-#[command(
-    after_help = "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\nExit codes: 0 ok, 1 error, 2 usage, 3 invalid profile/suite, 4 some tests failed or skipped, 5 install failed, 130 interrupted."
-)]
+#[command(after_help = after_help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -128,4 +126,13 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Plugin(c) => plugin::run(&cx, c),
         Command::Man(a) => man::run(a),
     }
+}
+
+/// What `engine --help` ends with: where state lives, and every exit code
+/// (from `ops::failure::exit`, the one table).
+fn after_help() -> String {
+    format!(
+        "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\n{}",
+        engine::ops::exit::summary()
+    )
 }

@@ -400,6 +400,12 @@ impl ResultFile {
 }
 
 impl TestResult {
+    /// `Title: description`, or the title alone when the test has no
+    /// options to describe (never `Title: `).
+    pub fn heading(&self, title: &str) -> String {
+        if self.description.is_empty() { title.to_string() } else { format!("{title}: {}", self.description) }
+    }
+
     /// What the result is, for a line of its own: its description, else its id.
     pub fn what(&self) -> &str {
         if self.description.is_empty() { &self.result } else { &self.description }

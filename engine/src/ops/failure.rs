@@ -30,6 +30,25 @@ pub mod exit {
     pub const REGRESSION: i32 = 6;
     /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
     pub const INTERRUPTED: i32 = 130;
+
+    /// Every code with its word for `--help` (README's table says more; a
+    /// test keeps the two in step).
+    pub const TABLE: [(i32, &str); 8] = [
+        (OK, "ok"),
+        (ERROR, "error"),
+        (USAGE, "usage"),
+        (INVALID, "invalid profile/suite"),
+        (TESTS_FAILED, "some tests failed or skipped"),
+        (INSTALL_FAILED, "install failed"),
+        (REGRESSION, "a regression (--fail-on-regression)"),
+        (INTERRUPTED, "interrupted"),
+    ];
+
+    /// `Exit codes: 0 ok, 1 error, …`.
+    pub fn summary() -> String {
+        let codes: Vec<String> = TABLE.iter().map(|(c, w)| format!("{c} {w}")).collect();
+        format!("Exit codes: {}.", codes.join(", "))
+    }
 }
 
 /// An error that ends a command: what to print and which exit code.

@@ -69,15 +69,7 @@ fn results(out: &mut String, r: &ResultFile, m: &Matrix) {
             crate::model::profile::Proportion::Hib => "more is better",
             crate::model::profile::Proportion::Lib => "less is better",
         };
-        writeln!(
-            out,
-            "| {}: {} | {} ({arrow}) | {} |",
-            cell(&title),
-            cell(&t.description),
-            cell(&t.unit),
-            vals.join(" | ")
-        )
-        .unwrap();
+        writeln!(out, "| {} | {} ({arrow}) | {} |", cell(&t.heading(&title)), cell(&t.unit), vals.join(" | ")).unwrap();
     }
 }
 
@@ -105,9 +97,8 @@ fn comparison(out: &mut String, r: &ResultFile, a: &Analysis) {
             for (id, c) in cs {
                 writeln!(
                     out,
-                    "| {}: {} | {} | {} ({}) | {} | {} |",
-                    cell(&t.title),
-                    cell(&t.description),
+                    "| {} | {} | {} ({}) | {} | {} |",
+                    cell(&t.heading(&t.title)),
                     cell(id),
                     cell(&c.change_text()),
                     cell(&c.stats_text()),

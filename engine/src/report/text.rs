@@ -158,7 +158,7 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
 
 /// `Title: description (unit)`, one line.
 fn what_line(r: &TestResult) -> String {
-    format!("{}: {} ({})", one_line(&r.title), one_line(&r.description), one_line(&r.unit))
+    format!("{} ({})", one_line(&r.heading(&r.title)), one_line(&r.unit))
 }
 
 /// One block per identifier against the baseline: what got significantly

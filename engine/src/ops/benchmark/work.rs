@@ -67,6 +67,9 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
                             all.push(p.clone());
                         }
                     }
+                    // A suite never stops at a menu: what its presets leave
+                    // open takes the profile's defaults.
+                    let chooser: &dyn Chooser = if item.from_suite { &Batch } else { chooser };
                     let mut t = expand::expand(&item.profile, &all, chooser, true)?;
                     t.iter_mut().for_each(|t| t.budget = item.budget);
                     if t.is_empty() {
