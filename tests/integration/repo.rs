@@ -122,7 +122,11 @@ fn publish_serve_add_and_run_a_suite_from_it() {
     let r = env.run(&["list", "profiles"]);
     assert!(r.stdout.lines().any(|l| l.starts_with("team/echo1@1.2.0")), "{r:?}");
     let r = env.run(&["list", "suites"]);
-    assert!(r.stdout.contains("team/suite/small"), "{r:?}");
+    // Counted as a local suite is: its tests, as --dry-run would run them.
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("team/suite/small@1.0.0") && l.contains("Small (1 tests;")),
+        "{r:?}"
+    );
 
     let r = env.bench(&["team/suite/small", "--runs", "2", "--save", "s"]);
     assert_eq!(r.code, 0, "{r:?}");

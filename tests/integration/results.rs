@@ -274,3 +274,32 @@ fn tags_label_a_run_and_filter_the_list() {
     assert!(!env.result_path("t3").exists());
     assert_eq!(env.run(&["list", "profiles", "--tag", "a=b"]).code, 2);
 }
+
+/// What a PTS user types (issue 39 item 17): `result list`, a misspelt name
+/// gets the nearest one, `result delete` asks on a terminal and `-y` does not.
+#[test]
+fn result_list_did_you_mean_and_delete_asks() {
+    use std::io::Write;
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["5"]));
+    assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "laptop-ssd"]).code, 0);
+    let r = env.run(&["result", "list"]);
+    assert!(r.stdout.starts_with("laptop-ssd  1 identifier(s), 1 result(s)"), "{r:?}");
+    let r = env.run(&["result", "show", "laptop-sdd"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("did you mean `laptop-ssd`?"), "{r:?}");
+    // On a terminal: asked, "n" keeps it.
+    let cmdline = format!("{} result delete laptop-ssd", bin());
+    let mut child = env.cmd(&[]).spawn_script(&cmdline);
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    stdin.write_all(b"n\r").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("delete result `laptop-ssd` (1 identifier(s), 1 result(s)) and its logs?"), "{text}");
+    assert!(env.result_path("laptop-ssd").is_file(), "deleted without a yes: {text}");
+    let r = env.run(&["result", "delete", "laptop-ssd", "-y"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!env.result_path("laptop-ssd").exists());
+}

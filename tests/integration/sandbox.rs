@@ -233,6 +233,8 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
     env.profile("inside", &yaml);
     let r = env.bench(&["inside", "--runs", "2", "--save", "i", "--logs", "all"]);
     assert_eq!(r.code, 0, "{r:?}");
+    // Said as it starts (issue 39 item 16), not only in `info` and the result.
+    assert!(r.stderr.contains("runs confined: it writes only") && r.stderr.contains("network: lo only"), "{r:?}");
     let res = env.result("i");
     let e = &res["results"][0]["entries"][0];
     for t in e["trial_io"].as_array().unwrap() {

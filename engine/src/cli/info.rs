@@ -280,8 +280,7 @@ pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
                 writeln!(out, "{l}").unwrap();
             }
             // As `--dry-run` would estimate it (earlier runs here, else fixed run times).
-            if let Some(Some(e)) =
-                engine::ops::benchmark::estimate_refs(cx, std::slice::from_ref(&args.reference)).pop()
+            if let Some(Ok(e)) = engine::ops::benchmark::estimate_refs(cx, std::slice::from_ref(&args.reference)).pop()
             {
                 writeln!(
                     out,

@@ -159,8 +159,9 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
     let mut rows: Vec<(String, String)> = Vec::new();
     for ((id, r), est) in ids.iter().zip(refs).zip(estimates) {
         let title = match (catalog.suite(id), est) {
-            (Ok(s), Some(e)) => format!("{} ({} tests; {})", s.suite.title, e.tests.len(), e.summary()),
-            (Ok(s), None) => format!("{} ({} items)", s.suite.title, s.suite.tests.len()),
+            (Ok(s), Ok(e)) => format!("{} ({} tests; {})", s.suite.title, e.tests.len(), e.summary()),
+            // Counted as --dry-run counts, or said why it cannot be.
+            (Ok(s), Err(why)) => format!("{} (cannot expand: {why})", s.suite.title),
             (Err(e), _) => {
                 *broken += 1;
                 format!("invalid: {e}")
@@ -168,15 +169,22 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
         };
         rows.push((r, title));
     }
+    let mut published = Vec::new();
     for l in &catalog.repos().list {
         for e in &l.index.suites {
             if let Some(v) = newest(&e.versions, |v| v.version.as_str(), None) {
-                rows.push((
-                    format!("{}/suite/{}@{}", l.conf.name, e.id, v.version),
-                    format!("{} ({} items)", v.title, v.tests),
-                ));
+                published.push((format!("{}/suite/{}@{}", l.conf.name, e.id, v.version), v.title.clone()));
             }
         }
+    }
+    // Counted as their own tests, like the local ones.
+    let refs: Vec<String> = published.iter().map(|(r, _)| r.clone()).collect();
+    for ((r, title), est) in published.into_iter().zip(engine::ops::benchmark::estimate_refs(cx, &refs)) {
+        let title = match est {
+            Ok(e) => format!("{title} ({} tests; {})", e.tests.len(), e.summary()),
+            Err(why) => format!("{title} (cannot expand: {why})"),
+        };
+        rows.push((r, title));
     }
     let rows: Vec<(String, String)> =
         rows.into_iter().map(|(id, title)| (one_line(&id).into_owned(), one_line(&title).into_owned())).collect();

@@ -7,8 +7,8 @@ use super::{Failure, exit};
 use clap::{Args, Subcommand};
 use engine::analysis::normalize::Reference;
 use engine::model::result::ResultFile;
-use engine::ops::Context;
 use engine::ops::result::{self, Edit, Merge};
+use engine::ops::{Context, Events};
 use engine::report::View;
 use engine::store::edit;
 use std::io::{IsTerminal, Write};
@@ -89,8 +89,19 @@ pub enum ResultCommand {
     RemoveIdentifier { name: String, identifier: String },
     /// Remove results: by test identity, profile id, or `profile: description`
     RemoveResult { name: String, what: String },
-    /// Delete a saved result and its logs
-    Delete { name: String },
+    /// Delete a saved result and its logs (asks on a terminal; -y does not)
+    Delete {
+        name: String,
+        /// Delete without asking
+        #[arg(short = 'y', long)]
+        yes: bool,
+    },
+    /// List saved results (as `engine list results`)
+    List {
+        /// Only those with an identifier tagged KEY=VALUE (repeatable: all must match)
+        #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::args::tag)]
+        tags: Vec<(String, String)>,
+    },
     /// Each result's value over saved results in time order (or a tag's), with the change
     /// points E-Divisive with means finds: before/after means and their ratio interval
     History(super::history::HistoryArgs),
@@ -234,21 +245,56 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
             errln!("removed {n} result(s)");
             Ok(exit::OK)
         }
-        ResultCommand::Delete { name } => {
+        ResultCommand::Delete { name, yes } => {
+            let (_, f) = result::load(cx, &name, &events)?;
+            let q = format!(
+                "delete result `{name}` ({} identifier(s), {} result(s)) and its logs?",
+                f.systems.len(),
+                f.results.len()
+            );
+            if !yes && std::io::stdin().is_terminal() && !events.confirm(&q) {
+                errln!("kept `{name}`");
+                return Ok(exit::OK);
+            }
             result::delete(cx, &name)?;
             errln!("deleted result `{name}`");
             Ok(exit::OK)
         }
+        ResultCommand::List { tags } => {
+            super::list::run(cx, super::list::ListArgs { what: super::list::What::Results, tags })
+        }
         ResultCommand::History(args) => super::history::run(cx, args),
         ResultCommand::Import { file, save } => {
             let (name, f) = result::import(cx, &file, save)?;
-            let matched = f.results.iter().filter(|r| !r.profile_version.is_empty()).count();
-            errln!(
-                "imported `{name}`: {} identifiers, {} results ({matched} matched to engine's profiles and can be re-run with `engine benchmark {name}`)",
-                f.systems.len(),
-                f.results.len()
-            );
+            imported(&name, &f);
             Ok(exit::OK)
         }
+    }
+}
+
+/// What an import took in: how many results line up with engine's tests,
+/// and each one kept as PTS's own with its reason.
+fn imported(name: &str, f: &ResultFile) {
+    use engine::sys::text::one_line;
+    let own: Vec<_> = f.results.iter().filter_map(|r| r.not_runnable().map(|why| (r, why))).collect();
+    errln!(
+        "imported `{name}`: {} identifiers, {} results ({} matched to engine's profiles and can be re-run with `engine benchmark {name}`; {} kept as PTS's own)",
+        f.systems.len(),
+        f.results.len(),
+        f.results.len() - own.len(),
+        own.len()
+    );
+    for (r, why) in own {
+        errln!(
+            "  not runnable here: {}: {} ({}): {}",
+            one_line(&r.title),
+            one_line(&r.description),
+            one_line(&r.unit),
+            one_line(why)
+        );
+    }
+    let converted = f.results.iter().filter(|r| r.pts.as_ref().is_some_and(|p| p.unit.is_some())).count();
+    if converted > 0 {
+        errln!("  {converted} result(s) relabelled to engine's exact unit (each records PTS's label and why)");
     }
 }

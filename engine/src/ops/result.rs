@@ -37,12 +37,23 @@ pub fn load(cx: &Context, what: &str, events: &dyn Events) -> Result<(String, Re
         let f = if what.ends_with(".xml") { import_pts(cx, p)? } else { store::load_file(p)? };
         (folder_label(what), f)
     } else {
-        (what.to_string(), cx.store.load(what)?)
+        (what.to_string(), cx.store.load(what).map_err(|e| named(cx, what, e))?)
     };
     for r in &f.repaired {
         events.message(&format!("warning: {label}: {r}"));
     }
     Ok((label, f))
+}
+
+/// A store error about `name`; a name no result has gets the nearest one.
+pub fn named(cx: &Context, name: &str, e: StoreError) -> Failure {
+    let missing = matches!(e, StoreError::NotFound(_));
+    let f = Failure::from(e);
+    let names = cx.store.list();
+    match crate::model::diag::did_you_mean(name, names.iter().map(String::as_str)).filter(|_| missing) {
+        Some(s) => f.hint(format!("did you mean `{s}`? (`engine result list` lists them)")),
+        None => f,
+    }
 }
 
 /// An edit of one saved result.
@@ -73,7 +84,7 @@ pub fn edit(cx: &Context, name: &str, e: &Edit) -> Result<usize, Failure> {
 }
 
 pub fn delete(cx: &Context, name: &str) -> Result<(), Failure> {
-    Ok(cx.store.delete(name)?)
+    cx.store.delete(name).map_err(|e| named(cx, name, e))
 }
 
 /// Imports a PTS composite.xml as saved result `save` (default: its title).

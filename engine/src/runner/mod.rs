@@ -173,6 +173,7 @@ fn run(
             .map_err(|e| TestFailure::new(format!("cannot create log folder {}: {e}", l.dir.display())))?;
     }
     let test_dir = test_folder(env.scratch, &settings.target_dir)?;
+    say_confined(test, env, test_dir.path(), events);
     let b = bindings(test, test_dir.path(), &settings.target_dir, env.installed);
     let plugins = crate::parse::Plugins { profile: &test.profile, cache: env.plugins };
     let sources = trials::sources_for(test, &b, plugins).map_err(TestFailure::new)?;
@@ -208,6 +209,19 @@ fn run(
     }
     teardown.map_err(|e| TestFailure::of(&e))?;
     Ok(data.iter().zip(logs).map(|(d, l)| Outcome::Completed(entries::build(test, &sources, d, l.rel))).collect())
+}
+
+/// A confined test says so as it starts: what it may write, and its network.
+fn say_confined(test: &Test, env: &Env<'_>, test_dir: &Path, events: &dyn Events) {
+    let external = matches!(test.profile.profile.executor, crate::model::profile::ExecutorDef::External(_));
+    if !external || !env.sandbox.is_some_and(|c| sandbox::applies(c.mode, &test.profile)) {
+        return;
+    }
+    events.message(&format!(
+        "{} runs confined: it writes only {} and a private /tmp; network: lo only; root inside is not root outside",
+        crate::sys::text::one_line(&test.label()),
+        test_dir.display()
+    ));
 }
 
 /// Each folder's trial logs as one `trials.log`: a `=== trial-K ===` line
