@@ -201,3 +201,18 @@ fn verdicts_on_real_trials() {
     );
     assert!(!r.stdout.contains("better by") && !r.stdout.contains("worse by"), "{}", r.stdout);
 }
+
+/// A result at its tool's resolution is not precise (issue 39 item 2):
+/// PostMark-like whole-second timing gives the same value every trial, and
+/// the line says `resolution-limited` instead of `±0 %`.
+#[test]
+fn a_result_at_its_tools_resolution_is_marked_not_precise() {
+    let env = Env::new();
+    env.profile("whole", &echo_profile("whole", &["2500"]));
+    let r = env.bench(&["whole", "--runs", "3", "--save", "w"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let notes = env.result("w")["results"][0]["entries"][0]["notes"].clone();
+    assert!(notes[0].as_str().unwrap().starts_with("resolution-limited: every trial gave 2500"), "{notes}");
+    let shown = env.run(&["result", "show", "w"]);
+    assert!(!shown.stdout.contains("±0.0000 %"), "{shown:?}");
+}

@@ -37,6 +37,9 @@ pub enum Verdict {
     NoSignificantDifference,
     /// One side has a single trial: nothing can be said.
     NotEnoughTrials,
+    /// A side's trials sit on its tool's resolution (every one the same):
+    /// an interval of zero width is no precision, so nothing can be said.
+    AtResolution,
 }
 
 impl std::fmt::Display for Verdict {
@@ -46,6 +49,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Worse(p) => write!(f, "worse by {p:.1} %"),
             Verdict::NoSignificantDifference => f.write_str("no significant difference"),
             Verdict::NotEnoughTrials => f.write_str("not enough trials to tell"),
+            Verdict::AtResolution => f.write_str("cannot tell: at the tool's resolution"),
         }
     }
 }
@@ -149,6 +153,9 @@ impl Comparison {
 
     /// `3.2 % higher (1.03× [1.01, 1.05]), p = 0.004, 95 % CI of the difference [1.2, 5.1] MB/s: better by 3.2 %`.
     pub fn describe(&self) -> String {
+        if self.verdict == Verdict::AtResolution {
+            return format!("{} ({}): {}", self.change_text(), self.ratio_text(), self.verdict);
+        }
         format!("{} ({}), {}: {}", self.change_text(), self.ratio_text(), self.stats_text(), self.verdict)
     }
 }
@@ -223,6 +230,10 @@ pub fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &str, nois
         proportion: p,
         unit: unit.to_string(),
     };
+    let at_resolution = |v: &[f64]| crate::stats::shape::resolution_limited(v).is_some();
+    if at_resolution(trials) || at_resolution(baseline) {
+        return Some(Comparison { verdict: Verdict::AtResolution, ..base });
+    }
     let Some(w) = welch(trials, baseline) else { return Some(base) };
     let ratio_ci = if w.se == 0.0 { Some((base.ratio, base.ratio)) } else { fieller(trials, baseline, w.df) };
     // Changed only when the whole interval lies beyond the noise threshold.
@@ -312,6 +323,9 @@ mod tests {
             Verdict::NoSignificantDifference
         );
         assert_eq!(compare(&[1.0], &base, Proportion::Hib, "MB/s", 1.0).unwrap().verdict, Verdict::NotEnoughTrials);
+        // PostMark's whole seconds: 2500 tps three times on each side is no "unchanged [1.00, 1.00]".
+        let c = compare(&[2500.0; 3], &[2500.0; 3], Proportion::Hib, "tps", 1.0).unwrap();
+        assert_eq!(c.verdict, Verdict::AtResolution);
     }
 
     #[test]

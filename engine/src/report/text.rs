@@ -101,6 +101,19 @@ fn result_block(
             }
         }
     }
+    imported_lines(out, t);
+}
+
+/// What import recorded of a PTS result: why it is PTS's own, and what
+/// lining it up with engine's test took (a unit relabelled …).
+fn imported_lines(out: &mut String, t: &TestResult) {
+    let Some(p) = &t.pts else { return };
+    if let Some(why) = &p.not_runnable {
+        writeln!(out, "  ! not runnable here: {}", one_line(why)).unwrap();
+    }
+    for n in &p.notes {
+        writeln!(out, "  · imported from PTS: {}", one_line(n)).unwrap();
+    }
 }
 
 fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) {
@@ -136,6 +149,14 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
             writeln!(out, "  {}x  {}", fixed(*s, 2), what_line(r)).unwrap();
         }
     }
+    let own = f.results.iter().filter(|r| r.not_runnable().is_some()).count();
+    if own > 0 {
+        writeln!(
+            out,
+            "\n{own} result(s) kept as PTS's own (not runnable here: no faithful profile): compared only among the identifiers PTS measured, never with one engine ran"
+        )
+        .unwrap();
+    }
     if let Some(b) = &a.baseline
         && !a.comparisons.is_empty()
     {
@@ -167,7 +188,7 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
     use crate::analysis::significance::Verdict;
     writeln!(out, "\nVerdict (a change counts when its whole 95 % interval is beyond the noise threshold)").unwrap();
     for id in a.ids.iter().filter(|i| *i != baseline) {
-        let (mut worse, mut better, mut same, mut unknown) = (Vec::new(), Vec::new(), 0, 0);
+        let (mut worse, mut better, mut same, mut unknown, mut at_resolution) = (Vec::new(), Vec::new(), 0, 0, 0);
         for (i, cs) in &a.comparisons {
             let Some((_, c)) = cs.iter().find(|(x, _)| x == id) else { continue };
             let r = &f.results[*i];
@@ -185,6 +206,7 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
                 Verdict::Better(_) => better.push(what()),
                 Verdict::NoSignificantDifference => same += 1,
                 Verdict::NotEnoughTrials => unknown += 1,
+                Verdict::AtResolution => at_resolution += 1,
             }
         }
         let mut parts = Vec::new();
@@ -198,6 +220,9 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
         parts.push(format!("{same} no significant difference"));
         if unknown > 0 {
             parts.push(format!("{unknown} with too few trials to tell"));
+        }
+        if at_resolution > 0 {
+            parts.push(format!("{at_resolution} at the tool's resolution (cannot tell)"));
         }
         writeln!(out, "  {} vs {}: {}", one_line(id), one_line(baseline), parts.join(", ")).unwrap();
     }
@@ -248,9 +273,13 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
     let cells: Vec<[String; 5]> = rows
         .iter()
         .map(|(t, e)| {
-            let ci = crate::stats::adaptive::ci_half_pct(&e.trials)
-                .map(|h| format!("±{} %", crate::units::number(h)))
-                .unwrap_or_else(|| "±?".into());
+            // A ±0 at the tool's resolution is no precision: said as what it is.
+            let limited = e.notes.iter().any(|n| n.starts_with(crate::stats::shape::RESOLUTION_LIMITED));
+            let ci = match crate::stats::adaptive::ci_half_pct(&e.trials) {
+                _ if limited => "±? (resolution)".into(),
+                Some(h) => format!("±{} %", crate::units::number(h)),
+                None => "±?".into(),
+            };
             [
                 one_line(&t.result).into_owned(),
                 format!("{} {}", crate::units::number(e.value), one_line(&t.unit)),
@@ -296,7 +325,11 @@ fn marks(e: &crate::model::result::ResultEntry) -> String {
     if e.served_from_memory.is_some() {
         m.push("served from memory");
     }
-    if !e.notes.is_empty() {
+    let limited = e.notes.iter().any(|n| n.starts_with(crate::stats::shape::RESOLUTION_LIMITED));
+    if limited {
+        m.push("resolution-limited");
+    }
+    if e.notes.len() > usize::from(limited) {
         m.push("notes");
     }
     if m.is_empty() { String::new() } else { format!("! {}", m.join(", ")) }

@@ -56,7 +56,7 @@ pub const OUTLIER_MIN_N: usize = 5;
 /// What a report should say about the shape of `values`: a warm-up first
 /// trial, other outliers, two groups. Information, never a reason to add trials.
 pub fn notes(values: &[f64]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = resolution_limited(values).into_iter().collect();
     // Below 5 values a "modified z-score" is noise about noise.
     if values.len() >= OUTLIER_MIN_N {
         for (i, z) in outlier::outliers(values) {
@@ -77,9 +77,50 @@ pub fn notes(values: &[f64]) -> Vec<String> {
     out
 }
 
+/// How notes that mark a result as measured at its tool's resolution begin.
+pub const RESOLUTION_LIMITED: &str = "resolution-limited";
+
+/// Trials that sit on the tool's resolution instead of varying: every one
+/// the same (PostMark's transactions over a whole second), or at most two
+/// values a step of 1 % or more apart in five or more trials. Their
+/// interval of ±0 would claim a precision the tool does not have.
+pub fn resolution_limited(values: &[f64]) -> Option<String> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mut distinct: Vec<f64> = values.to_vec();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let quantized = distinct.len() == 2 && values.len() >= 5 && (distinct[1] - distinct[0]).abs() >= 0.01 * mean.abs();
+    match distinct.len() {
+        1 => Some(format!(
+            "{RESOLUTION_LIMITED}: every trial gave {} — the tool's resolution, not a precise value; give the test more work per trial",
+            short(distinct[0])
+        )),
+        _ if quantized => Some(format!(
+            "{RESOLUTION_LIMITED}: the trials take only the values {} and {} — steps of the tool's resolution; give the test more work per trial",
+            short(distinct[0]),
+            short(distinct[1])
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_on_its_tools_resolution_is_marked() {
+        let n = resolution_limited(&[2500.0, 2500.0, 2500.0]).unwrap();
+        assert!(n.starts_with("resolution-limited: every trial gave 2500"), "{n}");
+        assert!(resolution_limited(&[2500.0, 1250.0, 2500.0, 2500.0, 1250.0]).is_some());
+        assert!(resolution_limited(&[100.0, 101.5, 99.2]).is_none());
+        assert!(resolution_limited(&[7.0]).is_none());
+        // Two values close together in few trials: ordinary noise.
+        assert!(resolution_limited(&[100.0, 100.001, 100.0]).is_none());
+    }
 
     #[test]
     fn two_groups_are_found_and_one_is_not() {
