@@ -95,8 +95,13 @@ fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> S
     } else {
         String::new()
     };
-    let extra = if k > planned { " (added)" } else { "" };
-    let tail = format!(" — trial {k} of {}{extra}{eta}", planned.max(k));
+    // Past the scheduled trials there is no "of n": the rule adds trials
+    // while the interval is wider than its target.
+    let tail = if k > planned {
+        format!(" — trial {k} (more while the 95 % CI is wider than the target)")
+    } else {
+        format!(" — trial {k} of {planned}{eta}")
+    };
     let warm = if warmup { " (warm-up)" } else { "" };
     let room = 80usize.saturating_sub(tail.chars().count() + warm.len() + 3);
     format!("{}{warm}{tail}", fit(what, room))
@@ -192,6 +197,15 @@ impl TermEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_the_scheduled_trials_the_line_says_why_not_of_n() {
+        let now = Instant::now();
+        let l = line("fio", &[now, now], 11, 10, false);
+        assert!(l.ends_with("— trial 11 (more while the 95 % CI is wider than the target)"), "{l}");
+        let l = line("fio", &[now], 3, 10, false);
+        assert!(l.ends_with("— trial 3 of 10"), "{l}");
+    }
 
     #[test]
     fn lines_fit_in_80_columns() {

@@ -83,6 +83,18 @@ pub(super) fn cut(s: &str, max: usize) -> Cow<'_, str> {
     if s.chars().count() > max { s.chars().take(max - 1).chain(['…']).collect() } else { Cow::Borrowed(s) }
 }
 
+/// `s`, cut to `max` characters in the middle when longer: a test's title
+/// and its last options (what differs between tests: the block size) stay.
+pub(super) fn cut_middle(s: &str, max: usize) -> Cow<'_, str> {
+    let n = s.chars().count();
+    if n <= max || max < 3 {
+        return Cow::Borrowed(s);
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    s.chars().take(head).chain(['…']).chain(s.chars().skip(n - tail)).collect()
+}
+
 /// `s` in lines of at most `max` characters, broken at spaces (a word
 /// longer than a line is cut), at most `lines` of them (the last cut with
 /// "…" when more would follow): chart subtitles wrap instead of losing their

@@ -268,8 +268,10 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
     let title = super::svg::result_title(first);
     let head = one_line(&if desc.is_empty() { title } else { format!("{title}: {desc}") }).into_owned();
     let identifier = one_line(identifier);
-    let mut out =
-        format!("{} ({identifier})\n", super::svg::cut(&head, width.saturating_sub(identifier.len() + 3).max(20)));
+    let mut out = format!(
+        "{} ({identifier})\n",
+        super::svg::cut_middle(&head, width.saturating_sub(identifier.len() + 3).max(20))
+    );
     let cells: Vec<[String; 5]> = rows
         .iter()
         .map(|(t, e)| {
@@ -281,7 +283,7 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
                 None => "±?".into(),
             };
             [
-                one_line(&t.result).into_owned(),
+                one_line(&result_name(t, desc)).into_owned(),
                 format!("{} {}", crate::units::number(e.value), one_line(&t.unit)),
                 ci,
                 format!("N={}", e.n),
@@ -305,7 +307,21 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
         );
         writeln!(out, "{}", line.trim_end()).unwrap();
     }
+    // What a mark means, said under the table: the warning and the notes.
+    for (t, e) in &rows {
+        let name = result_name(t, desc);
+        for w in e.warning.iter().chain(&e.served_from_memory).chain(&e.notes) {
+            writeln!(out, "    {}: {}", one_line(&name), one_line(w)).unwrap();
+        }
+    }
     terminal(&out).into_owned()
+}
+
+/// A result by its name in the test (`Read Latency`, what its profile
+/// calls it), else by its id.
+fn result_name(t: &TestResult, test_desc: &str) -> String {
+    let own = t.description.strip_prefix(test_desc).unwrap_or("").trim_start_matches(" - ").trim();
+    if own.is_empty() { t.result.clone() } else { own.to_string() }
 }
 
 /// The short marks of an entry: why its trials stopped short of the
@@ -424,7 +440,16 @@ mod tests {
         let lines: Vec<&str> = c.lines().collect();
         assert_eq!(lines[0], "Block I/O: Type: Read (vm)");
         assert_eq!(lines[1], "  bandwidth  100.00 MB/s  ±4.97 %  N=3  ! budget spent");
-        assert_eq!(lines[2], "  iops       100.00 IOPS  ±4.97 %  N=3");
+        // By its name in the test, not its id.
+        assert_eq!(lines[2], "  IOPS       100.00 IOPS  ±4.97 %  N=3");
         assert_eq!(compact(&f, "io@1[x]", "other", 100), "");
+        // What a mark means is said under the table.
+        f.results[0].entries[0].warning = Some("noisy: the interval would need 40 trials".into());
+        let c = compact(&f, "io@1[x]", "vm", 100);
+        assert!(c.contains("\n    bandwidth: noisy: the interval would need 40 trials\n"), "{c}");
+        // A long title is cut in the middle: its last option stays.
+        f.results.iter_mut().for_each(|r| r.description = format!("{} - Block Size: 2MB", "Direct: Yes - ".repeat(9)));
+        let head = compact(&f, "io@1[x]", "vm", 60).lines().next().unwrap().to_string();
+        assert!(head.contains('…') && head.ends_with("Block Size: 2MB (vm)"), "{head}");
     }
 }

@@ -386,7 +386,7 @@ pub(super) fn run(
                 switch.enter(i).map_err(ExecError::Setup)?;
                 t.logs = logs[i].to_path_buf();
             }
-            events.trial_started(k, settings.runs.unwrap_or(profile.trials.times).max(k), false);
+            events.trial_started(k, settings.runs.unwrap_or(profile.trials.times), false);
             let d = &mut data[i];
             let wall = t.measured(k, d)?;
             events.trial_done(k, false, wall.as_secs_f64());
