@@ -42,10 +42,10 @@ fn ids_match_folders_and_shadowing_is_shown() {
 #[test]
 fn versions_are_matched_by_prefix() {
     let env = Env::new();
-    assert_eq!(env.run(&["info", "fio@1.0"]).code, 0);
-    let r = env.run(&["info", "fio@2"]);
+    assert_eq!(env.run(&["info", "fio@2.2"]).code, 0);
+    let r = env.run(&["info", "fio@1"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("no profile `fio` with a version matching `2` (found 1.0.0)"), "{r:?}");
+    assert!(r.stderr.contains("no profile `fio` with a version matching `1` (found 2.2.0)"), "{r:?}");
 }
 
 #[test]
@@ -152,4 +152,21 @@ fn a_profile_given_by_path_is_checked_before_anything_runs() {
     assert_eq!(r.code, 3, "{r:?}");
     assert!(r.stderr.contains(":15:13: placeholder `{{count}}` has no option value of that name"), "{r:?}");
     assert!(!env.home.path().join("results").exists());
+}
+
+/// `validate` reports every error at once (issue 39 item 18): a word out of
+/// a fixed set inside a flow mapping (`proportion: HIBB`) was the one missed.
+#[test]
+fn validate_reports_every_error_of_a_profile() {
+    let env = Env::new();
+    let path = env.profile(
+        "v18",
+        "id: v18\nversion: 1.0.0\ntitle: V\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    argz: [\"-c\", \"echo value: 1\"]\nresults: [{id: x, unit: U, proportion: HIBB}]\nparsers: [{result: x, regx: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let r = env.run(&["validate", path.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{r:?}");
+    for e in ["8:5: unknown field `argz`", "9:40: unknown variant `HIBB`", "10:23: unknown field `regx`"] {
+        assert!(r.stderr.contains(e), "missing `{e}`: {r:?}");
+    }
+    assert!(r.stderr.contains("did you mean `HIB`?"), "{r:?}");
 }

@@ -82,6 +82,10 @@ impl Found<'_> {
             // One of several shapes (`executor: {external: …}` or `{wasm: …}`):
             // the problems of the shape the file means — the one whose
             // mismatches are deepest inside, not at the node itself.
+            K::OneOfNotValid { context } | K::AnyOf { context } if const_words(context).is_some() => {
+                let allowed = const_words(context).unwrap_or_default();
+                self.unknown_word(e, &at, &allowed, out);
+            }
             K::OneOfNotValid { context } | K::AnyOf { context } => {
                 let shallow = |errs: &Vec<jsonschema::ValidationError<'static>>| {
                     errs.iter().filter(|x| x.instance_path().to_string() == pointer).count()
@@ -93,16 +97,9 @@ impl Found<'_> {
                 }
             }
             K::Enum { options } if e.instance().is_string() => {
-                let allowed: Vec<&str> = options.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-                let word = e.instance().as_str().unwrap_or_default();
-                let hint = match did_you_mean(word, allowed.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("allowed values: {}", allowed.join(", ")),
-                };
-                out.push(
-                    Diagnostic::new(self.file, self.index.value(&at), format!("unknown variant `{word}`"))
-                        .with_hint(hint),
-                );
+                let allowed: Vec<String> =
+                    options.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
+                self.unknown_word(e, &at, &allowed, out);
             }
             // Types are left to the reader: YAML scalars it reads leniently
             // (`value: 10` as text, `id: n`, which untyped YAML calls false)
@@ -110,6 +107,41 @@ impl Found<'_> {
             _ => {}
         }
     }
+}
+
+impl Found<'_> {
+    /// `unknown variant `HIBB``, with the nearest allowed word.
+    fn unknown_word(
+        &self,
+        e: &jsonschema::ValidationError<'_>,
+        at: &Path,
+        allowed: &[String],
+        out: &mut Vec<Diagnostic>,
+    ) {
+        let word = e.instance().as_str().unwrap_or_default();
+        let hint = match did_you_mean(word, allowed.iter().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("allowed values: {}", allowed.join(", ")),
+        };
+        out.push(Diagnostic::new(self.file, self.index.value(at), format!("unknown variant `{word}`")).with_hint(hint));
+    }
+}
+
+/// The words a `oneOf` of constants allows (an enum whose variants carry
+/// doc comments is one), when every branch is just such a constant.
+fn const_words(context: &[Vec<jsonschema::ValidationError<'static>>]) -> Option<Vec<String>> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let mut words = Vec::new();
+    for branch in context {
+        match branch.as_slice() {
+            [x] if x.instance().is_string() => match x.kind() {
+                K::Constant { expected_value } => words.push(expected_value.as_str()?.to_string()),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    (!words.is_empty()).then_some(words)
 }
 
 /// A JSON pointer into `value` as a path into the YAML: numbers are indices
