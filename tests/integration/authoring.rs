@@ -98,3 +98,30 @@ fn profile_new_scaffolds_a_profile_that_runs() {
     let r = env.run(&["profile", "new", "Bad Name", "--from-command", "true", "--root", &root]);
     assert_eq!(r.code, 2, "{r:?}");
 }
+
+/// `profile new --run` refuses a command that fails (issue 39 item 12): it
+/// took `b2sum data.bin` with no such file and wrote a regex matching the
+/// error message.
+#[test]
+fn profile_new_run_refuses_a_failing_command() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let r = env.run(&[
+        "profile",
+        "new",
+        "b2",
+        "--from-command",
+        "b2sum data.bin",
+        "--run",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("`b2sum` exited 1 in the sample run"), "{r:?}");
+    assert!(r.stderr.contains("data.bin: No such file or directory"), "{r:?}");
+    assert!(!root.path().join("test-profiles/b2").exists(), "a profile was written");
+    let r =
+        env.run(&["profile", "new", "t", "--from-command", "true", "--run", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("printed no number"), "{r:?}");
+}

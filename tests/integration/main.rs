@@ -24,6 +24,7 @@ mod pipeline;
 mod plugins;
 mod profiles;
 mod progress;
+mod pts_import;
 mod readme;
 mod repo;
 mod results;

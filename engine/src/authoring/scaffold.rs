@@ -184,6 +184,11 @@ pub enum RunError {
     Io(String, std::io::Error),
     #[error("`{program}` ran longer than {} s; stopped", limit.as_secs())]
     TooLong { program: String, limit: Duration },
+    /// A profile built from a failing run would measure its error message.
+    #[error(
+        "`{program}` exited {code} in the sample run; a profile is made from a run that works. Its output ended:\n{tail}"
+    )]
+    Failed { program: String, code: i32, tail: String },
 }
 
 /// What one run of the command printed, and the files it left in its folder.
@@ -220,6 +225,13 @@ pub fn run_once(words: &[String], limit: Duration) -> Result<Sample, RunError> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let out = child.wait_with_output().map_err(io)?;
+    if !out.status.success() {
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail =
+            lines[lines.len().saturating_sub(5)..].iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n");
+        return Err(RunError::Failed { program: words[0].clone(), code: out.status.code().unwrap_or(-1), tail });
+    }
     let mut created: Vec<String> = std::fs::read_dir(dir.path())
         .map_err(io)?
         .flatten()

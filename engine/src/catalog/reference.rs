@@ -233,6 +233,11 @@ fn saved_file(name: &str, file: &crate::model::result::ResultFile, catalog: &Cat
         if !seen.insert(r.test.clone()) {
             continue;
         }
+        // Kept as PTS's own at import: no profile does its work, so none runs for it.
+        if let Some(why) = r.not_runnable() {
+            missing.push(format!("{}: {} (not runnable here: {why})", r.title, r.description));
+            continue;
+        }
         let (reference, found) = profile_of(r, catalog, via);
         let profile = match found {
             Ok(p) => Arc::new(p),

@@ -80,13 +80,19 @@ fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
             .hint("give the command: --from-command \"dd if=/dev/zero of=out bs=1M count=64\""));
     }
     let output = if a.run {
-        match scaffold::run_once(&words, std::time::Duration::from_secs(60)) {
-            Ok(o) => Some(o),
-            Err(e) => {
-                errln!("warning: {e}; the parser is the wall time");
-                None
-            }
+        // A profile made from a failing run would measure its error message.
+        let o = scaffold::run_once(&words, std::time::Duration::from_secs(60)).map_err(|e| {
+            Failure::error(e.to_string())
+                .hint("make the command work first, or leave out --run (the wall time is then the result)")
+        })?;
+        if scaffold::parser_for(&o.stdout).or_else(|| scaffold::parser_for(&o.stderr)).is_none() {
+            return Err(Failure::error(format!(
+                "the sample run of `{}` printed no number to read a result from",
+                words.join(" ")
+            ))
+            .hint("leave out --run: the profile then times the command (its wall time)"));
         }
+        Some(o)
     } else {
         None
     };

@@ -1,3 +1,4 @@
 //! Results made by other tools.
 
+pub mod matching;
 pub mod pts;

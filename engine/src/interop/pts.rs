@@ -1,11 +1,12 @@
 //! Reading a Phoronix Test Suite / OpenBenchmarking `composite.xml` into a
 //! result file: systems (Hardware and Software lines, notes), results with
-//! their values and raw trials. Results of tests engine has a profile for
-//! (fio, fs-mark, sqlite …) are matched to that profile's test, so
-//! `engine benchmark NAME` re-runs them and appends a new identifier.
+//! their values and raw trials. A result whose work one of engine's tests
+//! does (see [`super::matching`] for the rule) gets that test's identity,
+//! so `engine benchmark NAME` re-runs it and appends a new identifier to
+//! the same row; any other is kept as PTS's own, with the reason.
 
+use super::matching::{Decision, PtsTest, decide};
 use crate::catalog::Catalog;
-use crate::expand::Test;
 use crate::model::profile::LoadedProfile;
 use crate::model::profile::Proportion;
 use crate::model::result::{PtsOrigin, ResultEntry, ResultFile, System, TestResult};
@@ -21,12 +22,6 @@ pub struct ImportError {
     pub line: u32,
     pub col: u32,
     pub msg: String,
-}
-
-/// A PTS result matched to one of engine's tests.
-pub struct Match {
-    pub test: Test,
-    pub result_id: String,
 }
 
 static KEY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r", ([A-Z][A-Za-z0-9 -]*): ").unwrap());
@@ -53,52 +48,6 @@ pub fn parse_line(s: &str) -> IndexMap<String, String> {
         }
     }
     out
-}
-
-/// `pts/fio-2.1.0` → `fio`; `local/fs-mark-sys` → `fs-mark-sys`.
-fn base_id(identifier: &str) -> String {
-    let name = identifier.rsplit('/').next().unwrap_or(identifier);
-    static VER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-\d+(\.\d+)*$").unwrap());
-    VER.replace(name, "").to_string()
-}
-
-/// Finds engine's test for a PTS result: the profile by id or title, the
-/// entries by `Name: Label` pairs of the description (options PTS has that the
-/// profile does not are ignored; options it lacks take the profile default),
-/// and the result by unit.
-pub fn match_test(
-    profiles: &[Arc<LoadedProfile>],
-    identifier: &str,
-    title: &str,
-    description: &str,
-    unit: &str,
-) -> Option<Match> {
-    let base = base_id(identifier);
-    let p = profiles
-        .iter()
-        .find(|p| p.profile.id == base)
-        .or_else(|| profiles.iter().find(|p| p.profile.title.eq_ignore_ascii_case(title)))?;
-    let p = p.clone();
-    let pairs: Vec<(String, String)> = description
-        .split(" - ")
-        .filter_map(|part| part.split_once(": ").map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-        .collect();
-    let mut choice = Vec::new();
-    for o in &p.profile.options {
-        let idx = match pairs.iter().find(|(k, _)| k.eq_ignore_ascii_case(&o.name)) {
-            Some((_, label)) => o.entries.iter().position(|e| e.label.eq_ignore_ascii_case(label))?,
-            None => {
-                let d = o.default.first().and_then(|d| o.entries.iter().position(|e| e.label.eq_ignore_ascii_case(d)));
-                d.unwrap_or(0)
-            }
-        };
-        choice.push(idx);
-    }
-    let result_id = match p.profile.results.as_slice() {
-        [only] => only.id.clone(),
-        all => all.iter().find(|r| r.unit.eq_ignore_ascii_case(unit))?.id.clone(),
-    };
-    Some(Match { test: Test { profile: p, choice, budget: None }, result_id })
 }
 
 fn child_text<'a>(n: roxmltree::Node<'a, 'a>, name: &str) -> Option<&'a str> {
@@ -269,16 +218,29 @@ impl Composite<'_, '_> {
             "HIB" => Proportion::Hib,
             other => return Err(self.error_at(r, format!("<Proportion> is `{other}`, not HIB or LIB"))),
         };
-        let matched = match_test(profiles, &ident, &rtitle, &description, &unit);
-        let (test, profile, version, result, options) = match &matched {
-            Some(m) => (
-                m.test.key(),
-                m.test.profile.profile.id.clone(),
-                m.test.profile.profile.version.clone(),
-                m.result_id.clone(),
-                m.test.choices(),
-            ),
-            None => (format!("{ident}[{arguments}]"), ident.clone(), String::new(), unit.clone(), Vec::new()),
+        let app_version = child_text(r, "AppVersion").map(str::to_string);
+        let pts = PtsTest {
+            title: &rtitle,
+            app_version: app_version.as_deref().unwrap_or(""),
+            description: &description,
+            unit: &unit,
+            proportion,
+        };
+        let mut origin =
+            PtsOrigin { identifier: ident.clone(), arguments, not_runnable: None, unit: None, notes: Vec::new() };
+        let (test, profile, version, result, options, unit) = match decide(profiles, &pts) {
+            Decision::Engine(m) => {
+                (origin.unit, origin.notes) = (m.pts_unit, m.notes);
+                let p = &m.test.profile.profile;
+                (m.test.key(), p.id.clone(), p.version.clone(), m.result_id, m.test.choices(), m.unit)
+            }
+            Decision::PtsOwn(why) => {
+                origin.not_runnable = Some(why);
+                // PTS's own identity: its arguments, else (a result rebuilt
+                // from a page has none) its description, so rows stay apart.
+                let args = if origin.arguments.is_empty() { &description } else { &origin.arguments };
+                (format!("{ident}[{args}]"), ident, String::new(), unit.clone(), Vec::new(), unit)
+            }
         };
         let entries = match r.children().find(|n| n.has_tag_name("Data")) {
             Some(data) => self.entries(data, f)?,
@@ -290,13 +252,13 @@ impl Composite<'_, '_> {
             profile_version: version,
             result,
             title: rtitle,
-            app_version: child_text(r, "AppVersion").map(str::to_string),
+            app_version,
             description,
             options,
             unit,
             proportion,
             entries,
-            pts: Some(PtsOrigin { identifier: ident, arguments }),
+            pts: Some(origin),
             repository: None,
         })
     }
@@ -343,7 +305,5 @@ mod tests {
         assert_eq!(m["Processor"], "AMD EPYC (2 Cores)");
         assert_eq!(m["Disk"], "120GB SSD + 20 x 500GB Samsung");
         assert_eq!(m["Network"], "Intel I211, Realtek");
-        assert_eq!(base_id("pts/fio-2.1.0"), "fio");
-        assert_eq!(base_id("local/fs-mark-sys"), "fs-mark-sys");
     }
 }

@@ -207,7 +207,8 @@ pub struct LeftOut {
     pub reason: String,
 }
 
-/// A PTS result's own identity.
+/// A PTS result's own identity, and how import lined it up with engine's
+/// tests (README, "PTS compatibility").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PtsOrigin {
@@ -215,6 +216,28 @@ pub struct PtsOrigin {
     pub identifier: String,
     /// The test's arguments as PTS ran it.
     pub arguments: String,
+    /// Set when no engine test does this result's work: the result is kept
+    /// as PTS's own (values as PTS measured them), is not re-run by `engine
+    /// benchmark NAME`, and no identifier engine runs lands in its row.
+    /// `no faithful profile: PTS's option `Engine` has no counterpart in `fio``.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_runnable: Option<String>,
+    /// The unit PTS labelled the result with, when engine stores it under
+    /// another (`MB/s` for fio's MiB/s); `unit` is the exact one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// What import did to line the result up with engine's test: a unit
+    /// relabelled, a tool version that differs within its major version,
+    /// PTS's generated `Disk Target`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl TestResult {
+    /// Why the result is PTS's own and not runnable here (none: engine's test).
+    pub fn not_runnable(&self) -> Option<&str> {
+        self.pts.as_ref().and_then(|p| p.not_runnable.as_deref())
+    }
 }
 
 /// What one trial cost.

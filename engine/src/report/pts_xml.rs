@@ -99,7 +99,10 @@ impl Exporter for PtsXml {
             writeln!(o, "    <AppVersion>{}</AppVersion>", esc(t.app_version.as_deref().unwrap_or(""))).unwrap();
             writeln!(o, "    <Arguments>{}</Arguments>", esc(&args)).unwrap();
             writeln!(o, "    <Description>{}</Description>", esc(&t.description)).unwrap();
-            writeln!(o, "    <Scale>{}</Scale>", esc(&t.unit)).unwrap();
+            // PTS's own label where import relabelled it (fio's "MB/s" for
+            // MiB/s): PTS's readers compare it with their rows of that label.
+            let scale = t.pts.as_ref().and_then(|p| p.unit.as_deref()).unwrap_or(&t.unit);
+            writeln!(o, "    <Scale>{}</Scale>", esc(scale)).unwrap();
             writeln!(o, "    <Proportion>{}</Proportion>", format!("{:?}", t.proportion).to_uppercase()).unwrap();
             o.push_str("    <DisplayFormat>BAR_GRAPH</DisplayFormat>\n    <Data>\n");
             for e in &t.entries {
