@@ -132,9 +132,103 @@ pub fn exact(v: f64) -> String {
     if v.is_finite() && v != 0.0 && !(1e-6..SCIENTIFIC_FROM).contains(&a) { format!("{v:e}") } else { format!("{v}") }
 }
 
+/// Bytes per second in one of `unit`, when it is a byte rate (`MB/s` →
+/// 10^6, `MiB/s` → 2^20): the size units of [`parse_size`] per second.
+pub fn byte_rate(unit: &str) -> Option<f64> {
+    let size = unit.strip_suffix("/s")?;
+    SIZE_UNITS.iter().find(|(u, _)| *u == size).map(|(_, f)| *f as f64)
+}
+
+/// For a unit written loosely (`MBps`, `MB/sec`, `mib/s`, `secs`, `iops`),
+/// the exact spelling to write instead; `None` for an exact unit or one of a
+/// test's own (`Files/s`, `Signs Per Second`).
+pub fn loose_unit(unit: &str) -> Option<String> {
+    let u = unit.trim();
+    let lower = u.to_ascii_lowercase();
+    // Abbreviations only: a word written out (`Milliseconds`) is exact.
+    let time = [
+        (&["sec", "secs"][..], "Seconds"),
+        (&["msec", "msecs"][..], "ms"),
+        (&["us", "usec", "usecs"][..], "µs"),
+        (&["nsec", "nsecs"][..], "ns"),
+        (&["iops"][..], "IOPS"),
+        (&["tps"][..], "TPS"),
+    ];
+    if let Some((_, exact)) = time.iter().find(|(loose, _)| loose.contains(&lower.as_str())) {
+        return (u != *exact).then(|| (*exact).to_string());
+    }
+    // A byte rate: a size unit and a "per second" in any spelling.
+    let size = ["ps", "/s", "/sec", "/secs", "/second", "/seconds", " per second"]
+        .iter()
+        .find_map(|per| lower.strip_suffix(per).map(|s| &u[..s.len()]))?;
+    let size = size.trim().trim_end_matches("ytes").trim_end_matches("yte");
+    if !size.ends_with(['b', 'B']) || size.len() > 3 || !size.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let prefix = &size[..size.len() - 1].to_ascii_lowercase();
+    let exact = match prefix.as_str() {
+        "" => "B/s",
+        "k" => "kB/s",
+        "m" => "MB/s",
+        "g" => "GB/s",
+        "t" => "TB/s",
+        "ki" => "KiB/s",
+        "mi" => "MiB/s",
+        "gi" => "GiB/s",
+        "ti" => "TiB/s",
+        _ => return None,
+    };
+    if byte_rate(u).is_some() {
+        return None;
+    }
+    // A lower-case b is a bit: say both readings.
+    Some(if size.ends_with('b') {
+        format!("{exact} (bytes) or {}bit/s (bits)", &exact[..exact.len() - 3])
+    } else {
+        exact.into()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loose_units_get_their_exact_spelling() {
+        for (loose, exact) in [
+            ("MBps", "MB/s"),
+            ("MB/sec", "MB/s"),
+            ("MIB/s", "MiB/s"),
+            ("mib/s", "MiB/s (bytes) or Mibit/s (bits)"),
+            ("GBytes/s", "GB/s"),
+            ("secs", "Seconds"),
+            ("iops", "IOPS"),
+            ("usec", "µs"),
+            ("Mbps", "MB/s (bytes) or Mbit/s (bits)"),
+        ] {
+            assert_eq!(loose_unit(loose).as_deref(), Some(exact), "{loose}");
+        }
+        for exact in [
+            "MB/s",
+            "MiB/s",
+            "KB/s",
+            "B/s",
+            "Seconds",
+            "ms",
+            "µs",
+            "IOPS",
+            "TPS",
+            "Files/s",
+            "Signs Per Second",
+            "Real C/S",
+            "Items",
+        ] {
+            assert_eq!(loose_unit(exact), None, "{exact}");
+        }
+        assert_eq!(byte_rate("MB/s"), Some(1e6));
+        assert_eq!(byte_rate("MiB/s"), Some(1_048_576.0));
+        assert_eq!(byte_rate("Files/s"), None);
+    }
 
     #[test]
     fn sizes_are_exact() {

@@ -125,3 +125,61 @@ fn profile_new_run_refuses_a_failing_command() {
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("printed no number"), "{r:?}");
 }
+
+/// A `dd`-style command gets MB/s from its size and the trial's wall time,
+/// with no shell wrapper: rate × seconds is the size, trial by trial.
+#[test]
+fn a_rate_over_wall_time_gives_mb_per_second_without_a_wrapper() {
+    let env = Env::new();
+    env.profile(
+        "dd",
+        r#"id: dd
+version: 1.0.0
+title: dd
+test_type: disk
+options:
+  - id: size
+    name: Size
+    entries:
+      - {label: 8 MiB, values: {size: 8MiB, count: 8}}
+executor:
+  external:
+    program: dd
+    args: [if=/dev/zero, of=out, bs=1M, "count={{count}}"]
+results:
+  - {id: speed, unit: MB/s, proportion: HIB}
+  - {id: seconds, unit: Seconds, proportion: LIB}
+parsers:
+  - {result: speed, rate: {amount: "{{size}}", per: wall_time}}
+  - {result: seconds, wall_time: true}
+"#,
+    );
+    let r = env.bench(&["dd", "--runs", "3", "--save", "dd"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("dd");
+    let trials = |i: usize| -> Vec<f64> {
+        f["results"][i]["entries"][0]["trials"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+    };
+    assert_eq!(f["results"][0]["unit"], "MB/s");
+    for (mbs, secs) in trials(0).iter().zip(trials(1)) {
+        // 8 MiB = 8.388608 MB.
+        assert!((mbs * secs - 8.388608).abs() < 1e-9, "{mbs} MB/s × {secs} s");
+    }
+}
+
+/// A loose unit spelling is a validation error that names the exact one; a
+/// size rate under a unit that is not a byte rate is refused too.
+#[test]
+fn a_loose_unit_spelling_is_refused_with_the_exact_one() {
+    let env = Env::new();
+    let p = env.profile(
+        "loose",
+        "id: loose\nversion: 1.0.0\ntitle: Loose\ntest_type: disk\nexecutor: {external: {program: 'true'}}\nresults:\n  - {id: speed, unit: MBps, proportion: HIB}\n  - {id: n, unit: Items, proportion: HIB}\nparsers:\n  - {result: speed, regex: 'speed (?P<value>[0-9.]+)'}\n  - {result: n, rate: {amount: 1GiB, per: wall_time}}\n",
+    );
+    let r = env.run(&["validate", p.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(all.contains(":7:23: unit `MBps` is not an exact spelling"), "{all}");
+    assert!(all.contains("hint: write `MB/s`"), "{all}");
+    assert!(all.contains("`1GiB` is a size, but the result's unit `Items` is not a byte rate"), "{all}");
+}

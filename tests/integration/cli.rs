@@ -11,7 +11,7 @@ fn list_profiles_suites_and_results() {
     let env = Env::new();
     let r = env.run(&["list", "profiles"]);
     assert_eq!(r.code, 0, "{r:?}");
-    for id in ["fio@1.0.0", "fs-mark@1.0.0", "sqlite@1.0.0"] {
+    for id in ["fio@2.2.0", "fio-v1@1.11.5", "fs-mark@1.0.0", "sqlite@2.0.0"] {
         assert!(r.stdout.contains(id), "{r:?}");
     }
     // A profile that builds its tool says so, as `info` does.
@@ -32,11 +32,11 @@ fn info_shows_options_entries_results_and_requirements() {
     let r = env.run(&["info", "fio"]);
     assert_eq!(r.code, 0, "{r:?}");
     for want in [
-        "Flexible IO Tester 3.33  (fio@1.0.0)",
+        "Flexible IO Tester 3.33  (fio@2.2.0)",
         "Block Size (block_size):",
         "* 4KB",
         "block_size=4k",
-        "bandwidth    MB/s > Higher Is Better",
+        "bandwidth    MiB/s > Higher Is Better",
         "iops         IOPS > Higher Is Better",
         "Requirements:",
     ] {

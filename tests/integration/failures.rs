@@ -16,6 +16,9 @@ fn a_failing_trial_names_its_log_and_the_other_tests_run() {
     env.profile("echo", &echo_profile("echo", &["4"]));
     let r = env.bench(&["flaky", "echo", "--save", "f"]);
     assert_eq!(r.code, 4, "{r:?}");
+    // Said once, at the end (the piped progress line says where).
+    assert_eq!(r.stderr.matches("sh exited 1").count(), 1, "{r:?}");
+    assert!(r.stderr.contains("] failed after "), "{r:?}");
     let line = r.stderr.lines().find(|l| l.starts_with("failed flaky (")).unwrap_or_else(|| panic!("{r:?}"));
     assert!(line.contains("sh exited 1; see "), "{line}");
     let log = line.rsplit("see ").next().unwrap();
@@ -36,6 +39,10 @@ fn unparsable_output_fails_the_trial_with_the_log_path() {
     assert_eq!(r.code, 4, "{r:?}");
     assert!(r.stderr.contains("result `number` of trial 1: no line of the output matched"), "{r:?}");
     assert!(r.stderr.contains("/trial-1.log"), "{r:?}");
+    // The output the parser read is quoted (its tail), and the failure is said once.
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert_eq!(all.matches("    | no number here").count(), 1, "{r:?}");
+    assert_eq!(all.matches("no line of the output matched").count(), 1, "{r:?}");
     // The failure is in the result file: status, reason, log.
     let f = env.result("g");
     assert!(f["results"].as_array().unwrap().is_empty());
@@ -43,6 +50,7 @@ fn unparsable_output_fails_the_trial_with_the_log_path() {
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["profile"], "garbled");
     assert!(failed["reason"].as_str().unwrap().contains("no line of the output matched"), "{failed}");
+    assert_eq!(failed["stderr_tail"], serde_json::json!(["no number here"]), "the stream the parser read");
     let log = env.home.path().join("results/g").join(failed["log"].as_str().unwrap());
     assert!(log.is_file(), "{}", log.display());
 }
@@ -60,7 +68,7 @@ fn a_failed_test_is_recorded_and_reported_with_its_stderr() {
     let r = env.bench(&["echo", "boom", "--runs", "1", "--save", "b"]);
     assert_eq!(r.code, 4, "{r:?}");
     let tail = r.stderr.rsplit("Saved to").nth(1).unwrap_or(&r.stderr).to_string();
-    assert!(tail.contains("failed boom: "), "{r:?}");
+    assert!(tail.contains("failed boom ("), "{r:?}");
     assert!(tail.contains("sh exited 3; see "), "{r:?}");
     assert!(tail.contains("    | boom: disk on fire"), "{r:?}");
     let f = env.result("b");

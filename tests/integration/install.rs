@@ -522,7 +522,9 @@ fn tiobench_builds_from_its_source_tarball_served_locally() {
     let r: Run = c.output().unwrap().into();
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
-        r.stdout.contains("Threaded I/O Tester 0.4.2\nTest: Random Write - Size Per Thread: 8MB - Threads: 2\nMiB/s"),
+        r.stdout.contains(
+            "Threaded I/O Tester (engine) 0.4.2\nTest: Random Write - Size Per Thread: 8MB - Threads: 2\nMiB/s"
+        ),
         "{r:?}"
     );
     assert_eq!(srv.requests().len(), 1);

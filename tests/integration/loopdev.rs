@@ -24,6 +24,13 @@ impl LoopFs {
         LoopFs::create(size_mb, &[], &[], Some(mount_opts))
     }
 
+    /// As [`LoopFs::new`], the loop device reading and writing its backing
+    /// file with direct I/O (as engine's own `loop:SIZE` devices do), so its
+    /// I/O reaches the disk under it instead of that disk's page cache.
+    pub fn direct(size_mb: u64, mount_opts: &str) -> LoopFs {
+        LoopFs::create(size_mb, &["--direct-io=on"], &[], Some(mount_opts))
+    }
+
     /// A small ext4 with no blocks reserved for root (root would otherwise
     /// write on into the reserve), mounted with the defaults.
     pub fn without_reserve(size_mb: u64) -> LoopFs {

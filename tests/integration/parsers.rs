@@ -34,7 +34,10 @@ fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
         .parsers
         .iter()
         .filter(|d| d.when.iter().all(|(k, v)| b.get(k).is_some_and(|x| x == v.as_str())))
-        .map(|d| (d.result.clone(), Configured::build(d, &fill, false, None).unwrap().parse(&raw).unwrap()))
+        .map(|d| {
+            let r = p.profile.results.iter().find(|r| r.id == d.result).unwrap();
+            (d.result.clone(), Configured::build(d, &fill, r, None).unwrap().parse(&raw).unwrap())
+        })
         .collect()
 }
 
@@ -42,23 +45,23 @@ fn pairs(v: &[(&str, f64)]) -> Vec<(String, f64)> {
     v.iter().map(|(k, x)| (k.to_string(), *x)).collect()
 }
 
-const FIO_ONE: [&str; 4] = ["engine=io_uring", "direct=Yes", "file_size=32 MiB", "runtime=2 Seconds"];
+const FIO_ONE: [&str; 2] = ["engine=IO_uring", "direct=Yes"];
 
 #[test]
-fn fio_random_read_reads_the_read_side_in_exact_megabytes() {
-    let mut presets = vec!["type=Random Read", "block_size=4KB"];
+fn fio_random_read_reads_the_read_side_in_exact_mebibytes() {
+    let mut presets = vec!["type=Random Read", "block_size=4KB (engine quick)"];
     presets.extend(FIO_ONE);
     let got = parse_with("fio", &presets, &fixture("fio-3.33-randread-4k-io_uring.json"));
-    // bw_bytes 247315702 B/s = 247.315702 MB/s (10^6), not MiB/s (235.86).
-    assert_eq!(got, vec![("bandwidth".to_string(), 247.315702), ("iops".to_string(), 60379.810095)]);
+    // bw_bytes 247315702 B/s = 235.86 MiB/s, the unit PTS prints as "MB/s" (not 247.32 MB/s).
+    assert_eq!(got, vec![("bandwidth".to_string(), 247315702.0 / 1048576.0), ("iops".to_string(), 60379.810095)]);
 }
 
 #[test]
 fn fio_sequential_write_reads_the_write_side() {
-    let mut presets = vec!["type=Sequential Write", "block_size=2MB"];
+    let mut presets = vec!["type=Sequential Write", "block_size=2MB (engine quick)"];
     presets.extend(FIO_ONE);
     let got = parse_with("fio", &presets, &fixture("fio-3.33-write-2m-libaio.json"));
-    assert_eq!(got, vec![("bandwidth".to_string(), 2173.128226), ("iops".to_string(), 1036.228288)]);
+    assert_eq!(got, vec![("bandwidth".to_string(), 2173128226.0 / 1048576.0), ("iops".to_string(), 1036.228288)]);
 }
 
 #[test]
@@ -74,10 +77,11 @@ fn fs_mark_files_per_second() {
         .parse()
         .unwrap();
     assert_eq!(got, vec![("files_per_second".to_string(), want)]);
-    // With several loops the last line counts (the profile runs one loop).
+    // With several loops the first loop's line counts, as PTS reads it (the
+    // line after the header); the profile runs one loop.
     let got =
         parse_with("fs-mark", &["test=100 Files, 1MB Size"], &fixture("fs_mark-3.3-4-threads-32-dirs-3-loops.txt"));
-    assert_eq!(got, vec![("files_per_second".to_string(), 1127.9)]);
+    assert_eq!(got, vec![("files_per_second".to_string(), 3017.5)]);
 }
 
 #[test]
@@ -89,18 +93,25 @@ fn a_pts_style_template_reads_the_same_fs_mark_value() {
         ..Default::default()
     };
     let out = fixture("fs_mark-3.3-4-threads-32-dirs-3-loops.txt");
-    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false, None).unwrap();
+    let files = engine::model::profile::ResultDef {
+        id: "x".into(),
+        unit: "Files/s".into(),
+        proportion: engine::model::profile::Proportion::Hib,
+        description: None,
+        signed: false,
+    };
+    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), &files, None).unwrap();
     let raw = RawOutput { stdout: &out, stderr: "", wall: Duration::ZERO };
     assert_eq!(p.parse(&raw).unwrap(), 3017.5, "the line right after the header");
     let def =
         engine::model::profile::ParserDef { line_before_hint: None, pick: engine::model::profile::Pick::Mean, ..def };
-    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), false, None).unwrap();
+    let p = Configured::build(&def, &|s: &str| Ok(s.to_string()), &files, None).unwrap();
     assert!((p.parse(&raw).unwrap() - (3017.5 + 2569.5 + 1127.9) / 3.0).abs() < 1e-9, "shape match on every data line");
 }
 
 #[test]
 fn pgbench_tps_and_average_latency_from_pgbench_15() {
-    let pick = ["scaling=Scale 1", "test=Normal Load", "run_time=3 Seconds"];
+    let pick = ["scaling_factor=1", "clients=1 (engine quick: 3 s)"];
     let ro = [&pick[..], &["mode=Read Only"]].concat();
     let got = parse_with("pgbench", &ro, &fixture("pgbench-15-select-only-scale-1.txt"));
     assert_eq!(got, pairs(&[("tps", 42603.477524), ("latency", 0.188)]));
@@ -111,16 +122,17 @@ fn pgbench_tps_and_average_latency_from_pgbench_15() {
 
 #[test]
 fn dbench_throughput_and_max_latency_from_dbench_4() {
-    let got = parse_with("dbench", &["clients=1", "run_time=5 Seconds"], &fixture("dbench-4.00-1-client-5s.txt"));
+    let got = parse_with("dbench", &["clients=1 (engine quick: 5 s)"], &fixture("dbench-4.00-1-client-5s.txt"));
     assert_eq!(got, pairs(&[("throughput", 317.756), ("max_latency", 62.575)]));
     // The older fixture (2 clients) reads the same way.
-    let got = parse_with("dbench", &["clients=6", "run_time=5 Seconds"], &fixture("dbench-4.00-2-clients.txt"));
+    let got = parse_with("dbench", &["clients=6"], &fixture("dbench-4.00-2-clients.txt"));
     assert_eq!(got, pairs(&[("throughput", 210.757), ("max_latency", 29.021)]));
 }
 
 #[test]
 fn postmark_transactions_per_second_from_postmark_1_51() {
-    let got = parse_with("postmark", &["transactions=2500"], &fixture("postmark-1.51-2500-transactions.txt"));
+    let got =
+        parse_with("postmark", &["transactions=2500 (engine quick)"], &fixture("postmark-1.51-2500-transactions.txt"));
     assert_eq!(got, pairs(&[("tps", 2500.0)]));
 }
 

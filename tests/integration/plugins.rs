@@ -174,7 +174,7 @@ fn examples_land_in_a_result_file_next_to_builtin_and_external_tests() {
         "sqlite-embedded",
         "echo",
         "--option",
-        "inserts=500",
+        "copies=1 (engine quick: 3 x 100 inserts)",
         "--runs",
         "2",
         "--save",
@@ -347,8 +347,8 @@ fn every_sandbox_abuse_fails_its_test_with_its_own_error_and_the_run_goes_on() {
         ("abuse-trap", "trapped: wasm `unreachable` instruction executed"),
         ("abuse-panic", "panicked: the abuse plugin panics on purpose (at abuse/src/lib.rs:"),
         // More than 16 MiB of output fails the test, as sdk/README.md says.
-        ("abuse-flood", "wrote more than 16 MiB to its standard output, standard error or log"),
-        ("abuse-flood-log", "wrote more than 16 MiB to its standard output, standard error or log"),
+        ("abuse-flood", "wrote more than 16 MiB in all to its standard output, standard error, log"),
+        ("abuse-flood-log", "wrote more than 16 MiB in all to its standard output, standard error, log"),
         // The bulk file calls: each error names the call, path and fault.
         (
             "abuse-bulk-escape",

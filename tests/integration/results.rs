@@ -25,7 +25,7 @@ fn fs_mark_and_sqlite_at_tiny_sizes() {
         "--option",
         "test=100 Files, 1MB Size, No Sync/FSync",
         "--option",
-        "inserts=500",
+        "copies=1 (engine quick: 3 x 100 inserts)",
         "--runs",
         "2",
         "--save",
@@ -65,7 +65,7 @@ fn fs_mark_and_sqlite_at_tiny_sizes() {
     assert_eq!(sq["profile"], "sqlite");
     assert_eq!(sq["unit"], "Seconds");
     assert_eq!(sq["proportion"], "LIB");
-    assert_eq!(sq["description"], "Insertions: 500 - Timed SQLite Insertions");
+    assert_eq!(sq["description"], "Threads / Copies: 1 (engine quick: 3 x 100 inserts)");
     let e = &entries(&f, 1)[0];
     check_entry_stats(e);
     let secs: Vec<f64> = e["trial_seconds"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();

@@ -374,12 +374,12 @@ fn the_real_profiles_run_confined_at_tiny_sizes() {
         "confined",
         r#"title: Confined
 tests:
-  - {profile: fio, options: {type: Random Read, engine: IO_uring, direct: "Yes", block_size: 4KB, file_size: 32 MiB, runtime: 2 Seconds}}
+  - {profile: fio, options: {type: Random Read, engine: IO_uring, direct: "Yes", block_size: 4KB (engine quick)}}
   - {profile: fs-mark, options: {test: "100 Files, 1MB Size"}}
-  - {profile: sqlite, options: {inserts: "100"}}
-  - {profile: pgbench, options: {scaling: Scale 1, test: Normal Load, mode: Read Only, run_time: 3 Seconds}}
+  - {profile: sqlite, options: {copies: "1 (engine quick: 3 x 100 inserts)"}}
+  - {profile: pgbench, options: {scaling_factor: "1", clients: "1 (engine quick: 3 s)", mode: Read Only}}
   - {profile: nginx, options: {concurrency: "20", requests: "5000"}}
-  - {profile: dbench, options: {clients: "1", run_time: 5 Seconds}}
+  - {profile: dbench, options: {clients: "1 (engine quick: 5 s)"}}
 "#,
     );
     let r = env.bench(&["suite/confined", "--runs", "1", "--save", "c", "--sandbox"]);

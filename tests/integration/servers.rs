@@ -71,13 +71,11 @@ fn pgbench_killed_mid_trial_is_cleaned_up_by_recover() {
             &target,
             "pgbench",
             "-o",
-            "scaling=Scale 1",
+            "scaling_factor=1",
             "-o",
-            "test=Single Thread",
+            "clients=1",
             "-o",
             "mode=Read Write",
-            "-o",
-            "run_time=30 Seconds",
             "--runs",
             "1",
         ])
@@ -87,7 +85,7 @@ fn pgbench_killed_mid_trial_is_cleaned_up_by_recover() {
         .unwrap();
     // Mid-trial: the timed pgbench run is going.
     let running = wait_until(Duration::from_secs(60), || {
-        processes_mentioning(&target).iter().any(|p| p.contains("pgbench -h") && p.contains("-T"))
+        processes_mentioning(&target).iter().any(|p| p.contains("pgbench --protocol=prepared") && p.contains("-T"))
     });
     assert!(running, "the trial never started: {:?}", processes_mentioning(&target));
     let cluster: Vec<_> = std::fs::read_dir(&target).unwrap().flatten().map(|e| e.path().join("pgdata")).collect();
@@ -96,7 +94,7 @@ fn pgbench_killed_mid_trial_is_cleaned_up_by_recover() {
     child.wait().unwrap();
     // What the dead run left is journaled; a new run refuses to start.
     assert!(!journal_files(&env).is_empty(), "the server was not journaled");
-    let r = env.bench(&["pgbench", "-o", "scaling=Scale 1", "--runs", "1"]);
+    let r = env.bench(&["pgbench", "-o", "scaling_factor=1", "-o", "clients=1", "--runs", "1"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("engine recover"), "{r:?}");
     let r = env.run(&["recover"]);
@@ -123,13 +121,11 @@ fn pgbench_stopped_by_sigterm_mid_trial_stops_its_server_and_removes_the_cluster
             &target,
             "pgbench",
             "-o",
-            "scaling=Scale 1",
+            "scaling_factor=1",
             "-o",
-            "test=Single Thread",
+            "clients=1",
             "-o",
             "mode=Read Only",
-            "-o",
-            "run_time=30 Seconds",
             "--runs",
             "1",
         ])
@@ -138,7 +134,7 @@ fn pgbench_stopped_by_sigterm_mid_trial_stops_its_server_and_removes_the_cluster
         .spawn()
         .unwrap();
     let running = wait_until(Duration::from_secs(60), || {
-        processes_mentioning(&target).iter().any(|p| p.contains("pgbench -h") && p.contains("-T"))
+        processes_mentioning(&target).iter().any(|p| p.contains("pgbench --protocol=prepared") && p.contains("-T"))
     });
     assert!(running, "the trial never started: {:?}", processes_mentioning(&target));
     let t0 = Instant::now();
@@ -230,11 +226,11 @@ fn a_postgres_with_a_bad_setting_fails_the_test_quoting_its_log_and_leaves_nothi
     let r = env.bench(&[
         "pg-bad",
         "-o",
-        "scaling=Scale 1",
+        "scaling_factor=1",
+        "-o",
+        "clients=1 (engine quick: 3 s)",
         "-o",
         "mode=Read Only",
-        "-o",
-        "run_time=3 Seconds",
         "--runs",
         "1",
     ]);

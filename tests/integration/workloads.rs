@@ -67,7 +67,7 @@ fn built_in_and_external_tests_in_one_result() {
         "--option",
         "trees=1 Tree, Scale 0.02",
         "--option",
-        "inserts=500",
+        "copies=1 (engine quick: 3 x 100 inserts)",
         "--runs",
         "1",
         "--save",

@@ -142,7 +142,8 @@ mod tests {
             options: vec![],
             unit: "U".into(),
             proportion: p,
-            entries: vals.iter().map(|(id, v)| entry_of(id, *v, &[*v, *v])).collect(),
+            // A small spread: trials all equal would be resolution-limited.
+            entries: vals.iter().map(|(id, v)| entry_of(id, *v, &[*v * 0.99, *v, *v * 1.01])).collect(),
             pts: None,
             repository: None,
         }

@@ -370,7 +370,12 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
             // Under --compare-to the report is the comparison the gate
             // judges (a JUnit file's failures are its regressions).
             End::Report(f) => {
-                let (file, view) = gate.and_then(|g| g.merged(cx, name)).unwrap_or((shown, report::View::default()));
+                let (mut file, view) =
+                    gate.and_then(|g| g.merged(cx, name)).unwrap_or((shown, report::View::default()));
+                // What failed is said once, below, with its log and its last lines.
+                if f == Format::Text {
+                    file.failures.clear();
+                }
                 out!("{}", f.exporter(ui::width()).export(&file, &view));
             }
         }
@@ -379,14 +384,8 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
         errln!();
         for f in r.failed.iter().chain(&r.skipped) {
             let line = engine::sys::text::one_line;
-            errln!(
-                "{} {}: {} ({}): {}",
-                f.status,
-                line(&f.profile),
-                line(&f.description),
-                line(&f.identifier),
-                f.reason
-            );
+            let what = if f.description.is_empty() { String::new() } else { format!(": {}", line(&f.description)) };
+            errln!("{} {}{what} ({}): {}", f.status, line(&f.profile), line(&f.identifier), f.reason);
             if let (Some(l), Some((name, _))) = (&f.log, &r.result) {
                 errln!("    log: {}", cx.store.dir(name).join(l).display());
             }

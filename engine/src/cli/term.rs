@@ -59,7 +59,7 @@ fn end_line(end: &TestEnd<'_>, trials: u32, took: Duration) -> String {
     let s = took.as_secs_f64();
     match end {
         TestEnd::Completed { .. } => format!("finished: {trials} trial(s) in {s:.1} s"),
-        TestEnd::Failed(_) => format!("failed after {trials} trial(s) in {s:.1} s"),
+        TestEnd::Failed(_) => format!("failed after {trials} trial(s) in {s:.1} s (why: below, at the end)"),
         TestEnd::Interrupted => format!("interrupted after {s:.1} s: nothing of this test is saved"),
     }
 }
@@ -148,10 +148,13 @@ impl Events for TermEvents {
     }
 
     fn test_done(&self, t: &TestStart<'_>, end: TestEnd<'_>) {
+        // Piped, the failure's reason is left to the report at the end, so it is said once.
+        let mut said = false;
         match self.current.lock().unwrap().take() {
             Some(Current::Line { bar: Some(b), .. }) => b.finish_and_clear(),
             Some(Current::Piped { prefix, start, trials }) => {
-                errln!("{prefix} {}", end_line(&end, trials, start.elapsed()))
+                errln!("{prefix} {}", end_line(&end, trials, start.elapsed()));
+                said = true;
             }
             _ => {}
         }
@@ -161,7 +164,9 @@ impl Events for TermEvents {
                 Shown::Bars => self.print_test(file, t.key),
                 Shown::Nothing => {}
             },
-            TestEnd::Failed(f) => errln!("failed {} ({}): {}", one_line(t.label), one_line(t.identifier), f.reason),
+            TestEnd::Failed(f) if !said => {
+                errln!("failed {} ({}): {}", one_line(t.label), one_line(t.identifier), f.reason)
+            }
             _ => {}
         }
     }

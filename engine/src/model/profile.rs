@@ -657,7 +657,7 @@ pub struct ResultDef {
 }
 
 /// How one result is read from a trial. Exactly one of `regex`, `json_pointer`,
-/// `template`, `wall_time` or `plugin` is set.
+/// `template`, `wall_time`, `rate` or `plugin` is set.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParserDef {
@@ -684,6 +684,11 @@ pub struct ParserDef {
     /// The trial's wall time in seconds.
     #[serde(default)]
     pub wall_time: bool,
+    /// An amount over the trial's wall time: `{amount: "{{size}}", per:
+    /// wall_time}` gives a size per second in the result's byte-rate unit
+    /// (`MB/s`, `MiB/s`), a plain number per second otherwise.
+    #[serde(default)]
+    pub rate: Option<RateDef>,
     /// A parser plugin (WASM) that reads the trial's stdout, stderr and exit
     /// status and returns values by result id; this parser takes the one
     /// named by `result`.
@@ -704,6 +709,24 @@ pub struct ParserDef {
     /// Use this parser only for tests whose values match (`{direction: read}`).
     #[serde(default)]
     pub when: IndexMap<String, Scalar>,
+}
+
+/// A rate computed from the trial rather than read from its output.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateDef {
+    /// A size (`1GiB`, `{{size}}`) or a count (`2500`); may hold placeholders.
+    pub amount: String,
+    /// What the amount is divided by.
+    pub per: RatePer,
+}
+
+/// The time a [`RateDef`] divides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RatePer {
+    /// The trial's wall time, as `wall_time` reads it.
+    WallTime,
 }
 
 /// Which of several matches a parser keeps.

@@ -4,11 +4,12 @@
 mod json_pointer;
 mod number;
 mod plugin;
+mod rate;
 mod regex;
 mod template;
 mod wall_time;
 
-use crate::model::profile::{LoadedProfile, ParserDef, Pick, Stream};
+use crate::model::profile::{LoadedProfile, ParserDef, Pick, ResultDef, Stream};
 use crate::plugin::cache::Cache;
 use std::time::Duration;
 use thiserror::Error;
@@ -79,13 +80,14 @@ pub struct Plugins<'a> {
 }
 
 impl Configured {
-    /// Builds the parser of `def`; `fill` renders placeholders (JSON pointers
-    /// may hold them); `signed` allows negative values; `plugins` is where a
-    /// plugin parser is found (none: plugin parsers cannot be built).
+    /// Builds the parser of `def` for `result` (its unit, whether it may be
+    /// negative); `fill` renders placeholders (JSON pointers and rate amounts
+    /// may hold them); `plugins` is where a plugin parser is found (none:
+    /// plugin parsers cannot be built).
     pub fn build(
         def: &ParserDef,
         fill: &dyn Fn(&str) -> Result<String, String>,
-        signed: bool,
+        result: &ResultDef,
         plugins: Option<Plugins<'_>>,
     ) -> Result<Self, ParseError> {
         let (kind, inner): (&'static str, Box<dyn Parser>) = if let Some(re) = &def.regex {
@@ -105,6 +107,9 @@ impl Configured {
             )
         } else if def.wall_time {
             ("wall_time", Box::new(wall_time::WallTime))
+        } else if let Some(r) = &def.rate {
+            let amount = fill(&r.amount).map_err(|e| ParseError::Build(format!("rate amount: {e}")))?;
+            ("rate", Box::new(rate::Rate::new(&amount, &result.unit)?))
         } else if let Some(pl) = &def.plugin {
             // Named relative to the profile's folder, as the executor's plugin.
             let fail = |message: String| ParseError::Plugin { plugin: pl.path.clone(), message };
@@ -129,8 +134,13 @@ impl Configured {
             stream: def.stream,
             multiply_by: def.multiply_by.unwrap_or(1.0),
             divide_by: def.divide_by.unwrap_or(1.0),
-            signed,
+            signed: result.signed,
         })
+    }
+
+    /// The stream the parser reads.
+    pub fn stream(&self) -> Stream {
+        self.stream
     }
 
     /// The parser kind (`regex`, `json_pointer` …), for messages.
@@ -184,11 +194,20 @@ mod tests {
     fn no_fill(s: &str) -> Result<String, String> {
         Ok(s.to_string())
     }
+    fn res(signed: bool) -> ResultDef {
+        ResultDef {
+            id: "r".into(),
+            unit: "MB/s".into(),
+            proportion: crate::model::profile::Proportion::Hib,
+            description: None,
+            signed,
+        }
+    }
 
     #[test]
     fn unit_conversion_is_exact() {
         let d = ParserDef { json_pointer: Some("/bw_bytes".into()), divide_by: Some(1e6), ..def() };
-        let p = Configured::build(&d, &no_fill, false, None).unwrap();
+        let p = Configured::build(&d, &no_fill, &res(false), None).unwrap();
         let out = RawOutput { stdout: r#"{"bw_bytes": 53261003}"#, stderr: "", wall: Duration::ZERO };
         assert_eq!(p.parse(&out).unwrap(), 53.261003);
     }
@@ -197,25 +216,25 @@ mod tests {
     fn overflow_and_negative_values_fail_with_the_raw_text() {
         let out = RawOutput { stdout: "v: 1e300\nv: 1e300\nv: -3\n", stderr: "", wall: Duration::ZERO };
         let d = ParserDef { regex: Some(r"v: (?P<value>1e300)".into()), multiply_by: Some(1e10), ..def() };
-        let e = Configured::build(&d, &no_fill, false, None).unwrap().parse(&out).unwrap_err();
+        let e = Configured::build(&d, &no_fill, &res(false), None).unwrap().parse(&out).unwrap_err();
         assert_eq!(
             e.to_string(),
             "the regex parser read `1e300`, which gives inf after conversion: not a finite number"
         );
         let d =
             ParserDef { regex: Some(r"v: (?P<value>1e300)".into()), pick: Pick::Sum, multiply_by: Some(1e8), ..def() };
-        let e = Configured::build(&d, &no_fill, false, None).unwrap().parse(&out).unwrap_err();
+        let e = Configured::build(&d, &no_fill, &res(false), None).unwrap().parse(&out).unwrap_err();
         assert!(e.to_string().starts_with("the regex parser read `1e300 + 1e300`, which gives inf"), "{e}");
         let d = ParserDef { regex: Some(r"v: (?P<value>-3)".into()), ..def() };
-        let e = Configured::build(&d, &no_fill, false, None).unwrap().parse(&out).unwrap_err();
+        let e = Configured::build(&d, &no_fill, &res(false), None).unwrap().parse(&out).unwrap_err();
         assert_eq!(e.to_string(), "the regex parser read `-3`, which gives -3: a negative value where none can be");
-        assert_eq!(Configured::build(&d, &no_fill, true, None).unwrap().parse(&out).unwrap(), -3.0);
+        assert_eq!(Configured::build(&d, &no_fill, &res(true), None).unwrap().parse(&out).unwrap(), -3.0);
     }
 
     #[test]
     fn stderr_stream() {
         let d = ParserDef { regex: Some(r"took (?P<value>\d+)".into()), stream: Stream::Stderr, ..def() };
-        let p = Configured::build(&d, &no_fill, false, None).unwrap();
+        let p = Configured::build(&d, &no_fill, &res(false), None).unwrap();
         let out = RawOutput { stdout: "took 1", stderr: "took 2", wall: Duration::ZERO };
         assert_eq!(p.parse(&out).unwrap(), 2.0);
     }

@@ -342,6 +342,12 @@ fn check_results(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
                 "unit is empty",
                 Some("state the exact unit: `MB/s` (10^6 B/s), `MiB/s` (2^20 B/s), `IOPS`, `Seconds`".into()),
             );
+        } else if let Some(exact) = units::loose_unit(&r.unit) {
+            c.at_value(
+                path!["results", i, "unit"],
+                format!("unit `{}` is not an exact spelling", r.unit),
+                Some(format!("write `{exact}`: MB/s = 10^6 B/s, MiB/s = 2^20 B/s")),
+            );
         }
     }
     let mut parsed = HashSet::new();
@@ -508,6 +514,11 @@ fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profile, known: &
             Some("copy a sample output line and put `#_RESULT_#` where the value is".into()),
         );
     }
+    if let Some(r) = &pd.rate {
+        c.text(path!["parsers", i, "rate", "amount"], &r.amount, known);
+        let unit = p.results.iter().find(|x| x.id == pd.result).map(|x| x.unit.as_str());
+        check_rate_amount(c, i, &r.amount, unit);
+    }
     if let Some(pl) = &pd.plugin {
         c.plugin_path(path!["parsers", i, "plugin", "path"], &pl.path);
         for (k, v) in &pl.config {
@@ -526,6 +537,7 @@ fn check_parser_kind(c: &mut Checker, i: usize, pd: &ParserDef) {
         pd.json_pointer.as_ref().map(|_| "json_pointer"),
         pd.template.as_ref().map(|_| "template"),
         pd.wall_time.then_some("wall_time"),
+        pd.rate.as_ref().map(|_| "rate"),
         pd.plugin.as_ref().map(|_| "plugin"),
     ]
     .into_iter()
@@ -535,7 +547,7 @@ fn check_parser_kind(c: &mut Checker, i: usize, pd: &ParserDef) {
         0 => c.at_value(
             path!["parsers", i],
             "parser has no kind",
-            Some("set one of `regex`, `json_pointer`, `template`, `wall_time: true` or `plugin`".into()),
+            Some("set one of `regex`, `json_pointer`, `template`, `wall_time: true`, `rate` or `plugin`".into()),
         ),
         1 => {}
         _ => c.at_key(
@@ -543,6 +555,24 @@ fn check_parser_kind(c: &mut Checker, i: usize, pd: &ParserDef) {
             format!("parser sets both `{}` and `{}`", kinds[0], kinds[1]),
             Some("a parser reads one way; split it into two parsers".into()),
         ),
+    }
+}
+
+/// A literal rate amount is a positive number or a size, and a size goes
+/// with a byte-rate unit (one from placeholders is checked when it is filled).
+fn check_rate_amount(c: &mut Checker, i: usize, amount: &str, unit: Option<&str>) {
+    if amount.contains("{{") || amount.trim().parse::<f64>().is_ok_and(|n| n.is_finite() && n > 0.0) {
+        return;
+    }
+    let at = path!["parsers", i, "rate", "amount"];
+    match units::parse_size(amount) {
+        Err(e) => c.at_value(at, e.to_string(), Some("a size (`1GiB`, `{{size}}`) or a count (`2500`)".into())),
+        Ok(_) if unit.is_some_and(|u| units::byte_rate(u).is_none()) => c.at_value(
+            at,
+            format!("`{amount}` is a size, but the result's unit `{}` is not a byte rate", unit.unwrap_or_default()),
+            Some("give the result a byte-rate unit (MB/s = 10^6 B/s, MiB/s = 2^20 B/s)".into()),
+        ),
+        Ok(_) => {}
     }
 }
 

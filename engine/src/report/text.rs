@@ -92,16 +92,23 @@ fn result_block(
             bars(out, &rows, width, dec);
             for e in &entries {
                 let id = one_line(&e.identifier);
-                for w in e.warning.iter().chain(&e.served_from_memory) {
-                    writeln!(out, "  ! {id}: {}", one_line(w)).unwrap();
-                }
-                for n in &e.notes {
-                    writeln!(out, "  · {id}: {}", one_line(n)).unwrap();
+                let marked = e.warning.iter().chain(&e.served_from_memory).map(|w| ('!', w));
+                for (mark, text) in marked.chain(e.notes.iter().map(|n| ('·', n))) {
+                    mark_lines(out, mark, &format!("{id}: {}", one_line(text)), width);
                 }
             }
         }
     }
     imported_lines(out, t);
+}
+
+/// `  ! text`, wrapped at `width` under its first word (a note never runs
+/// past the bars it explains).
+fn mark_lines(out: &mut String, mark: char, text: &str, width: usize) {
+    for (i, l) in super::svg::wrap(text, width.saturating_sub(4).max(20), usize::MAX).iter().enumerate() {
+        let lead = if i == 0 { mark } else { ' ' };
+        writeln!(out, "  {lead} {l}").unwrap();
+    }
 }
 
 /// What import recorded of a PTS result: why it is PTS's own, and what
@@ -405,6 +412,10 @@ impl Exporter for Text {
                 .unwrap();
                 if let Some(l) = &f.log {
                     writeln!(out, "    log: {}", one_line(l)).unwrap();
+                }
+                // The command's own words, a line each: a CR or an escape in them is shown, not acted on.
+                for tail in &f.stderr_tail {
+                    writeln!(out, "    | {}", one_line(tail)).unwrap();
                 }
             }
         }

@@ -72,7 +72,8 @@ pub enum ExecError {
     Step { step: &'static str, index: usize, cause: Box<ExecError> },
     /// A result could not be read from a trial, or its value is impossible.
     #[error("result `{result}` of trial {trial}: {cause}; see {}", log.display())]
-    Parse { result: String, trial: String, cause: String, log: PathBuf },
+    /// `tail`: the last lines of the stream the parser read (not in the message).
+    Parse { result: String, trial: String, cause: String, log: PathBuf, tail: Vec<String> },
     /// A workload (built-in or plugin) reported an error.
     #[error("{workload}: {message}")]
     Workload { workload: String, message: String },

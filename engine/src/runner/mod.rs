@@ -88,7 +88,8 @@ pub struct TestFailure {
     pub reason: String,
     /// The log that explains it.
     pub log: Option<PathBuf>,
-    /// The last lines the tool wrote to its standard error.
+    /// The last lines of what explains it: the stream a parser could not
+    /// read, else the tool's standard error.
     pub stderr_tail: Vec<String>,
 }
 
@@ -99,7 +100,10 @@ impl TestFailure {
 
     fn of(e: &ExecError) -> Self {
         let log = e.log().map(Path::to_path_buf);
-        let stderr_tail = log.as_deref().map(stderr_tail).unwrap_or_default();
+        let stderr_tail = match e {
+            ExecError::Parse { tail, .. } => tail.clone(),
+            _ => log.as_deref().map(stderr_tail).unwrap_or_default(),
+        };
         TestFailure { reason: e.to_string(), log, stderr_tail }
     }
 }
@@ -108,8 +112,13 @@ impl TestFailure {
 fn stderr_tail(log: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let Some((_, err)) = text.rsplit_once("--- stderr ---\n") else { return Vec::new() };
-    let lines: Vec<String> = err.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
-    lines[lines.len().saturating_sub(5)..].to_vec()
+    last_lines(err, 5)
+}
+
+/// The last `n` lines of `text` that are not blank.
+fn last_lines(text: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
 }
 
 /// How one test ended.

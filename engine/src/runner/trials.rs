@@ -6,7 +6,7 @@ use super::RunSettings;
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
 use crate::events::Events;
 use crate::expand::Test;
-use crate::model::profile::{ParserDef, ResultDef, ScratchScope};
+use crate::model::profile::{ParserDef, ResultDef, ScratchScope, Stream};
 use crate::model::result::TrialIo;
 use crate::model::template;
 use crate::parse::{Configured, Plugins, RawOutput};
@@ -106,7 +106,7 @@ pub(super) fn sources_for<'a>(
     let mut out = Vec::new();
     for r in &p.results {
         if let Some(def) = p.parsers.iter().find(|d| d.result == r.id && applies(d)) {
-            let parser = Configured::build(def, &fill, r.signed, Some(plugins)).map_err(|e| e.to_string())?;
+            let parser = Configured::build(def, &fill, r, Some(plugins)).map_err(|e| e.to_string())?;
             out.push((r, Source::Parser(parser)));
         } else if p.executor.returns_values() {
             out.push((r, Source::Direct));
@@ -156,33 +156,42 @@ impl TrialData {
 /// The value of every result of one trial.
 fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Result<Vec<f64>, ExecError> {
     let raw = RawOutput { stdout: &run.stdout, stderr: &run.stderr, wall: run.wall };
-    let bad = |rid: &str, cause: String| ExecError::Parse {
+    let bad = |rid: &str, cause: String, read: &str| ExecError::Parse {
         result: rid.to_string(),
         trial: k.to_string(),
         cause,
         log: run.log.clone(),
+        tail: super::last_lines(read, 5),
     };
     sources
         .iter()
         .map(|(def, src)| match src {
-            Source::Parser(p) => p.parse(&raw).map_err(|e| bad(&def.id, e.to_string())),
+            Source::Parser(p) => {
+                let read = match p.stream() {
+                    Stream::Stdout => &run.stdout,
+                    Stream::Stderr => &run.stderr,
+                };
+                p.parse(&raw).map_err(|e| bad(&def.id, e.to_string(), read))
+            }
             Source::Direct => {
                 let v = run
                     .values
                     .iter()
                     .find(|(id, _)| *id == def.id)
                     .map(|(_, v)| *v)
-                    .ok_or_else(|| bad(&def.id, "the workload returned no value for it".into()))?;
+                    .ok_or_else(|| bad(&def.id, "the workload returned no value for it".into(), ""))?;
                 if !v.is_finite() {
                     return Err(bad(
                         &def.id,
                         format!("the workload returned {}: not a finite number", crate::units::exact(v)),
+                        "",
                     ));
                 }
                 if v < 0.0 && !def.signed {
                     return Err(bad(
                         &def.id,
                         format!("the workload returned {}: a negative value where none can be", crate::units::exact(v)),
+                        "",
                     ));
                 }
                 Ok(v)

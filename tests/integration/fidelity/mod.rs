@@ -7,6 +7,10 @@
 use crate::common::{Env, repo};
 use std::path::PathBuf;
 
+mod builds;
+mod files;
+mod storage;
+
 /// A PTS test-profile folder of the fixtures (`fio-2.2.0`).
 pub fn pts_profile(name: &str) -> PathBuf {
     repo().join("../shared/fixtures/pts-profiles").join(name)
