@@ -192,7 +192,7 @@ fn verdicts_on_real_trials() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("  B  1 wins, 0 losses"), "{}", r.stdout);
+    assert!(r.stdout.contains("  B  1 win, 0 losses"), "{}", r.stdout);
     let r = merged("base", "same");
     assert!(
         r.stdout.contains("C  unchanged, p = 1.000") || r.stdout.contains(": no significant difference"),
@@ -215,4 +215,36 @@ fn a_result_at_its_tools_resolution_is_marked_not_precise() {
     assert!(notes[0].as_str().unwrap().starts_with("resolution-limited: every trial gave 2500"), "{notes}");
     let shown = env.run(&["result", "show", "w"]);
     assert!(!shown.stdout.contains("±0.0000 %"), "{shown:?}");
+}
+
+/// A test with two results (MB/s and IOPS of one run) that both got worse
+/// is one effect: one worse test in the verdict, naming both metrics, and
+/// one loss — "1 loss", not "1 losses".
+#[test]
+fn two_metrics_of_one_test_are_one_effect() {
+    let env = Env::new();
+    let speed = env.profiles.path().join("speed");
+    let script = format!(
+        "b=$(cat {}); case $n in 1) d=0;; 2) d=1;; 3) d=-1;; 4) d=0.5;; *) d=-0.5;; esac; \
+         awk -v b=$b -v d=$d 'BEGIN {{ print \"bw: \" b + d; print \"iops: \" (b + d) * 10 }}'",
+        speed.display()
+    );
+    let c = "c={{test_dir}}/count; n=$(cat $c 2>/dev/null || echo 0); n=$((n+1)); echo $n > $c; ";
+    env.profile(
+        "two",
+        &format!(
+            "id: two\nversion: 1.0.0\ntitle: Two\ntest_type: disk\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {:?}]\nresults:\n  - {{id: bw, unit: MB/s, proportion: HIB}}\n  - {{id: iops, unit: IOPS, proportion: HIB}}\nparsers:\n  - {{result: bw, regex: 'bw: (?P<value>[0-9.]+)'}}\n  - {{result: iops, regex: 'iops: (?P<value>[0-9.]+)'}}\n",
+            format!("{c}{script}")
+        ),
+    );
+    for (id, v) in [("A", "100"), ("B", "80")] {
+        std::fs::write(&speed, v).unwrap();
+        let r = env.bench(&["two", "--runs", "5", "--save", "two", "--identifier", id]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let r = env.run(&["result", "show", "two"]);
+    let verdict = r.stdout.lines().find(|l| l.starts_with("  B vs A: ")).unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(verdict.starts_with("  B vs A: 1 worse (Two — bw -20 % ["), "{verdict}");
+    assert!(verdict.contains(", iops -20 % [") && verdict.ends_with("0 no significant difference"), "{verdict}");
+    assert!(r.stdout.contains("  A  1 win, 0 losses") && r.stdout.contains("  B  0 wins, 1 loss\n"), "{}", r.stdout);
 }

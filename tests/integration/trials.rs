@@ -75,3 +75,40 @@ fn fs_mark_on_a_device_sized_for_one_trial() {
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(env.result("small")["results"][0]["entries"][0]["n"], 3);
 }
+
+/// A test that stopped for time wider than ±5 % is named at the end, with
+/// the command that re-runs only it into the same result; that command
+/// replaces its entry and leaves the settled test alone.
+#[test]
+fn the_budget_line_names_the_unsettled_and_reruns_only_them() {
+    let env = Env::new();
+    env.profile(
+        "noisy",
+        &counter_profile("noisy", "sleep 0.2; case $((n % 2)) in 0) v=50;; *) v=150;; esac; echo value: $v", ""),
+    );
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    let r = env.bench(&["noisy", "echo", "--budget", "1s", "--save", "u"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let unsettled = r.stderr.lines().find(|l| l.starts_with("unsettled: ")).unwrap_or_else(|| panic!("{r:?}"));
+    assert!(unsettled.starts_with("unsettled: Counter noisy ("), "{unsettled}");
+    assert!(!unsettled.contains("Echo"), "{unsettled}");
+    let cmd = r.stderr.lines().find(|l| l.starts_with("re-run only these into the same result: ")).unwrap();
+    assert!(cmd.contains(": engine benchmark u --only-unsettled --budget "), "{cmd}");
+    let stamp = |f: &serde_json::Value, p: &str| {
+        let r = f["results"].as_array().unwrap().iter().find(|x| x["profile"] == p).unwrap();
+        r["entries"][0]["timestamp"].as_str().unwrap().to_string()
+    };
+    let before = env.result("u");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let again = env.bench(&["u", "--only-unsettled", "--budget", "1s"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stderr.contains("[1/1]"), "one test ran: {again:?}");
+    let after = env.result("u");
+    assert_ne!(stamp(&before, "noisy"), stamp(&after, "noisy"), "the unsettled test ran again");
+    assert_eq!(stamp(&before, "echo"), stamp(&after, "echo"), "the settled one did not");
+    assert_eq!(after["systems"].as_array().unwrap().len(), 1, "into the same identifier");
+    // Only for a saved result.
+    let r = env.bench(&["echo", "--only-unsettled"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--only-unsettled re-runs tests of a saved result"), "{r:?}");
+}

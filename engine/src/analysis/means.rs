@@ -6,6 +6,7 @@
 //! one with a single result.
 
 use super::{Matrix, complete, goodness};
+use crate::model::profile::Proportion;
 use crate::model::result::ResultFile;
 
 fn per_identifier(f: &ResultFile, m: &Matrix<'_>, fold: impl Fn(&[f64]) -> f64) -> Option<Vec<(String, f64)>> {
@@ -57,9 +58,18 @@ pub fn geometric(f: &ResultFile, m: &Matrix<'_>) -> Option<Vec<(String, f64)>> {
     per_identifier(f, m, |g| (g.iter().map(|x| x.ln()).sum::<f64>() / g.len() as f64).exp())
 }
 
-/// Harmonic mean per identifier over the shared results: n / Σ(1/x).
-pub fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<Vec<(String, f64)>> {
-    per_identifier(f, m, |g| g.len() as f64 / g.iter().map(|x| 1.0 / x).sum::<f64>())
+/// Harmonic mean per identifier over the shared results, n / Σ(1/x), and
+/// its unit: only where every shared result is a higher-is-better value in
+/// one unit (rates of one kind, as MB/s), where it means something.
+pub fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<(String, Vec<(String, f64)>)> {
+    let shared = complete(m);
+    let first = &f.results[*shared.first()?];
+    let one_kind =
+        shared.iter().all(|&r| f.results[r].unit == first.unit && f.results[r].proportion == Proportion::Hib);
+    if !one_kind {
+        return None;
+    }
+    Some((first.unit.clone(), per_identifier(f, m, |g| g.len() as f64 / g.iter().map(|x| 1.0 / x).sum::<f64>())?))
 }
 
 /// How many shared results the means were taken over.

@@ -172,11 +172,16 @@ mod tests {
         assert!((g[0].1 - 2500f64.powf(1.0 / 3.0)).abs() < 1e-9);
         assert!((g[1].1 - 2500f64.powf(1.0 / 3.0)).abs() < 1e-9);
         assert_eq!(means::shared_count(&m), 3);
-        // Harmonic A: 3 / (1/100 + 2 + 1/50) = 3 / 2.03 = 1.4778
-        let h = means::harmonic(&f, &m).unwrap();
-        assert!((h[0].1 - 3.0 / 2.03).abs() < 1e-9);
-        // B: 3 / (1/200 + 4 + 1/50) = 3 / 4.025
-        assert!((h[1].1 - 3.0 / 4.025).abs() < 1e-9);
+        // No harmonic mean across a lower-is-better result: it would have no unit.
+        assert!(means::harmonic(&f, &m).is_none());
+        // Over t1 and t3 (both U, higher is better): A 2 / (1/100 + 1/50) = 66.667,
+        // B 2 / (1/200 + 1/50) = 80.
+        let mut f = f;
+        f.results.remove(1);
+        let (unit, h) = means::harmonic(&f, &Matrix::new(&f)).unwrap();
+        assert_eq!(unit, "U");
+        assert!((h[0].1 - 2.0 / 0.03).abs() < 1e-9);
+        assert!((h[1].1 - 80.0).abs() < 1e-9);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! interval of the mean within ±5, ±10 and ±25 % of it. Printed at the end
 //! of every run, so a reader knows which numbers are worth reading.
 
-use crate::model::result::ResultEntry;
+use crate::model::result::{ResultEntry, ResultFile};
 use crate::stats::adaptive::{Stop, ci_half_pct, seconds, trials_needed};
+use std::collections::{BTreeMap, HashSet};
 
 /// The bands counted, percent of the mean.
 pub const BANDS: [f64; 3] = [5.0, 10.0, 25.0];
@@ -20,15 +21,33 @@ pub struct Precision {
     /// seconds its trials took, and the seconds they would need for ±5 % at
     /// the spread they showed (`None`: over 100,000 trials).
     wide: Vec<(String, f64, Option<f64>)>,
+    /// The names of those entries' results (`Title: Description (MB/s)`).
+    names: Vec<String>,
+}
+
+/// Stopped for time (its budget, the projection, the cap) wider than ±5 %:
+/// what more time could settle.
+fn unsettled_entry(e: &ResultEntry) -> bool {
+    let for_time = matches!(e.stopped, Some(Stop::Budget | Stop::Projection | Stop::Cap));
+    for_time && ci_half_pct(&e.trials).is_some_and(|h| h > BANDS[0]) && !e.trial_seconds.is_empty()
+}
+
+/// Per identifier of `f`, the tests (their keys) with an unsettled entry.
+pub fn unsettled(f: &ResultFile) -> BTreeMap<String, HashSet<String>> {
+    let mut out: BTreeMap<String, HashSet<String>> = BTreeMap::new();
+    for r in &f.results {
+        for e in r.entries.iter().filter(|e| unsettled_entry(e)) {
+            out.entry(e.identifier.clone()).or_default().insert(r.test.clone());
+        }
+    }
+    out
 }
 
 impl Precision {
-    /// Counts the entry `e` of test `test` (its key).
-    pub fn add(&mut self, test: &str, e: &ResultEntry) {
-        let half = ci_half_pct(&e.trials);
-        self.halves.push(half);
-        let for_time = matches!(e.stopped, Some(Stop::Budget | Stop::Projection | Stop::Cap));
-        if !for_time || half.is_none_or(|h| h <= BANDS[0]) || e.trial_seconds.is_empty() {
+    /// Counts the entry `e` of test `test` (its key), named `name`.
+    pub fn add(&mut self, test: &str, name: &str, e: &ResultEntry) {
+        self.halves.push(ci_half_pct(&e.trials));
+        if !unsettled_entry(e) {
             return;
         }
         let spent: f64 = e.trial_seconds.iter().sum();
@@ -36,15 +55,33 @@ impl Precision {
         let need = trials_needed(&e.trials, BANDS[0]);
         let need = (need != u32::MAX).then_some(need as f64 * each);
         self.wide.push((format!("{test}\u{1f}{}", e.identifier), spent, need));
+        self.names.push(format!("{name} ({})", e.identifier));
     }
 
-    /// What larger budgets would bring within ±5 %, from the entries that
-    /// stopped for time: `--budget 1m would bring 6 more within ±5 % (the
-    /// run about 3 min 10 s longer), …`. `None` when none stopped for time.
-    pub fn what_it_would_take(&self) -> Option<String> {
+    /// What is not settled and the command that re-runs only that into the
+    /// result `saved` with more time: `unsettled: A, B; re-run only these:
+    /// engine benchmark NAME --only-unsettled --budget 2m`.
+    pub fn rerun_hint(&self, saved: &str) -> Option<String> {
         if self.wide.is_empty() {
             return None;
         }
+        let budget = self.ladder().last().map_or(LADDER[LADDER.len() - 1], |(secs, ..)| *secs);
+        let shown: Vec<&str> = self.names.iter().take(5).map(String::as_str).collect();
+        let more = match self.names.len().saturating_sub(5) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Some(format!(
+            "unsettled: {}{more}\nre-run only these into the same result: engine benchmark {} --only-unsettled --budget {}",
+            shown.join("; "),
+            crate::model::template::quote(saved),
+            budget_text(budget)
+        ))
+    }
+
+    /// The budgets worth naming: (budget, entries it brings within ±5 %,
+    /// seconds the run would take longer); at most three, each bringing more.
+    fn ladder(&self) -> Vec<(u64, usize, f64)> {
         // Each test (and identifier) runs until its widest entry is within
         // ±5 % or the budget is spent: the time its trials took, and the
         // time its widest entry needs.
@@ -54,36 +91,54 @@ impl Precision {
             t.0 = t.0.max(*spent);
             t.1 = t.1.max(need.unwrap_or(f64::INFINITY));
         }
-        let mut said = Vec::new();
-        let mut last = 0;
-        // The budget beyond which the rest would need more.
-        let mut over = LADDER[LADDER.len() - 1];
+        let mut out: Vec<(u64, usize, f64)> = Vec::new();
         for secs in LADDER {
             let b = secs as f64;
             let reached = self.wide.iter().filter(|(_, _, n)| n.is_some_and(|n| n <= b)).count();
-            if reached <= last {
+            if reached <= out.last().map_or(0, |x| x.1) {
                 continue;
             }
-            last = reached;
             let more: f64 = tests.values().map(|(spent, need)| (need.min(b) - spent).max(0.0)).sum();
-            said.push(format!(
-                "`--budget {}` would bring {reached} more within ±{} % (the run about {} longer)",
-                budget(secs),
-                BANDS[0],
-                seconds(std::time::Duration::from_secs_f64(more))
-            ));
-            if reached == self.wide.len() || said.len() == 3 {
-                over = secs;
+            out.push((secs, reached, more));
+            if reached == self.wide.len() || out.len() == 3 {
                 break;
             }
         }
+        out
+    }
+
+    /// What larger budgets would bring within ±5 %, from the entries that
+    /// stopped for time: `--budget 1m would bring 6 more within ±5 % (the
+    /// run about 3 min 10 s longer), …`. `None` when none stopped for time.
+    pub fn what_it_would_take(&self) -> Option<String> {
+        if self.wide.is_empty() {
+            return None;
+        }
+        let ladder = self.ladder();
+        let said: Vec<String> = ladder
+            .iter()
+            .map(|(secs, reached, more)| {
+                format!(
+                    "`--budget {}` would bring {reached} more within ±{} % (the run about {} longer)",
+                    budget_text(*secs),
+                    BANDS[0],
+                    seconds(std::time::Duration::from_secs_f64(*more))
+                )
+            })
+            .collect();
+        let last = ladder.last().map_or(0, |x| x.1);
+        // The budget beyond which the rest would need more.
+        let over = match ladder.last() {
+            Some((secs, ..)) if ladder.len() == 3 || last == self.wide.len() => *secs,
+            _ => LADDER[LADDER.len() - 1],
+        };
         let n = self.wide.len();
         let mut out = format!("{n} result(s) stopped for time wider than ±{} %", BANDS[0]);
         if !said.is_empty() {
             out += &format!(": {}", said.join("; "));
         }
         if n > last {
-            out += &format!("; {} would need a budget over {}", n - last, budget(over));
+            out += &format!("; {} would need a budget over {}", n - last, budget_text(over));
         }
         Some(out)
     }
@@ -102,7 +157,7 @@ impl Precision {
 }
 
 /// A budget as `--budget` takes it: `30s`, `5m`, `1h`.
-fn budget(secs: u64) -> String {
+fn budget_text(secs: u64) -> String {
     humantime::format_duration(std::time::Duration::from_secs(secs)).to_string()
 }
 
@@ -138,7 +193,7 @@ mod tests {
     fn counts_each_band_and_the_median() {
         let mut p = Precision::default();
         for t in [&[100.0, 100.5, 99.5][..], &[100.0, 110.0, 90.0], &[100.0, 150.0, 50.0], &[7.0]] {
-            p.add("t", &ResultEntry::from_trials("a", t.to_vec(), None, vec![], String::new()).unwrap());
+            p.add("t", "T", &ResultEntry::from_trials("a", t.to_vec(), None, vec![], String::new()).unwrap());
         }
         assert_eq!(p.what_it_would_take(), None, "none stopped for time");
         // ±1.24 %, ±24.8 %, ±124 %, one trial.
@@ -174,7 +229,7 @@ mod tests {
             // RSD 98 % in 1-minute trials: about 1,500 of them, beyond any budget weighed.
             stopped("huge", &[1.0, 100.0, 50.0], 60.0, Stop::Projection),
         ] {
-            p.add(&t, &e);
+            p.add(&t, &t, &e);
         }
         let s = p.what_it_would_take().unwrap();
         assert_eq!(
@@ -189,7 +244,7 @@ mod tests {
         let mut p = Precision::default();
         for (i, each) in [1.0, 3.0, 6.0, 15.0].into_iter().enumerate() {
             let (_, e) = stopped("t", &ten, each, Stop::Budget);
-            p.add(&format!("t{i}"), &e);
+            p.add(&format!("t{i}"), "T", &e);
         }
         let s = p.what_it_would_take().unwrap();
         assert!(

@@ -8,6 +8,7 @@ use super::Matrix;
 use super::significance::{self, Verdict};
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultEntry, ResultFile};
+use std::collections::HashSet;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {
@@ -25,8 +26,12 @@ fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, noise_pct: f64) -> Opt
     }
 }
 
+/// Wins and losses per identifier, a test counting once: io's bandwidth and
+/// IOPS, or pgbench's TPS and latency, are one effect, not two.
 pub fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally> {
     let mut t: Vec<Tally> = m.ids.iter().map(|id| Tally { identifier: id.clone(), wins: 0, losses: 0 }).collect();
+    // (identifier, test) already counted as a win, as a loss.
+    let (mut won, mut lost) = (HashSet::new(), HashSet::new());
     for (r, row) in f.results.iter().zip(&m.rows) {
         let vals: Vec<(usize, f64)> = row
             .iter()
@@ -58,10 +63,16 @@ pub fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally> {
         let (after_best, before_worst) = (next(best), next(worst));
         for (i, v) in vals {
             let e = row[i].unwrap();
-            if v == best && after_best.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(true)) {
+            if v == best
+                && after_best.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(true))
+                && won.insert((i, r.test.as_str()))
+            {
                 t[i].wins += 1;
             }
-            if v == worst && before_worst.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(false)) {
+            if v == worst
+                && before_worst.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(false))
+                && lost.insert((i, r.test.as_str()))
+            {
                 t[i].losses += 1;
             }
         }

@@ -41,6 +41,10 @@ pub struct BenchmarkArgs {
     /// Run N trials first and discard them (overrides the profile's `trials.warmup`)
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
+    /// With a saved result: re-run only its tests that stopped for time wider
+    /// than ±5 % (their entries are replaced); give them a larger --budget
+    #[arg(long)]
+    pub only_unsettled: bool,
     /// List the tests, trials and an estimated time, and run nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -190,6 +194,7 @@ impl BenchmarkArgs {
             },
             drop_caches: self.drop_caches,
             allow_concurrent: self.allow_concurrent,
+            only_unsettled: self.only_unsettled,
             sandbox: match (self.sandbox, self.no_sandbox) {
                 (true, _) => engine::runner::sandbox::Mode::On,
                 (_, true) => engine::runner::sandbox::Mode::Off,
@@ -399,6 +404,9 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
         errln!("\n{}", r.precision);
         if let Some(more) = r.precision.what_it_would_take() {
             errln!("{more}");
+        }
+        if let Some(hint) = r.result.as_ref().and_then(|(name, _)| r.precision.rerun_hint(name)) {
+            errln!("{}", engine::sys::text::terminal(&hint));
         }
     }
     if let Some((name, path)) = &r.result {

@@ -10,6 +10,7 @@ use super::format::se_text;
 use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
+use crate::analysis::significance::Comparison;
 use crate::model::result::{ResultFile, TestResult};
 use crate::sys::text::{one_line, terminal};
 use crate::units::{decimals_for, fixed};
@@ -136,21 +137,30 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
         let rows: Vec<Bar> = g.iter().map(|(id, v)| Bar { label: id, value: Some(*v), se: String::new() }).collect();
         bars(out, &rows, width, decimals_for(max).max(3));
     }
-    if let Some(h) = &a.harmonic {
+    if let Some((unit, h)) = &a.harmonic {
+        let unit = one_line(unit);
         writeln!(
             out,
             "\nHarmonic Mean: {}",
-            h.iter().map(|(id, v)| format!("{} {}", one_line(id), fixed(*v, 4))).collect::<Vec<_>>().join(", ")
+            h.iter().map(|(id, v)| format!("{} {} {unit}", one_line(id), fixed(*v, 4))).collect::<Vec<_>>().join(", ")
         )
         .unwrap();
     }
     writeln!(out, "\nWins / Losses (only where the best or worst differs significantly from the next)").unwrap();
     let w = a.wins.iter().map(|t| one_line(&t.identifier).chars().count()).max().unwrap_or(0);
     for t in &a.wins {
-        writeln!(out, "  {:w$}  {} wins, {} losses", one_line(&t.identifier), t.wins, t.losses).unwrap();
+        writeln!(
+            out,
+            "  {:w$}  {}, {}",
+            one_line(&t.identifier),
+            count(t.wins, "win", "wins"),
+            count(t.losses, "loss", "losses")
+        )
+        .unwrap();
     }
     if !a.notable.is_empty() {
-        writeln!(out, "\nNotable Results (largest spread between identifiers)").unwrap();
+        writeln!(out, "\nNotable Results (significant differences first, then the largest spread between identifiers)")
+            .unwrap();
         for (i, s) in &a.notable {
             let r = &f.results[*i];
             writeln!(out, "  {}x  {}", fixed(*s, 2), what_line(r)).unwrap();
@@ -184,54 +194,117 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
     }
 }
 
+/// `1 loss`, `2 losses`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `Title: description (unit)`, one line.
 fn what_line(r: &TestResult) -> String {
     format!("{} ({})", one_line(&r.heading(&r.title)), one_line(&r.unit))
 }
 
-/// One block per identifier against the baseline: what got significantly
-/// worse or better (with the change and its interval), and how many did not.
+/// One block per identifier against the baseline: which tests got
+/// significantly worse or better (each changed metric with its change and
+/// interval), and how many did not. A test counts once however many results
+/// it has: io's MB/s and IOPS, or pgbench's TPS and latency, are one effect.
 fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str) {
-    use crate::analysis::significance::Verdict;
     writeln!(out, "\nVerdict (a change counts when its whole 95 % interval is beyond the noise threshold)").unwrap();
     for id in a.ids.iter().filter(|i| *i != baseline) {
-        let (mut worse, mut better, mut same, mut unknown, mut at_resolution) = (Vec::new(), Vec::new(), 0, 0, 0);
-        for (i, cs) in &a.comparisons {
-            let Some((_, c)) = cs.iter().find(|(x, _)| x == id) else { continue };
-            let r = &f.results[*i];
-            let what = || {
-                let pct = |x: f64| format!("{:+.0}", (x - 1.0) * 100.0);
-                let ci = c.ratio_ci.map(|(lo, hi)| format!(" [{}, {}]", pct(lo), pct(hi))).unwrap_or_default();
-                let name = match r.description.as_str() {
-                    "" => one_line(&r.title).into_owned(),
-                    d => format!("{}: {}", one_line(&r.title), super::svg::cut(&one_line(d), 60)),
-                };
-                format!("{name} {} %{ci}", pct(c.ratio))
-            };
+        let mut tally = VerdictTally::default();
+        for (_, cs) in by_test(f, a, id) {
+            tally.add(f, &cs);
+        }
+        writeln!(out, "  {} vs {}: {}", one_line(id), one_line(baseline), tally.parts().join(", ")).unwrap();
+    }
+}
+
+/// `id`'s comparisons grouped by test, in the order tests first appear.
+fn by_test<'a>(f: &'a ResultFile, a: &'a Analysis, id: &str) -> Vec<(&'a str, Vec<(usize, &'a Comparison)>)> {
+    let mut groups: Vec<(&str, Vec<(usize, &Comparison)>)> = Vec::new();
+    for (i, cs) in &a.comparisons {
+        let Some((_, c)) = cs.iter().find(|(x, _)| x == id) else { continue };
+        let test = f.results[*i].test.as_str();
+        match groups.iter_mut().find(|(t, _)| *t == test) {
+            Some((_, v)) => v.push((*i, c)),
+            None => groups.push((test, vec![(*i, c)])),
+        }
+    }
+    groups
+}
+
+/// Tests by what their comparisons say.
+#[derive(Default)]
+struct VerdictTally {
+    worse: Vec<String>,
+    better: Vec<String>,
+    mixed: Vec<String>,
+    same: usize,
+    unknown: usize,
+    at_resolution: usize,
+}
+
+impl VerdictTally {
+    fn add(&mut self, f: &ResultFile, cs: &[(usize, &Comparison)]) {
+        use crate::analysis::significance::Verdict;
+        let desc = cs.iter().map(|(i, _)| f.results[*i].description.as_str()).min_by_key(|d| d.len()).unwrap_or("");
+        let first = &f.results[cs[0].0];
+        let name = match desc {
+            "" => one_line(&first.title).into_owned(),
+            d => format!("{}: {}", one_line(&first.title), super::svg::cut_middle(&one_line(d), 60)),
+        };
+        let pct = |x: f64| format!("{:+.0}", (x - 1.0) * 100.0);
+        // The metric is named where the test has several (`read_iops -12 %`).
+        let changed = |c: &Comparison, i: usize| {
+            let ci = c.ratio_ci.map(|(lo, hi)| format!(" [{}, {}]", pct(lo), pct(hi))).unwrap_or_default();
+            let metric =
+                if cs.len() > 1 { format!("{} ", one_line(&result_name(&f.results[i], desc))) } else { String::new() };
+            format!("{metric}{} %{ci}", pct(c.ratio))
+        };
+        let (mut w, mut b) = (Vec::new(), Vec::new());
+        for (i, c) in cs {
             match c.verdict {
-                Verdict::Worse(_) => worse.push(what()),
-                Verdict::Better(_) => better.push(what()),
-                Verdict::NoSignificantDifference => same += 1,
-                Verdict::NotEnoughTrials => unknown += 1,
-                Verdict::AtResolution => at_resolution += 1,
+                Verdict::Worse(_) => w.push(changed(c, *i)),
+                Verdict::Better(_) => b.push(changed(c, *i)),
+                _ => {}
             }
         }
+        let line = |metrics: &[String]| {
+            if cs.len() > 1 {
+                format!("{name} — {}", metrics.join(", "))
+            } else {
+                format!("{name} {}", metrics.join(", "))
+            }
+        };
+        let any = |v: fn(&Verdict) -> bool| cs.iter().any(|(_, c)| v(&c.verdict));
+        match (w.is_empty(), b.is_empty()) {
+            (false, true) => self.worse.push(line(&w)),
+            (true, false) => self.better.push(line(&b)),
+            (false, false) => self.mixed.push(line(&[w, b].concat())),
+            _ if any(|v| matches!(v, Verdict::NoSignificantDifference)) => self.same += 1,
+            _ if any(|v| matches!(v, Verdict::NotEnoughTrials)) => self.unknown += 1,
+            _ => self.at_resolution += 1,
+        }
+    }
+
+    fn parts(&self) -> Vec<String> {
         let mut parts = Vec::new();
-        for (n, word, list) in [(worse.len(), "worse", &worse), (better.len(), "better", &better)] {
+        for (word, list) in [("worse", &self.worse), ("better", &self.better), ("mixed", &self.mixed)] {
+            let n = list.len();
             if n > 0 {
                 let shown: Vec<&str> = list.iter().take(3).map(String::as_str).collect();
-                let more = if n > 3 { format!(", {} more", n - 3) } else { String::new() };
+                let more = if n > 3 { format!("; {} more", n - 3) } else { String::new() };
                 parts.push(format!("{n} {word} ({}{more})", shown.join("; ")));
             }
         }
-        parts.push(format!("{same} no significant difference"));
-        if unknown > 0 {
-            parts.push(format!("{unknown} with too few trials to tell"));
+        parts.push(format!("{} no significant difference", self.same));
+        if self.unknown > 0 {
+            parts.push(format!("{} with too few trials to tell", self.unknown));
         }
-        if at_resolution > 0 {
-            parts.push(format!("{at_resolution} at the tool's resolution (cannot tell)"));
+        if self.at_resolution > 0 {
+            parts.push(format!("{} at the tool's resolution (cannot tell)", self.at_resolution));
         }
-        writeln!(out, "  {} vs {}: {}", one_line(id), one_line(baseline), parts.join(", ")).unwrap();
+        parts
     }
 }
 

@@ -40,7 +40,8 @@ pub struct Analysis {
     pub ids: Vec<String>,
     pub baseline: Option<String>,
     pub geometric: Option<Vec<(String, f64)>>,
-    pub harmonic: Option<Vec<(String, f64)>>,
+    /// The unit and each identifier's harmonic mean (results of one unit only).
+    pub harmonic: Option<(String, Vec<(String, f64)>)>,
     /// Results the means were taken over.
     pub shared: usize,
     /// Tests those results belong to (each weighs once in the means).
@@ -82,13 +83,26 @@ pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
             }
         }
     }
+    // Notable results lead with the significant differences (a wide spread
+    // that the trials cannot tell from noise comes after them).
+    let mut notable = notable::notable(f, m, usize::MAX);
+    let significant = |i: usize| {
+        comparisons.iter().any(|(r, cs)| {
+            *r == i
+                && cs.iter().any(|(_, c)| {
+                    matches!(c.verdict, significance::Verdict::Better(_) | significance::Verdict::Worse(_))
+                })
+        })
+    };
+    notable.sort_by_key(|(i, _)| !significant(*i));
+    notable.truncate(v.notable);
     Analysis {
         geometric: means::geometric(f, m),
         harmonic: means::harmonic(f, m),
         shared: means::shared_count(m),
         shared_tests: means::shared_tests(f, m),
         wins: wins::tally(f, m, v.noise_pct),
-        notable: notable::notable(f, m, v.notable),
+        notable,
         comparisons,
         baseline,
         ids,

@@ -122,6 +122,7 @@ pub(super) fn choose(cx: &Context, req: &Request, flags: &Flags, work: &Work) ->
     let resumed_id = unfinished.filter(|u| u.name == name).map(|u| u.identifier);
     let identifier = match (&req.identifier, &resumed_id) {
         (Some(id), _) | (None, Some(id)) => id.clone(),
+        (None, None) if req.only_unsettled => unsettled_identifier(file.as_ref())?,
         (None, None) => {
             let base = crate::sysinfo::hostname();
             let taken = |c: &str| file.as_ref().is_some_and(|f| f.system(c).is_some());
@@ -130,6 +131,19 @@ pub(super) fn choose(cx: &Context, req: &Request, flags: &Flags, work: &Work) ->
     };
     let resumed = req.identifier.is_none() && resumed_id.is_some();
     Ok(Destination { name, identifier, key, resumed })
+}
+
+/// The identifier `--only-unsettled` re-runs: this host's when it has
+/// something unsettled, else the only one that has.
+fn unsettled_identifier(file: Option<&crate::model::result::ResultFile>) -> Result<String, Failure> {
+    let ids: Vec<String> = file.map(crate::analysis::precision::unsettled).unwrap_or_default().into_keys().collect();
+    let host = crate::sysinfo::hostname();
+    match ids.as_slice() {
+        _ if ids.contains(&host) => Ok(host),
+        [one] => Ok(one.clone()),
+        _ => Err(Failure::usage(format!("several identifiers have unsettled tests: {}", ids.join(", ")))
+            .hint("say which with --identifier")),
+    }
 }
 
 #[cfg(test)]

@@ -87,7 +87,13 @@ impl Record {
             events.message(&format!("warning: {}: {r}", dest.name));
         }
         let before = tests.len();
-        tests.retain(|t| !file.has_any(&t.key(), &dest.identifier));
+        // --only-unsettled re-runs what the identifier has unsettled, to replace it.
+        if req.only_unsettled {
+            let keys = crate::analysis::precision::unsettled(&file).remove(&dest.identifier).unwrap_or_default();
+            tests.retain(|t| keys.contains(&t.key()));
+        } else {
+            tests.retain(|t| !file.has_any(&t.key(), &dest.identifier));
+        }
         let kept = before - tests.len();
         let kept_note = (kept > 0).then(|| {
             let how = if dest.resumed { "resuming" } else { "continuing" };
@@ -197,7 +203,11 @@ impl Record {
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
         let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ, tags: req.tags.clone() };
         let file = self.file.take().expect("one session per record");
-        Session::new(&cx.store, self.dest.name.clone(), file, setup, events)
+        let mut session = Session::new(&cx.store, self.dest.name.clone(), file, setup, events);
+        if req.only_unsettled {
+            session.redo = tests.iter().map(Test::key).collect();
+        }
+        session
     }
 
     /// Records the skipped tests once the result exists, removes a folder

@@ -62,6 +62,9 @@ pub struct Request {
     pub drop_caches: bool,
     /// Run although another benchmark runs on this machine (a warning, not a refusal).
     pub allow_concurrent: bool,
+    /// `--only-unsettled`: of a saved result, only the tests that stopped for
+    /// time wider than ±5 %, their entries replaced.
+    pub only_unsettled: bool,
     /// `--tag KEY=VALUE`: labels recorded with each identifier's system.
     pub tags: Vec<(String, String)>,
     /// `--sandbox` / `--no-sandbox`.

@@ -10,7 +10,7 @@ use crate::runner::{self, Logs, Outcome, RunSettings, Switch};
 use crate::store::{self, Store, StoreError};
 use crate::sys::{hash, interrupt};
 use crate::sysinfo::Environ;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -62,6 +62,8 @@ pub(super) struct Session<'a> {
     /// result lists its systems so (the first is the default baseline),
     /// whatever order `--shuffle` ran them in.
     pub listed: Vec<String>,
+    /// Tests run again though the identifier has them (`--only-unsettled`).
+    pub redo: HashSet<String>,
 }
 
 /// Where a test of `identifier` keeps its logs, relative to the result folder.
@@ -111,6 +113,7 @@ impl<'a> Session<'a> {
             sandbox_note: None,
             round: (1, 1),
             listed: Vec::new(),
+            redo: HashSet::new(),
         }
     }
 
@@ -171,7 +174,9 @@ impl<'a> Session<'a> {
         }
         let key = test.key();
         let round = self.round.0;
-        let todo: Vec<usize> = (0..ids.len()).filter(|&i| self.file.rounds_of(&key, &ids[i]) < round).collect();
+        // A test to redo runs once more whatever its identifier has (its entries are replaced).
+        let redo = self.redo.remove(&key);
+        let todo: Vec<usize> = (0..ids.len()).filter(|&i| redo || self.file.rounds_of(&key, &ids[i]) < round).collect();
         if todo.is_empty() {
             return Ok(());
         }
@@ -273,7 +278,7 @@ impl<'a> Session<'a> {
                     .find(|x| x.test == template.test && x.result == template.result)
                     .and_then(|x| crate::analysis::entry(x, identifier))
             {
-                self.precision.add(&template.test, e);
+                self.precision.add(&template.test, &template.heading(&template.title), e);
             }
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {

@@ -83,12 +83,28 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
                     work.tests.extend(t);
                 }
             }
-            Resolved::Saved { name, tests, missing } => {
+            Resolved::Saved { name, mut tests, missing } => {
+                if req.only_unsettled {
+                    let by_id = crate::analysis::precision::unsettled(&cx.store.load(&name)?);
+                    tests.retain(|t| by_id.values().any(|keys| keys.contains(&t.key())));
+                    if tests.is_empty() {
+                        return Err(Failure::usage(format!(
+                            "nothing to settle in `{name}`: no test stopped for time wider than ±{} %",
+                            crate::analysis::precision::BANDS[0]
+                        ))
+                        .hint("--only-unsettled re-runs what a run's `unsettled:` line named"));
+                    }
+                } else {
+                    work.not_runnable.extend(missing);
+                }
                 work.rerun.get_or_insert(name);
                 work.tests.extend(tests);
-                work.not_runnable.extend(missing);
             }
         }
+    }
+    if req.only_unsettled && work.rerun.is_none() {
+        return Err(Failure::usage("--only-unsettled re-runs tests of a saved result")
+            .hint("give the result's name: `engine benchmark NAME --only-unsettled --budget 5m`"));
     }
     if work.rerun.is_none()
         && let Some(p) = presets.iter().enumerate().find(|(i, _)| !used.contains(i)).map(|(_, p)| p)
