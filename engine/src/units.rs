@@ -50,6 +50,22 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     Ok((f * factor as f64).round() as u64)
 }
 
+/// A size written as a sum of products (`{{threads}} * 64MiB + 16MiB` once
+/// filled: `4 * 64MiB + 16MiB`): free space from a test's options. Each
+/// factor is a size or a plain number; a plain size parses as [`parse_size`].
+pub fn parse_size_expr(s: &str) -> Result<u64, UnitError> {
+    let bad = || UnitError::Size(s.to_string());
+    let mut total: u64 = 0;
+    for term in s.split('+') {
+        let mut product: u64 = 1;
+        for factor in term.split(['*', '×']) {
+            product = product.checked_mul(parse_size(factor.trim()).map_err(|_| bad())?).ok_or_else(bad)?;
+        }
+        total = total.checked_add(product).ok_or_else(bad)?;
+    }
+    Ok(total)
+}
+
 /// Formats bytes with binary units (what `df -h` users expect for free space).
 pub fn format_bytes_binary(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -192,6 +208,15 @@ pub fn loose_unit(unit: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_from_options_is_a_sum_of_products() {
+        assert_eq!(parse_size_expr("4 * 64MiB + 16MiB"), Ok(4 * (64 << 20) + (16 << 20)));
+        assert_eq!(parse_size_expr("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size_expr("3 × 1GB"), Ok(3_000_000_000));
+        assert!(parse_size_expr("4 * lots").is_err());
+        assert!(parse_size_expr("1TiB * 1TiB * 1TiB").is_err(), "overflow is an error");
+    }
 
     #[test]
     fn loose_units_get_their_exact_spelling() {

@@ -377,6 +377,14 @@ fn the_html_report_renders_in_chromium() {
     let page = &text[..text.find("<script").unwrap()];
     assert_eq!(page.matches("class=\"chart result-chart\"").count(), 3, "charts drawn without scripts");
     assert!(page.contains("SE +/- 93.44, N = 3"), "bars carry SE and N without scripts");
+    // The page leads with the answer: when, how much, the verdict and the
+    // geometric mean come before the first chart.
+    let first_chart = page.find("class=\"chart result-chart\"").unwrap();
+    let meta = page.find("<p class=\"meta\">Run ").expect("date and duration");
+    let verdict = page.find("<section class=\"answer\"><h2>Verdict</h2>").expect("the verdict");
+    assert!(meta < first_chart && verdict < first_chart, "the answer before the charts");
+    assert!(page.contains("test(s), 3 result(s), 3 identifier(s)"), "the counts");
+    assert!(page[verdict..first_chart].contains("Geometric mean of "), "the geometric mean up top");
     assert!(!text.contains("https://") && !text.contains("src=\""), "self-contained");
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
@@ -411,6 +419,22 @@ fn the_html_report_renders_in_chromium() {
     assert!(dom.contains("3 of 3 results shown"));
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
+    // As a reader sees it: a screenshot in a 1,400-px window (kept in the
+    // target directory to look at by eye against a seed page).
+    let shot = env.target.path().join("report-1400.png");
+    let out = std::process::Command::new(chromium)
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--window-size=1400,1000")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 1400, "width");
+    if let Ok(keep) = std::env::var("ENGINE_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
 }
 
 fn which(p: &str) -> bool {

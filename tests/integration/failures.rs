@@ -82,6 +82,10 @@ fn a_failed_test_is_recorded_and_reported_with_its_stderr() {
     assert!(show.stdout.contains("sh exited 3"), "{}", show.stdout);
     let list = env.run(&["list", "results"]);
     assert!(list.stdout.contains("1 result(s), 1 failed or skipped"), "{}", list.stdout);
+    // The HTML page lists it too, and says so at its top.
+    let html = env.run(&["result", "show", "b", "--format", "html"]).stdout;
+    assert!(html.contains("<h2>Failed or skipped (1)</h2>") && html.contains("sh exited 3"), "{html}");
+    assert!(html.contains("1 failed or skipped (listed below)"), "{html}");
     // The next run retries it; when it passes, the failure is gone.
     env.profile(
         "boom",

@@ -233,3 +233,25 @@ fn the_quick_suite_resolves_to_real_profiles() {
         "{r:?}"
     );
 }
+
+/// Free space follows the options: tiobench-io with 4 threads × 4 MB asks
+/// for its four files (and a margin), not for 32 × 256 MiB; BlogBench's
+/// quick entry for its 200 blogs, not for 2,000.
+#[test]
+fn free_space_is_computed_from_the_chosen_options() {
+    use engine::expand::{self, Batch};
+    use engine::model::profile::Origin;
+    use engine::profile::load::{Packages, profile_from_str};
+    let need = |id: &str, presets: &[&str]| -> u64 {
+        let path = repo().join("test-profiles").join(id).join("profile.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let p = std::sync::Arc::new(profile_from_str(&text, id, Origin::File(path), &Packages::builtin()).unwrap());
+        let presets: Vec<_> = presets.iter().map(|s| expand::parse_cli_option(s).unwrap()).collect();
+        let tests = expand::expand(&p, &presets, &Batch, true).unwrap();
+        assert_eq!(tests.len(), 1, "presets pick one test");
+        engine::runner::requirements::free_space_of(&tests[0]).expect("a free-space need")
+    };
+    assert_eq!(need("tiobench-io", &["test=Random Write", "threads=4", "size=4MB"]), 4 * (4 << 20) + (16 << 20));
+    assert_eq!(need("tiobench-io", &["test=Read", "threads=32", "size=256MB"]), 32 * (256 << 20) + (16 << 20));
+    assert_eq!(need("blogbench", &["duration=2 x 1 Seconds"]), 200 * 1536 * 1024 + (64 << 20));
+}

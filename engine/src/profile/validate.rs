@@ -459,17 +459,17 @@ fn check_free_space(c: &mut Checker, p: &Profile, fs: &str, known: &BTreeSet<Str
         c.text(path!["requirements", "free_space"], fs, known);
         for combo in value_combos(p) {
             if let Ok(s) = template::render(fs, |n| combo.get(n).map(String::as_str), false)
-                && let Err(e) = units::parse_size(&s)
+                && let Err(e) = units::parse_size_expr(&s)
             {
                 c.at_value(
                     path!["requirements", "free_space"],
                     e.to_string(),
-                    Some("the entries' values must fill it with a size such as `1GiB`".into()),
+                    Some("the entries' values must fill it with a size such as `1GiB`, or sizes and numbers joined by `*` and `+` (`{{threads}} * {{size}} + 64MiB`)".into()),
                 );
                 break;
             }
         }
-    } else if let Err(e) = units::parse_size(fs) {
+    } else if let Err(e) = units::parse_size_expr(fs) {
         c.at_value(path!["requirements", "free_space"], e.to_string(), Some(units_hint(&e)));
     }
 }

@@ -39,16 +39,18 @@ fn push_script_json(h: &mut String, json: &str) {
 }
 
 const STYLE: &str = r#"
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}
 h1{margin-bottom:.2em} .desc{color:#555}
 table{border-collapse:collapse;margin:1em 0;font-size:13px} td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
 table.systems{table-layout:fixed;width:100%;font-size:12px} table.systems th:first-child{width:9em}
-table.systems td div{max-height:4.2em;overflow:auto;overflow-wrap:anywhere}
+table.systems td div{max-height:12em;overflow:auto;overflow-wrap:anywhere}
 details.changes-list{margin:.5em 0}
 tr.changed td{background:#fff6d6} .controls{position:sticky;top:0;background:#f4f6f8;padding:.6em 1em;border:1px solid #dde;margin:1em 0}
 .controls[hidden]{display:none} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
 .unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0;max-width:100%;height:auto} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
 .changes{color:#7a5b00;font-size:13px}
+.meta{color:#555;margin:.2em 0 1em} section.answer{background:#f7f9fb;border:1px solid #dde;padding:.6em 1.2em;margin:1em 0}
+section.answer li{margin:.25em 0} table.failures td:last-child{overflow-wrap:anywhere}
 @media print{.controls{display:none} section.result{break-inside:avoid} table.systems td div{max-height:none}}
 "#;
 
@@ -219,6 +221,11 @@ impl Exporter for Html {
         // About what a bar and its data take, so the page is rarely copied.
         let mut h = String::with_capacity(64 * 1024 + r.results.len() * a.ids.len() * 700);
         head(&mut h, r);
+        // The answer first: when and how long, then what changed.
+        meta(&mut h, r);
+        if a.ids.len() > 1 {
+            answer(&mut h, r, &a, geomean);
+        }
         if !r.systems.is_empty() {
             systems(&mut h, r);
         }
@@ -228,6 +235,7 @@ impl Exporter for Html {
             section(&mut h, t, &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
         }
         h.push_str("</div>");
+        failures(&mut h, r);
         if a.ids.len() > 1 {
             comparison(&mut h, r, &a, view, geomean);
         }
@@ -303,6 +311,77 @@ fn head(h: &mut String, r: &ResultFile) {
         }
         h.push_str("</ul>");
     }
+}
+
+/// `Run 2026-12-02 10:14 UTC, 12 min 5 s; 14 tests, 31 results, 3 identifiers`.
+fn meta(h: &mut String, r: &ResultFile) {
+    let at = |s: &str| humantime::parse_rfc3339(s).ok();
+    let start = r.systems.iter().filter_map(|s| at(&s.started)).min();
+    let end = r.systems.iter().filter_map(|s| s.finished.as_deref().and_then(at)).max();
+    let mut parts = Vec::new();
+    if let Some(t) = start {
+        let when = humantime::format_rfc3339_seconds(t).to_string();
+        let when = when.trim_end_matches('Z').replacen('T', " ", 1);
+        let took = end.and_then(|e| e.duration_since(t).ok());
+        let took = took.map(|d| format!(", {}", crate::stats::adaptive::seconds(d))).unwrap_or_default();
+        parts.push(format!("Run {} UTC{took}", &when[..when.len().min(16)]));
+    }
+    let tests: std::collections::HashSet<&str> = r.results.iter().map(|t| t.test.as_str()).collect();
+    parts.push(format!("{} test(s), {} result(s), {} identifier(s)", tests.len(), r.results.len(), r.systems.len()));
+    if !r.failures.is_empty() {
+        parts.push(format!("{} failed or skipped (listed below)", r.failures.len()));
+    }
+    h.push_str(&format!("<p class=\"meta\">{}</p>", esc(&parts.join("; "))));
+}
+
+/// The one-screen answer: each identifier's verdict against the baseline
+/// and the geometric means, before any chart.
+fn answer(h: &mut String, r: &ResultFile, a: &super::view::Analysis, geomean: Option<&[(String, f64)]>) {
+    let Some(b) = &a.baseline else { return };
+    h.push_str("<section class=\"answer\"><h2>Verdict</h2><ul>");
+    for (id, parts) in super::verdict::lines(r, a, b) {
+        h.push_str(&format!("<li><b>{}</b> vs {}: {}</li>", esc(&id), esc(b), esc(&parts.join(", "))));
+    }
+    h.push_str("</ul>");
+    if let Some(g) = geomean
+        && let Some((_, base)) = g.iter().find(|(id, _)| id == b)
+    {
+        let each: Vec<String> = g
+            .iter()
+            .map(|(id, v)| {
+                let vs = if id == b { String::new() } else { format!(" ({:+.1} %)", (v / base - 1.0) * 100.0) };
+                format!("{} {}{vs}", esc(id), crate::units::number(*v))
+            })
+            .collect();
+        h.push_str(&format!(
+            "<p>Geometric mean of {} test(s), higher is better: {}</p>",
+            a.shared_tests,
+            each.join("; ")
+        ));
+    }
+    h.push_str("</section>");
+}
+
+/// What has no value, and why: failed and skipped tests, a row each.
+fn failures(h: &mut String, r: &ResultFile) {
+    if r.failures.is_empty() {
+        return;
+    }
+    h.push_str(&format!(
+        "<h2>Failed or skipped ({})</h2><table class=\"failures\"><tr><th></th><th>Test</th><th>Identifier</th><th>Why</th></tr>",
+        r.failures.len()
+    ));
+    for f in &r.failures {
+        let what = if f.description.is_empty() { f.title.clone() } else { format!("{}: {}", f.title, f.description) };
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&f.status.to_string()),
+            esc(&what),
+            esc(&f.identifier),
+            esc(&f.reason)
+        ));
+    }
+    h.push_str("</table>");
 }
 
 /// The system table: one column per identifier; rows that differ are

@@ -15,6 +15,7 @@ pub mod svg;
 pub mod svg_export;
 pub mod systems;
 pub mod text;
+pub mod verdict;
 pub mod view;
 
 use crate::model::result::ResultFile;

@@ -397,7 +397,7 @@ impl External<'_> {
     fn space(env: &TestEnv<'_>, p: &LoadedProfile) -> Result<Option<u64>, ExecError> {
         let Some(s) = &p.profile.requirements.free_space else { return Ok(None) };
         let s = fill(s, Place::from(env), false)?;
-        units::parse_size(&s).map(Some).map_err(|e| ExecError::Setup(format!("requirements.free_space: {e}")))
+        units::parse_size_expr(&s).map(Some).map_err(|e| ExecError::Setup(format!("requirements.free_space: {e}")))
     }
 }
 

@@ -161,7 +161,7 @@ pub fn free_space_of(t: &crate::expand::Test) -> Option<u64> {
     let fs = t.profile.profile.requirements.free_space.as_deref()?;
     let b = t.bindings();
     let s = template::render(fs, |n| b.get(n).map(String::as_str), false).ok()?;
-    units::parse_size(&s).ok()
+    units::parse_size_expr(&s).ok()
 }
 
 #[cfg(test)]

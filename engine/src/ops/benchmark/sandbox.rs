@@ -84,7 +84,7 @@ fn refuse_widenings(tests: &[Test], req: &Request, d: &Defaults) -> Result<(), F
             let b = t.bindings();
             crate::model::template::render(s, |n| b.get(n).map(String::as_str), false)
                 .ok()
-                .and_then(|s| crate::units::parse_size(&s).ok())
+                .and_then(|s| crate::units::parse_size_expr(&s).ok())
         });
         all.extend(sandbox::scratch_widening(&t.profile, space, d, &req.grants));
         if let Some(w) = all.first() {
