@@ -262,3 +262,44 @@ fn bad_input_is_refused_clearly() {
         assert!(r.stderr.contains(says), "{all:?}: {r:?}");
     }
 }
+
+/// What a history could not judge is said: with 7 runs (5 at 0.20 s, 2 at
+/// 0.25 s) the newest two cannot start a change yet; one stray early run
+/// does not hide a clean +25 % step (it is set aside, and said); points are
+/// numbered from 1.
+#[test]
+fn history_says_what_it_cannot_judge_and_an_outlier_hides_no_step() {
+    let env = Env::new();
+    for i in 0..7 {
+        let v = if i < 5 { 0.20 } else { 0.25 } + (i % 2) as f64 * 0.001;
+        save_point(&env, i, 7, &[("time".to_string(), "Seconds", v)]);
+    }
+    let r = env.run(&["result", "history"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains("7 point(s), ")
+            && r.stdout.contains("no change points; the newest 2 cannot be judged yet (3 points a side needed)"),
+        "{}",
+        r.stdout
+    );
+    let env = Env::new();
+    for i in 0..12 {
+        let v = if i == 1 {
+            2.0
+        } else if i < 6 {
+            0.20
+        } else {
+            0.25
+        } + (i % 3) as f64 * 0.002;
+        save_point(&env, i, 12, &[("time".to_string(), "Seconds", v)]);
+    }
+    let r = env.run(&["result", "history"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("1 change point(s); the newest 2 cannot be judged yet"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("set aside as single outlier(s) in the search (its neighbours' median stood in): #2"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("at #7 nightly-06"), "numbered from 1: {}", r.stdout);
+}

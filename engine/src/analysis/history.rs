@@ -113,6 +113,9 @@ pub struct Series {
     /// False when the series is too short to look for change points.
     pub analysed: bool,
     pub changes: Vec<Change>,
+    /// Rows whose value was set aside as a single outlier (its neighbours'
+    /// median stood in for it in the search).
+    pub outliers: Vec<usize>,
 }
 
 impl Series {
@@ -363,6 +366,7 @@ fn collect(
                         points: Vec::new(),
                         analysed: false,
                         changes: Vec::new(),
+                        outliers: Vec::new(),
                     })
                     .points
                     .push((row, e.value));
@@ -405,6 +409,9 @@ fn analyse_one(s: &mut Series, q: &Query) {
     if !s.analysed {
         return;
     }
+    // One stray run must not hide a clean step: outliers stand aside.
+    let (values, outliers) = changepoint::guard(&values);
+    s.outliers = outliers.iter().map(|&i| s.points[i].0).collect();
     let found = changepoint::e_divisive(&values, &q.settings);
     let mut kept: Vec<(usize, f64)> = found.iter().map(|c| (c.index, c.p)).collect();
     loop {

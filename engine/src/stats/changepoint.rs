@@ -82,6 +82,43 @@ pub fn e_divisive(values: &[f64], s: &Settings) -> Vec<ChangePoint> {
     found
 }
 
+/// Points more than this many noise deviations from their neighbours'
+/// median are outliers ([`guard`]).
+pub const OUTLIER_SIGMAS: f64 = 5.0;
+
+/// The history with single outliers set aside (a Hampel filter): a point
+/// farther than [`OUTLIER_SIGMAS`] from the median of itself and its two
+/// neighbours on each side takes that median. The noise is measured from
+/// successive differences (σ ≈ 1.4826 · median |xᵢ − xᵢ₋₁| / √2), which a
+/// step moves only once, so a step is kept while one stray run is not left
+/// to hide it (the energy statistic weighs every distance, so one far point
+/// can outweigh a clean step). Returns the values and the indexes replaced.
+pub fn guard(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    };
+    if values.len() < 5 || values.iter().any(|v| !v.is_finite()) {
+        return (values.to_vec(), Vec::new());
+    }
+    let mut diffs: Vec<f64> = values.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    let sigma = 1.4826 * median(&mut diffs) / std::f64::consts::SQRT_2;
+    let mut out = values.to_vec();
+    let mut replaced = Vec::new();
+    for i in 0..values.len() {
+        let mut near: Vec<f64> = values[i.saturating_sub(2)..(i + 3).min(values.len())].to_vec();
+        let m = median(&mut near);
+        // With no noise at all, any departure from the neighbours is one.
+        let limit = (OUTLIER_SIGMAS * sigma).max(m.abs() * 1e-12);
+        if (values[i] - m).abs() > limit {
+            out[i] = m;
+            replaced.push(i);
+        }
+    }
+    (out, replaced)
+}
+
 /// A segment [start, end) between change points, with its best split
 /// (index within it, q̂), found once.
 struct Span {
@@ -299,6 +336,22 @@ mod tests {
         assert!(e_divisive(&[1.0, 2.0, 1.0, 2.0, 1.0], &Settings::default()).is_empty());
         assert!(e_divisive(&[5.0; 30], &Settings::default()).is_empty());
         assert!(e_divisive(&[1.0, f64::NAN, 1.0, 1.0, 1.0, 1.0, 1.0], &Settings::default()).is_empty());
+    }
+
+    #[test]
+    fn one_early_outlier_does_not_hide_a_clean_step() {
+        // 6 runs at 0.20 s, 6 at 0.25 s (+25 %), the second run a stray 2 s.
+        let mut v: Vec<f64> = (0..12).map(|i| if i < 6 { 0.20 } else { 0.25 } + (i % 3) as f64 * 0.002).collect();
+        v[1] = 2.0;
+        assert!(e_divisive(&v, &Settings::default()).is_empty(), "unguarded, the outlier hides it");
+        let (g, replaced) = guard(&v);
+        assert_eq!(replaced, [1]);
+        assert!((g[1] - 0.202).abs() < 1e-12, "the median of it and its neighbours: {}", g[1]);
+        let cps = e_divisive(&g, &Settings::default());
+        assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), [6], "{cps:?}");
+        // A step alone is left as it is.
+        let step = noisy(60, 7, |i| if i < 40 { 100.0 } else { 108.0 });
+        assert!(guard(&step).1.is_empty());
     }
 
     #[test]

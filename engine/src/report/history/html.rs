@@ -51,7 +51,7 @@ pub fn render(h: &History) -> String {
                     o,
                     "<tr><td>{}</td><td>#{} {}</td><td>{}</td><td>{} → {} {}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
                     esc(s.line.as_deref().unwrap_or("")),
-                    c.row,
+                    c.row + 1,
                     esc(&row_label(h, c.row)),
                     esc(&when),
                     number(c.before),

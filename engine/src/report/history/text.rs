@@ -60,21 +60,35 @@ fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize)
     let label = one_line(s.line.as_deref().unwrap_or(""));
     let values = s.values();
     let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    // A change needs points on both sides: the newest few cannot start one yet.
+    let side = h.min_points / 2;
+    let pending = values.len().min(side.saturating_sub(1));
     let state = if !s.analysed {
         format!("too few for change points ({} needed)", h.min_points)
-    } else if s.changes.is_empty() {
-        "no change points".to_string()
     } else {
-        format!("{} change point(s)", s.changes.len())
+        let found = match s.changes.len() {
+            0 => "no change points".to_string(),
+            n => format!("{n} change point(s)"),
+        };
+        format!("{found}; the newest {pending} cannot be judged yet ({side} points a side needed)")
     };
     writeln!(o, "  {:label_w$}  {}", label, sparkline(h.rows.len(), s, spark_w)).unwrap();
     let pad = " ".repeat(label_w + 4);
     writeln!(o, "{pad}{} point(s), {} … {}: {state}", values.len(), number(lo), number(hi)).unwrap();
+    if !s.outliers.is_empty() {
+        let at: Vec<String> = s.outliers.iter().map(|r| format!("#{}", r + 1)).collect();
+        writeln!(
+            o,
+            "{pad}set aside as single outlier(s) in the search (its neighbours' median stood in): {}",
+            at.join(", ")
+        )
+        .unwrap();
+    }
     for c in &s.changes {
         writeln!(
             o,
             "{pad}at #{} {} ({}): {} → {} {}, {} ({}): {}",
-            c.row,
+            c.row + 1,
             one_line(&row_label(h, c.row)),
             one_line(&when(h, c.row)),
             number(c.before),
