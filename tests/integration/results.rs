@@ -303,3 +303,33 @@ fn result_list_did_you_mean_and_delete_asks() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!env.result_path("laptop-ssd").exists());
 }
+
+/// The report a run prints fits its purpose: a test's results under one
+/// heading (each by its name, with its bars), and the long system lists
+/// (compiler flags, kernel command line, security notes) cut to a line,
+/// whole with `--detail`.
+#[test]
+fn a_tests_results_share_one_heading_and_long_notes_fold() {
+    let env = Env::new();
+    env.profile(
+        "pair",
+        "id: pair\nversion: 1.0.0\ntitle: Pair\ntest_type: other\nexecutor: {external: {program: sh, args: [-c, 'echo a: 3; echo b: 5']}}\nresults:\n  - {id: first, unit: U, proportion: HIB}\n  - {id: second, unit: V, proportion: LIB}\nparsers:\n  - {result: first, regex: 'a: (?P<value>\\d+)'}\n  - {result: second, regex: 'b: (?P<value>\\d+)'}\n",
+    );
+    let r = env.bench(&["pair", "--runs", "2", "--save", "p"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().filter(|l| *l == "Pair 1.0" || *l == "Pair").count(), 1, "{}", r.stdout);
+    assert!(r.stdout.contains("\n  first\nU > Higher Is Better\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("\n  second\nV < Lower Is Better\n"), "{}", r.stdout);
+    let short = env.run(&["result", "show", "p"]).stdout;
+    let whole = env.run(&["result", "show", "p", "--detail"]).stdout;
+    let width = |t: &str, key: &str| t.lines().find(|l| l.trim_start().starts_with(key)).map(|l| l.chars().count());
+    for key in ["Security Notes", "Compiler Notes", "Kernel Notes"] {
+        if let (Some(s), Some(w)) = (width(&short, key), width(&whole, key)) {
+            assert!(s <= 100, "{key} on one line of the width: {short}");
+            if w > 100 {
+                assert!(short.contains("--detail` prints them whole"), "{short}");
+            }
+        }
+    }
+    assert!(!whole.contains("--detail` prints them whole"), "{whole}");
+}

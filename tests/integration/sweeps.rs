@@ -882,7 +882,13 @@ fn a_loop_device_reaches_the_disk_under_it() {
     let bottom = devices.last().unwrap();
     assert!(bottom["written_bytes"].as_u64().unwrap() >= 64 << 20, "the disk under the loop device saw: {bottom}");
     assert!(e["served_from_memory"].is_null(), "{e}");
-    let e = run("loop:256M,cached", "cached");
-    assert!(e["served_from_memory"].as_str().unwrap_or("").contains(", under loop"), "{e}");
-    assert_eq!(env.result("cached")["systems"][0]["identifier"], "loop 256M cached: ext4");
+    // The disk's counters are the machine's: tests running beside this one
+    // write to it too. Up to three tries, one of which must be flagged.
+    let mut last = serde_json::Value::Null;
+    let flagged = (0..3).any(|k| {
+        last = run("loop:256M,cached", &format!("cached{k}"));
+        last["served_from_memory"].as_str().unwrap_or("").contains(", under loop")
+    });
+    assert!(flagged, "{last}");
+    assert_eq!(env.result("cached0")["systems"][0]["identifier"], "loop 256M cached: ext4");
 }

@@ -40,6 +40,9 @@ pub struct ViewArgs {
     /// How many notable results to list
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub notable: usize,
+    /// Print every system field whole (the text report cuts long notes to a line)
+    #[arg(long)]
+    pub detail: bool,
     /// Exit 6 when any result is significantly worse than the baseline by at least
     /// PCT (default: the noise threshold), listing each with its ratio interval;
     /// also the threshold of `--format junit` and `summary` failures
@@ -160,6 +163,7 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         noise_pct: v.noise,
         notable: v.notable,
         regression_pct: v.fail_on_regression.flatten(),
+        detail: v.detail,
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
     emit(&bytes, v.output.as_deref(), "the report")?;

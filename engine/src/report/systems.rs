@@ -78,7 +78,7 @@ pub fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
 /// The table as text: shared values once, differing ones per identifier,
 /// then the changes; every field one line (a shared result's fields are
 /// anyone's text).
-pub fn text(r: &ResultFile) -> String {
+pub fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
     let mut out = String::new();
     if r.systems.is_empty() {
         return out;
@@ -88,16 +88,35 @@ pub fn text(r: &ResultFile) -> String {
     let rows = table(r);
     let kw = rows.iter().map(|row| one_line(&row.key).chars().count()).max().unwrap_or(0);
     let iw = ids.iter().map(|i| i.chars().count()).max().unwrap_or(0);
+    let mut cut = false;
+    // A value on one line, cut to what the width leaves (`--detail`: whole).
+    // The long lists only: what a storage reader compares (Disk Notes) stays whole.
+    const LONG: [&str; 4] = ["Compiler Notes", "Kernel Notes", "Security Notes", "Environment Notes"];
+    let mut fit = |key: &str, v: &str, used: usize| -> String {
+        let v = one_line(v);
+        match cut_to {
+            Some(w) if LONG.contains(&key) && v.chars().count() > w.saturating_sub(used).max(20) => {
+                cut = true;
+                super::svg::cut(&v, w.saturating_sub(used).max(20)).into_owned()
+            }
+            _ => v.into_owned(),
+        }
+    };
     for row in &rows {
         let key = one_line(&row.key);
         if row.uniform() {
-            out.push_str(&format!("  {key:kw$}  {}\n", one_line(row.values[0].as_deref().unwrap_or("unknown"))));
+            let v = fit(&row.key, row.values[0].as_deref().unwrap_or("unknown"), kw + 4);
+            out.push_str(&format!("  {key:kw$}  {v}\n"));
         } else {
             for (j, (id, v)) in ids.iter().zip(&row.values).enumerate() {
                 let key = if j == 0 { key.as_ref() } else { "" };
-                out.push_str(&format!("  {key:kw$}  {id:iw$}  {}\n", one_line(v.as_deref().unwrap_or("not recorded"))));
+                let v = fit(&row.key, v.as_deref().unwrap_or("not recorded"), kw + iw + 6);
+                out.push_str(&format!("  {key:kw$}  {id:iw$}  {v}\n"));
             }
         }
+    }
+    if cut {
+        out.push_str("  (long fields cut to a line: `engine result show NAME --detail` prints them whole)\n");
     }
     for (id, lines) in changes(r) {
         for l in lines {
@@ -146,7 +165,7 @@ mod tests {
         let ch = changes(&r);
         assert_eq!(ch[0], ("loop0: BFQ".to_string(), vec!["Changed Disk Notes to BFQ / rw.".to_string()]));
         assert_eq!(ch[1].1, vec!["Changed Disk Notes to KYBER / rw.".to_string()]);
-        let t = text(&r);
+        let t = text(&r, None);
         assert!(t.contains("  Processor   AMD EPYC (2 Cores)\n"), "{t}");
         assert!(t.contains("  Disk Notes  loop0: NONE   NONE / rw\n              loop0: BFQ    BFQ / rw\n"), "{t}");
         assert!(t.contains("loop0: BFQ: Changed Disk Notes to BFQ / rw."), "{t}");

@@ -49,6 +49,45 @@ fn bars(out: &mut String, rows: &[Bar<'_>], width: usize, decimals: usize) {
     }
 }
 
+/// The blocks of the results `range` of `r` (one test's, or every test's),
+/// a test's results under one heading: its title and description once, then
+/// each result by its name (`Read Latency`) with its bars.
+fn test_groups(
+    out: &mut String,
+    r: &ResultFile,
+    m: &crate::analysis::Matrix<'_>,
+    keep: &dyn Fn(&TestResult) -> bool,
+    view: &View,
+    width: usize,
+) {
+    let mut i = 0;
+    while i < r.results.len() {
+        let test = &r.results[i].test;
+        let end = (i..r.results.len()).find(|&j| r.results[j].test != *test).unwrap_or(r.results.len());
+        let group: Vec<usize> = (i..end).filter(|&k| keep(&r.results[k])).collect();
+        i = end;
+        let Some(&first) = group.first() else { continue };
+        let desc = group.iter().map(|&k| r.results[k].description.as_str()).min_by_key(|d| d.len()).unwrap_or("");
+        let t = &r.results[first];
+        let title = match &t.app_version {
+            Some(v) if !v.is_empty() => format!("{} {v}", t.title),
+            _ => t.title.clone(),
+        };
+        writeln!(out, "\n\n{}", one_line(&title)).unwrap();
+        if !desc.is_empty() {
+            writeln!(out, "{}", one_line(desc)).unwrap();
+        }
+        for &k in &group {
+            if group.len() > 1 {
+                writeln!(out, "\n  {}", one_line(&super::verdict::result_name(&r.results[k], desc))).unwrap();
+            }
+            result_block(out, &r.results[k], &m.rows[k], &m.ids, view, width);
+        }
+    }
+}
+
+/// One result's unit and bars (or values relative to a reference), and the
+/// marks of its entries.
 fn result_block(
     out: &mut String,
     t: &TestResult,
@@ -57,14 +96,6 @@ fn result_block(
     view: &View,
     width: usize,
 ) {
-    let title = match &t.app_version {
-        Some(v) if !v.is_empty() => format!("{} {v}", t.title),
-        _ => t.title.clone(),
-    };
-    writeln!(out, "\n\n{}", one_line(&title)).unwrap();
-    if !t.description.is_empty() {
-        writeln!(out, "{}", one_line(&t.description)).unwrap();
-    }
     let present: Vec<(&String, &crate::model::result::ResultEntry)> =
         ids.iter().zip(row).filter_map(|(id, e)| e.map(|e| (id, e))).collect();
     match &view.normalize {
@@ -218,11 +249,7 @@ pub fn test_blocks(r: &ResultFile, test: &str, width: usize) -> String {
     let m = crate::analysis::Matrix::new(r);
     let view = View::default();
     let mut out = String::new();
-    for (t, row) in r.results.iter().zip(&m.rows) {
-        if t.test == test {
-            result_block(&mut out, t, row, &m.ids, &view, width);
-        }
-    }
+    test_groups(&mut out, r, &m, &|t| t.test == test, &view, width);
     finish(out.trim_start_matches('\n'))
 }
 
@@ -355,13 +382,11 @@ impl Exporter for Text {
         }
         if !r.systems.is_empty() {
             out.push('\n');
-            out.push_str(&super::systems::text(r));
+            out.push_str(&super::systems::text(r, (!view.detail).then_some(self.width)));
         }
         let m = crate::analysis::Matrix::new(r);
         let a = analyze_matrix(r, &m, view);
-        for (t, row) in r.results.iter().zip(&m.rows) {
-            result_block(&mut out, t, row, &a.ids, view, self.width);
-        }
+        test_groups(&mut out, r, &m, &|_| true, view, self.width);
         if a.ids.len() > 1 && !r.results.is_empty() {
             analysis_block(&mut out, r, &a, self.width);
         }

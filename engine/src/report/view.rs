@@ -19,11 +19,21 @@ pub struct View {
     pub notable: usize,
     /// A regression is worse by at least this, percent (default: `noise_pct`).
     pub regression_pct: Option<f64>,
+    /// Every system field whole (compiler flags, kernel command line,
+    /// security notes); else the text report cuts long ones to a line.
+    pub detail: bool,
 }
 
 impl Default for View {
     fn default() -> Self {
-        View { baseline: None, normalize: None, noise_pct: significance::NOISE_PCT, notable: 5, regression_pct: None }
+        View {
+            baseline: None,
+            normalize: None,
+            noise_pct: significance::NOISE_PCT,
+            notable: 5,
+            regression_pct: None,
+            detail: false,
+        }
     }
 }
 
