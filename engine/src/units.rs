@@ -66,6 +66,29 @@ pub fn parse_size_expr(s: &str) -> Result<u64, UnitError> {
     Ok(total)
 }
 
+/// Seconds written as a sum of products of durations and plain numbers
+/// (`2 * 1s`, `20 + 5 + 60`): a trial's run time from its options.
+pub fn parse_seconds_expr(s: &str) -> Result<f64, UnitError> {
+    let bad = || UnitError::Duration(s.to_string());
+    let mut total = 0.0;
+    for term in s.split('+') {
+        let mut product = 1.0;
+        for factor in term.split(['*', '×']) {
+            let f = factor.trim();
+            product *= match f.parse::<f64>() {
+                Ok(n) if n.is_finite() && n >= 0.0 => n,
+                _ => parse_duration(f).map_err(|_| bad())?.as_secs_f64(),
+            };
+        }
+        total += product;
+    }
+    if total.is_finite() && total <= MAX_DURATION.as_secs_f64() {
+        Ok(total)
+    } else {
+        Err(UnitError::DurationTooLong(s.to_string()))
+    }
+}
+
 /// Formats bytes with binary units (what `df -h` users expect for free space).
 pub fn format_bytes_binary(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -208,6 +231,14 @@ pub fn loose_unit(unit: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_time_from_options_is_a_sum_of_products() {
+        assert_eq!(parse_seconds_expr("2 * 1s"), Ok(2.0));
+        assert_eq!(parse_seconds_expr("20 + 5 + 60"), Ok(85.0));
+        assert_eq!(parse_seconds_expr("30 * 10s"), Ok(300.0));
+        assert!(parse_seconds_expr("two * 1s").is_err());
+    }
 
     #[test]
     fn a_size_from_options_is_a_sum_of_products() {

@@ -255,3 +255,32 @@ fn free_space_is_computed_from_the_chosen_options() {
     assert_eq!(need("tiobench-io", &["test=Read", "threads=32", "size=256MB"]), 32 * (256 << 20) + (16 << 20));
     assert_eq!(need("blogbench", &["duration=2 x 1 Seconds"]), 200 * 1536 * 1024 + (64 << 20));
 }
+
+/// A never-timed test whose options fix its run time is estimated from it:
+/// BlogBench's 2 × 1 s, fio's start delay, ramp and run time.
+#[test]
+fn dry_run_estimates_a_fixed_run_time_before_the_first_run() {
+    let env = Env::new();
+    let r = env.run(&["benchmark", "blogbench", "-o", "duration=2 x 1 Seconds", "--dry-run", "-y"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("3 trial(s) (up to 1000 within a budget of 1m), ~6s from its run time"), "{}", r.stdout);
+    let r = env.run(&[
+        "benchmark",
+        "fio",
+        "-o",
+        "type=Random Read",
+        "-o",
+        "engine=Sync",
+        "-o",
+        "direct=No",
+        "-o",
+        "block_size=4KB",
+        "-o",
+        "jobs=1",
+        "--dry-run",
+        "-y",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // 20 s delay + 5 s ramp + 60 s, three trials.
+    assert!(r.stdout.contains("~4m 15s from its run time"), "{}", r.stdout);
+}

@@ -774,6 +774,11 @@ pub struct Trials {
     /// Trials run first and discarded.
     #[serde(default)]
     pub warmup: u32,
+    /// How long one trial runs when its options fix it, for estimates before
+    /// it has ever run: durations and numbers (seconds) joined by `*` and
+    /// `+`, with placeholders (`{{iterations}} * {{frequency}}`).
+    #[serde(default)]
+    pub run_time: Option<String>,
 }
 
 fn default_times() -> u32 {
@@ -785,7 +790,15 @@ fn default_target_ci() -> f64 {
 
 impl Default for Trials {
     fn default() -> Self {
-        Trials { times: default_times(), min: None, max: None, budget: None, target_ci: default_target_ci(), warmup: 0 }
+        Trials {
+            times: default_times(),
+            min: None,
+            max: None,
+            budget: None,
+            target_ci: default_target_ci(),
+            warmup: 0,
+            run_time: None,
+        }
     }
 }
 

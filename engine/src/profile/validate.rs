@@ -417,6 +417,9 @@ fn check_trials(c: &mut Checker, p: &Profile) {
 /// `requirements:`: a free space that is a size (per test, when it uses
 /// option values), program names and their folders, absolute file paths.
 fn check_requirements(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
+    if let Some(rt) = &p.trials.run_time {
+        check_run_time(c, p, rt, known);
+    }
     if let Some(fs) = &p.requirements.free_space {
         check_free_space(c, p, fs, known);
     }
@@ -448,6 +451,23 @@ fn check_requirements(c: &mut Checker, p: &Profile, known: &BTreeSet<String>) {
                 format!("`{}` is not an absolute path", f.path),
                 Some("name the file where its package installs it: `/usr/src/linux-source-6.1.tar.xz`".into()),
             );
+        }
+    }
+}
+
+/// `trials.run_time`: seconds every test's values fill it with.
+fn check_run_time(c: &mut Checker, p: &Profile, rt: &str, known: &BTreeSet<String>) {
+    c.text(path!["trials", "run_time"], rt, known);
+    for combo in value_combos(p) {
+        if let Ok(s) = template::render(rt, |n| combo.get(n).map(String::as_str), false)
+            && let Err(e) = units::parse_seconds_expr(&s)
+        {
+            c.at_value(
+                path!["trials", "run_time"],
+                e.to_string(),
+                Some("durations and numbers of seconds joined by `*` and `+`: `{{iterations}} * {{frequency}}`".into()),
+            );
+            break;
         }
     }
 }

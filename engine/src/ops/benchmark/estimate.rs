@@ -113,6 +113,11 @@ fn timings(file: &ResultFile) -> Vec<(String, f64, String)> {
 /// time (`runtime: 2s`, fio's `runtime: 20` seconds), plus a ramp.
 fn fixed_run_time(t: &Test) -> Option<f64> {
     let b = t.bindings();
+    // The profile says how long a trial runs: its word over any guess.
+    if let Some(rt) = &t.profile.profile.trials.run_time {
+        let filled = crate::model::template::render(rt, |n| b.get(n).map(String::as_str), false).ok()?;
+        return crate::units::parse_seconds_expr(&filled).ok();
+    }
     let secs = |k: &str| {
         let v = b.get(k)?;
         v.parse::<f64>().ok().or_else(|| crate::units::parse_duration(v).ok().map(|d| d.as_secs_f64()))
