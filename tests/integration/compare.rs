@@ -385,6 +385,8 @@ fn the_html_report_renders_in_chromium() {
     assert!(meta < first_chart && verdict < first_chart, "the answer before the charts");
     assert!(page.contains("test(s), 3 result(s), 3 identifier(s)"), "the counts");
     assert!(page[verdict..first_chart].contains("Geometric mean of "), "the geometric mean up top");
+    // A test's results in one block: the two fs_mark tests and echo, three blocks.
+    assert_eq!(page.matches("<div class=\"test\">").count(), 3, "a block per test");
     assert!(!text.contains("https://") && !text.contains("src=\""), "self-contained");
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .iter()

@@ -50,7 +50,7 @@ tr.changed td{background:#fff6d6} .controls{position:sticky;top:0;background:#f4
 .unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0;max-width:100%;height:auto} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
 .changes{color:#7a5b00;font-size:13px}
 .meta{color:#555;margin:.2em 0 1em} section.answer{background:#f7f9fb;border:1px solid #dde;padding:.6em 1.2em;margin:1em 0}
-section.answer li{margin:.25em 0} table.failures td:last-child{overflow-wrap:anywhere}
+section.answer li{margin:.25em 0} div.test{border-top:2px solid #dde;margin:1.5em 0;padding-top:.3em} details.warnings{color:#7a5b00;font-size:13px} table.failures td:last-child{overflow-wrap:anywhere}
 @media print{.controls{display:none} section.result{break-inside:avoid} table.systems td div{max-height:none}}
 "#;
 
@@ -98,7 +98,7 @@ function render(){
   const norm = document.getElementById('normalize').value;
   const hide = document.getElementById('hide-noisy').checked;
   const sort = document.getElementById('sort').value;
-  const sections = document.querySelectorAll('#results > section.result');
+  const sections = document.querySelectorAll('#results section.result');
   let shown = 0;
   D.results.forEach((res, k) => {
     const sec = sections[k];
@@ -201,11 +201,12 @@ fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<
         .flat_map(|e| e.served_from_memory.iter().chain(&e.warning).map(move |w| (e.identifier.as_str(), w)))
         .collect();
     if !warned.is_empty() {
-        h.push_str("<ul class=\"warnings\">");
+        // Folded: the same budget line under every metric of a test is read once.
+        write!(h, "<details class=\"warnings\"><summary>{} warning(s)</summary><ul>", warned.len()).unwrap();
         for (id, w) in warned {
             write!(h, "<li><b>{}</b>: {}</li>", esc(id), esc(w)).unwrap();
         }
-        h.push_str("</ul>");
+        h.push_str("</ul></details>");
     }
     h.push_str("</section>");
 }
@@ -231,8 +232,20 @@ impl Exporter for Html {
         }
         controls(&mut h, r.results.len());
         h.push_str("<div id=\"results\">");
+        // A test's results (bandwidth, IOPS, latencies) in one block.
+        let mut open: Option<&str> = None;
         for ((t, row), said) in r.results.iter().zip(&m.rows).zip(&verdicts) {
+            if open != Some(t.test.as_str()) {
+                if open.is_some() {
+                    h.push_str("</div>");
+                }
+                h.push_str("<div class=\"test\">");
+                open = Some(&t.test);
+            }
             section(&mut h, t, &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
+        }
+        if open.is_some() {
+            h.push_str("</div>");
         }
         h.push_str("</div>");
         failures(&mut h, r);
