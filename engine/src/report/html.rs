@@ -559,10 +559,11 @@ mod tests {
         assert_eq!(html.matches("</script>").count(), 2);
         assert!(!html.contains("<!--"));
         // The charts show it, escaped: two results and the geometric mean, as
-        // do the two verdicts, the system table and the wins.
+        // do the two verdicts, the system table, the wins, and the lead (its
+        // verdict and its geometric mean).
         let page = static_part(&html);
         let shown = "&lt;!--&lt;script&gt;x&lt;/script&gt;";
         assert_eq!(page.matches(&format!(">{shown}</text>")).count(), 3, "{page}");
-        assert_eq!(page.matches(shown).count(), 3 + 2 + 1 + 1, "{page}");
+        assert_eq!(page.matches(shown).count(), 3 + 2 + 1 + 1 + 2, "{page}");
     }
 }
