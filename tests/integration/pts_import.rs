@@ -477,7 +477,7 @@ fn seed_systems(text: &str, ids: &[String]) -> Vec<(String, String, String)> {
 }
 
 fn seed_003() -> String {
-    let page = std::fs::read_to_string(repo().join("../shared/seeds/003_f38c463f76844c0b.txt")).unwrap();
+    let page = std::fs::read_to_string(repo().join("tests/fixtures/seeds/003_f38c463f76844c0b.txt")).unwrap();
     seed_composite(&page, "Linux 4.19 I/O Scheduler Performance")
 }
 

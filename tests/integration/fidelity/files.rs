@@ -2,7 +2,7 @@
 //! every entry engine has under a PTS label runs PTS's work, and engine's
 //! parser reads PTS's number from the real tool's output.
 //!
-//! PTS's side is read from the fixtures (../shared/fixtures/pts-profiles):
+//! PTS's side is read from the fixtures (tests/fixtures/pts-profiles):
 //! the arguments from test-definition.xml, the wrapper script by running the
 //! `echo` in install.sh that writes it, and the commands by running that
 //! wrapper as PTS does (`exec ./wrapper ARGS`, with PTS's environment) with

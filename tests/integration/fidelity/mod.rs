@@ -2,7 +2,8 @@
 //! label, the command engine would run (its `--dry-run` lines) is the one
 //! PTS's test-definition and install.sh produce, and engine's parser reads
 //! the number PTS's parser reads from the real tool's output. One file per
-//! profile group; the PTS side is read from `../shared/fixtures/pts-profiles/`.
+//! profile group; the PTS side is read from `tests/fixtures/pts-profiles/`
+//! (PTS's folders as it ships them, copied from `../shared/fixtures/`).
 
 use crate::common::{Env, repo};
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ mod storage;
 
 /// A PTS test-profile folder of the fixtures (`fio-2.2.0`).
 pub fn pts_profile(name: &str) -> PathBuf {
-    repo().join("../shared/fixtures/pts-profiles").join(name)
+    repo().join("tests/fixtures/pts-profiles").join(name)
 }
 
 /// A file of a PTS fixture profile, as text.
