@@ -12,30 +12,19 @@
 //! runs in, connection flags, a default written out) — and any other
 //! difference fails with both command lines.
 
-use super::{engine_commands, pts_file};
+use super::{PtsOption, child, engine_commands, load, pts_file, pts_options};
 use crate::common::{Env, repo};
 use engine::expand::{self, Batch};
-use engine::model::profile::{ExecutorDef, LoadedProfile, Origin};
+use engine::model::profile::{ExecutorDef, LoadedProfile};
 use engine::model::template;
 use engine::parse::{Configured, RawOutput};
-use engine::profile::load::{Packages, profile_from_str};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 // ---------------------------------------------------------------- PTS's tests
-
-/// One option of a test-definition.xml: display name, the text put around
-/// the chosen value, and the menu (entry name, value).
-struct PtsOption {
-    name: String,
-    prefix: String,
-    postfix: String,
-    menu: Vec<(String, String)>,
-}
 
 /// What a test-definition.xml says a test is and how its arguments are made.
 struct PtsDef {
@@ -53,28 +42,11 @@ struct PtsTest {
     args: String,
 }
 
-fn child(n: roxmltree::Node, tag: &str) -> Option<String> {
-    n.children().find(|c| c.has_tag_name(tag)).map(|c| c.text().unwrap_or("").to_string())
-}
-
 fn pts_def(profile: &str) -> PtsDef {
     let xml = pts_file(profile, "test-definition.xml");
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let find = |tag: &str| doc.descendants().find(|n| n.has_tag_name(tag)).and_then(|n| n.text()).unwrap_or("");
-    let options = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("Option"))
-        .map(|o| PtsOption {
-            name: child(o, "DisplayName").unwrap_or_default(),
-            prefix: child(o, "ArgumentPrefix").unwrap_or_default(),
-            postfix: child(o, "ArgumentPostfix").unwrap_or_default(),
-            menu: o
-                .descendants()
-                .filter(|e| e.has_tag_name("Entry"))
-                .map(|e| (child(e, "Name").unwrap_or_default(), child(e, "Value").unwrap_or_default()))
-                .collect(),
-        })
-        .collect();
+    let options = pts_options(&xml);
     let default_args =
         doc.descendants().find(|n| n.has_tag_name("Default")).and_then(|d| child(d, "Arguments")).unwrap_or_default();
     PtsDef { title: find("Title").into(), app_version: find("AppVersion").into(), default_args, options }
@@ -165,12 +137,6 @@ fn pts_parse(p: &PtsParser, output: &str) -> Option<f64> {
 }
 
 // ---------------------------------------------------------- engine's side
-
-fn load(id: &str) -> Arc<LoadedProfile> {
-    let path = repo().join("test-profiles").join(id).join("profile.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    Arc::new(profile_from_str(&text, id, Origin::File(path), &Packages::builtin()).unwrap())
-}
 
 /// Engine's value of `result` from `output`, for the test `presets` pick.
 fn engine_value(id: &str, presets: &[&str], result: &str, output: &str) -> f64 {

@@ -6,7 +6,10 @@
 //! (PTS's folders as it ships them, copied from `../shared/fixtures/`).
 
 use crate::common::{Env, repo};
+use engine::model::profile::{LoadedProfile, Origin};
+use engine::profile::load::{Packages, profile_from_str};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 mod builds;
 mod files;
@@ -46,4 +49,43 @@ pub fn engine_commands(env: &Env, reference: &str, options: &[&str]) -> Vec<(Str
         }
     }
     out
+}
+
+/// One option of a PTS test-definition.xml: its display name, the text put
+/// around the chosen value, and its menu (entry name, value).
+pub struct PtsOption {
+    pub name: String,
+    pub prefix: String,
+    pub postfix: String,
+    pub menu: Vec<(String, String)>,
+}
+
+/// The text of `n`'s child element `tag`.
+pub fn child<'a>(n: roxmltree::Node<'a, 'a>, tag: &str) -> Option<String> {
+    n.children().find(|c| c.has_tag_name(tag)).map(|c| c.text().unwrap_or("").to_string())
+}
+
+/// The options of a test-definition.xml.
+pub fn pts_options(xml: &str) -> Vec<PtsOption> {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("Option"))
+        .map(|o| PtsOption {
+            name: child(o, "DisplayName").unwrap_or_default(),
+            prefix: child(o, "ArgumentPrefix").unwrap_or_default(),
+            postfix: child(o, "ArgumentPostfix").unwrap_or_default(),
+            menu: o
+                .descendants()
+                .filter(|e| e.has_tag_name("Entry"))
+                .map(|e| (child(e, "Name").unwrap_or_default(), child(e, "Value").unwrap_or_default()))
+                .collect(),
+        })
+        .collect()
+}
+
+/// A shipped profile, loaded as engine loads it.
+pub fn load(id: &str) -> Arc<LoadedProfile> {
+    let path = repo().join("test-profiles").join(id).join("profile.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    Arc::new(profile_from_str(&text, id, Origin::File(path), &Packages::builtin()).unwrap())
 }

@@ -11,47 +11,15 @@
 //! engine's arguments. pts/fio-1.11 (the seeds' profile) is not among the
 //! fixtures: its job file is quoted below.
 
-use super::{engine_commands, pts_file};
+use super::{PtsOption, child, engine_commands, load, pts_file, pts_options};
 use crate::common::{Env, repo};
 use engine::expand::{self, Batch};
-use engine::model::profile::{LoadedProfile, Origin};
+use engine::model::profile::LoadedProfile;
 use engine::model::template;
 use engine::parse::{Configured, RawOutput};
-use engine::profile::load::{Packages, profile_from_str};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// One option of a PTS test-definition.xml: its display name, the text put
-/// around the chosen value, and its menu (entry name, value).
-struct PtsOption {
-    name: String,
-    prefix: String,
-    postfix: String,
-    menu: Vec<(String, String)>,
-}
-
-fn child<'a>(n: roxmltree::Node<'a, 'a>, tag: &str) -> Option<String> {
-    n.children().find(|c| c.has_tag_name(tag)).map(|c| c.text().unwrap_or("").to_string())
-}
-
-fn pts_options(xml: &str) -> Vec<PtsOption> {
-    let doc = roxmltree::Document::parse(xml).unwrap();
-    doc.descendants()
-        .filter(|n| n.has_tag_name("Option"))
-        .map(|o| PtsOption {
-            name: child(o, "DisplayName").unwrap_or_default(),
-            prefix: child(o, "ArgumentPrefix").unwrap_or_default(),
-            postfix: child(o, "ArgumentPostfix").unwrap_or_default(),
-            menu: o
-                .descendants()
-                .filter(|e| e.has_tag_name("Entry"))
-                .map(|e| (child(e, "Name").unwrap_or_default(), child(e, "Value").unwrap_or_default()))
-                .collect(),
-        })
-        .collect()
-}
 
 /// One `<ResultsParser>` of a results-definition.xml.
 #[derive(Debug)]
@@ -243,12 +211,6 @@ fn pairs_of(description: &str) -> Vec<(String, String)> {
 /// Whether every (option, entry) pair names a PTS option and one of its entries.
 fn claims_pts(opts: &[PtsOption], pairs: &[(String, String)]) -> bool {
     pairs.iter().all(|(n, e)| opts.iter().any(|o| o.name == *n && o.menu.iter().any(|(m, _)| m == e)))
-}
-
-fn load(id: &str) -> Arc<LoadedProfile> {
-    let path = repo().join("test-profiles").join(id).join("profile.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    Arc::new(profile_from_str(&text, id, Origin::File(path), &Packages::builtin()).unwrap())
 }
 
 /// The words of a `--dry-run` command line (it single-quotes what a shell
