@@ -80,12 +80,7 @@ pub(super) fn phase(cx: &Context, req: &Request, tests: &[Test], events: &dyn Ev
 fn refuse_widenings(tests: &[Test], req: &Request, d: &Defaults) -> Result<(), Failure> {
     for t in tests.iter().filter(|t| t.profile.shared()) {
         let mut all = sandbox::widenings(&t.profile, d, &req.grants);
-        let space = t.profile.profile.requirements.free_space.as_deref().and_then(|s| {
-            let b = t.bindings();
-            crate::model::template::render(s, |n| b.get(n).map(String::as_str), false)
-                .ok()
-                .and_then(|s| crate::units::parse_size_expr(&s).ok())
-        });
+        let space = crate::runner::requirements::free_space_of(t);
         all.extend(sandbox::scratch_widening(&t.profile, space, d, &req.grants));
         if let Some(w) = all.first() {
             let grants: Vec<String> = all.iter().map(|w| format!("--grant {}", w.grant)).collect();
