@@ -101,6 +101,14 @@ fn changes_of(h: &Value) -> Vec<(String, Vec<u64>)> {
         .collect()
 }
 
+/// The one history of a `--format json` output (`{"histories": [h]}`).
+fn only_history(json: &str) -> Value {
+    let v: Value = serde_json::from_str(json).unwrap();
+    let hs = v["histories"].as_array().unwrap();
+    assert_eq!(hs.len(), 1, "{json}");
+    hs[0].clone()
+}
+
 fn near(found: &[u64], want: &[u64]) -> bool {
     found.len() == want.len() && found.iter().zip(want).all(|(f, w)| f.abs_diff(*w) <= 1)
 }
@@ -118,7 +126,7 @@ fn change_points_are_where_the_steps_are_and_otava_agrees() {
     four_histories(&env);
     let r = env.run(&["result", "history", "--format", "json"]);
     assert_eq!(r.code, 0, "{r:?}");
-    let h: Value = serde_json::from_str(&r.stdout).unwrap();
+    let h = only_history(&r.stdout);
     let ours = changes_of(&h);
     let want: [(&str, &[u64]); 4] = [("step", &[40]), ("noise", &[]), ("two steps", &[20, 40]), ("spread", &[])];
     for (desc, rows) in want {
@@ -192,7 +200,7 @@ fn pure_noise_rarely_has_a_change_point() {
     }
     let r = env.run(&["result", "history", "--format", "json"]);
     assert_eq!(r.code, 0, "{r:?}");
-    let h: Value = serde_json::from_str(&r.stdout).unwrap();
+    let h = only_history(&r.stdout);
     let alarms = changes_of(&h).iter().filter(|(_, rows)| !rows.is_empty()).count();
     assert!(alarms <= 5, "{alarms} of 100 noise histories had a change point");
 }
@@ -219,11 +227,11 @@ fn gaps_tags_and_short_histories() {
     assert!(r.stdout.contains("5 point(s)") && r.stdout.contains("too few for change points (6 needed)"), "{r:?}");
     // Ordered by a tag, in natural order; filtered by one.
     let r = env.run(&["result", "history", "--by", "build", "--format", "json"]);
-    let h: Value = serde_json::from_str(&r.stdout).unwrap();
+    let h = only_history(&r.stdout);
     let keys: Vec<&str> = h["rows"].as_array().unwrap().iter().map(|r| r["key"].as_str().unwrap()).collect();
     assert_eq!(keys, ["0", "1", "2", "3", "4", "5", "6", "7"]);
     let r = env.run(&["result", "history", "--tag", "build=3", "--format", "json"]);
-    let h: Value = serde_json::from_str(&r.stdout).unwrap();
+    let h = only_history(&r.stdout);
     assert_eq!(h["rows"].as_array().unwrap().len(), 1, "{r:?}");
 }
 
@@ -302,4 +310,49 @@ fn history_says_what_it_cannot_judge_and_an_outlier_hides_no_step() {
         r.stdout
     );
     assert!(r.stdout.contains("at #7 nightly-06"), "numbered from 1: {}", r.stdout);
+}
+
+/// `history` with no names groups saved results by profile and tag keys: a
+/// one-off scheduler sweep whose identifier (`host1`) is also the nightly
+/// runs' does not become a point of the nightly line.
+#[test]
+fn history_of_every_result_groups_by_profile_and_tags() {
+    let env = Env::new();
+    for i in 0..6 {
+        save_point(&env, i, 6, &[("rate".to_string(), "MB/s", 100.0 + i as f64)]);
+    }
+    let sweep = json!({
+        "schema_version": 1, "title": "sched",
+        "systems": [{"identifier": "host1", "started": "2026-11-30T10:00:00Z", "engine_version": "0.1.0"}],
+        "results": [{
+            "test": "fio-2.2.0-abc", "profile": "fio", "profile_version": "2.2.0", "result": "bw",
+            "title": "Flexible IO Tester", "description": "Random Read", "options": [], "unit": "MB/s",
+            "proportion": "HIB",
+            "entries": [{"identifier": "host1", "value": 5.0, "trials": [5.0, 5.0], "n": 2, "min": 5.0,
+                         "max": 5.0, "median": 5.0, "timestamp": "2026-11-30T10:00:00Z"}]
+        }],
+    });
+    let p = env.result_path("sched");
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, serde_json::to_vec(&sweep).unwrap()).unwrap();
+
+    let r = env.run(&["result", "history"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains("History of 6 run(s)") && r.stdout.contains("Saved results of synthetic; tagged build (6)")
+    );
+    assert!(r.stdout.contains("History of 1 run(s)") && r.stdout.contains("Saved results of fio; untagged (1)"));
+    let nightly = r.stdout.split("History of 1 run(s)").next().unwrap();
+    assert!(nightly.contains("6 point(s)") && !nightly.contains("Flexible IO Tester"), "{}", r.stdout);
+
+    let r = env.run(&["result", "history", "--format", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["histories"].as_array().unwrap().len(), 2, "{r:?}");
+    // One time axis per CSV (Otava's layout): the choice is asked for.
+    let r = env.run(&["result", "history", "--format", "csv"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("2 separate histories") && r.stderr.contains("fio; untagged"), "{r:?}");
+    let r = env.run(&["result", "history", "--format", "csv", "--test", "synthetic"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 7, "{r:?}");
 }

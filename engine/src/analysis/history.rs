@@ -142,6 +142,29 @@ pub struct History {
     pub min_points: usize,
     /// What was left out and why.
     pub notes: Vec<String>,
+    /// The group of saved results this history is, when none were named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<Group>,
+}
+
+/// Saved results that make one history: they share a profile (directly or
+/// through others) and their identifiers carry the same tag keys.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Group {
+    pub profiles: Vec<String>,
+    pub tag_keys: Vec<String>,
+    pub results: Vec<String>,
+}
+
+impl Group {
+    /// `fio, sha256; tagged build` — what a reader tells groups apart by.
+    pub fn describe(&self) -> String {
+        let tags = match self.tag_keys.is_empty() {
+            true => "untagged".to_string(),
+            false => format!("tagged {}", self.tag_keys.join(", ")),
+        };
+        format!("{}; {tags}", self.profiles.join(", "))
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -204,7 +227,95 @@ pub fn build(files: &[(String, ResultFile)], q: &Query) -> Result<History, Histo
         min_magnitude_pct: q.min_magnitude_pct,
         min_points: 2 * q.settings.min_size,
         notes,
+        group: None,
     })
+}
+
+/// The histories of every saved result: one per [`Group`], joined
+/// transitively (a nightly suite and a later run of one of its profiles are
+/// one history; a scheduler sweep and an untagged sha256 run are two), so an
+/// identifier shared by unrelated results never joins them into one line.
+/// Groups with nothing `q` asks for are left out; the largest comes first.
+pub fn build_grouped(files: Vec<(String, ResultFile)>, q: &Query) -> Result<Vec<History>, HistoryError> {
+    let groups = partition(&files);
+    let every_profile = profiles_of(&files);
+    let mut files: Vec<Option<(String, ResultFile)>> = files.into_iter().map(Some).collect();
+    let mut out = Vec::new();
+    let mut first_error = None;
+    for members in groups {
+        let part: Vec<(String, ResultFile)> = members.iter().filter_map(|&i| files[i].take()).collect();
+        match build(&part, q) {
+            Ok(mut h) if !h.series.is_empty() => {
+                h.group = Some(group_of(&part));
+                out.push(h);
+            }
+            Ok(_) => {}
+            Err(e @ HistoryError::Units(_)) => return Err(e),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(match first_error {
+            // Name every profile there is, not only the first group's.
+            Some(HistoryError::NoTest(asked, _)) => HistoryError::NoTest(asked, every_profile),
+            Some(e) => e,
+            None => HistoryError::Empty("no saved result has a value".into()),
+        });
+    }
+    out.sort_by_key(|h| std::cmp::Reverse(h.rows.len()));
+    Ok(out)
+}
+
+/// Indices of `files` by group, each group in the files' order.
+pub fn partition(files: &[(String, ResultFile)]) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..files.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut first: std::collections::HashMap<(Vec<&str>, &str), usize> = std::collections::HashMap::new();
+    for (i, (_, f)) in files.iter().enumerate() {
+        let keys = tag_keys(f);
+        for r in &f.results {
+            let j = *first.entry((keys.clone(), r.profile.as_str())).or_insert(i);
+            let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut groups: IndexMap<usize, Vec<usize>> = IndexMap::new();
+    for i in 0..files.len() {
+        let r = root(&mut parent, i);
+        groups.entry(r).or_default().push(i);
+    }
+    groups.into_values().collect()
+}
+
+/// The tag keys of a result's identifiers, sorted.
+fn tag_keys(f: &ResultFile) -> Vec<&str> {
+    let mut keys: Vec<&str> = f.systems.iter().flat_map(|s| s.tags.keys().map(String::as_str)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+fn profiles_of(files: &[(String, ResultFile)]) -> Vec<String> {
+    let mut profiles: Vec<String> =
+        files.iter().flat_map(|(_, f)| f.results.iter().map(|r| r.profile.clone())).collect();
+    profiles.sort();
+    profiles.dedup();
+    profiles
+}
+
+fn group_of(files: &[(String, ResultFile)]) -> Group {
+    let mut tags: Vec<String> = files.iter().flat_map(|(_, f)| tag_keys(f)).map(str::to_string).collect();
+    tags.sort();
+    tags.dedup();
+    Group { profiles: profiles_of(files), tag_keys: tags, results: files.iter().map(|(n, _)| n.clone()).collect() }
 }
 
 /// The identifiers that have every tag asked for (and the order's tag).
@@ -374,12 +485,8 @@ fn collect(
         }
     }
     if series.is_empty() && !q.tests.is_empty() {
-        let mut profiles: Vec<String> =
-            files.iter().flat_map(|(_, f)| f.results.iter().map(|r| r.profile.clone())).collect();
-        profiles.sort();
-        profiles.dedup();
         let asked = q.tests.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" or ");
-        return Err(HistoryError::NoTest(asked, profiles));
+        return Err(HistoryError::NoTest(asked, profiles_of(files)));
     }
     let mut out: Vec<Series> = series.into_values().collect();
     for s in &mut out {
@@ -577,5 +684,41 @@ mod tests {
         assert!(h.series.iter().find(|s| s.line.as_deref() == Some("a")).unwrap().analysed);
         let q = Query { tests: vec!["sqlite".into()], ..Default::default() };
         assert!(matches!(build(&files, &q), Err(HistoryError::NoTest(_, p)) if p == ["fio"]));
+    }
+
+    /// With every saved result, a scheduler sweep (untagged, identifiers
+    /// `a` and `b`) and a sha256 run do not join the tagged nightly fio runs
+    /// that also have an identifier `a`: three histories, each its own rows.
+    #[test]
+    fn every_saved_result_is_grouped_by_profile_and_tag_keys() {
+        let mut files: Vec<_> = (0..8).map(|i| run(&format!("n{i}"), i, &[("a", step(i))], "MB/s")).collect();
+        let mut sweep = run("sweep", 20, &[("a", 5.0), ("b", 6.0)], "MB/s");
+        sweep.1.systems.iter_mut().for_each(|s| s.tags.clear());
+        let mut sha = run("sha", 21, &[("a", 700.0)], "MB/s");
+        sha.1.results[0].profile = "sha256".into();
+        sha.1.results[0].test = "sha256-1.0-abc".into();
+        files.push(sweep);
+        files.push(sha);
+        assert_eq!(partition(&files), [(0..8).collect::<Vec<_>>(), vec![8], vec![9]]);
+        let hs = build_grouped(files, &Query::default()).unwrap();
+        let described: Vec<(String, usize)> =
+            hs.iter().map(|h| (h.group.as_ref().unwrap().describe(), h.rows.len())).collect();
+        assert_eq!(
+            described,
+            [
+                ("fio; tagged kernel".to_string(), 8),
+                ("fio; untagged".to_string(), 2),
+                ("sha256; tagged kernel".to_string(), 1)
+            ]
+        );
+        assert_eq!(hs[0].series.len(), 1, "only the nightly runs' `a`");
+        assert_eq!(hs[0].series[0].points.len(), 8);
+        // A later run of one of a group's profiles joins it.
+        let mut files: Vec<_> = (0..3).map(|i| run(&format!("n{i}"), i, &[("a", 1.0)], "MB/s")).collect();
+        let also = TestResult { profile: "sha256".into(), ..files[0].1.results[0].clone() };
+        files[0].1.results.push(also);
+        files.push(run("later", 9, &[("a", 1.0)], "MB/s"));
+        files[3].1.results[0].profile = "sha256".into();
+        assert_eq!(partition(&files), [vec![0, 1, 2, 3]]);
     }
 }

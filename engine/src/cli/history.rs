@@ -90,13 +90,19 @@ fn query(a: &HistoryArgs) -> Result<Query, Failure> {
 pub fn run(cx: &Context, a: HistoryArgs) -> Result<i32, Failure> {
     let q = query(&a)?;
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
-    let h = engine::ops::history::history(cx, &a.names, &q, &events)?;
-    let text = history::render(&h, a.format, ui::width());
+    let hs = engine::ops::history::history(cx, &a.names, &q, &events)?;
+    let text = history::render(&hs, a.format, ui::width()).map_err(|e| {
+        let hint = format!(
+            "pick one with --test PROFILE or --tag KEY=VALUE, or name its saved results; the histories: {}",
+            e.groups.join(" | ")
+        );
+        Failure::usage(e.to_string()).hint(hint)
+    })?;
     super::result::emit(text.as_bytes(), a.output.as_deref(), "the history")?;
     // --otava-config goes with -o (checked in `query`).
-    if let (Some(conf), Some(path)) = (&a.otava_config, &a.output) {
+    if let (Some(conf), Some(path), [h]) = (&a.otava_config, &a.output, hs.as_slice()) {
         let csv = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        let yaml = history::csv::otava_config(&h, "engine", &csv.display().to_string());
+        let yaml = history::csv::otava_config(h, "engine", &csv.display().to_string());
         engine::sys::fs::write_atomic(conf, yaml.as_bytes())
             .map_err(|e| Failure::error(format!("cannot write {}: {e}", conf.display())))?;
         errln!("wrote {} (test `engine`: `otava analyze --config-file {} engine`)", conf.display(), conf.display());

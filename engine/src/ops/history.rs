@@ -6,10 +6,15 @@ use crate::events::Events;
 use crate::model::result::ResultFile;
 use crate::ops::{Context, Failure};
 
-/// The history of `names` (every saved result when empty) as `q` asks.
-pub fn history(cx: &Context, names: &[String], q: &Query, events: &dyn Events) -> Result<History, Failure> {
-    let files = if names.is_empty() { load_all(cx, events)? } else { load_named(cx, names, events)? };
-    history::build(&files, q).map_err(|e| {
+/// The history of `names` as `q` asks; with no names, every saved result,
+/// a history per group of related results ([`history::build_grouped`]).
+pub fn history(cx: &Context, names: &[String], q: &Query, events: &dyn Events) -> Result<Vec<History>, Failure> {
+    let built = if names.is_empty() {
+        history::build_grouped(load_all(cx, events)?, q)
+    } else {
+        history::build(&load_named(cx, names, events)?, q).map(|h| vec![h])
+    };
+    built.map_err(|e| {
         let hint = match &e {
             HistoryError::Units(_) => {
                 "leave one of them out: name the results to use, or pick tests with --test".to_string()

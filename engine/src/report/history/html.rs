@@ -12,10 +12,22 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#2
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
 svg.chart{display:block;max-width:100%;height:auto}.better{color:#0a7d25}.worse{color:#b3261e}.desc{color:#555}";
 
-pub fn render(h: &History) -> String {
+/// One page: each history (a group of related saved results) in turn.
+pub fn render(hs: &[History]) -> String {
     let mut o = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    write!(o, "<title>History</title><style>{STYLE}</style></head><body>\n<h1>History of {} run(s)</h1>", h.rows.len())
-        .unwrap();
+    writeln!(o, "<title>History</title><style>{STYLE}</style></head><body>").unwrap();
+    for h in hs {
+        body(&mut o, h);
+    }
+    o.push_str("\n</body></html>\n");
+    o
+}
+
+fn body(o: &mut String, h: &History) {
+    write!(o, "<h1>History of {} run(s)</h1>", h.rows.len()).unwrap();
+    if let Some(g) = &h.group {
+        write!(o, "<p><b>{}</b> ({} saved results)</p>", esc(&g.describe()), g.results.len()).unwrap();
+    }
     write!(
         o,
         "<p class=\"desc\">Ordered by {}; {}. Change points: E-Divisive with means, permutation test at p ≤ {} \
@@ -67,6 +79,4 @@ pub fn render(h: &History) -> String {
         }
         o.push_str("</section>");
     }
-    o.push_str("\n</body></html>\n");
-    o
 }

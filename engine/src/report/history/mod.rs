@@ -28,17 +28,37 @@ impl Format {
     ];
 }
 
-/// `h` in `format`; `width` is the terminal's, for text.
-pub fn render(h: &History, format: Format, width: usize) -> String {
-    match format {
-        Format::Text => text::render(h, width),
-        Format::Csv => csv::render(h),
-        Format::Html => html::render(h),
-        Format::Svg => svg::document(h),
+/// CSV (one time axis, as Otava reads it) and SVG (one document) hold one
+/// history; several groups of saved results were found.
+#[derive(Debug, thiserror::Error)]
+#[error("the saved results make {} separate histories; --format {format} holds one", groups.len())]
+pub struct SeveralHistories {
+    pub format: &'static str,
+    /// Each group, described.
+    pub groups: Vec<String>,
+}
+
+/// `hs` in `format`; `width` is the terminal's, for text. Text, HTML and
+/// JSON (`{"histories": […]}`) hold every history in turn.
+pub fn render(hs: &[History], format: Format, width: usize) -> Result<String, SeveralHistories> {
+    let one = |name| match hs {
+        [h] => Ok(h),
+        _ => Err(SeveralHistories {
+            format: name,
+            groups: hs.iter().filter_map(|h| h.group.as_ref().map(|g| g.describe())).collect(),
+        }),
+    };
+    Ok(match format {
+        Format::Text => hs.iter().map(|h| text::render(h, width)).collect::<Vec<_>>().join("\n"),
+        Format::Csv => csv::render(one("csv")?),
+        Format::Html => html::render(hs),
+        Format::Svg => svg::document(one("svg")?),
         Format::Json => {
-            crate::sys::text::json(&serde_json::to_string_pretty(h).expect("histories serialize")).into_owned() + "\n"
+            let doc = serde_json::json!({ "histories": hs });
+            crate::sys::text::json(&serde_json::to_string_pretty(&doc).expect("histories serialize")).into_owned()
+                + "\n"
         }
-    }
+    })
 }
 
 /// Series of the same result (test and result id), in order: one chart or

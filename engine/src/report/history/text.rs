@@ -45,6 +45,9 @@ fn header(o: &mut String, h: &History) {
     };
     let lines = if h.per_identifier { "a line per identifier" } else { "one line, an identifier per point" };
     writeln!(o, "History of {} run(s){span}, ordered by {}; {lines}", h.rows.len(), h.order).unwrap();
+    if let Some(g) = &h.group {
+        writeln!(o, "Saved results of {} ({})", one_line(&g.describe()), g.results.len()).unwrap();
+    }
     writeln!(
         o,
         "Change points: E-Divisive with means, permutation test at p ≤ {} ({} permutations), changes of {} % or more",
