@@ -98,7 +98,7 @@ pub fn run(cx: &Context, a: HistoryArgs) -> Result<i32, Failure> {
         );
         Failure::usage(e.to_string()).hint(hint)
     })?;
-    super::result::emit(text.as_bytes(), a.output.as_deref(), "the history")?;
+    ui::emit(text.as_bytes(), a.output.as_deref(), "the history")?;
     // --otava-config goes with -o (checked in `query`).
     if let (Some(conf), Some(path), [h]) = (&a.otava_config, &a.output, hs.as_slice()) {
         let csv = std::path::absolute(path).unwrap_or_else(|_| path.clone());

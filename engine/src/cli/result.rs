@@ -11,7 +11,7 @@ use engine::ops::result::{self, Edit, Merge};
 use engine::ops::{Context, Events};
 use engine::report::View;
 use engine::store::edit;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
@@ -166,29 +166,11 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         detail: v.detail,
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
-    emit(&bytes, v.output.as_deref(), "the report")?;
+    super::ui::emit(&bytes, v.output.as_deref(), "the report")?;
     if v.fail_on_regression.is_some() {
         return Ok(gate(&file, &view));
     }
     Ok(exit::OK)
-}
-
-/// `bytes` to `output` (atomically, said on stderr) or to standard output.
-pub(super) fn emit(bytes: &[u8], output: Option<&std::path::Path>, what: &str) -> Result<(), Failure> {
-    match output {
-        Some(path) => {
-            engine::sys::fs::write_atomic(path, bytes)
-                .map_err(|e| Failure::error(format!("cannot write {}: {e}", path.display())))?;
-            errln!("wrote {}", path.display());
-        }
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure::error(format!("cannot write {what}: {e}")))?;
-        }
-    }
-    Ok(())
 }
 
 /// `--fail-on-regression` (and `benchmark --compare-to`): lists each

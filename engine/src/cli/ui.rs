@@ -3,7 +3,7 @@
 
 use engine::model::profile::{LoadedProfile, OptionDef};
 use engine::sys::text::one_line;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 /// Columns for reports: the terminal's, else `COLUMNS`, else 80.
 pub fn width() -> usize {
@@ -68,4 +68,22 @@ impl Prompts {
             }
         }
     }
+}
+
+/// `bytes` to `output` (atomically, said on stderr) or to standard output.
+pub fn emit(bytes: &[u8], output: Option<&std::path::Path>, what: &str) -> Result<(), super::Failure> {
+    match output {
+        Some(path) => {
+            engine::sys::fs::write_atomic(path, bytes)
+                .map_err(|e| super::Failure::error(format!("cannot write {}: {e}", path.display())))?;
+            errln!("wrote {}", path.display());
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| super::Failure::error(format!("cannot write {what}: {e}")))?;
+        }
+    }
+    Ok(())
 }

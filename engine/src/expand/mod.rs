@@ -299,6 +299,11 @@ pub fn expand(
     Ok(combos.into_iter().map(|choice| Test { profile: profile.clone(), choice, budget: None }).collect())
 }
 
+/// Parses every `--option key=a,b` of a command line.
+pub fn parse_cli_options(options: &[String]) -> Result<Vec<Preset>, ExpandError> {
+    options.iter().map(|o| parse_cli_option(o)).collect()
+}
+
 /// Parses `--option key=a,b`.
 pub fn parse_cli_option(s: &str) -> Result<Preset, ExpandError> {
     let Some((k, v)) = s.split_once('=') else {

@@ -986,7 +986,7 @@ pub struct LoadedProfile {
     pub display: String,
     pub origin: Origin,
     /// The profile repository it came from (none: local or built-in).
-    pub source: Option<crate::model::result::RepositoryRef>,
+    pub source: Option<RepositoryRef>,
 }
 
 impl LoadedProfile {
@@ -1017,4 +1017,17 @@ impl LoadedProfile {
             Origin::Builtin => None,
         }
     }
+}
+
+/// A profile repository, as a result records it: re-running the result
+/// takes the same profile version from the same repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepositoryRef {
+    /// The name it was added under (`team`).
+    pub name: String,
+    /// Its URL.
+    pub url: String,
+    /// SHA-256 of the signed index the profile was taken from.
+    pub index_sha256: String,
 }

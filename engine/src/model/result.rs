@@ -2,7 +2,7 @@
 //! and result id), each with every identifier's trials and statistics.
 //! `schemas/result.schema.json` is generated from these types.
 
-use crate::model::profile::Proportion;
+use crate::model::profile::{Proportion, RepositoryRef};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -136,19 +136,6 @@ pub struct TestResult {
     /// The profile repository the profile came from (none: a local or built-in profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<RepositoryRef>,
-}
-
-/// A profile repository, as a result records it: re-running the result
-/// takes the same profile version from the same repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RepositoryRef {
-    /// The name it was added under (`team`).
-    pub name: String,
-    /// Its URL.
-    pub url: String,
-    /// SHA-256 of the signed index the profile was taken from.
-    pub index_sha256: String,
 }
 
 /// A test that failed for one identifier: why, and where to look.

@@ -28,6 +28,21 @@ pub struct Request {
     pub progress: bool,
 }
 
+/// What the install phase of a run (`engine benchmark`, `engine run`) may
+/// do: from the run's request, so that this module needs nothing of it.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseRequest<'a> {
+    /// The run's references and `--option`s, for the `engine install` it suggests.
+    pub refs: &'a [String],
+    pub options: &'a [String],
+    /// May install (`benchmark`); `run` never does.
+    pub install: bool,
+    /// Installs without asking.
+    pub yes: bool,
+    pub progress_bars: bool,
+    pub sandbox: crate::runner::sandbox::Mode,
+}
+
 /// Why a profile's tests cannot run for want of an install.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NotInstalled {
@@ -51,7 +66,7 @@ impl std::fmt::Display for NotInstalled {
 
 /// The tests `refs` name in batch mode (defaults, suite presets, `--option`).
 pub fn batch_tests(cx: &Context, refs: &[String], options: &[String]) -> Result<Vec<Test>, Failure> {
-    let presets = crate::ops::benchmark::presets(options)?;
+    let presets = expand::parse_cli_options(options)?;
     let mut tests = Vec::new();
     for r in refs {
         match reference::resolve(r, cx.catalog(), &cx.store)?.resolved {
@@ -219,7 +234,7 @@ pub fn phase(
     cx: &Context,
     tests: &[Test],
     optional: &HashSet<String>,
-    req: &crate::ops::benchmark::Request,
+    req: PhaseRequest<'_>,
     events: &dyn Events,
 ) -> HashMap<String, NotInstalled> {
     let mut phase = Phase::new(cx, tests, optional, req, events);
@@ -233,7 +248,7 @@ struct Phase<'a> {
     cx: &'a Context,
     tests: &'a [Test],
     optional: &'a HashSet<String>,
-    req: &'a crate::ops::benchmark::Request,
+    req: PhaseRequest<'a>,
     events: &'a dyn Events,
     plans: Vec<Plan>,
     family: Option<Family>,
@@ -248,7 +263,7 @@ impl<'a> Phase<'a> {
         cx: &'a Context,
         tests: &'a [Test],
         optional: &'a HashSet<String>,
-        req: &'a crate::ops::benchmark::Request,
+        req: PhaseRequest<'a>,
         events: &'a dyn Events,
     ) -> Self {
         // Programs named without a generic package are left to the requirement check.

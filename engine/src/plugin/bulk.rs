@@ -11,10 +11,10 @@
 //! Paths resolve with `openat2(RESOLVE_BENEATH)` from the scratch
 //! directory, so no absolute path, `..` or symbolic link leads out of it.
 
-use super::host::{State, wit};
+use super::bindings::wit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
-use wasmtime::component::{Linker, Resource, ResourceType, WasmList};
+use wasmtime::component::{Linker, Resource, ResourceTable, ResourceType, WasmList};
 
 /// The interface's name in the linker.
 const INTERFACE: &str = "engine:plugin/files@0.1.0";
@@ -203,42 +203,49 @@ fn error(message: String) -> wit::Error {
 
 type Res<T> = wasmtime::Result<(Result<T, wit::Error>,)>;
 
+/// What the `files` interface needs of a store's data: its resource table
+/// and the scratch directory's files.
+pub trait FilesView: Send + 'static {
+    fn table(&self) -> &ResourceTable;
+    fn files_mut(&mut self) -> (&mut ResourceTable, &mut Files);
+}
+
 /// Defines `engine:plugin/files` in `l`.
-pub fn add_to_linker(l: &mut Linker<State>) -> wasmtime::Result<()> {
+pub fn add_to_linker<T: FilesView>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     let mut i = l.instance(INTERFACE)?;
     i.resource("file", ResourceType::host::<OpenFile>(), |mut store, rep| {
-        let s = store.data_mut();
-        s.table.delete(Resource::<OpenFile>::new_own(rep))?;
-        s.files.closed();
+        let (table, files) = store.data_mut().files_mut();
+        table.delete(Resource::<OpenFile>::new_own(rep))?;
+        files.closed();
         Ok(())
     })?;
     i.func_wrap("[static]file.open", |mut store, (path, create): (String, bool)| -> Res<Resource<OpenFile>> {
-        let s = store.data_mut();
-        Ok((match s.files.open(&path, create) {
-            Ok(f) => Ok(s.table.push(f)?),
+        let (table, files) = store.data_mut().files_mut();
+        Ok((match files.open(&path, create) {
+            Ok(f) => Ok(table.push(f)?),
             Err(e) => Err(error(e)),
         },))
     })?;
     i.func_wrap(
         "[method]file.read-at",
         |mut store, (file, offset, len): (Resource<OpenFile>, i64, i64)| -> Res<Arc<Vec<u8>>> {
-            let s = store.data_mut();
-            let f = s.table.get(&file)?;
-            Ok((s.files.read_at(f, offset, len).map_err(error),))
+            let (table, files) = store.data_mut().files_mut();
+            let f = table.get(&file)?;
+            Ok((files.read_at(f, offset, len).map_err(error),))
         },
     )?;
     i.func_wrap(
         "[method]file.write-at",
         |store, (file, offset, data): (Resource<OpenFile>, i64, WasmList<u8>)| -> Res<()> {
-            let f = store.data().table.get(&file)?;
+            let f = store.data().table().get(&file)?;
             Ok((Files::write_at(f, offset, data.as_le_slice(&store)).map_err(error),))
         },
     )?;
     i.func_wrap("[method]file.sync", |store, (file,): (Resource<OpenFile>,)| -> Res<()> {
-        Ok((Files::sync(store.data().table.get(&file)?).map_err(error),))
+        Ok((Files::sync(store.data().table().get(&file)?).map_err(error),))
     })?;
     i.func_wrap("[method]file.size", |store, (file,): (Resource<OpenFile>,)| -> Res<u64> {
-        Ok((Files::size(store.data().table.get(&file)?).map_err(error),))
+        Ok((Files::size(store.data().table().get(&file)?).map_err(error),))
     })?;
     Ok(())
 }

@@ -10,23 +10,7 @@ use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-pub mod workload_world {
-    wasmtime::component::bindgen!({ path: "../sdk/wit", world: "workload-plugin" });
-}
-
-pub mod parser_world {
-    wasmtime::component::bindgen!({
-        path: "../sdk/wit",
-        world: "parser-plugin",
-        // One host implementation serves both worlds.
-        with: {
-            "engine:plugin/host": super::workload_world::engine::plugin::host,
-            "engine:plugin/types": super::workload_world::engine::plugin::types,
-        },
-    });
-}
-
-pub use workload_world::engine::plugin::types as wit;
+pub use super::bindings::{parser_world, wit, workload_world};
 
 /// Where the scratch directory appears inside the sandbox.
 pub const SCRATCH: &str = "/scratch";
@@ -68,6 +52,15 @@ pub struct State {
     /// The plugin logged more than [`OUTPUT_CAP`]: its test fails, as one
     /// that writes that much to stdout or stderr does.
     pub log_overflow: bool,
+}
+
+impl super::bulk::FilesView for State {
+    fn table(&self) -> &ResourceTable {
+        &self.table
+    }
+    fn files_mut(&mut self) -> (&mut ResourceTable, &mut super::bulk::Files) {
+        (&mut self.table, &mut self.files)
+    }
 }
 
 /// Longest progress note kept (a note is a few words).

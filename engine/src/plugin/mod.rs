@@ -12,6 +12,7 @@
 //! Every call gets a fresh instance in a fresh store: a trial cannot see
 //! what the previous one left in memory, as it cannot see its files.
 
+pub mod bindings;
 pub mod bulk;
 pub mod cache;
 pub mod compile;
@@ -21,8 +22,9 @@ pub mod limits;
 pub mod runtime;
 pub mod version;
 
+use bindings::{parser_world, wit, workload_world};
 use engine_sdk::{Error as SdkError, ErrorKind, Report};
-use host::{Call, Sandbox, State, parser_world, wit, workload_world};
+use host::{Call, Sandbox, State};
 pub use limits::Limits;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -32,7 +32,7 @@ pub struct LoadedSuite {
     pub display: String,
     pub index: YamlIndex,
     /// The profile repository it came from: its items name that repository's profiles first.
-    pub source: Option<crate::model::result::RepositoryRef>,
+    pub source: Option<crate::model::profile::RepositoryRef>,
 }
 
 static AT_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" at line \d+, column \d+$").unwrap());

@@ -168,8 +168,8 @@ pub struct Local {
 
 impl Local {
     /// Provenance recorded in results.
-    pub fn reference(&self) -> crate::model::result::RepositoryRef {
-        crate::model::result::RepositoryRef {
+    pub fn reference(&self) -> crate::model::profile::RepositoryRef {
+        crate::model::profile::RepositoryRef {
             name: self.conf.name.clone(),
             url: self.conf.url.clone(),
             index_sha256: self.state.index_sha256.clone(),

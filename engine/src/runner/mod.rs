@@ -5,6 +5,7 @@
 
 pub mod builtin;
 mod commands;
+mod dispatch;
 mod entries;
 pub mod executor;
 pub mod external;
@@ -23,7 +24,8 @@ use crate::state::scratch::Scratch;
 use crate::state::server::Servers;
 use crate::sys::interrupt;
 pub use commands::commands;
-pub use executor::{ExecError, Executor, Executors, ProfileExecutors, TestEnv, TrialEnv, TrialRun};
+pub use dispatch::ProfileExecutors;
+pub use executor::{ExecError, Executor, Executors, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 pub use trials::{Switch, Unchanged};

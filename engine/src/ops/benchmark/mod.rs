@@ -19,7 +19,6 @@ mod work;
 pub use estimate::estimate_refs;
 pub use request::{Estimate, Outcome, Ran, Request, Scheduled, SweepRequest, Timing};
 pub(crate) use session::failed_test;
-pub(crate) use work::presets;
 
 use crate::events::Events;
 use crate::ops::{Context, Failure};
@@ -48,7 +47,15 @@ pub fn benchmark(
     let work::Work { mut tests, optional, not_runnable, .. } = work;
     // Before installing: a confined install build needs the same kernel features.
     let sandbox = sandbox::phase(cx, req, &tests, events)?;
-    let not_installed = crate::ops::install::phase(cx, &tests, &optional, req, events);
+    let ask = crate::ops::install::PhaseRequest {
+        refs: &req.refs,
+        options: &req.options,
+        install: req.install,
+        yes: req.yes,
+        progress_bars: req.progress_bars,
+        sandbox: req.sandbox,
+    };
+    let not_installed = crate::ops::install::phase(cx, &tests, &optional, ask, events);
     if req.install && interrupt::requested() {
         events.message("interrupted while installing; nothing ran");
         return Ok(Outcome::InterruptedInstall);

@@ -4,7 +4,7 @@
 use super::Request;
 use crate::catalog::reference::{self, Resolved};
 use crate::events::Events;
-use crate::expand::{self, Batch, Chooser, Preset, Test};
+use crate::expand::{self, Batch, Chooser, Test};
 use crate::model::profile::{LoadedProfile, OptionDef};
 use crate::ops::{Context, Failure};
 use std::collections::{BTreeSet, HashSet};
@@ -29,11 +29,6 @@ impl Chooser for Ask<'_> {
     }
 }
 
-/// Presets from `--option` flags.
-pub(crate) fn presets(options: &[String]) -> Result<Vec<Preset>, Failure> {
-    options.iter().map(|o| expand::parse_cli_option(o).map_err(Failure::from)).collect()
-}
-
 /// A `--option` no test of the run has.
 fn unused_option(option: &str, tests: &[Test]) -> Failure {
     let ids: BTreeSet<&str> =
@@ -46,7 +41,7 @@ fn unused_option(option: &str, tests: &[Test]) -> Failure {
 }
 
 pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result<Work, Failure> {
-    let presets = presets(&req.options)?;
+    let presets = expand::parse_cli_options(&req.options)?;
     let ask = Ask(events);
     let chooser: &dyn Chooser = if req.yes { &Batch } else { &ask };
     let mut work = Work { tests: Vec::new(), optional: HashSet::new(), rerun: None, not_runnable: Vec::new() };
