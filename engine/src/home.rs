@@ -1,6 +1,5 @@
 //! The state directory (`ENGINE_HOME`) and what lives in it.
 
-use crate::env;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -9,19 +8,6 @@ pub struct Home {
 }
 
 impl Home {
-    /// `ENGINE_HOME`, else `$XDG_DATA_HOME/engine`, else `~/.local/share/engine`.
-    pub fn from_env() -> Home {
-        let root = if let Some(h) = std::env::var_os(env::ENGINE_HOME).filter(|v| !v.is_empty()) {
-            PathBuf::from(h)
-        } else if let Some(x) = std::env::var_os(env::XDG_DATA_HOME).filter(|v| !v.is_empty()) {
-            PathBuf::from(x).join("engine")
-        } else {
-            let home = std::env::var_os(env::HOME).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"));
-            home.join(".local/share/engine")
-        };
-        Home { root }
-    }
-
     pub fn results(&self) -> PathBuf {
         self.root.join("results")
     }

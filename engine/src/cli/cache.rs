@@ -100,9 +100,7 @@ fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
                     let dest = to.join(&w.file);
                     let same = engine::sys::hash::sha256_file(&dest).ok().is_some_and(|s| s == w.sha256);
                     if !same {
-                        let tmp = to.join(format!(".{}.tmp", w.file));
-                        std::fs::copy(&f.path, &tmp)
-                            .and_then(|_| std::fs::rename(&tmp, &dest))
+                        engine::sys::fs::copy_atomic(&f.path, &dest)
                             .map_err(|e| Failure::new(exit::ERROR, format!("cannot write {}: {e}", dest.display())))?;
                     }
                     line.push_str(&format!(" → {}", dest.display()));

@@ -17,9 +17,7 @@ pub struct Html;
 
 /// Text for HTML: markup escaped, and controls (which XML forbids and a
 /// terminal would act on, should the page be read there) as visible escapes.
-pub(crate) fn esc(s: &str) -> String {
-    crate::sys::text::xml(s)
-}
+pub(crate) use crate::sys::text::xml as esc;
 
 /// Appends JSON for a `<script>` element: no `<`, `>` or `&` at all (JSON
 /// has them only inside strings, where `\\u003c` means the same), so no

@@ -54,29 +54,8 @@ pub struct Chart {
     pub bars: Vec<Bar>,
 }
 
-/// Text for XML: markup escaped, line breaks and tabs as spaces (a chart's
-/// text is one line), and characters XML 1.0 cannot hold (most control
-/// characters) as visible escapes (`sys::text`), so any identifier yields a
-/// valid document.
-pub fn esc(s: &str) -> String {
-    Esc(s).to_string()
-}
-
-/// [`esc`] as it is written, without a string of its own (charts of a
-/// thousand identifiers are written bar by bar).
-struct Esc<'a>(&'a str);
-
-impl std::fmt::Display for Esc<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for c in self.0.chars() {
-            match c {
-                '\t' | '\n' | '\r' => f.write_char(' ')?,
-                c => crate::sys::text::write_xml_char(f, c)?,
-            }
-        }
-        Ok(())
-    }
-}
+use crate::sys::text::XmlLine as Esc;
+pub use crate::sys::text::xml_line as esc;
 
 /// `s`, cut to `max` characters with "…" when longer.
 pub(super) fn cut(s: &str, max: usize) -> Cow<'_, str> {

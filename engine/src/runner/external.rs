@@ -513,16 +513,13 @@ impl External<'_> {
 /// The text of a trial's log: command, exit, resources, stdout, stderr.
 fn log_text(program: &str, args: &[String], cwd: &Path, fin: &Finished, stdout: &str, stderr: &str) -> String {
     format!(
-        "$ {}\n# cwd: {}\n# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n--- stdout ---\n{}{}--- stderr ---\n{}",
-        command_line(program, args),
-        cwd.display(),
+        "{}# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n{}",
+        super::trial_log::header(&command_line(program, args), cwd),
         fin.exit,
         fin.wall.as_secs_f64(),
         fin.usage.user.as_secs_f64(),
         fin.usage.system.as_secs_f64(),
         fin.usage.max_rss_kib,
-        stdout,
-        if stdout.is_empty() || stdout.ends_with('\n') { "" } else { "\n" },
-        stderr,
+        super::trial_log::streams(stdout, stderr),
     )
 }

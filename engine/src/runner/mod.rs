@@ -13,6 +13,7 @@ pub mod reached;
 pub mod requirements;
 pub mod sandbox;
 pub mod server;
+mod trial_log;
 mod trials;
 pub mod wasm;
 
@@ -112,15 +113,7 @@ impl TestFailure {
 
 /// The last five lines of standard error in a trial log.
 fn stderr_tail(log: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let Some((_, err)) = text.rsplit_once("--- stderr ---\n") else { return Vec::new() };
-    last_lines(err, 5)
-}
-
-/// The last `n` lines of `text` that are not blank.
-fn last_lines(text: &str, n: usize) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
+    trial_log::stderr_tail(&std::fs::read_to_string(log).unwrap_or_default(), 5)
 }
 
 /// How one test ended.
@@ -194,7 +187,8 @@ fn run(
     let tenv = TestEnv { bindings: &b, test_dir: test_dir.path(), dir: &dir, logs: logs[0].dir };
     let dirs: Vec<&Path> = logs.iter().map(|l| l.dir).collect();
     let mut pending = Vec::new();
-    let result = trials::run(test, settings, &tenv, &dirs, executor.as_mut(), &sources, events, &mut pending, switch);
+    let job = trials::Job { test, settings, env: &tenv, logs: &dirs, sources: &sources, events };
+    let result = trials::run(&job, executor.as_mut(), switch, &mut pending);
     let teardown = executor.teardown(&tenv);
     // Trial logs are written after the test, not between trials: all of
     // them when something failed, each in its own file, since they explain

@@ -111,7 +111,7 @@ fn open_log(spec: &Spec<'_>) -> Result<File, ExecError> {
         .chain(spec.args.iter().map(|a| crate::model::template::quote(a)))
         .collect::<Vec<_>>()
         .join(" ");
-    let _ = writeln!(log, "$ {line}\n# cwd: {}\n--- stderr ---", spec.cwd.display());
+    let _ = write!(log, "{}{}", super::trial_log::header(&line, spec.cwd), super::trial_log::STDERR);
     if let Some(u) = spec.user {
         // A server that reopens its standard error (Apache's
         // `ErrorLog /dev/stderr`) must be allowed to.

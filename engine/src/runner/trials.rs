@@ -161,7 +161,7 @@ fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Res
         trial: k.to_string(),
         cause,
         log: run.log.clone(),
-        tail: super::last_lines(read, 5),
+        tail: super::trial_log::last_lines(read, 5),
     };
     sources
         .iter()
@@ -329,22 +329,30 @@ impl Switch for Unchanged {
     }
 }
 
+/// What one test's trials run with.
+pub(super) struct Job<'a> {
+    pub test: &'a Test,
+    pub settings: &'a RunSettings,
+    pub env: &'a TestEnv<'a>,
+    /// `logs[i]` is state `i`'s log folder.
+    pub logs: &'a [&'a Path],
+    /// Where each result's value comes from.
+    pub sources: &'a [(&'a ResultDef, Source)],
+    pub events: &'a dyn Events,
+}
+
 /// Sets up the executor once, runs the warm-ups (in the first state of the
 /// first round), then rounds of one trial per state that still wants more,
 /// in the order `switch` gives; each state's trials stop by the rule on
-/// their own values and their own time. `logs[i]` is state `i`'s log folder.
-#[allow(clippy::too_many_arguments)]
+/// their own values and their own time. Trial logs to write are added to
+/// `pending`.
 pub(super) fn run(
-    test: &Test,
-    settings: &RunSettings,
-    env: &TestEnv<'_>,
-    logs: &[&Path],
+    job: &Job<'_>,
     exec: &mut dyn Executor,
-    sources: &[(&ResultDef, Source)],
-    events: &dyn Events,
-    pending: &mut Vec<(PathBuf, String)>,
     switch: &mut dyn Switch,
+    pending: &mut Vec<(PathBuf, String)>,
 ) -> Result<Vec<TrialData>, ExecError> {
+    let Job { test, settings, env, logs, sources, events } = *job;
     let profile = &test.profile.profile;
     let mut plan = profile.trials.plan(settings.runs, settings.budget.or(test.budget));
     if settings.rounds > 1 {

@@ -163,10 +163,9 @@ impl Executor for Wasm<'_> {
             (s1 - s0).as_secs_f64(),
         );
         text.push_str(&out.log);
-        let streams = format!(
-            "--- stdout ---\n{}--- stderr ---\n{}",
-            crate::sys::text::terminal(&out.stdout),
-            crate::sys::text::terminal(&out.stderr)
+        let streams = super::trial_log::streams(
+            &crate::sys::text::terminal(&out.stdout),
+            &crate::sys::text::terminal(&out.stderr),
         );
         let report = match r {
             Ok(report) => report,

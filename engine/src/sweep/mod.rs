@@ -230,29 +230,17 @@ pub fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<Schedul
     }
 }
 
-/// A small xorshift generator: the order of states only needs to vary.
-pub struct Shuffler(u64);
+/// The order of states in a round: only needs to vary (fastrand, seeded
+/// from the OS).
+pub struct Shuffler(fastrand::Rng);
 
 impl Shuffler {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
-        Shuffler(t | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        Shuffler(fastrand::Rng::new())
     }
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            v.swap(i, j);
-        }
+        self.0.shuffle(v);
     }
 }
 

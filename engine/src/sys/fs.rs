@@ -100,11 +100,22 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
 /// so what a kill -9 leaves is found and removed), fsync, rename, fsync of
 /// the folder. Readers see the old file or the new one, never a part.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fill_atomic(path, |f| f.write_all(bytes))
+}
+
+/// Copies `from` to `to` as [`write_atomic`] writes, streamed (downloads
+/// can be large).
+pub fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
+    let mut src = File::open(from)?;
+    fill_atomic(to, |f| io::copy(&mut src, f).map(drop))
+}
+
+fn fill_atomic(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(&temp_prefix()).tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+    fill(tmp.as_file_mut())?;
     // Temp files are created 0600; results and reports are meant to be read.
     tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     tmp.as_file().sync_all()?;

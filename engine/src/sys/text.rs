@@ -144,6 +144,28 @@ pub fn xml(s: &str) -> String {
     out
 }
 
+/// [`xml`] on one line: line breaks and tabs as spaces (a chart's text is
+/// one line), written without a string of its own (charts of a thousand
+/// identifiers are written bar by bar).
+pub struct XmlLine<'a>(pub &'a str);
+
+impl fmt::Display for XmlLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            match c {
+                '\t' | '\n' | '\r' => f.write_char(' ')?,
+                c => write_xml_char(f, c)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`XmlLine`] as a string.
+pub fn xml_line(s: &str) -> String {
+    XmlLine(s).to_string()
+}
+
 /// Serialized JSON with DEL, the C1 and the bidi controls written as
 /// `\uXXXX` (serde_json escapes those below U+0020 in strings; outside them
 /// it writes only whitespace, kept): the same value, inert on a terminal.

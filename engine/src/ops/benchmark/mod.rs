@@ -68,7 +68,7 @@ pub fn benchmark(
     interrupt::install().map_err(|e| Failure::error(format!("cannot install signal handlers: {e}")))?;
     let parts = record::RunnerParts::new(cx, executors, sandbox.config);
     let mut session = record.session(cx, req, &tests, &target, &parts, events);
-    session.sandbox_note = sandbox.note;
+    session.note_sandbox(sandbox.note);
     let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(record.identifier()) };
     let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
     // A sweep's identifiers come from its states: resuming must not pin one.

@@ -5,7 +5,7 @@
 
 use super::destination::{Destination, Runs, Unfinished};
 use super::request::{Outcome, Ran, Request};
-use super::session::{Hygiene, Session, Setup};
+use super::session::{Finished, Hygiene, Session, Setup};
 use crate::events::{Events, RunStart};
 use crate::expand::Test;
 use crate::model::result::{FailedTest, ResultFile};
@@ -203,11 +203,11 @@ impl Record {
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
         let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ, tags: req.tags.clone() };
         let file = self.file.take().expect("one session per record");
-        let mut session = Session::new(&cx.store, self.dest.name.clone(), file, setup, events);
-        if req.only_unsettled {
-            session.redo = tests.iter().map(Test::key).collect();
+        let session = Session::new(&cx.store, self.dest.name.clone(), file, setup, events);
+        match req.only_unsettled {
+            true => session.with_redo(tests.iter().map(Test::key).collect()),
+            false => session,
         }
-        session
     }
 
     /// Records the skipped tests once the result exists, removes a folder
@@ -223,11 +223,9 @@ impl Record {
         pin: bool,
     ) -> Result<Outcome, Failure> {
         let Record { dest, _lock, existed, runs, mut skipped, not_runnable, .. } = self;
-        let (saved, interrupted, failed, precision) =
-            (session.saved, session.interrupted, session.failed, session.precision);
+        let Finished { mut file, saved, failed, skipped: no_room, interrupted, precision } = session.finish();
         // Skipped on a state with no room: already in the file, reported with the rest.
-        skipped.extend(session.skipped);
-        let mut file = session.file;
+        skipped.extend(no_room);
         let store = &cx.store;
         // Skipped tests are part of the record once the result exists.
         if !skipped.is_empty() && (saved > 0 || !failed.is_empty() || store.exists(&dest.name)) {

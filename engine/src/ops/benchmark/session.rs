@@ -34,36 +34,47 @@ pub(super) struct Setup<'a> {
     pub tags: Vec<(String, String)>,
 }
 
-/// The result being written and what this run did to it.
+/// The result being written and what this run did to it. Only its own
+/// methods change it: the loop over states tells it what it enters.
 pub(super) struct Session<'a> {
-    pub store: &'a Store,
-    pub name: String,
-    pub file: ResultFile,
+    store: &'a Store,
+    name: String,
+    file: ResultFile,
     setup: Setup<'a>,
-    pub events: &'a dyn Events,
+    events: &'a dyn Events,
     /// Tests saved, tests that failed, and whether a stop was asked for.
-    pub saved: usize,
-    pub failed: Vec<FailedTest>,
+    saved: usize,
+    failed: Vec<FailedTest>,
     /// Tests skipped on a state that had no room for them.
-    pub skipped: Vec<FailedTest>,
-    pub interrupted: bool,
+    skipped: Vec<FailedTest>,
+    interrupted: bool,
     /// How exact the results saved this run are.
-    pub precision: crate::analysis::precision::Precision,
+    precision: crate::analysis::precision::Precision,
     captured: HashMap<String, System>,
     /// Scheduler tunables the current state sets (shown in the Disk Notes).
-    pub highlight: Vec<String>,
+    highlight: Vec<String>,
     /// How the sweep ran its states, for the systems' notes.
-    pub sweep_note: Option<String>,
+    sweep_note: Option<String>,
     /// What ran confined, or unconfined by request, for the systems' notes.
-    pub sandbox_note: Option<String>,
+    sandbox_note: Option<String>,
     /// `--rounds N`: the round being run, of how many.
-    pub round: (u32, u32),
+    round: (u32, u32),
     /// The sweep's identifiers in the order the user listed the states: the
     /// result lists its systems so (the first is the default baseline),
     /// whatever order `--shuffle` ran them in.
-    pub listed: Vec<String>,
+    listed: Vec<String>,
     /// Tests run again though the identifier has them (`--only-unsettled`).
-    pub redo: HashSet<String>,
+    redo: HashSet<String>,
+}
+
+/// What a session leaves: the result and how the run went.
+pub(super) struct Finished {
+    pub file: ResultFile,
+    pub saved: usize,
+    pub failed: Vec<FailedTest>,
+    pub skipped: Vec<FailedTest>,
+    pub interrupted: bool,
+    pub precision: crate::analysis::precision::Precision,
 }
 
 /// Where a test of `identifier` keeps its logs, relative to the result folder.
@@ -114,6 +125,58 @@ impl<'a> Session<'a> {
             round: (1, 1),
             listed: Vec::new(),
             redo: HashSet::new(),
+        }
+    }
+
+    /// Tests to run again though the identifier has them (`--only-unsettled`).
+    pub fn with_redo(mut self, redo: HashSet<String>) -> Self {
+        self.redo = redo;
+        self
+    }
+
+    pub fn events(&self) -> &'a dyn Events {
+        self.events
+    }
+
+    /// Whether a stop was asked for.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    /// The round being run, of how many (`--rounds N`).
+    pub fn round(&self) -> (u32, u32) {
+        self.round
+    }
+
+    pub fn start_round(&mut self, round: u32, of: u32) {
+        self.round = (round, of);
+    }
+
+    /// A set of states begins: the tunables its states set (for the Disk
+    /// Notes) and its identifiers in the order listed.
+    pub fn enter_states(&mut self, highlight: Vec<String>, listed: Vec<String>) {
+        self.highlight = highlight;
+        self.listed = listed;
+    }
+
+    /// How the sweep ran its states, for the systems' notes.
+    pub fn note_sweep(&mut self, note: String) {
+        self.sweep_note = Some(note);
+    }
+
+    /// What ran confined, or unconfined by request, for the systems' notes.
+    pub fn note_sandbox(&mut self, note: Option<String>) {
+        self.sandbox_note = note;
+    }
+
+    pub fn finish(self) -> Finished {
+        Finished {
+            file: self.file,
+            saved: self.saved,
+            failed: self.failed,
+            skipped: self.skipped,
+            interrupted: self.interrupted,
+            precision: self.precision,
         }
     }
 

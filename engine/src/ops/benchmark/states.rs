@@ -53,9 +53,8 @@ impl Loop<'_, '_> {
     /// (in random order with `--shuffle`) so the machine's drift hits all
     /// alike — or, interleaved, each test's trials round-robin across them.
     fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
-        self.session.highlight = set.highlight.clone();
         let ids = set.identifiers();
-        self.session.listed = ids.clone();
+        self.session.enter_states(set.highlight.clone(), ids.clone());
         if let (true, Some(j)) = (self.interleave && set.states.len() > 1, journal) {
             return self.interleaved(set, &ids, j);
         }
@@ -75,9 +74,9 @@ impl Loop<'_, '_> {
                 if let Some(g) = guard
                     && let Err(e) = g.finish()
                 {
-                    self.session.events.message(&format!("warning: could not restore the scheduler: {e}"));
+                    self.session.events().message(&format!("warning: could not restore the scheduler: {e}"));
                 }
-                if self.session.interrupted {
+                if self.session.interrupted() {
                     return Ok(());
                 }
             }
@@ -96,8 +95,8 @@ impl Loop<'_, '_> {
             ids.len(),
             ids.join(", ")
         );
-        self.session.events.message(&format!("{note} (--no-interleave runs each state in one block)"));
-        self.session.sweep_note = Some(note);
+        self.session.events().message(&format!("{note} (--no-interleave runs each state in one block)"));
+        self.session.note_sweep(note);
         for test in self.tests {
             self.done += 1;
             let mut switch = Rounds { states: &set.states, journal, guard: None, shuffler: sweep::Shuffler::new() };
@@ -105,10 +104,10 @@ impl Loop<'_, '_> {
             if let Some(g) = switch.guard.take()
                 && let Err(e) = g.finish()
             {
-                self.session.events.message(&format!("warning: could not restore the scheduler: {e}"));
+                self.session.events().message(&format!("warning: could not restore the scheduler: {e}"));
             }
             ran?;
-            if self.session.interrupted {
+            if self.session.interrupted() {
                 return Ok(());
             }
         }
@@ -173,17 +172,17 @@ pub(super) fn run(
         return lp.run(&set, None);
     }
     let _state_lock = StateLock::acquire(&cx.home.state_lock()).map_err(Failure::error)?;
-    super::lock::refuse_unfinished_changes(cx, lp.session.events)?;
+    super::lock::refuse_unfinished_changes(cx, lp.session.events())?;
     let journal = Journal::create(&cx.home.journal()).map_err(Failure::error)?;
     let sweep = Sweep { plan, target, prefix, mount_root: cx.home.root.join("mnt"), journal: &journal };
     let mut result = Ok(());
     for round in 1..=plan.rounds {
-        lp.session.round = (round, plan.rounds);
+        lp.session.start_round(round, plan.rounds);
         if plan.rounds > 1 {
-            lp.session.events.message(&format!("round {round} of {}", plan.rounds));
+            lp.session.events().message(&format!("round {round} of {}", plan.rounds));
         }
         result = sweep.run(&mut lp);
-        if result.is_err() || lp.session.interrupted {
+        if result.is_err() || lp.session.interrupted() {
             break;
         }
     }
@@ -191,7 +190,7 @@ pub(super) fn run(
     let mut j = journal.lock().unwrap_or_else(|p| p.into_inner());
     let (_, failed) = j.undo_all();
     for f in &failed {
-        lp.session.events.message(&format!("error: could not restore: {f}"));
+        lp.session.events().message(&format!("error: could not restore: {f}"));
     }
     if failed.is_empty() {
         j.close();
@@ -225,7 +224,7 @@ impl Sweep<'_> {
         let mut filesystems: Vec<&FsSpec> = self.plan.filesystems.iter().collect();
         // Round 1 keeps the order given (the first listed is the baseline);
         // later rounds take a new order each.
-        if lp.session.round.0 > 1
+        if lp.session.round().0 > 1
             && let Some(s) = &mut lp.shuffle
         {
             s.shuffle(&mut filesystems);
@@ -238,7 +237,7 @@ impl Sweep<'_> {
             Some(DeviceChoice::Loop { spec, dir }) => {
                 let a = loopdev::create(dir, *spec, self.journal).map_err(SweepError::from)?;
                 if let Some(w) = &a.fell_back {
-                    lp.session.events.message(&format!("warning: {w}"));
+                    lp.session.events().message(&format!("warning: {w}"));
                 }
                 _loop_guard = Some(a.guard);
                 let queue = a.device.trim_start_matches("/dev/").to_string();
@@ -264,9 +263,9 @@ impl Sweep<'_> {
             if let Some(g) = fs_guard
                 && let Err(e) = g.finish()
             {
-                lp.session.events.message(&format!("warning: {e}"));
+                lp.session.events().message(&format!("warning: {e}"));
             }
-            if lp.session.interrupted {
+            if lp.session.interrupted() {
                 break;
             }
         }
