@@ -167,7 +167,7 @@ impl BenchmarkArgs {
             dry_run: self.dry_run,
             yes: self.yes,
             install,
-            progress_bars: std::io::stderr().is_terminal(),
+            progress: Some(super::downloads::progress()),
             target_dir: self.target_dir,
             title: self.title,
             description: self.description,

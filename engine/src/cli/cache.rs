@@ -10,7 +10,6 @@ use engine::ops::Context;
 use engine::ops::install::batch_tests;
 use engine::sys::interrupt;
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -85,7 +84,7 @@ fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
     }
     interrupt::install().map_err(|e| Failure::new(exit::ERROR, format!("cannot install signal handlers: {e}")))?;
     let mut settings = cx.settings.downloads.clone();
-    settings.progress = std::io::stderr().is_terminal();
+    settings.progress = Some(super::downloads::progress());
     let dl = Downloader::new(home.downloads(), settings).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
     if let Some(to) = &a.to {
         std::fs::create_dir_all(to)

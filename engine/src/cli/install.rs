@@ -40,7 +40,7 @@ fn events() -> TermEvents {
 }
 
 pub fn run_install(cx: &Context, args: InstallArgs) -> Result<i32, Failure> {
-    let progress = std::io::stderr().is_terminal();
+    let progress = Some(super::downloads::progress());
     let req = Request { refs: args.refs, options: args.options, force: args.force, progress };
     let (code, done) = install::install(cx, &req, &events())?;
     for d in done {

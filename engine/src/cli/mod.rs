@@ -30,6 +30,7 @@ mod args;
 mod benchmark;
 mod cache;
 mod completions;
+mod downloads;
 mod history;
 mod info;
 mod install;

@@ -92,6 +92,30 @@ pub enum Extra {
     Base(String),
 }
 
+/// Where a download's progress goes. The library draws and prints
+/// nothing: the CLI shows a bar per file on a terminal, else a line per
+/// download.
+pub trait Progress: Send + Sync {
+    /// A transfer of `file` from `url` starts at byte `at` of `total` (when known).
+    fn started(&self, file: &str, url: &str, at: u64, total: Option<u64>);
+    /// `at` bytes of `file` are in.
+    fn advanced(&self, file: &str, at: u64);
+    /// The transfer ended, complete or not.
+    fn ended(&self, file: &str);
+    /// `file` is in the cache, `bytes` long, its SHA-256 verified, after `seconds`.
+    fn fetched(&self, file: &str, bytes: u64, seconds: f64);
+}
+
+/// A [`Progress`] held by [`Settings`] (cloned with them).
+#[derive(Clone)]
+pub struct ProgressSink(pub std::sync::Arc<dyn Progress>);
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
 /// How downloads behave; [`Settings::from_env`] reads the environment.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -105,8 +129,8 @@ pub struct Settings {
     /// Downloads run at once.
     pub jobs: usize,
     pub extra: Vec<Extra>,
-    /// A progress bar per download (on a terminal).
-    pub progress: bool,
+    /// Where each transfer's progress goes (none: nothing is shown).
+    pub progress: Option<ProgressSink>,
     /// How much a downloaded archive may unpack to
     /// (`ENGINE_DOWNLOAD_UNPACK_MAX`, `ENGINE_DOWNLOAD_UNPACK_RATIO`).
     pub unpack: super::extract::Limits,
@@ -121,7 +145,7 @@ impl Default for Settings {
             backoff: Duration::from_millis(500),
             jobs: 4,
             extra: Vec::new(),
-            progress: false,
+            progress: None,
             unpack: super::extract::Limits::DOWNLOADS,
         }
     }
@@ -206,7 +230,6 @@ pub struct Downloader {
     client: reqwest::blocking::Client,
     cache: PathBuf,
     settings: Settings,
-    bars: Option<indicatif::MultiProgress>,
 }
 
 /// How one attempt at one source ended, when it did not succeed.
@@ -293,8 +316,7 @@ impl Drop for Part {
 impl Downloader {
     pub fn new(cache: PathBuf, settings: Settings) -> Result<Downloader, DownloadError> {
         let client = http_client(&settings)?;
-        let bars = settings.progress.then(indicatif::MultiProgress::new);
-        Ok(Downloader { client, cache, settings, bars })
+        Ok(Downloader { client, cache, settings })
     }
 
     pub fn cache_dir(&self) -> &Path {
@@ -459,36 +481,21 @@ impl Downloader {
         Failed::Stop(DownloadError::Write { file: w.file.clone(), path: part.path.clone(), source: e })
     }
 
-    fn bar(&self, w: &Want) -> Option<indicatif::ProgressBar> {
-        let bars = self.bars.as_ref()?;
-        let pb = bars.add(indicatif::ProgressBar::new(w.size.unwrap_or(0)));
-        let style = indicatif::ProgressStyle::with_template(
-            "{msg:24!} {bytes:>10}/{total_bytes:<10} {binary_bytes_per_sec:>12} eta {eta:>4} {wide_bar}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        pb.set_style(style);
-        pb.set_message(w.file.clone());
-        Some(pb)
-    }
-
     /// One request: resumes with Range when the temporary file has bytes.
     fn transfer(&self, url: &str, w: &Want, part: &mut Part) -> Result<(), Failed> {
-        let resume_from = part.len;
         let (mut resp, expected_total) = self.request(url, w, part)?;
-        let pb = self.bar(w);
-        if let Some(pb) = &pb {
-            pb.set_position(part.len);
-        } else if self.bars.is_none() && resume_from == 0 {
-            eprintln!("{}", crate::sys::text::terminal(&format!("downloading {} from {url}", w.file)));
+        let progress = self.settings.progress.as_ref().map(|p| p.0.as_ref());
+        if let Some(p) = progress {
+            p.started(&w.file, url, part.len, expected_total.or(w.size));
         }
-        let result = self.stream(&mut resp, w, part, pb.as_ref());
+        let result = self.stream(&mut resp, w, part, progress);
         if let Err(Failed::Source(m)) = &result
             && m.starts_with("sends more")
         {
             part.reset().map_err(|e| self.stop_write(w, part, e))?;
         }
-        if let Some(pb) = pb {
-            pb.finish_and_clear();
+        if let Some(p) = progress {
+            p.ended(&w.file);
         }
         result?;
         let want_len = expected_total.or(w.size);
@@ -566,7 +573,7 @@ impl Downloader {
         body: &mut impl Read,
         w: &Want,
         part: &mut Part,
-        pb: Option<&indicatif::ProgressBar>,
+        progress: Option<&dyn Progress>,
     ) -> Result<(), Failed> {
         const CHUNK: usize = 512 * 1024;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
@@ -602,8 +609,8 @@ impl Downloader {
                 {
                     break Err(Failed::Source(format!("sends more than the expected {size} bytes")));
                 }
-                if let Some(pb) = pb {
-                    pb.set_position(part.len);
+                if let Some(p) = progress {
+                    p.advanced(&w.file, part.len);
                 }
                 match end {
                     Some(Ok(())) => break Ok(()),
@@ -649,14 +656,8 @@ impl Downloader {
             let _ = d.sync_all();
         }
         let secs = start.elapsed().as_secs_f64();
-        if self.bars.is_none() && !matches!(origin, Origin::Cache) {
-            eprintln!(
-                "{}: {} in {:.1} s ({:.1} MB/s), sha256 verified",
-                crate::sys::text::one_line(&w.file),
-                crate::units::format_bytes_binary(part.len),
-                secs,
-                part.len as f64 / secs.max(1e-9) / 1e6
-            );
+        if let (Some(p), false) = (&self.settings.progress, matches!(origin, Origin::Cache)) {
+            p.0.fetched(&w.file, part.len, secs);
         }
         Ok(Fetched { path: dest, origin, bytes: part.len, seconds: secs })
     }

@@ -7,6 +7,7 @@
 use crate::catalog::reference::{self, Resolved};
 use crate::events::Events;
 use crate::expand::{self, Batch, Test};
+use crate::install::download::ProgressSink;
 use crate::install::packages::{self, Family, Needs};
 use crate::install::{InstallError, Installer, Plan, Status};
 use crate::model::profile::LoadedProfile;
@@ -24,8 +25,8 @@ pub struct Request {
     pub options: Vec<String>,
     /// Reinstall even when the install is current.
     pub force: bool,
-    /// A progress bar per download (on a terminal).
-    pub progress: bool,
+    /// Where downloads show their progress.
+    pub progress: Option<ProgressSink>,
 }
 
 /// What the install phase of a run (`engine benchmark`, `engine run`) may
@@ -39,7 +40,7 @@ pub struct PhaseRequest<'a> {
     pub install: bool,
     /// Installs without asking.
     pub yes: bool,
-    pub progress_bars: bool,
+    pub progress: Option<&'a ProgressSink>,
     pub sandbox: crate::runner::sandbox::Mode,
 }
 
@@ -174,7 +175,8 @@ pub fn install(cx: &Context, req: &Request, events: &dyn Events) -> Result<(i32,
             }
         }
     }
-    let settings = crate::install::download::Settings { progress: req.progress, ..cx.settings.downloads.clone() };
+    let settings =
+        crate::install::download::Settings { progress: req.progress.clone(), ..cx.settings.downloads.clone() };
     let only: Vec<Plan> = plans.into_iter().map(|(_, p)| p).collect();
     let installer =
         Installer::new(cx.home.clone(), settings).map_err(Failure::error)?.with_confinement(confinement(cx, &only));
@@ -407,7 +409,7 @@ impl<'a> Phase<'a> {
             self.events.message(&format!("warning: cannot install signal handlers: {e}"));
         }
         let settings = crate::install::download::Settings {
-            progress: self.req.progress_bars,
+            progress: self.req.progress.cloned(),
             ..self.cx.settings.downloads.clone()
         };
         let plans: Vec<Plan> = go.iter().map(|&i| self.plans[i].clone()).collect();

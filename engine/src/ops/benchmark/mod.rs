@@ -52,7 +52,7 @@ pub fn benchmark(
         options: &req.options,
         install: req.install,
         yes: req.yes,
-        progress_bars: req.progress_bars,
+        progress: req.progress.as_ref(),
         sandbox: req.sandbox,
     };
     let not_installed = crate::ops::install::phase(cx, &tests, &optional, ask, events);

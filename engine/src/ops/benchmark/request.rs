@@ -51,8 +51,8 @@ pub struct Request {
     pub yes: bool,
     /// Install what is missing (`benchmark`); `run` never installs.
     pub install: bool,
-    /// A progress bar per download (on a terminal).
-    pub progress_bars: bool,
+    /// Where downloads show their progress.
+    pub progress: Option<crate::install::download::ProgressSink>,
     /// Where tests run (default: ENGINE_HOME/scratch).
     pub target_dir: Option<PathBuf>,
     pub title: Option<String>,
