@@ -2,14 +2,16 @@
 //! `ops::benchmark::Request`; the run shown on the terminal or as JSON
 //! events; the report, the summary and the exit code at the end.
 
+use super::Failure;
 use super::args::{self, Logs, Progress, RunFormat};
 use super::progress_json::JsonEvents;
 use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
-use super::{Failure, exit};
 use clap::Args;
+use engine::model::result::ResultFile;
 use engine::ops::Context;
 use engine::ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest, Timing};
+use engine::ops::gate::Gate;
 use engine::report::{self, Format};
 use engine::runner::{LogPolicy, ProfileExecutors};
 use std::io::IsTerminal;
@@ -215,45 +217,17 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
     let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression)?;
     let req = args.request(install);
     let (code, saved) = run_request(cx, &req, format, progress, gate.as_ref())?;
-    Ok(gate.map_or(code, |g| g.after(cx, code, saved)))
+    Ok(gate.map_or(code, |g| after(&g, cx, code, saved)))
 }
 
-/// `--compare-to NAME [--fail-on-regression [PCT]]`: the saved result the
-/// run is compared with once it is over.
-struct Gate {
-    base: String,
-    fail: Option<Option<f64>>,
-}
-
-impl Gate {
-    /// Checked before anything runs: NAME must exist.
-    fn check(cx: &Context, compare_to: Option<String>, fail: Option<Option<f64>>) -> Result<Option<Gate>, Failure> {
-        let Some(base) = compare_to else { return Ok(None) };
-        if !cx.store.exists(&base) {
-            return Err(Failure::usage(format!("--compare-to: no saved result `{base}`"))
-                .hint("`engine list results` lists them; save a baseline first with --save NAME"));
-        }
-        Ok(Some(Gate { base, fail }))
-    }
-
-    /// NAME and the run's result `new` in one file, baseline first, and the
-    /// view that gates it.
-    fn merged(&self, cx: &Context, new: &str) -> Option<(engine::model::result::ResultFile, engine::report::View)> {
-        let load = |n: &str| cx.store.load(n).map(|f| (n.to_string(), f));
-        let (Ok(base), Ok(run)) = (load(&self.base), load(new)) else { return None };
-        let merged = engine::store::edit::merge(vec![base, run], &format!("{} vs {new}", self.base));
-        Some((merged, engine::report::View { regression_pct: self.fail.flatten(), ..Default::default() }))
-    }
-
-    /// Compares the run's result with NAME; the exit code: the run's own
-    /// when it is not 0 (failed tests, an interrupt), else 6 for a
-    /// regression under --fail-on-regression.
-    fn after(self, cx: &Context, code: i32, saved: Option<String>) -> i32 {
-        let Some((merged, view)) = saved.and_then(|new| self.merged(cx, &new)) else { return code };
-        errln!();
-        let gated = super::result::gate(&merged, &view);
-        if code == exit::OK && self.fail.is_some() { gated } else { code }
-    }
+/// The comparison with `--compare-to`'s baseline after a run, printed; the
+/// exit code (`Gate::exit_code`).
+fn after(gate: &Gate, cx: &Context, code: i32, ran: Option<(String, ResultFile)>) -> i32 {
+    let Some((merged, view)) = ran.and_then(|(name, file)| gate.merged(cx, &name, &file)) else { return code };
+    errln!();
+    let judged = engine::ops::gate::judge(&merged, &view);
+    super::result::print_judged(&judged);
+    gate.exit_code(code, &judged)
 }
 
 /// Runs `req`, printing as `format` and `progress` say; its exit code and the result it saved to.
@@ -263,7 +237,7 @@ fn run_request(
     format: RunFormat,
     progress: Progress,
     gate: Option<&Gate>,
-) -> Result<(i32, Option<String>), Failure> {
+) -> Result<(i32, Option<(String, ResultFile)>), Failure> {
     if progress == Progress::Json {
         let events = JsonEvents::new(Prompts::new());
         let outcome = if format != RunFormat::Report(Format::Text) {
@@ -279,7 +253,7 @@ fn run_request(
             benchmark::benchmark(cx, req, &events, &ProfileExecutors)
         };
         events.finish(&outcome);
-        return outcome.map(|o| (finish(cx, &o, None, None), saved(&o)));
+        return outcome.map(|o| (finish(cx, &o, None, None), saved(o)));
     }
     let tty = std::io::stderr().is_terminal();
     // Piped output gets each chart once, in the report at the end, instead
@@ -292,13 +266,13 @@ fn run_request(
     };
     let events = TermEvents::new(tty, shown, ui::width(), Prompts::new());
     let outcome = benchmark::benchmark(cx, req, &events, &ProfileExecutors)?;
-    Ok((finish(cx, &outcome, Some(end), gate), saved(&outcome)))
+    Ok((finish(cx, &outcome, Some(end), gate), saved(outcome)))
 }
 
-/// The result a run saved to.
-fn saved(o: &Outcome) -> Option<String> {
+/// The result a run saved to, as saved.
+fn saved(o: Outcome) -> Option<(String, ResultFile)> {
     match o {
-        Outcome::Ran(r) => r.result.as_ref().map(|(n, _)| n.clone()),
+        Outcome::Ran(Ran { result: Some((name, _)), file: Some(file), .. }) => Some((name, *file)),
         _ => None,
     }
 }
@@ -362,9 +336,7 @@ fn print_estimate(e: &Estimate) {
 
 /// The report, what failed or was skipped, where it is saved, and what to do next.
 fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
-    if let (Some((name, _)), Some(end)) = (&r.result, format)
-        && let Ok(shown) = cx.store.load(name)
-    {
+    if let (Some((name, _)), Some(shown), Some(end)) = (&r.result, r.file.as_deref().cloned(), format) {
         match end {
             End::Analysis => {
                 let a = report::text::analysis_only(&shown, &report::View::default(), ui::width());
@@ -376,7 +348,7 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
             // judges (a JUnit file's failures are its regressions).
             End::Report(f) => {
                 let (mut file, view) =
-                    gate.and_then(|g| g.merged(cx, name)).unwrap_or((shown, report::View::default()));
+                    gate.and_then(|g| g.merged(cx, name, &shown)).unwrap_or((shown, report::View::default()));
                 // What failed is said once, below, with its log and its last lines.
                 if f == Format::Text {
                     file.failures.clear();

@@ -168,33 +168,29 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
     super::ui::emit(&bytes, v.output.as_deref(), "the report")?;
     if v.fail_on_regression.is_some() {
-        return Ok(gate(&file, &view));
+        let judged = engine::ops::gate::judge(&file, &view);
+        print_judged(&judged);
+        return Ok(judged.exit_code());
     }
     Ok(exit::OK)
 }
 
-/// `--fail-on-regression` (and `benchmark --compare-to`): lists each
-/// regression on stderr; exit 6 when there is one.
-pub(super) fn gate(file: &ResultFile, view: &View) -> i32 {
-    let a = engine::report::view::analyze(file, view);
-    let pct = view.gate_pct();
-    let g = engine::analysis::gate::gate(&a.comparisons, pct);
-    let baseline = a.baseline.unwrap_or_default();
-    if g.regressions.is_empty() {
+/// `--fail-on-regression` (and `benchmark --compare-to`): each regression
+/// on stderr.
+pub(super) fn print_judged(j: &engine::ops::gate::Judged) {
+    let (baseline, pct) = (&j.baseline, j.pct);
+    if j.regressions.is_empty() {
         errln!(
             "no regressions against `{baseline}` (significantly worse by {pct} % or more); {} improvement(s), {} unchanged",
-            g.improvements.len(),
-            g.unchanged
+            j.improvements,
+            j.unchanged
         );
-        return exit::OK;
+        return;
     }
-    errln!("{} regression(s) against `{baseline}` (significantly worse by {pct} % or more):", g.regressions.len());
-    for c in &g.regressions {
-        let t = &file.results[c.result];
-        let k = c.comparison;
-        errln!("  {}: {} ({}): {}, {}", t.title, t.what(), c.identifier, k.ratio_text(), k.verdict);
+    errln!("{} regression(s) against `{baseline}` (significantly worse by {pct} % or more):", j.regressions.len());
+    for r in &j.regressions {
+        errln!("  {}: {} ({}): {}, {}", r.title, r.what, r.identifier, r.ratio, r.verdict);
     }
-    exit::REGRESSION
 }
 
 pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {

@@ -7,6 +7,7 @@
 pub mod benchmark;
 pub mod context;
 pub mod failure;
+pub mod gate;
 pub mod history;
 pub mod install;
 pub mod recover;

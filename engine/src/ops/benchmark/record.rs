@@ -249,7 +249,8 @@ impl Record {
             runs.finish(&dest.key);
         }
         let result = exists.then(|| (dest.name.clone(), store.path(&dest.name)));
-        Ok(Outcome::Ran(Ran { result, saved, failed, skipped, not_runnable, interrupted, precision }))
+        let file = exists.then(|| Box::new(file));
+        Ok(Outcome::Ran(Ran { result, file, saved, failed, skipped, not_runnable, interrupted, precision }))
     }
 }
 

@@ -84,6 +84,9 @@ pub struct Request {
 pub struct Ran {
     /// The result saved to and its file, when it exists.
     pub result: Option<(String, PathBuf)>,
+    /// That result as saved (the report and the gate read it from here, not
+    /// from disk again).
+    pub file: Option<Box<crate::model::result::ResultFile>>,
     /// Tests saved by this run.
     pub saved: usize,
     pub failed: Vec<FailedTest>,
