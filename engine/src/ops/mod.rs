@@ -5,6 +5,7 @@
 //! arguments into requests and outcomes into exit codes.
 
 pub mod benchmark;
+pub mod cache;
 pub mod context;
 pub mod failure;
 pub mod gate;
