@@ -341,6 +341,20 @@ pub(super) struct Job<'a> {
     pub events: &'a dyn Events,
 }
 
+/// The stopping rule's plan of `test`; with `--rounds N` each round gets
+/// its share of the trials and the time.
+fn plan_of(test: &Test, settings: &RunSettings) -> AdaptivePlan {
+    let mut plan = test.profile.profile.trials.plan(settings.runs, settings.budget.or(test.budget));
+    if settings.rounds > 1 {
+        let r = settings.rounds;
+        plan.budget /= r;
+        plan.times = plan.times.div_ceil(r);
+        plan.min = plan.min.div_ceil(r).min(plan.times);
+        plan.forced = plan.forced.map(|f| f.div_ceil(r));
+    }
+    plan
+}
+
 /// Sets up the executor once, runs the warm-ups (in the first state of the
 /// first round), then rounds of one trial per state that still wants more,
 /// in the order `switch` gives; each state's trials stop by the rule on
@@ -354,14 +368,7 @@ pub(super) fn run(
 ) -> Result<Vec<TrialData>, ExecError> {
     let Job { test, settings, env, logs, sources, events } = *job;
     let profile = &test.profile.profile;
-    let mut plan = profile.trials.plan(settings.runs, settings.budget.or(test.budget));
-    if settings.rounds > 1 {
-        let r = settings.rounds;
-        plan.budget /= r;
-        plan.times = plan.times.div_ceil(r);
-        plan.min = plan.min.div_ceil(r).min(plan.times);
-        plan.forced = plan.forced.map(|f| f.div_ceil(r));
-    }
+    let plan = plan_of(test, settings);
     exec.setup(env)?;
     let drop_caches = settings.drop_caches || profile.hygiene.drop_caches;
     let (counters, no_counters) = match Counters::under(env.test_dir) {
