@@ -1,30 +1,9 @@
 //! A sysfs attribute set to a value (`--set queue/read_ahead_kb=128`,
 //! `--set iosched/slice_idle=0`), journaled and read back.
 
-use super::change::{Undo, UndoError, write};
+pub use super::change::sysfs::SysfsValue;
 use super::journal::Shared;
 use super::{Guard, SpecError, StateError, SystemState};
-use serde::{Deserialize, Serialize};
-
-/// A sysfs attribute engine set, and its value before.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SysfsValue {
-    pub path: String,
-    pub original: String,
-}
-
-impl Undo for SysfsValue {
-    fn describe(&self) -> String {
-        format!("{} back to {}", self.path, self.original)
-    }
-
-    fn undo(&self) -> Result<(), UndoError> {
-        if std::fs::read_to_string(&self.path).map(|v| v.trim() == self.original.trim()).unwrap_or(false) {
-            return Ok(());
-        }
-        write(&self.path, &self.original)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Setting {

@@ -1,13 +1,23 @@
 //! Every kind of change engine makes to the machine, as the journal stores
-//! it. Each kind lives in its own module with both halves, how it is made
-//! and how it is undone; a new kind is a new module and one line here.
+//! it, and how each is undone: one module per kind. This is the bottom of
+//! `state/`: the journal stores these, the states (`sysfs`, `scheduler`,
+//! `filesystem`, `loopdev`, `scratch`, `server`) make them, and nothing
+//! here imports either. A new kind is a module here, one line in `Change`,
+//! and the state that makes it.
 
-use super::filesystem::{MountPoint, Mounted};
-use super::loopdev::LoopDevice;
-use super::scheduler::SchedulerChange;
-use super::scratch::ScratchFolders;
-use super::server::ServerProcess;
-use super::sysfs::SysfsValue;
+pub mod loopdev;
+pub mod mount;
+pub mod scheduler;
+pub mod scratch;
+pub mod server;
+pub mod sysfs;
+
+use loopdev::LoopDevice;
+use mount::{MountPoint, Mounted};
+use scheduler::SchedulerChange;
+use scratch::ScratchFolders;
+use server::ServerProcess;
+use sysfs::SysfsValue;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
