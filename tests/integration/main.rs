@@ -17,6 +17,7 @@ mod fidelity;
 mod history;
 mod install;
 mod interruption;
+mod layout;
 mod orchestration;
 mod package;
 mod parsers;
