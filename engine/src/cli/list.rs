@@ -6,7 +6,7 @@ use engine::catalog::Catalog;
 use engine::model::version::{compare as compare_versions, newest};
 use engine::ops::Context;
 use engine::runner::requirements;
-use engine::sys::text::one_line;
+use engine::sys::text::{one_line, pad, width};
 use std::collections::HashMap;
 
 #[derive(Args, Debug)]
@@ -142,10 +142,10 @@ fn profiles(catalog: &Catalog, installed: &std::path::Path, out: &mut String, br
             [r, kind, exec.to_string(), status, title].map(|c| one_line(&c).into_owned())
         })
         .collect();
-    let w = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
-    let sw = rows.iter().map(|r| r[3].chars().count()).max().unwrap_or(0);
+    let w = rows.iter().map(|r| width(&r[0])).max().unwrap_or(0);
+    let sw = rows.iter().map(|r| width(&r[3])).max().unwrap_or(0);
     for [r, kind, exec, status, title] in rows {
-        out.push_str(&format!("{r:w$}  {kind:9}  {exec:8}  {status:sw$}  {title}\n"));
+        out.push_str(&format!("{}  {kind:9}  {exec:8}  {}  {title}\n", pad(&r, w), pad(&status, sw)));
     }
 }
 
@@ -188,9 +188,9 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
     }
     let rows: Vec<(String, String)> =
         rows.into_iter().map(|(id, title)| (one_line(&id).into_owned(), one_line(&title).into_owned())).collect();
-    let w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let w = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
     for (id, title) in rows {
-        out.push_str(&format!("{id:w$}  {title}\n"));
+        out.push_str(&format!("{}  {title}\n", pad(&id, w)));
     }
 }
 

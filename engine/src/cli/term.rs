@@ -74,14 +74,9 @@ fn clock(d: Duration) -> String {
     }
 }
 
-/// Cuts `s` to `max` characters, with an ellipsis.
+/// Cuts `s` to `max` columns, with an ellipsis.
 fn fit(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
+    engine::sys::text::fit(s, max).into_owned()
 }
 
 /// `[3/12] fio: Type: Random Read … — trial 2 of 3, ETA 0:12`, at most 80
@@ -103,7 +98,7 @@ fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> S
         format!(" — trial {k} of {planned}{eta}")
     };
     let warm = if warmup { " (warm-up)" } else { "" };
-    let room = 80usize.saturating_sub(tail.chars().count() + warm.len() + 3);
+    let room = 80usize.saturating_sub(engine::sys::text::width(&tail) + warm.len() + 3);
     format!("{}{warm}{tail}", fit(what, room))
 }
 

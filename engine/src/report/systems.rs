@@ -3,7 +3,7 @@
 //! what differs from one identifier to the next.
 
 use crate::model::result::ResultFile;
-use crate::sys::text::one_line;
+use crate::sys::text::{one_line, pad, width};
 
 /// One field of the system table.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,8 +86,8 @@ pub fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
     let ids: Vec<String> = r.systems.iter().map(|s| one_line(&s.identifier).into_owned()).collect();
     out.push_str(&format!("Systems: {}\n\n", ids.join(" | ")));
     let rows = table(r);
-    let kw = rows.iter().map(|row| one_line(&row.key).chars().count()).max().unwrap_or(0);
-    let iw = ids.iter().map(|i| i.chars().count()).max().unwrap_or(0);
+    let kw = rows.iter().map(|row| width(&one_line(&row.key))).max().unwrap_or(0);
+    let iw = ids.iter().map(|i| width(i)).max().unwrap_or(0);
     let mut cut = false;
     // A value on one line, cut to what the width leaves (`--detail`: whole).
     // The long lists only: what a storage reader compares (Disk Notes) stays whole.
@@ -95,9 +95,9 @@ pub fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
     let mut fit = |key: &str, v: &str, used: usize| -> String {
         let v = one_line(v);
         match cut_to {
-            Some(w) if LONG.contains(&key) && v.chars().count() > w.saturating_sub(used).max(20) => {
+            Some(w) if LONG.contains(&key) && width(&v) > w.saturating_sub(used).max(20) => {
                 cut = true;
-                super::svg::cut(&v, w.saturating_sub(used).max(20)).into_owned()
+                crate::sys::text::fit(&v, w.saturating_sub(used).max(20)).into_owned()
             }
             _ => v.into_owned(),
         }
@@ -106,12 +106,12 @@ pub fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
         let key = one_line(&row.key);
         if row.uniform() {
             let v = fit(&row.key, row.values[0].as_deref().unwrap_or("unknown"), kw + 4);
-            out.push_str(&format!("  {key:kw$}  {v}\n"));
+            out.push_str(&format!("  {}  {v}\n", pad(&key, kw)));
         } else {
             for (j, (id, v)) in ids.iter().zip(&row.values).enumerate() {
                 let key = if j == 0 { key.as_ref() } else { "" };
                 let v = fit(&row.key, v.as_deref().unwrap_or("not recorded"), kw + iw + 6);
-                out.push_str(&format!("  {key:kw$}  {id:iw$}  {v}\n"));
+                out.push_str(&format!("  {}  {}  {v}\n", pad(key, kw), pad(id, iw)));
             }
         }
     }

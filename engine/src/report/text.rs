@@ -11,7 +11,7 @@ use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
 use crate::model::result::{ResultFile, TestResult};
-use crate::sys::text::{one_line, terminal};
+use crate::sys::text::{one_line, pad, pad_left, terminal, width as text_width};
 use crate::units::{decimals_for, fixed};
 use std::fmt::Write;
 
@@ -30,7 +30,7 @@ struct Bar<'a> {
 /// Bars scaled to the largest value and the width, labels padded with dots.
 fn bars(out: &mut String, rows: &[Bar<'_>], width: usize, decimals: usize) {
     let labels: Vec<_> = rows.iter().map(|r| one_line(r.label)).collect();
-    let name_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let name_w = labels.iter().map(|l| text_width(l)).max().unwrap_or(0);
     let max = rows.iter().filter_map(|r| r.value).map(f64::abs).fold(0.0, f64::max);
     let vals: Vec<String> =
         rows.iter().map(|r| r.value.map(|v| fixed(v, decimals)).unwrap_or_else(|| "n/a".into())).collect();
@@ -39,7 +39,7 @@ fn bars(out: &mut String, rows: &[Bar<'_>], width: usize, decimals: usize) {
     // name, space, dots, space, value, " |", bar, "  ", SE
     let bar_w = width.saturating_sub(name_w + 2 + 1 + val_w + 2 + 2 + se_w).max(10);
     for ((r, v), label) in rows.iter().zip(&vals).zip(&labels) {
-        let dots = ".".repeat(name_w - label.chars().count() + 1);
+        let dots = ".".repeat(name_w - text_width(label) + 1);
         let bar = match r.value {
             Some(x) if max > 0.0 => "=".repeat(((x.abs() / max) * bar_w as f64).round() as usize),
             _ => String::new(),
@@ -177,12 +177,12 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
         .unwrap();
     }
     writeln!(out, "\nWins / Losses (only where the best or worst differs significantly from the next)").unwrap();
-    let w = a.wins.iter().map(|t| one_line(&t.identifier).chars().count()).max().unwrap_or(0);
+    let w = a.wins.iter().map(|t| text_width(&one_line(&t.identifier))).max().unwrap_or(0);
     for t in &a.wins {
         writeln!(
             out,
-            "  {:w$}  {}, {}",
-            one_line(&t.identifier),
+            "  {}  {}, {}",
+            pad(&one_line(&t.identifier), w),
             count(t.wins, "win", "wins"),
             count(t.losses, "loss", "losses")
         )
@@ -215,9 +215,9 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
         .unwrap();
         for (i, cs) in &a.comparisons {
             writeln!(out, "  {}", what_line(&f.results[*i])).unwrap();
-            let w = cs.iter().map(|(id, _)| one_line(id).chars().count()).max().unwrap_or(0);
+            let w = cs.iter().map(|(id, _)| text_width(&one_line(id))).max().unwrap_or(0);
             for (id, c) in cs {
-                writeln!(out, "    {:w$}  {}", one_line(id), one_line(&c.describe())).unwrap();
+                writeln!(out, "    {}  {}", pad(&one_line(id), w), one_line(&c.describe())).unwrap();
             }
         }
         verdict_block(out, f, a, b);
@@ -302,19 +302,15 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
             ]
         })
         .collect();
-    let w: Vec<usize> = (0..4).map(|i| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0)).collect();
+    let w: Vec<usize> = (0..4).map(|i| cells.iter().map(|c| text_width(&c[i])).max().unwrap_or(0)).collect();
     for c in &cells {
         let line = format!(
-            "  {:w0$}  {:>w1$}  {:>w2$}  {:w3$}  {}",
-            c[0],
-            c[1],
-            c[2],
-            c[3],
+            "  {}  {}  {}  {}  {}",
+            pad(&c[0], w[0]),
+            pad_left(&c[1], w[1]),
+            pad_left(&c[2], w[2]),
+            pad(&c[3], w[3]),
             c[4],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3]
         );
         writeln!(out, "{}", line.trim_end()).unwrap();
     }

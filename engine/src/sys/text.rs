@@ -144,6 +144,42 @@ pub fn xml(s: &str) -> String {
     out
 }
 
+/// Columns `s` takes on a terminal: wide characters (CJK) count two,
+/// combining marks none — not `chars().count()`, which misaligns tables
+/// of such identifiers.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `s` and spaces to `w` columns (left-aligned).
+pub fn pad(s: &str, w: usize) -> String {
+    format!("{s}{}", " ".repeat(w.saturating_sub(width(s))))
+}
+
+/// Spaces and `s` to `w` columns (right-aligned).
+pub fn pad_left(s: &str, w: usize) -> String {
+    format!("{}{s}", " ".repeat(w.saturating_sub(width(s))))
+}
+
+/// `s` cut to at most `max` columns, with "…" when cut.
+pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
+    if width(s) <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
 /// [`xml`] on one line: line breaks and tabs as spaces (a chart's text is
 /// one line), written without a string of its own (charts of a thousand
 /// identifiers are written bar by bar).
@@ -190,6 +226,17 @@ pub fn json(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_count_wide_and_combining_characters_as_a_terminal_does() {
+        assert_eq!(width("ssd-日本"), 8);
+        assert_eq!(width("cafe\u{301}"), 4, "e and a combining acute are one column");
+        assert_eq!(pad("日本", 6), "日本  ");
+        assert_eq!(pad_left("x", 3), "  x");
+        assert_eq!(fit("日本語のディスク", 7), "日本語…");
+        assert_eq!(width(&fit("日本語のディスク", 7)), 7);
+        assert_eq!(fit("short", 7), "short");
+    }
 
     const HOSTILE: &str = "\x1b]0;pwned\x07\x1b[2J\r\x1b[32mall tests passed\u{9b}31m\u{202e}gnp.exe\x7f\0";
 

@@ -5,7 +5,7 @@
 use super::{groups, heading, row_label, short_time, when};
 use crate::analysis::history::{History, Series};
 use crate::analysis::significance::format_p;
-use crate::sys::text::{one_line, terminal};
+use crate::sys::text::{one_line, pad, terminal, width as text_width};
 use crate::units::number;
 use std::fmt::Write;
 
@@ -15,7 +15,7 @@ pub fn render(h: &History, width: usize) -> String {
     let mut o = String::new();
     header(&mut o, h);
     let label_w =
-        h.series.iter().filter_map(|s| s.line.as_ref()).map(|l| one_line(l).chars().count()).max().unwrap_or(0).min(30);
+        h.series.iter().filter_map(|s| s.line.as_ref()).map(|l| text_width(&one_line(l))).max().unwrap_or(0).min(30);
     let spark_w = width.saturating_sub(label_w + 6).clamp(20, 120);
     let (mut changes, mut worse, mut short) = (0, 0, 0);
     for g in groups(h) {
@@ -75,7 +75,7 @@ fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize)
         };
         format!("{found}; the newest {pending} cannot be judged yet ({side} points a side needed)")
     };
-    writeln!(o, "  {:label_w$}  {}", label, sparkline(h.rows.len(), s, spark_w)).unwrap();
+    writeln!(o, "  {}  {}", pad(&label, label_w), sparkline(h.rows.len(), s, spark_w)).unwrap();
     let pad = " ".repeat(label_w + 4);
     writeln!(o, "{pad}{} point(s), {} … {}: {state}", values.len(), number(lo), number(hi)).unwrap();
     if !s.outliers.is_empty() {
