@@ -107,7 +107,8 @@ fn top_level_items(group: &str) -> Vec<&str> {
 
 /// The module a path names: the longest prefix that is a module.
 fn resolve(modules: &BTreeSet<Vec<String>>, from: &[String], root: &str, segs: &[String]) -> Vec<String> {
-    let mut base: Vec<String> = if root == "crate" { Vec::new() } else { from[..from.len().saturating_sub(1)].to_vec() };
+    let mut base: Vec<String> =
+        if root == "crate" { Vec::new() } else { from[..from.len().saturating_sub(1)].to_vec() };
     let mut segs = segs;
     while let Some(("super", rest)) = segs.split_first().map(|(a, b)| (a.as_str(), b)) {
         base.pop();
@@ -143,8 +144,11 @@ fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     let reached: BTreeMap<&String, BTreeSet<String>> = nodes.iter().map(|n| (*n, reach(n))).collect();
     let mut out: Vec<Vec<String>> = Vec::new();
     for n in &nodes {
-        let ring: Vec<String> =
-            nodes.iter().filter(|m| reached[*n].contains(**m) && reached[*m].contains(*n)).map(|m| (*m).clone()).collect();
+        let ring: Vec<String> = nodes
+            .iter()
+            .filter(|m| reached[*n].contains(**m) && reached[*m].contains(*n))
+            .map(|m| (*m).clone())
+            .collect();
         if ring.len() > 1 && !out.contains(&ring) {
             out.push(ring);
         }

@@ -16,9 +16,9 @@ use loopdev::LoopDevice;
 use mount::{MountPoint, Mounted};
 use scheduler::SchedulerChange;
 use scratch::ScratchFolders;
+use serde::{Deserialize, Serialize};
 use server::ServerProcess;
 use sysfs::SysfsValue;
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// One change to the machine, recorded before it is made.
