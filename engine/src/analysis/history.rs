@@ -237,11 +237,14 @@ pub fn build(files: &[(String, ResultFile)], q: &Query) -> Result<History, Histo
 /// identifier shared by unrelated results never joins them into one line.
 /// Groups with nothing `q` asks for are left out; the largest comes first.
 pub fn build_grouped(files: Vec<(String, ResultFile)>, q: &Query) -> Result<Vec<History>, HistoryError> {
+    if files.is_empty() {
+        return build(&files, q).map(|h| vec![h]);
+    }
     let groups = partition(&files);
     let every_profile = profiles_of(&files);
     let mut files: Vec<Option<(String, ResultFile)>> = files.into_iter().map(Some).collect();
     let mut out = Vec::new();
-    let mut first_error = None;
+    let (mut no_test, mut empty) = (None, None);
     for members in groups {
         let part: Vec<(String, ResultFile)> = members.iter().filter_map(|&i| files[i].take()).collect();
         match build(&part, q) {
@@ -251,17 +254,18 @@ pub fn build_grouped(files: Vec<(String, ResultFile)>, q: &Query) -> Result<Vec<
             }
             Ok(_) => {}
             Err(e @ HistoryError::Units(_)) => return Err(e),
+            Err(HistoryError::NoTest(asked, _)) => no_test = Some(asked),
             Err(e) => {
-                first_error.get_or_insert(e);
+                empty.get_or_insert(e);
             }
         }
     }
     if out.is_empty() {
-        return Err(match first_error {
-            // Name every profile there is, not only the first group's.
-            Some(HistoryError::NoTest(asked, _)) => HistoryError::NoTest(asked, every_profile),
-            Some(e) => e,
-            None => HistoryError::Empty("no saved result has a value".into()),
+        // The test asked for is the clearer answer; then why the identifiers did not match.
+        return Err(match (no_test, empty) {
+            (Some(asked), _) => HistoryError::NoTest(asked, every_profile),
+            (None, Some(e)) => e,
+            (None, None) => HistoryError::Empty("no saved result has a value".into()),
         });
     }
     out.sort_by_key(|h| std::cmp::Reverse(h.rows.len()));

@@ -57,6 +57,9 @@ fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
     for e in &done.failed {
         errln!("error: {e}");
     }
+    if let Some(e) = &done.copy_failed {
+        return Err(Failure::error(e.clone()));
+    }
     Ok(done.exit_code())
 }
 

@@ -22,13 +22,13 @@ pub fn progress() -> ProgressSink {
 struct Lines;
 
 impl Progress for Lines {
-    fn started(&self, file: &str, url: &str, at: u64, _total: Option<u64>) {
+    fn started(&self, _key: &str, file: &str, url: &str, at: u64, _total: Option<u64>) {
         if at == 0 {
             eprintln!("{}", terminal(&format!("downloading {file} from {url}")));
         }
     }
-    fn advanced(&self, _file: &str, _at: u64) {}
-    fn ended(&self, _file: &str) {}
+    fn advanced(&self, _key: &str, _at: u64) {}
+    fn ended(&self, _key: &str) {}
     fn fetched(&self, file: &str, bytes: u64, seconds: f64) {
         eprintln!(
             "{}: {} in {seconds:.1} s ({:.1} MB/s), sha256 verified",
@@ -39,14 +39,14 @@ impl Progress for Lines {
     }
 }
 
-/// A bar per file being fetched, cleared when it ends.
+/// A bar per transfer (by SHA-256), cleared when it ends.
 struct Bars {
     multi: MultiProgress,
     bars: Mutex<HashMap<String, ProgressBar>>,
 }
 
 impl Progress for Bars {
-    fn started(&self, file: &str, _url: &str, at: u64, total: Option<u64>) {
+    fn started(&self, key: &str, file: &str, _url: &str, at: u64, total: Option<u64>) {
         let pb = self.multi.add(ProgressBar::new(total.unwrap_or(0)));
         let style = ProgressStyle::with_template(
             "{msg:24!} {bytes:>10}/{total_bytes:<10} {binary_bytes_per_sec:>12} eta {eta:>4} {wide_bar}",
@@ -55,16 +55,19 @@ impl Progress for Bars {
         pb.set_style(style);
         pb.set_message(terminal(file).into_owned());
         pb.set_position(at);
-        self.bars.lock().unwrap_or_else(|p| p.into_inner()).insert(file.to_string(), pb);
+        let old = self.bars.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_string(), pb);
+        if let Some(old) = old {
+            old.finish_and_clear();
+        }
     }
-    fn advanced(&self, file: &str, at: u64) {
-        if let Some(pb) = self.bars.lock().unwrap_or_else(|p| p.into_inner()).get(file) {
+    fn advanced(&self, key: &str, at: u64) {
+        if let Some(pb) = self.bars.lock().unwrap_or_else(|p| p.into_inner()).get(key) {
             pb.set_position(at);
         }
     }
     fn fetched(&self, _file: &str, _bytes: u64, _seconds: f64) {}
-    fn ended(&self, file: &str) {
-        if let Some(pb) = self.bars.lock().unwrap_or_else(|p| p.into_inner()).remove(file) {
+    fn ended(&self, key: &str) {
+        if let Some(pb) = self.bars.lock().unwrap_or_else(|p| p.into_inner()).remove(key) {
             pb.finish_and_clear();
         }
     }

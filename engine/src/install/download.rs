@@ -96,12 +96,13 @@ pub enum Extra {
 /// nothing: the CLI shows a bar per file on a terminal, else a line per
 /// download.
 pub trait Progress: Send + Sync {
-    /// A transfer of `file` from `url` starts at byte `at` of `total` (when known).
-    fn started(&self, file: &str, url: &str, at: u64, total: Option<u64>);
-    /// `at` bytes of `file` are in.
-    fn advanced(&self, file: &str, at: u64);
-    /// The transfer ended, complete or not.
-    fn ended(&self, file: &str);
+    /// A transfer of `file` (`key`: its SHA-256, unique among the
+    /// transfers running) from `url` starts at byte `at` of `total` (when known).
+    fn started(&self, key: &str, file: &str, url: &str, at: u64, total: Option<u64>);
+    /// `at` bytes of transfer `key` are in.
+    fn advanced(&self, key: &str, at: u64);
+    /// Transfer `key` ended, complete or not.
+    fn ended(&self, key: &str);
     /// `file` is in the cache, `bytes` long, its SHA-256 verified, after `seconds`.
     fn fetched(&self, file: &str, bytes: u64, seconds: f64);
 }
@@ -486,16 +487,16 @@ impl Downloader {
         let (mut resp, expected_total) = self.request(url, w, part)?;
         let progress = self.settings.progress.as_ref().map(|p| p.0.as_ref());
         if let Some(p) = progress {
-            p.started(&w.file, url, part.len, expected_total.or(w.size));
+            p.started(&w.sha256, &w.file, url, part.len, expected_total.or(w.size));
         }
         let result = self.stream(&mut resp, w, part, progress);
+        if let Some(p) = progress {
+            p.ended(&w.sha256);
+        }
         if let Err(Failed::Source(m)) = &result
             && m.starts_with("sends more")
         {
             part.reset().map_err(|e| self.stop_write(w, part, e))?;
-        }
-        if let Some(p) = progress {
-            p.ended(&w.file);
         }
         result?;
         let want_len = expected_total.or(w.size);
@@ -610,7 +611,7 @@ impl Downloader {
                     break Err(Failed::Source(format!("sends more than the expected {size} bytes")));
                 }
                 if let Some(p) = progress {
-                    p.advanced(&w.file, part.len);
+                    p.advanced(&w.sha256, part.len);
                 }
                 match end {
                     Some(Ok(())) => break Ok(()),

@@ -30,14 +30,17 @@ pub struct Fill {
     pub failed: Vec<String>,
     /// Stopped by Ctrl-C.
     pub interrupted: bool,
+    /// A copy for `--to` could not be written: the fill stopped there.
+    pub copy_failed: Option<String>,
 }
 
 impl Fill {
     pub fn exit_code(&self) -> i32 {
-        match (self.interrupted, self.failed.is_empty()) {
-            (true, _) => exit::INTERRUPTED,
-            (false, false) => exit::INSTALL_FAILED,
-            (false, true) => exit::OK,
+        match (self.interrupted, &self.copy_failed, self.failed.is_empty()) {
+            (true, _, _) => exit::INTERRUPTED,
+            (false, Some(_), _) => exit::ERROR,
+            (false, None, false) => exit::INSTALL_FAILED,
+            (false, None, true) => exit::OK,
         }
     }
 }
@@ -89,9 +92,12 @@ pub fn fill(cx: &Context, wants: &[Want], to: Option<&Path>, progress: Option<Pr
     for (w, r) in wants.iter().zip(dl.fetch_all(wants)) {
         match r {
             Ok(f) => {
-                let copied_to = match to {
-                    Some(to) => Some(copy(&f.path, &to.join(&w.file), &w.sha256)?),
-                    None => None,
+                let copied_to = match to.map(|to| copy(&f.path, &to.join(&w.file), &w.sha256)).transpose() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        out.copy_failed = Some(e);
+                        return Ok(out);
+                    }
                 };
                 let origin = f.origin.to_string();
                 out.filled.push(Filled { sha256: w.sha256.clone(), file: w.file.clone(), origin, copied_to });
@@ -106,11 +112,10 @@ pub fn fill(cx: &Context, wants: &[Want], to: Option<&Path>, progress: Option<Pr
     Ok(out)
 }
 
-fn copy(from: &Path, dest: &Path, sha256: &str) -> Result<PathBuf, Failure> {
+fn copy(from: &Path, dest: &Path, sha256: &str) -> Result<PathBuf, String> {
     let same = crate::sys::hash::sha256_file(dest).ok().is_some_and(|s| s == sha256);
     if !same {
-        crate::sys::fs::copy_atomic(from, dest)
-            .map_err(|e| Failure::error(format!("cannot write {}: {e}", dest.display())))?;
+        crate::sys::fs::copy_atomic(from, dest).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
     }
     Ok(dest.to_path_buf())
 }

@@ -245,36 +245,23 @@ impl Dir {
         chown_under(self.fd(), uid, gid, 0)
     }
 
-    /// Whether it holds nothing. Run after every trial, so raw calls:
-    /// one getdents on a fresh descriptor (std's `read_dir` stats,
-    /// allocates 32 KiB and copies each name).
+    /// Whether it holds nothing. Run after every trial, so one getdents on a
+    /// fresh descriptor into a stack buffer (rustix's `RawDir`; std's
+    /// `read_dir` stats, allocates 32 KiB and copies each name).
     pub fn is_empty(&self) -> bool {
         let Ok(d) = open_beneath(self.fd(), Path::new(""), libc::O_RDONLY | libc::O_DIRECTORY, 0) else {
             return false;
         };
-        let mut buf = [0u64; 64];
-        loop {
-            // SAFETY: the buffer is valid for its size; getdents64 fills it with records.
-            let n = unsafe {
-                libc::syscall(libc::SYS_getdents64, d.as_raw_fd(), buf.as_mut_ptr(), std::mem::size_of_val(&buf))
-            };
-            if n <= 0 {
-                return n == 0;
-            }
-            // SAFETY: the kernel wrote n bytes of records into buf.
-            let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
-            let mut at = 0;
-            while at < bytes.len() {
-                // struct linux_dirent64: ino u64, off i64, reclen u16, type u8, name.
-                let reclen = u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]) as usize;
-                let name = &bytes[at + 19..at + reclen];
-                let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-                if name != b"." && name != b".." {
-                    return false;
-                }
-                at += reclen;
+        // Room for any entry (names are at most 255 bytes).
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 1024];
+        let mut entries = rustix::fs::RawDir::new(&d, &mut buf);
+        while let Some(e) = entries.next() {
+            let Ok(e) = e else { return false };
+            if !matches!(e.file_name().to_bytes(), b"." | b"..") {
+                return false;
             }
         }
+        true
     }
 
     /// Whether `other` is this very directory (device and inode).

@@ -166,15 +166,15 @@ pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
     if width(s) <= max {
         return Cow::Borrowed(s);
     }
+    // Whole-string widths (a variation selector can widen the character
+    // before it): keep adding while the text and "…" fit.
     let mut out = String::new();
-    let mut used = 0;
     for c in s.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w + 1 > max {
+        out.push(c);
+        if width(&out) + 1 > max {
+            out.pop();
             break;
         }
-        out.push(c);
-        used += w;
     }
     out.push('…');
     Cow::Owned(out)
@@ -236,6 +236,7 @@ mod tests {
         assert_eq!(fit("日本語のディスク", 7), "日本語…");
         assert_eq!(width(&fit("日本語のディスク", 7)), 7);
         assert_eq!(fit("short", 7), "short");
+        assert!(width(&fit("ab\u{2600}\u{fe0f}cd", 4)) <= 4, "{}", fit("ab\u{2600}\u{fe0f}cd", 4));
     }
 
     const HOSTILE: &str = "\x1b]0;pwned\x07\x1b[2J\r\x1b[32mall tests passed\u{9b}31m\u{202e}gnp.exe\x7f\0";
