@@ -1,54 +1,9 @@
 //! Exact units: MB = 10^6 bytes, MiB = 2^20 bytes; durations as `90s`, `10m`.
 
-use std::time::Duration;
-use thiserror::Error;
-
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum UnitError {
-    #[error("`{0}` is not a size; write a number and a unit such as `512MiB`, `2GB` or `4096B`")]
-    Size(String),
-    #[error("`{0}` is not a duration; write it like `90s`, `10m` or `1h 30m`")]
-    Duration(String),
-    #[error("`{0}` is longer than engine allows for any time limit (366 days)")]
-    DurationTooLong(String),
-}
-
-/// The longest duration a profile may give: deadlines are computed as
-/// `Instant + duration`, which must never overflow.
-pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
-
-const SIZE_UNITS: &[(&str, u64)] = &[
-    ("B", 1),
-    ("kB", 1_000),
-    ("KB", 1_000),
-    ("MB", 1_000_000),
-    ("GB", 1_000_000_000),
-    ("TB", 1_000_000_000_000),
-    ("KiB", 1 << 10),
-    ("MiB", 1 << 20),
-    ("GiB", 1 << 30),
-    ("TiB", 1 << 40),
-];
-
-/// Parses `512MiB`, `2 GB`, `4096` (bytes) into bytes, exactly.
-pub fn parse_size(s: &str) -> Result<u64, UnitError> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = (t[..split].trim(), t[split..].trim());
-    let factor = if unit.is_empty() {
-        1
-    } else {
-        SIZE_UNITS.iter().find(|(u, _)| *u == unit).map(|(_, f)| *f).ok_or_else(|| UnitError::Size(s.to_string()))?
-    };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(factor).ok_or_else(|| UnitError::Size(s.to_string()));
-    }
-    let f: f64 = num.parse().map_err(|_| UnitError::Size(s.to_string()))?;
-    if !f.is_finite() || f < 0.0 {
-        return Err(UnitError::Size(s.to_string()));
-    }
-    Ok((f * factor as f64).round() as u64)
-}
+// One grammar for sizes and durations, shared with workloads and plugins.
+pub use engine_sdk::units::{
+    DURATION_PATTERN, Duration, MAX_DURATION, SIZE_PATTERN, Size, UnitError, parse_duration, parse_size,
+};
 
 /// A size written as a sum of products (`{{threads}} * 64MiB + 16MiB` once
 /// filled: `4 * 64MiB + 16MiB`): free space from a test's options. Each
@@ -113,15 +68,6 @@ pub fn format_bytes_decimal(b: u64) -> String {
     if i == 0 { format!("{b} B") } else { format!("{v:.0}{}", U[i]) }
 }
 
-/// Parses `90s`, `10m`, `1h 30m`, `250ms`.
-pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
-    let d = humantime::parse_duration(s.trim()).map_err(|_| UnitError::Duration(s.to_string()))?;
-    if d > MAX_DURATION {
-        return Err(UnitError::DurationTooLong(s.to_string()));
-    }
-    Ok(d)
-}
-
 /// Decimals that give `x` four significant digits (at least none, at most six).
 pub fn decimals_for_sig(max_abs: f64) -> usize {
     if !max_abs.is_finite() || max_abs == 0.0 {
@@ -174,8 +120,8 @@ pub fn exact(v: f64) -> String {
 /// Bytes per second in one of `unit`, when it is a byte rate (`MB/s` →
 /// 10^6, `MiB/s` → 2^20): the size units of [`parse_size`] per second.
 pub fn byte_rate(unit: &str) -> Option<f64> {
-    let size = unit.strip_suffix("/s")?;
-    SIZE_UNITS.iter().find(|(u, _)| *u == size).map(|(_, f)| *f as f64)
+    let size = unit.strip_suffix("/s").filter(|s| s.ends_with('B'))?;
+    engine_sdk::units::size_unit(size).map(|f| f as f64)
 }
 
 /// For a unit written loosely (`MBps`, `MB/sec`, `mib/s`, `secs`, `iops`),
@@ -286,26 +232,32 @@ mod tests {
         assert_eq!(byte_rate("Files/s"), None);
     }
 
+    /// The SDK's table of the grammar, read as a profile reads it (the
+    /// model's typed fields) and as the schema documents it (its pattern).
     #[test]
-    fn sizes_are_exact() {
-        assert_eq!(parse_size("1MB").unwrap(), 1_000_000);
-        assert_eq!(parse_size("1MiB").unwrap(), 1_048_576);
-        assert_eq!(parse_size("2 GiB").unwrap(), 2 * 1_073_741_824);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("1.5kB").unwrap(), 1500);
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("mb").is_err());
-        assert!(parse_size("1mb").is_err(), "mb is millibits: refuse rather than guess");
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
-        assert!(parse_duration("soon").is_err());
-        assert_eq!(parse_duration("366 days").unwrap(), MAX_DURATION);
-        // Found by reading the fuzz note: a deadline this far out overflowed `Instant`.
-        assert!(matches!(parse_duration("300000000000 years"), Err(UnitError::DurationTooLong(_))));
+    fn profiles_and_schemas_read_the_sdks_grammar() {
+        use crate::model::profile::{SandboxSpec, Trials};
+        let size = regex::Regex::new(SIZE_PATTERN).unwrap();
+        for (text, want) in engine_sdk::units::SIZE_CASES {
+            let spec = serde_saphyr::from_str::<SandboxSpec>(&format!("memory: {text:?}"));
+            assert_eq!(spec.ok().and_then(|s| s.memory).map(|m| m.bytes()), *want, "{text:?}");
+            if want.is_some() {
+                assert!(size.is_match(text), "the schema's pattern refuses {text:?}");
+            }
+        }
+        let duration = regex::Regex::new(DURATION_PATTERN).unwrap();
+        for (text, want) in engine_sdk::units::DURATION_CASES {
+            let t = serde_saphyr::from_str::<Trials>(&format!("budget: {text:?}"));
+            let got = t.ok().and_then(|t| t.budget).map(|b| b.get().as_millis() as u64);
+            assert_eq!(got, *want, "{text:?}");
+            if want.is_some() {
+                assert!(duration.is_match(text), "the schema's pattern refuses {text:?}");
+            }
+        }
+        for refused in ["soon", "5 parsecs", "", "1.2.3MB", "lots", "mb"] {
+            assert!(!duration.is_match(refused) || !size.is_match(refused), "{refused:?}");
+        }
+        assert!(!size.is_match("1mb") && !duration.is_match("soon"));
     }
 
     #[test]

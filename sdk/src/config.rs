@@ -3,6 +3,7 @@
 //! the key in every error.
 
 use crate::Error;
+use crate::units::{parse_duration, parse_size};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -89,7 +90,7 @@ impl Config {
     pub fn size_or(&self, key: &str, default: u64) -> Result<u64, Error> {
         match self.text(key).filter(|s| !s.is_empty()) {
             None => Ok(default),
-            Some(s) => parse_size(s).ok_or_else(|| {
+            Some(s) => parse_size(s).map_err(|_| {
                 Error::config(
                     key,
                     format!("`{s}` is not a size; write 4096, 4k, 2MiB or 1GB (k, m, g are powers of 2)"),
@@ -103,7 +104,7 @@ impl Config {
         match self.text(key).filter(|s| !s.is_empty()) {
             None => Ok(default),
             Some(s) => parse_duration(s)
-                .ok_or_else(|| Error::config(key, format!("`{s}` is not a duration; write 500ms, 20s or 2m"))),
+                .map_err(|_| Error::config(key, format!("`{s}` is not a duration; write 500ms, 20s or 2m"))),
         }
     }
 }
@@ -116,48 +117,6 @@ fn short_type<T>() -> &'static str {
         "f32" | "f64" => "number",
         _ => n.rsplit("::").next().unwrap_or(n),
     }
-}
-
-/// Parses a size (see [`Config::size_or`]).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
-    let (num, unit) = (s[..split].trim(), s[split..].trim());
-    let factor: u64 = match unit {
-        "" | "B" | "b" => 1,
-        "k" | "K" | "KiB" => 1 << 10,
-        "m" | "M" | "MiB" => 1 << 20,
-        "g" | "G" | "GiB" => 1 << 30,
-        "t" | "T" | "TiB" => 1 << 40,
-        "kB" | "KB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
-        _ => return None,
-    };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(factor);
-    }
-    let f: f64 = num.parse().ok()?;
-    (f.is_finite() && f >= 0.0).then(|| (f * factor as f64).round() as u64)
-}
-
-/// Parses a duration (see [`Config::duration_or`]).
-pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
-    let (num, unit) = (s[..split].trim(), s[split..].trim());
-    let n: f64 = num.parse().ok().filter(|n: &f64| n.is_finite() && *n >= 0.0)?;
-    let secs = match unit {
-        "" | "s" | "sec" | "secs" => n,
-        "ms" => n / 1000.0,
-        "us" | "µs" => n / 1e6,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return None,
-    };
-    // `99999999999999999999h` is a number, but no Duration: an error, not a panic.
-    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// The known key closest to `word` (edit distance at most a third of its length).
@@ -218,14 +177,14 @@ mod tests {
     }
 
     #[test]
-    fn sizes_are_exact() {
-        assert_eq!(parse_size("2MiB"), Some(2 << 20));
-        assert_eq!(parse_size("2MB"), Some(2_000_000));
-        assert_eq!(parse_size("1g"), Some(1 << 30));
-        assert_eq!(parse_size("512"), Some(512));
-        assert_eq!(parse_size("1.5k"), Some(1536));
-        assert_eq!(parse_size("lots"), None);
-        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+    fn sizes_and_durations_follow_the_shared_grammar() {
+        for (text, want) in crate::units::SIZE_CASES {
+            assert_eq!(cfg(&[("k", text)]).size_or("k", 7).ok(), want.or(if text.is_empty() { Some(7) } else { None }), "{text:?}");
+        }
+        for (text, want) in crate::units::DURATION_CASES {
+            let got = cfg(&[("k", text)]).duration_or("k", Duration::from_millis(7)).ok();
+            let want = want.or(if text.is_empty() { Some(7) } else { None });
+            assert_eq!(got.map(|d| d.as_millis() as u64), want, "{text:?}");
+        }
     }
 }

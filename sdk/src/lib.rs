@@ -42,6 +42,7 @@ mod error;
 #[cfg(feature = "guest")]
 pub mod guest;
 mod report;
+pub mod units;
 
 pub use bytes::same_bytes;
 pub use config::Config;

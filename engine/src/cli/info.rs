@@ -91,8 +91,8 @@ fn sandbox_line(lp: &LoadedProfile) -> String {
 /// (all memories and tables together), time, output and open files.
 fn plugin_line(lp: &LoadedProfile, limits: &engine::model::profile::PluginLimits) -> String {
     use engine::plugin::{host, limits as l};
-    let memory = limits.memory.clone().unwrap_or_else(|| engine::units::format_bytes_binary(l::DEFAULT_MEMORY));
-    let time = limits.time.clone().unwrap_or_else(|| humantime::format_duration(l::DEFAULT_TIME).to_string());
+    let memory = limits.memory.as_ref().map(ToString::to_string).unwrap_or_else(|| engine::units::format_bytes_binary(l::DEFAULT_MEMORY));
+    let time = limits.time.as_ref().map(ToString::to_string).unwrap_or_else(|| humantime::format_duration(l::DEFAULT_TIME).to_string());
     let whose = if lp.shared() { ", at most the defaults unless --grant gives more" } else { "" };
     format!(
         "a WASM plugin in wasmtime: its scratch directory only, no network; per call {} of memory (all its memories and tables), {} of time, {} MiB of output, {} open files{whose}",

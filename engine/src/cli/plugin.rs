@@ -58,10 +58,10 @@ pub struct InfoArgs {
     pub run: bool,
     /// Memory cap for `--run` (default 256MiB)
     #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
+    pub memory: Option<engine::units::Size>,
     /// Time limit for `--run` (default 10m)
     #[arg(long, value_name = "DURATION")]
-    pub time: Option<String>,
+    pub time: Option<engine::units::Duration>,
 }
 
 pub fn run(cx: &Context, cmd: PluginCommand) -> Result<i32, Failure> {
@@ -327,10 +327,10 @@ fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
         .ok_or_else(|| Failure::new(exit::USAGE, "--config takes KEY=VALUE"))?;
     let mut limits = Limits::default();
     if let Some(m) = &a.memory {
-        limits.memory = engine::units::parse_size(m).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+        limits.memory = m.bytes();
     }
     if let Some(t) = &a.time {
-        limits.time = engine::units::parse_duration(t).map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+        limits.time = t.get();
     }
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
     let dir = engine::sys::safepath::Dir::open(scratch.path())

@@ -70,10 +70,7 @@ fn command_of<'v>(
         }
         (None, None) => return Err(BuildError::Setup { index, msg: "nothing to run".into() }),
     };
-    let timeout = match &step.timeout {
-        Some(t) => crate::units::parse_duration(t).map_err(|e| BuildError::Setup { index, msg: e.to_string() })?,
-        None => STEP_TIMEOUT,
-    };
+    let timeout = step.timeout.as_ref().map_or(STEP_TIMEOUT, |t| t.get());
     let command = match &step.shell {
         Some(_) => args[2].clone(),
         None => std::iter::once(program.clone())

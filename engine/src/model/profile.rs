@@ -5,6 +5,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use crate::units::{Duration, Size};
 
 /// A test profile: what to run, how to read its result, and the options a user can pick.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -76,11 +77,32 @@ pub struct Profile {
 }
 
 /// `sandbox: true`, or `sandbox: {writable: [...], processes: N}`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SandboxDef {
     On(bool),
     With(SandboxSpec),
+}
+
+// By hand rather than untagged: an error inside the mapping (a bad
+// `memory`) keeps its own words and place instead of "no variant matched".
+impl<'de> Deserialize<'de> for SandboxDef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SandboxDef;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("`true`, `false` or a mapping such as `{processes: 64}`")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<SandboxDef, E> {
+                Ok(SandboxDef::On(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<SandboxDef, A::Error> {
+                SandboxSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(SandboxDef::With)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// What a confined test may have beyond the defaults.
@@ -96,7 +118,7 @@ pub struct SandboxSpec {
     /// Most memory each command's tree may use (`4GiB`; default an eighth
     /// of the machine's, at least 1 GiB).
     #[serde(default)]
-    pub memory: Option<String>,
+    pub memory: Option<Size>,
 }
 
 impl SandboxDef {
@@ -256,7 +278,7 @@ pub struct BuildStep {
     pub args: Vec<String>,
     /// Longest the step may take (default 60m).
     #[serde(default)]
-    pub timeout: Option<String>,
+    pub timeout: Option<Duration>,
     /// Only for tests whose option values match.
     #[serde(default)]
     pub when: IndexMap<String, Scalar>,
@@ -417,10 +439,10 @@ pub struct WasmExecutor {
 pub struct PluginLimits {
     /// Linear memory of the instance (`256MiB`, the default).
     #[serde(default)]
-    pub memory: Option<String>,
+    pub memory: Option<Size>,
     /// Wall-clock time of one call (`60s`; default 10m); the plugin is stopped after it.
     #[serde(default)]
-    pub time: Option<String>,
+    pub time: Option<Duration>,
 }
 
 /// A parser plugin: a component that reads a trial's output.
@@ -452,7 +474,7 @@ pub struct BuiltinExecutor {
     pub config: IndexMap<String, Scalar>,
     /// Longest a trial may take (`90s`, `10m`); the workload is asked to stop after it.
     #[serde(default)]
-    pub timeout: Option<String>,
+    pub timeout: Option<Duration>,
 }
 
 impl ExecutorDef {
@@ -520,7 +542,7 @@ pub struct ExternalExecutor {
     pub stdin: Option<String>,
     /// Longest a trial may take (`90s`, `10m`); the whole process group is killed after it.
     #[serde(default)]
-    pub timeout: Option<String>,
+    pub timeout: Option<Duration>,
     /// Steps run once per test, before its first trial, in the test's directory
     /// (`{{test_dir}}`): prepare data every trial shares (with `scratch: per_test`).
     #[serde(default)]
@@ -551,7 +573,7 @@ pub struct Step {
     /// Longest the step may take (default 10m); for a `server` step, how
     /// long it may take to become ready (default 60s).
     #[serde(default)]
-    pub timeout: Option<String>,
+    pub timeout: Option<Duration>,
     /// When engine runs as root, run this step (or server) as an
     /// unprivileged user (`nobody`) that keeps only the right to traverse
     /// directories; engine hands it the test's directories. Programs that
@@ -594,7 +616,7 @@ pub struct ServerDef {
     pub stop_signal: Option<String>,
     /// How long it may take to stop before it is killed (default 30s).
     #[serde(default)]
-    pub stop_timeout: Option<String>,
+    pub stop_timeout: Option<Duration>,
     /// Paths removed once it stopped (a database cluster); `engine recover`
     /// removes them too. They must lie inside the test's directory.
     #[serde(default)]
@@ -766,7 +788,7 @@ pub struct Trials {
     /// Time the trials may take (`30s`, `10 min`; default 60 s). Trials are
     /// added while the target is not reached and the budget can reach it.
     #[serde(default)]
-    pub budget: Option<String>,
+    pub budget: Option<Duration>,
     /// Trials are added while the 95 % confidence interval of the mean is
     /// wider than ± this percentage of the mean (default 5).
     #[serde(default = "default_target_ci")]
@@ -805,9 +827,8 @@ impl Default for Trials {
 impl Trials {
     /// The stopping rule for these trials; `forced` is `--runs N`, `budget`
     /// a budget that overrides the profile's (`--budget`, the suite's).
-    /// A budget that does not parse (validation reports it) is the default.
     pub fn plan(&self, forced: Option<u32>, budget: Option<std::time::Duration>) -> crate::stats::AdaptivePlan {
-        let own = self.budget.as_deref().and_then(|b| crate::units::parse_duration(b).ok());
+        let own = self.budget.as_ref().map(Duration::get);
         crate::stats::AdaptivePlan::new(self.times, self.min, self.max, self.target_ci, budget.or(own), forced)
     }
 }
@@ -824,7 +845,7 @@ pub struct HygieneDef {
     pub fstrim: bool,
     /// Pause before the test (`5s`), to let the device settle.
     #[serde(default)]
-    pub settle: Option<String>,
+    pub settle: Option<Duration>,
 }
 
 /// What must be present before the test runs.
@@ -894,7 +915,7 @@ pub struct Suite {
     /// Time each test's trials may take (`5s`), over the profiles' own
     /// budgets; `--budget` overrides it. The outermost suite that sets one wins.
     #[serde(default)]
-    pub budget: Option<String>,
+    pub budget: Option<Duration>,
     pub tests: Vec<SuiteItem>,
 }
 

@@ -122,7 +122,7 @@ impl Configured {
                 config
                     .push((k.clone(), fill(v.as_str()).map_err(|e| ParseError::Build(format!("config `{k}`: {e}")))?));
             }
-            let limits = crate::plugin::file::limits(&pl.limits).map_err(|e| ParseError::Build(e.to_string()))?;
+            let limits = crate::plugin::file::limits(&pl.limits);
             let value = pl.value.as_deref().unwrap_or(&def.result);
             ("plugin", Box::new(plugin::PluginParser::new(&path, &pl.path, value, config, limits, plugins.cache)?))
         } else {

@@ -54,23 +54,14 @@ pub fn plugin_path(lp: &LoadedProfile, rel: &str) -> Result<PathBuf, PluginPathE
     plugin_file(dir, rel).map_err(|source| PluginPathError::File { profile: profile(), source })
 }
 
-/// A limit in a profile that does not parse.
-#[derive(Debug, Error)]
-pub enum LimitsError {
-    #[error("limits.memory: {0}")]
-    Memory(crate::units::UnitError),
-    #[error("limits.time: {0}")]
-    Time(crate::units::UnitError),
-}
-
 /// The limits a profile sets for one plugin call, on top of the defaults.
-pub fn limits(def: &PluginLimits) -> Result<Limits, LimitsError> {
+pub fn limits(def: &PluginLimits) -> Limits {
     let mut l = Limits::default();
     if let Some(m) = &def.memory {
-        l.memory = crate::units::parse_size(m).map_err(LimitsError::Memory)?;
+        l.memory = m.bytes();
     }
     if let Some(t) = &def.time {
-        l.time = crate::units::parse_duration(t).map_err(LimitsError::Time)?;
+        l.time = t.get();
     }
-    Ok(l)
+    l
 }

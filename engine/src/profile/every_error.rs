@@ -94,12 +94,32 @@ impl Found<'_> {
                     && shallow(branch) == 0
                 {
                     branch.iter().for_each(|x| self.place(x, out));
+                } else {
+                    // An optional size or duration (`anyOf` it or null, perhaps
+                    // inside another such choice) that is neither: its pattern.
+                    for x in context.iter().flatten() {
+                        if matches!(x.kind(), K::Pattern { .. } | K::AnyOf { .. } | K::OneOfNotValid { .. }) {
+                            self.place(x, out);
+                        }
+                    }
                 }
             }
             K::Enum { options } if e.instance().is_string() => {
                 let allowed: Vec<String> =
                     options.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
                 self.unknown_word(e, &at, &allowed, out);
+            }
+            // A size or a duration outside the grammar: the grammar's own words.
+            K::Pattern { pattern } => {
+                let text = e.instance().as_str().unwrap_or_default();
+                let err = match pattern.as_str() {
+                    p if p == crate::units::SIZE_PATTERN => crate::units::parse_size(text).err(),
+                    p if p == crate::units::DURATION_PATTERN => crate::units::parse_duration(text).err(),
+                    _ => None,
+                };
+                if let Some(err) = err {
+                    out.push(Diagnostic::new(self.file, self.index.value(&at), err.to_string()).with_hint(err.hint()));
+                }
             }
             // Types are left to the reader: YAML scalars it reads leniently
             // (`value: 10` as text, `id: n`, which untyped YAML calls false)

@@ -77,6 +77,8 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
         (format!("{msg}: expected a whole number"), "write a number without quotes, like `3`".to_string())
     } else if msg.starts_with("invalid f64") {
         (format!("{msg}: expected a number"), "write a number without quotes, like `1.5`".to_string())
+    } else if let Some(hint) = unit_hint(&msg) {
+        (msg.clone(), hint.to_string())
     } else if msg.contains("tabs disallowed") {
         (msg.clone(), "indent with spaces; YAML does not allow tabs for indentation".to_string())
     } else if msg.contains("':' indicator") || msg.contains("unclosed") {
@@ -91,6 +93,22 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
         (msg.clone(), "see schemas/profile.schema.json or README.md, \"Profile format\"".to_string())
     };
     Diagnostic::new(file, pos, msg).with_hint(hint)
+}
+
+/// The hint for a size or duration the reader refused (its message is the
+/// unit grammar's own).
+fn unit_hint(msg: &str) -> Option<&'static str> {
+    use crate::units::UnitError as U;
+    let e = if msg.contains("is not a size") {
+        U::Size(String::new())
+    } else if msg.contains("is not a duration") {
+        U::Duration(String::new())
+    } else if msg.contains("longer than engine allows") {
+        U::DurationTooLong(String::new())
+    } else {
+        return None;
+    };
+    Some(e.hint())
 }
 
 /// Diagnostics one file reports at most.

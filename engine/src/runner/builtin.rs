@@ -139,13 +139,7 @@ impl Executor for Builtin {
     }
 
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
-        let timeout = self
-            .def
-            .timeout
-            .as_deref()
-            .map(crate::units::parse_duration)
-            .transpose()
-            .map_err(|e| ExecError::Setup(e.to_string()))?;
+        let timeout = self.def.timeout.as_ref().map(crate::units::Duration::get);
         let target = env.bindings.get("target_dir").map(String::as_str).unwrap_or("");
         let start = Instant::now();
         let cx = Trial {

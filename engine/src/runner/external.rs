@@ -208,10 +208,7 @@ impl External<'_> {
                 (None, Some(sh)) => ("/bin/sh".to_string(), vec!["-c".to_string(), fill(sh, env, true)?]),
                 (None, None) => return Err(ExecError::Setup(format!("{which} step {} has nothing to run", i + 1))),
             };
-            let timeout = match &step.timeout {
-                Some(t) => units::parse_duration(t).map_err(|e| ExecError::Setup(e.to_string()))?,
-                None => STEP_TIMEOUT,
-            };
+            let timeout = step.timeout.as_ref().map_or(STEP_TIMEOUT, units::Duration::get);
             let mut f = crate::sys::fs::append(&log).map_err(io(format!("cannot write {}", log.display())))?;
             writeln!(f, "$ {}", command_line(&program, &args)).map_err(io("cannot write log"))?;
             let out = f.try_clone().map_err(io("cannot write log"))?;
@@ -264,12 +261,7 @@ impl External<'_> {
         for (k, v) in &def.env {
             envs.push((k.clone(), fill(v, env, false)?));
         }
-        let duration = |s: &Option<String>, default| -> Result<std::time::Duration, ExecError> {
-            match s {
-                Some(t) => units::parse_duration(t).map_err(|e| ExecError::Setup(e.to_string())),
-                None => Ok(default),
-            }
-        };
+        let duration = |s: &Option<units::Duration>, default| s.as_ref().map_or(default, units::Duration::get);
         let signal = match &def.stop_signal {
             Some(s) => crate::sys::proc::signal_by_name(s)
                 .ok_or_else(|| ExecError::Setup(format!("server {}: unknown stop_signal `{s}`", def.name)))?,
@@ -314,9 +306,9 @@ impl External<'_> {
             log: env.logs.join(format!("server-{}.log", def.name)),
             user: if step.unprivileged { self.user } else { None },
             ready,
-            ready_timeout: duration(&step.timeout, server::READY_TIMEOUT)?,
+            ready_timeout: duration(&step.timeout, server::READY_TIMEOUT),
             signal,
-            stop_timeout: duration(&def.stop_timeout, server::STOP_TIMEOUT)?,
+            stop_timeout: duration(&def.stop_timeout, server::STOP_TIMEOUT),
             remove,
             journal: self.servers,
             sandbox: self.sandbox.as_ref(),
@@ -370,15 +362,9 @@ impl External<'_> {
     /// The trial's time limit: the profile's; a confined command without
     /// one gets the sandbox's default (a shared profile's is checked
     /// against it before the run).
-    fn timeout(&self) -> Result<Option<Duration>, ExecError> {
-        let own = self
-            .def
-            .timeout
-            .as_deref()
-            .map(units::parse_duration)
-            .transpose()
-            .map_err(|e| ExecError::Setup(e.to_string()))?;
-        Ok(own.or_else(|| self.confine.as_ref().map(|(cfg, _)| cfg.defaults.time)))
+    fn timeout(&self) -> Option<Duration> {
+        let own = self.def.timeout.as_ref().map(units::Duration::get);
+        own.or_else(|| self.confine.as_ref().map(|(cfg, _)| cfg.defaults.time))
     }
 
     /// A command that could not start: with what its sandbox's set-up said
@@ -469,7 +455,7 @@ impl External<'_> {
         let stdin_inside = stdin_path.as_deref().filter(|_| self.sandbox.is_some());
         let log = env.logs.join(format!("trial-{label}.log"));
         let (out, err) = self.capture().map_err(io("cannot capture output"))?;
-        let timeout = self.timeout()?;
+        let timeout = self.timeout();
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),
             args: &args,

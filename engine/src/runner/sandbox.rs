@@ -119,7 +119,7 @@ pub fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
                 grant: format!("processes={n}"),
             });
         }
-        let memory = s.memory.as_deref().and_then(|m| crate::units::parse_size(m).ok());
+        let memory = s.memory.as_ref().map(crate::units::Size::bytes);
         if let Some(m) = memory.filter(|m| *m > g.memory.unwrap_or(d.memory)) {
             out.push(Widening {
                 field: sandbox("memory"),
@@ -148,7 +148,7 @@ fn plugin_widenings(p: &LoadedProfile, g: &Grants) -> Vec<Widening> {
     }
     let mut out = Vec::new();
     for (field, limits) in found {
-        let memory = limits.memory.as_deref().and_then(|m| crate::units::parse_size(m).ok());
+        let memory = limits.memory.as_ref().map(crate::units::Size::bytes);
         if let Some(m) = memory.filter(|m| *m > g.memory.unwrap_or(DEFAULT_MEMORY).max(DEFAULT_MEMORY)) {
             let mut f = field.clone();
             f.push(Seg::key("memory"));
@@ -158,7 +158,7 @@ fn plugin_widenings(p: &LoadedProfile, g: &Grants) -> Vec<Widening> {
                 grant: format!("memory={}", exact_size(m)),
             });
         }
-        let time = limits.time.as_deref().and_then(|t| crate::units::parse_duration(t).ok());
+        let time = limits.time.as_ref().map(crate::units::Duration::get);
         if let Some(t) = time.filter(|t| *t > g.time.unwrap_or(DEFAULT_TIME).max(DEFAULT_TIME)) {
             let mut f = field;
             f.push(Seg::key("time"));
@@ -208,8 +208,8 @@ fn exact_size(b: u64) -> String {
 fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
     let limit = g.time.unwrap_or(d.time);
     let mut out = Vec::new();
-    let mut check = |field: Vec<Seg>, t: &Option<String>| {
-        let Some(v) = t.as_deref().and_then(|t| crate::units::parse_duration(t).ok()) else { return };
+    let mut check = |field: Vec<Seg>, t: &Option<crate::units::Duration>| {
+        let Some(v) = t.as_ref().map(crate::units::Duration::get) else { return };
         if v > limit {
             let t = humantime::format_duration(v).to_string();
             out.push(Widening {
@@ -378,7 +378,7 @@ fn limits_of(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Limits {
         Some(a) => a,
         None => default,
     };
-    let memory = spec.and_then(|s| s.memory.as_deref()).and_then(|m| crate::units::parse_size(m).ok());
+    let memory = spec.and_then(|s| s.memory.as_ref()).map(crate::units::Size::bytes);
     Limits {
         pids: cap(spec.and_then(|s| s.processes), d.processes, g.processes),
         memory: Some(cap(memory, d.memory, g.memory)),

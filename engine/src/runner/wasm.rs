@@ -90,7 +90,7 @@ impl Executor for Wasm<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
         let path = crate::plugin::file::plugin_path(&self.profile, &self.def.plugin)
             .map_err(|e| ExecError::Setup(e.to_string()))?;
-        self.limits = crate::plugin::file::limits(&self.def.limits).map_err(|e| ExecError::Setup(e.to_string()))?;
+        self.limits = crate::plugin::file::limits(&self.def.limits);
         self.config = render(self.def.config.iter().map(|(k, v)| (k, v.as_str())), env.bindings)?;
         self.env = render(self.def.env.iter().map(|(k, v)| (k, v.as_str())), env.bindings)?;
         let plugin = Plugin::load(&path, self.cache).map_err(|e| self.error(e))?;

@@ -95,24 +95,8 @@ pub fn parse_spec(s: &str) -> Option<Result<Spec, SpecError>> {
 }
 
 fn parse_size(size: &str) -> Result<u64, SpecError> {
-    let t = size.trim();
-    let bytes = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() && !t.ends_with('B') => {
-            let mult: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                _ => {
-                    return Err(SpecError(format!(
-                        "`{size}`: use K, M, G or T (powers of 2), or an exact unit such as 4GiB"
-                    )));
-                }
-            };
-            t[..i].trim().parse::<u64>().map(|n| n * mult).map_err(|_| SpecError(format!("`{size}` is not a size")))
-        }
-        _ => crate::units::parse_size(t).map_err(|e| SpecError(e.to_string())),
-    };
+    // The shared grammar: `4G` (powers of 2, as losetup and fio read it) or an exact unit.
+    let bytes = crate::units::parse_size(size).map_err(|e| SpecError(e.to_string()));
     bytes.and_then(|b| {
         if b < (16 << 20) {
             Err(SpecError(format!("`{size}` is too small for a file system; use at least 16M")))

@@ -183,7 +183,7 @@ impl<'a> Session<'a> {
     /// Settle and trim before a test, as the run and the profile ask.
     fn before(&self, test: &Test, target: &Path) {
         let own = &test.profile.profile.hygiene;
-        let settle = own.settle.as_deref().and_then(|s| crate::units::parse_duration(s).ok());
+        let settle = own.settle.as_ref().map(crate::units::Duration::get);
         if let Some(d) = self.setup.hygiene.settle.max(settle) {
             std::thread::sleep(d);
         }

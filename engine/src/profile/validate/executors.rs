@@ -39,11 +39,6 @@ pub(super) fn check_builtin(c: &mut Checker, b: &BuiltinExecutor, p: &Profile, k
             );
         }
     }
-    if let Some(t) = &b.timeout
-        && let Err(e) = units::parse_duration(t)
-    {
-        c.at_value(path!["executor", "builtin", "timeout"], e.to_string(), Some(units_hint(&e)));
-    }
 }
 
 pub(super) fn check_wasm(c: &mut Checker, w: &WasmExecutor, known: &BTreeSet<String>) {
@@ -54,7 +49,6 @@ pub(super) fn check_wasm(c: &mut Checker, w: &WasmExecutor, known: &BTreeSet<Str
     for (k, v) in &w.env {
         c.text(path!["executor", "wasm", "env", k.as_str()], v, known);
     }
-    c.plugin_limits(path!["executor", "wasm", "limits"], &w.limits);
 }
 
 impl Checker<'_> {
@@ -83,23 +77,6 @@ impl Checker<'_> {
                 format!("plugin path `{rel}` holds a placeholder"),
                 Some("name one file; put choices in `config:`".into()),
             );
-        }
-    }
-
-    pub(super) fn plugin_limits(&mut self, at: Path, l: &PluginLimits) {
-        if let Some(m) = &l.memory
-            && let Err(e) = units::parse_size(m)
-        {
-            let mut at = at.clone();
-            at.push("memory".into());
-            self.at_value(at, e.to_string(), Some(units_hint(&e)));
-        }
-        if let Some(t) = &l.time
-            && let Err(e) = units::parse_duration(t)
-        {
-            let mut at = at;
-            at.push("time".into());
-            self.at_value(at, e.to_string(), Some(units_hint(&e)));
         }
     }
 }
@@ -160,11 +137,6 @@ pub(super) fn check_external(c: &mut Checker, x: &ExternalExecutor, known: &BTre
     }
     if let Some(s) = &x.stdin {
         c.text(path!["executor", "external", "stdin"], s, known);
-    }
-    if let Some(t) = &x.timeout
-        && let Err(e) = units::parse_duration(t)
-    {
-        c.at_value(path!["executor", "external", "timeout"], e.to_string(), Some(units_hint(&e)));
     }
     let mut servers = HashSet::new();
     check_steps(c, "pre_test", &x.pre_test, known, &mut servers);

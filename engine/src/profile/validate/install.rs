@@ -8,7 +8,6 @@ use crate::model::diag::did_you_mean;
 use crate::model::profile::{BuildStep, Download, Profile};
 use crate::path;
 use crate::profile::yaml_index::Path;
-use crate::units;
 use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders a build step may use: the install is shared by all tests of
@@ -186,10 +185,5 @@ fn check_build_step(c: &mut Checker, i: usize, s: &BuildStep, build_known: &BTre
                 c.text(path!["install", "build", i, "args", j], a, build_known);
             }
         }
-    }
-    if let Some(t) = &s.timeout
-        && let Err(e) = units::parse_duration(t)
-    {
-        c.at_value(path!["install", "build", i, "timeout"], e.to_string(), Some(super::units_hint(&e)));
     }
 }

@@ -6,7 +6,7 @@
 use super::yaml_index::{Path, YamlIndex};
 use crate::model::diag::{Diagnostic, Diagnostics, did_you_mean};
 use crate::model::profile::{
-    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, PluginLimits, Profile, ReadyDef, Scalar,
+    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, Profile, ReadyDef, Scalar,
     Step, WasmExecutor,
 };
 use crate::model::template::{self, TemplateError};
@@ -164,11 +164,6 @@ pub fn check_profile(
         ExecutorDef::Wasm(w) => check_wasm(&mut c, w, &known),
     }
     check_trials(&mut c, p);
-    if let Some(d) = &p.hygiene.settle
-        && let Err(e) = units::parse_duration(d)
-    {
-        c.at_value(path!["hygiene", "settle"], e.to_string(), Some(units_hint(&e)));
-    }
     check_requirements(&mut c, p, &known);
     install::check(&mut c, p, &known);
     c.out
@@ -225,10 +220,3 @@ fn value_combos(p: &Profile) -> Vec<std::collections::HashMap<String, String>> {
     out
 }
 
-fn units_hint(e: &units::UnitError) -> String {
-    match e {
-        units::UnitError::Size(_) => "kB, MB, GB, TB are powers of 10; KiB, MiB, GiB, TiB powers of 2".into(),
-        units::UnitError::Duration(_) => "units: ms, s, m, h (`1h 30m`)".into(),
-        units::UnitError::DurationTooLong(_) => "time limits go up to 366 days; split a longer job into tests".into(),
-    }
-}

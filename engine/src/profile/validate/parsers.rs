@@ -52,7 +52,6 @@ pub(super) fn check_parser(c: &mut Checker, i: usize, pd: &ParserDef, p: &Profil
         for (k, v) in &pl.config {
             c.text(path!["parsers", i, "plugin", "config", k.as_str()], v.as_str(), known);
         }
-        c.plugin_limits(path!["parsers", i, "plugin", "limits"], &pl.limits);
     }
     check_parser_modifiers(c, i, pd);
     check_when(c, path!["parsers", i, "when"], &pd.when, p, known);

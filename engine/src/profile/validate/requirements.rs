@@ -78,6 +78,6 @@ pub(super) fn check_free_space(c: &mut Checker, p: &Profile, fs: &str, known: &B
             }
         }
     } else if let Err(e) = units::parse_size_expr(fs) {
-        c.at_value(path!["requirements", "free_space"], e.to_string(), Some(units_hint(&e)));
+        c.at_value(path!["requirements", "free_space"], e.to_string(), Some(e.hint().into()));
     }
 }

@@ -58,11 +58,6 @@ pub(super) fn check_server(
             Some("use TERM, INT, QUIT, HUP, WINCH, USR1 or USR2".into()),
         );
     }
-    if let Some(t) = &d.stop_timeout
-        && let Err(e) = units::parse_duration(t)
-    {
-        c.at_value(at(&["stop_timeout"]), e.to_string(), Some(units_hint(&e)));
-    }
     check_server_remove(c, list, i, &d.remove, known);
 }
 
@@ -185,11 +180,6 @@ pub(super) fn check_steps(
                     c.arg(path!["executor", "external", list, i, "args", j], a, known);
                 }
             }
-        }
-        if let Some(t) = &s.timeout
-            && let Err(e) = units::parse_duration(t)
-        {
-            c.at_value(path!["executor", "external", list, i, "timeout"], e.to_string(), Some(units_hint(&e)));
         }
     }
 }
