@@ -132,7 +132,9 @@ pub fn render_args<'v>(
     Ok(out)
 }
 
-/// Single-quotes `v` for a POSIX shell unless it is plainly safe.
+/// Single-quotes `v` for a POSIX shell unless it is plainly safe. By hand:
+/// `shell_words::quote` lists the unsafe characters instead, so `{a,b}`
+/// (brace expansion), `!` and control characters would pass unquoted.
 pub fn quote(v: &str) -> String {
     if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
         v.to_string()

@@ -1,17 +1,13 @@
 //! CSV: the system table, then one row per test with one column per
 //! identifier, followed by each identifier's SE, N and raw trials. Every
-//! cell goes through `sys::text::csv_cell`: no text opens as a formula.
+//! line goes through `sys::text::csv_row`: no text opens as a formula.
 
 use super::{Exporter, View};
 use crate::model::result::ResultFile;
-use crate::sys::text::csv_cell;
+use crate::sys::text::csv_row as row;
 use crate::units::exact;
 
 pub struct Csv;
-
-fn row(cells: &[String]) -> String {
-    cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",") + "\n"
-}
 
 impl Exporter for Csv {
     fn export(&self, r: &ResultFile, view: &View) -> String {

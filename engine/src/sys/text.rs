@@ -8,7 +8,7 @@
 //!   visible escapes (`\e`, `\x07`, `\u{9b}`), never sent; [`one_line`]
 //!   escapes newline and tab too, for a title, a label or a progress line.
 //! - [`csv_cell`]: the same escapes, a cell that a spreadsheet would read
-//!   as a formula neutralized (OWASP), and CSV quoting.
+//!   as a formula neutralized (OWASP); [`csv_row`] joins and quotes cells.
 //! - [`markdown`]: HTML, link and table syntax escaped; one line.
 //! - [`xml`] / [`write_xml_char`]: markup escaped and nothing XML 1.0 forbids.
 //! - [`json`]: serialized JSON with the controls serde_json leaves raw escaped.
@@ -78,19 +78,25 @@ fn is_number_cell(s: &str) -> bool {
     })
 }
 
-/// One CSV cell: controls other than newline escaped as for a terminal; a
-/// cell starting with `=`, `+`, `-`, `@`, tab or CR (OWASP's list of what
-/// spreadsheets run as a formula) prefixed with `'` unless it is a number;
-/// quoted when it holds a comma, a quote or a line break.
+/// One CSV cell's text: controls other than newline escaped as for a
+/// terminal; a cell starting with `=`, `+`, `-`, `@`, tab or CR (OWASP's
+/// list of what spreadsheets run as a formula) prefixed with `'` unless it
+/// is a number. [`csv_row`] quotes it.
 pub fn csv_cell(s: &str) -> Cow<'_, str> {
-    let mut cell = escape_where(s, |c| is_control(c) && c != '\n');
+    let cell = escape_where(s, |c| is_control(c) && c != '\n');
     if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number_cell(&cell) {
-        cell = Cow::Owned(format!("'{cell}"));
-    }
-    if cell.contains([',', '"', '\n']) {
-        cell = Cow::Owned(format!("\"{}\"", cell.replace('"', "\"\"")));
+        return Cow::Owned(format!("'{cell}"));
     }
     cell
+}
+
+/// One CSV line (RFC 4180 quoting, by the `csv` crate) of `cells`, each
+/// through [`csv_cell`].
+pub fn csv_row<S: AsRef<str>>(cells: &[S]) -> String {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    // Writing to memory cannot fail.
+    w.write_record(cells.iter().map(|c| csv_cell(c.as_ref()).into_owned())).expect("CSV to memory");
+    String::from_utf8(w.into_inner().expect("CSV to memory")).expect("CSV of UTF-8 cells")
 }
 
 /// Text for a Markdown cell or line: HTML (`<`, `>`, `&`) escaped so no tag
@@ -277,8 +283,9 @@ mod tests {
             ("-inf", "'-inf"),
             ("-1:=2", "'-1:=2"),
         ] {
-            assert_eq!(csv_cell(input), cell, "{input:?}");
+            assert_eq!(csv_row(&[input]), format!("{cell}\n"), "{input:?}");
         }
+        assert_eq!(csv_row(&["a", "", "b\"c"]), "a,,\"b\"\"c\"\n");
     }
 
     #[test]

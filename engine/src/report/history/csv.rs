@@ -6,7 +6,7 @@
 //! reads it.
 
 use crate::analysis::history::{History, Series};
-use crate::sys::text::csv_cell;
+use crate::sys::text::csv_row;
 use crate::units::exact;
 use indexmap::IndexSet;
 
@@ -51,15 +51,14 @@ pub fn render(h: &History) -> String {
     let names = metric_names(h);
     let tags = tag_keys(h);
     let mut header = vec!["time".to_string(), "result".to_string(), "identifiers".to_string()];
-    header.extend(tags.iter().map(|t| csv_cell(t).into_owned()));
-    header.extend(names.iter().map(|n| csv_cell(n).into_owned()));
+    header.extend(tags.iter().cloned());
+    header.extend(names.iter().cloned());
     let mut cells: Vec<Vec<String>> = h
         .rows
         .iter()
         .map(|r| {
-            let mut row: Vec<String> =
-                [&r.time, &r.result, &r.identifiers.join("; ")].into_iter().map(|c| csv_cell(c).into_owned()).collect();
-            row.extend(tags.iter().map(|t| csv_cell(r.tags.get(t).map_or("", String::as_str)).into_owned()));
+            let mut row = vec![r.time.clone(), r.result.clone(), r.identifiers.join("; ")];
+            row.extend(tags.iter().map(|t| r.tags.get(t).cloned().unwrap_or_default()));
             row.extend(std::iter::repeat_n(String::new(), names.len()));
             row
         })
@@ -70,10 +69,9 @@ pub fn render(h: &History) -> String {
             cells[row][first + k] = exact(v);
         }
     }
-    let mut o = header.join(",") + "\n";
+    let mut o = csv_row(&header);
     for row in cells {
-        o.push_str(&row.join(","));
-        o.push('\n');
+        o.push_str(&csv_row(&row));
     }
     o
 }
