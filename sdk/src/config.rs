@@ -179,7 +179,11 @@ mod tests {
     #[test]
     fn sizes_and_durations_follow_the_shared_grammar() {
         for (text, want) in crate::units::SIZE_CASES {
-            assert_eq!(cfg(&[("k", text)]).size_or("k", 7).ok(), want.or(if text.is_empty() { Some(7) } else { None }), "{text:?}");
+            assert_eq!(
+                cfg(&[("k", text)]).size_or("k", 7).ok(),
+                want.or(if text.is_empty() { Some(7) } else { None }),
+                "{text:?}"
+            );
         }
         for (text, want) in crate::units::DURATION_CASES {
             let got = cfg(&[("k", text)]).duration_or("k", Duration::from_millis(7)).ok();

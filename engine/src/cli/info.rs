@@ -2,10 +2,9 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::catalog::reference::{Resolved, look_up};
 use engine::model::profile::{LoadedProfile, Profile, Scalar};
 use engine::ops::Context;
-use engine::runner::requirements;
+use engine::ops::info::{Info, InstallInfo, ProfileInfo, SuiteInfo};
 use engine::sys::text::one_line;
 use indexmap::IndexMap;
 use std::fmt::Write;
@@ -17,15 +16,15 @@ pub struct InfoArgs {
     pub reference: String,
 }
 
-fn profile_info(cx: &Context, lp: &LoadedProfile, out: &mut String) {
-    header(cx, lp, out);
+fn profile_info(info: &ProfileInfo, out: &mut String) {
+    let lp = &info.profile;
+    header(info, out);
     options(&lp.profile, out);
     writeln!(out, "\nResults:").unwrap();
     for r in &lp.profile.results {
         writeln!(out, "  {:12} {} {}", one_line(&r.id), one_line(&r.unit), r.proportion.phrase()).unwrap();
     }
-    let t = &lp.profile.trials;
-    let plan = t.plan(None, None);
+    let (t, plan) = (&lp.profile.trials, &info.plan);
     writeln!(
         out,
         "\nTrials: {} scheduled, more while the 95 % CI of the mean is wider than ±{} % and the budget of {} can reach it (at most {}){}",
@@ -36,22 +35,23 @@ fn profile_info(cx: &Context, lp: &LoadedProfile, out: &mut String) {
         if t.warmup > 0 { format!(", {} warm-up", t.warmup) } else { String::new() }
     )
     .unwrap();
-    requirements_of(lp, out);
-    install_of(cx, &lp.profile, out);
+    requirements_of(info, out);
+    if let (Some(inst), Some(state)) = (&lp.profile.install, &info.install) {
+        install_of(inst, state, out);
+    }
 }
 
 /// Title, where it comes from, what it is and how it runs.
-fn header(cx: &Context, lp: &LoadedProfile, out: &mut String) {
-    let p = &lp.profile;
+fn header(info: &ProfileInfo, out: &mut String) {
+    let (lp, p) = (&info.profile, &info.profile.profile);
     let app = p.app_version.as_ref().map(|v| format!(" {v}")).unwrap_or_default();
     writeln!(out, "{}  ({})", one_line(&format!("{}{app}", p.title)), lp.reference()).unwrap();
     writeln!(out, "  file: {}", lp.display).unwrap();
     if let Some(r) = &lp.source {
         writeln!(out, "  repository: {} ({}, index sha256 {})", r.name, r.url, r.index_sha256).unwrap();
     }
-    let hidden = cx.catalog().shadowed(&p.id);
-    if !hidden.is_empty() && !lp.display.starts_with("<built-in>") {
-        writeln!(out, "  shadows: {} (this file comes first on the search path)", hidden.join(", ")).unwrap();
+    if !info.shadows.is_empty() {
+        writeln!(out, "  shadows: {} (this file comes first on the search path)", info.shadows.join(", ")).unwrap();
     }
     if !p.description.is_empty() {
         writeln!(out, "  {}", p.description.trim()).unwrap();
@@ -91,8 +91,16 @@ fn sandbox_line(lp: &LoadedProfile) -> String {
 /// (all memories and tables together), time, output and open files.
 fn plugin_line(lp: &LoadedProfile, limits: &engine::model::profile::PluginLimits) -> String {
     use engine::plugin::{host, limits as l};
-    let memory = limits.memory.as_ref().map(ToString::to_string).unwrap_or_else(|| engine::units::format_bytes_binary(l::DEFAULT_MEMORY));
-    let time = limits.time.as_ref().map(ToString::to_string).unwrap_or_else(|| humantime::format_duration(l::DEFAULT_TIME).to_string());
+    let memory = limits
+        .memory
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| engine::units::format_bytes_binary(l::DEFAULT_MEMORY));
+    let time = limits
+        .time
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| humantime::format_duration(l::DEFAULT_TIME).to_string());
     let whose = if lp.shared() { ", at most the defaults unless --grant gives more" } else { "" };
     format!(
         "a WASM plugin in wasmtime: its scratch directory only, no network; per call {} of memory (all its memories and tables), {} of time, {} MiB of output, {} open files{whose}",
@@ -129,19 +137,11 @@ fn options(p: &Profile, out: &mut String) {
 }
 
 /// The programs it needs (✓ found, ✗ missing), root, free space.
-fn requirements_of(lp: &LoadedProfile, out: &mut String) {
-    let p = &lp.profile;
+fn requirements_of(info: &ProfileInfo, out: &mut String) {
+    let (lp, p) = (&info.profile, &info.profile.profile);
     writeln!(out, "\nRequirements:").unwrap();
-    let missing = requirements::missing_programs(p);
-    let mut progs: Vec<String> = p.requirements.programs.iter().map(|r| r.name.clone()).collect();
-    for prog in p.executor.programs() {
-        if !progs.contains(&prog) {
-            progs.push(prog);
-        }
-    }
-    for name in progs {
-        let m = missing.iter().find(|u| matches!(u, requirements::Unmet::Program { program, .. } if *program == name));
-        match m {
+    for (name, unmet) in &info.programs {
+        match unmet {
             Some(u) => writeln!(out, "  ✗ {u}").unwrap(),
             None => writeln!(out, "  ✓ {name}").unwrap(),
         }
@@ -164,17 +164,15 @@ fn when(w: &IndexMap<String, Scalar>) -> String {
 }
 
 /// What its install section installs, and whether it is installed.
-fn install_of(cx: &Context, p: &Profile, out: &mut String) {
-    let Some(inst) = &p.install else { return };
-    let dir = engine::install::dir_of(&cx.home.installed(), p);
-    let status = if engine::install::is_installed(&cx.home.installed(), p) {
-        format!("installed in {}", dir.display())
+fn install_of(inst: &engine::model::profile::Install, state: &InstallInfo, out: &mut String) {
+    let status = if state.installed {
+        format!("installed in {}", state.dir.display())
     } else {
-        format!("not installed; `engine install {}`", p.id)
+        format!("not installed; `engine install {}`", state.id)
     };
     writeln!(out, "\nInstall ({status}):").unwrap();
-    for item in &inst.packages {
-        let mark = if cx.packages().get(item.name()).is_some_and(|x| x.present()) { "✓" } else { "✗" };
+    for (item, present) in inst.packages.iter().zip(&state.packages_present) {
+        let mark = if *present { "✓" } else { "✗" };
         writeln!(out, "  {mark} package {}{}", item.name(), item.when().map(when).unwrap_or_default()).unwrap();
     }
     for d in &inst.downloads {
@@ -251,50 +249,17 @@ fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
 
 pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
     let mut out = String::new();
-    let found = look_up(&args.reference, cx.catalog(), &cx.store)?;
-    for n in &found.notes {
+    let about = engine::ops::info::info(cx, &args.reference)?;
+    for n in &about.notes {
         errln!("{n}");
     }
-    match found.resolved {
-        Resolved::Planned(items)
-            if items.len() == 1 && items[0].presets.is_empty() && !args.reference.starts_with("suite/") =>
-        {
-            profile_info(cx, &items[0].profile, &mut out)
-        }
-        Resolved::Planned(items) => {
-            let mut lines = Vec::new();
-            let mut total = 0;
-            for it in &items {
-                let presets: Vec<String> =
-                    it.presets.iter().map(|p| format!("{}={}", p.option, p.entries.join(","))).collect();
-                let n = engine::expand::expand(&it.profile, &it.presets, &engine::expand::Batch, false)
-                    .map(|t| t.len())
-                    .unwrap_or(0);
-                total += n;
-                let opt = if it.optional { " (optional: runs where its tool is installed)" } else { "" };
-                lines.push(format!("  {} {} → {n} test(s){opt}", it.profile.reference(), presets.join(" ")));
-            }
-            writeln!(out, "{}: {} profile item(s), {total} test(s) in batch mode", args.reference, items.len())
-                .unwrap();
-            for l in lines {
-                writeln!(out, "{l}").unwrap();
-            }
-            // As `--dry-run` would estimate it (earlier runs here, else fixed run times).
-            if let Some(Ok(e)) = engine::ops::benchmark::estimate_refs(cx, std::slice::from_ref(&args.reference)).pop()
-            {
-                writeln!(
-                    out,
-                    "time: {} (`engine benchmark {} --dry-run` lists each test)",
-                    e.summary(),
-                    args.reference
-                )
-                .unwrap();
-            }
-        }
-        Resolved::Saved { name, tests, missing } => {
+    match &about.info {
+        Info::Profile(info) => profile_info(info, &mut out),
+        Info::Suite(suite) => suite_info(&args.reference, suite, &mut out),
+        Info::Saved { name, tests, missing } => {
             writeln!(out, "saved result {name}: {} test(s) can be re-run", tests.len()).unwrap();
             for t in tests {
-                writeln!(out, "  {}", t.label()).unwrap();
+                writeln!(out, "  {t}").unwrap();
             }
             for m in missing {
                 writeln!(out, "  cannot re-run: {m}").unwrap();
@@ -303,4 +268,15 @@ pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
     }
     out!("{out}");
     Ok(exit::OK)
+}
+
+fn suite_info(reference: &str, s: &SuiteInfo, out: &mut String) {
+    writeln!(out, "{reference}: {} profile item(s), {} test(s) in batch mode", s.items.len(), s.tests).unwrap();
+    for it in &s.items {
+        let opt = if it.optional { " (optional: runs where its tool is installed)" } else { "" };
+        writeln!(out, "  {} {} → {} test(s){opt}", it.reference, it.presets.join(" "), it.tests).unwrap();
+    }
+    if let Some(e) = &s.estimate {
+        writeln!(out, "time: {} (`engine benchmark {reference} --dry-run` lists each test)", e.summary()).unwrap();
+    }
 }

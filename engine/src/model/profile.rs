@@ -1,11 +1,11 @@
 //! The profile and suite file formats: these serde types are the one source of
 //! truth; `schemas/*.schema.json` are generated from them.
 
+use crate::units::{Duration, Size};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use crate::units::{Duration, Size};
 
 /// A test profile: what to run, how to read its result, and the options a user can pick.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

@@ -6,8 +6,7 @@
 use super::yaml_index::{Path, YamlIndex};
 use crate::model::diag::{Diagnostic, Diagnostics, did_you_mean};
 use crate::model::profile::{
-    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, Profile, ReadyDef, Scalar,
-    Step, WasmExecutor,
+    BuiltinExecutor, ExecutorDef, ExternalExecutor, OptionDef, ParserDef, Profile, ReadyDef, Scalar, Step, WasmExecutor,
 };
 use crate::model::template::{self, TemplateError};
 use crate::path;
@@ -219,4 +218,3 @@ fn value_combos(p: &Profile) -> Vec<std::collections::HashMap<String, String>> {
     }
     out
 }
-
