@@ -329,12 +329,8 @@ pub fn inspect(cx: &Context, req: &InspectRequest) -> Result<Inspection, Failure
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
     let dir = crate::sys::safepath::Dir::open(scratch.path())
         .map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
-    let sb = Sandbox {
-        scratch: Some(&dir),
-        env: &[],
-        limits: req.limits.clone(),
-        interrupted: crate::sys::interrupt::requested,
-    };
+    let sb =
+        Sandbox { scratch: Some(&dir), env: &[], limits: req.limits, interrupted: crate::sys::interrupt::requested };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;
     let ran = if req.run {

@@ -79,14 +79,12 @@ pub(super) fn check_trials(c: &mut Checker, p: &Profile) {
             Some("min is the fewest trials a spent budget may leave".into()),
         );
     }
-    if let Some(b) = &t.budget {
-        if b.get().is_zero() {
-            c.at_value(
-                path!["trials", "budget"],
-                "budget must be longer than zero",
-                Some("the time the trials may take, such as `30s` or `10 min`".into()),
-            );
-        }
+    if t.budget.as_ref().is_some_and(|b| b.get().is_zero()) {
+        c.at_value(
+            path!["trials", "budget"],
+            "budget must be longer than zero",
+            Some("the time the trials may take, such as `30s` or `10 min`".into()),
+        );
     }
     if !(t.target_ci.is_finite() && t.target_ci > 0.0) {
         c.at_value(
