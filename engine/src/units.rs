@@ -44,6 +44,32 @@ pub fn parse_seconds_expr(s: &str) -> Result<f64, UnitError> {
     }
 }
 
+/// `b` as a size that reads back exactly (`4GiB`, `1536MiB`, `1000B`): for
+/// command lines engine writes.
+pub fn exact_size(b: u64) -> String {
+    match b {
+        b if b != 0 && b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
+        b if b != 0 && b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b => format!("{b}B"),
+    }
+}
+
+/// `d` as a duration that reads back exactly, without spaces (`90s`,
+/// `1500ms`, `10m`): for command lines engine writes.
+pub fn exact_duration(d: std::time::Duration) -> String {
+    let ns = d.as_nanos();
+    const UNITS: [(u128, &str); 6] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    let (n, u) = UNITS.iter().find(|(n, _)| ns.is_multiple_of(*n) && ns > 0).copied().unwrap_or((1_000_000_000, "s"));
+    format!("{}{u}", ns / n)
+}
+
 /// Formats bytes with binary units (what `df -h` users expect for free space).
 pub fn format_bytes_binary(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -272,6 +298,18 @@ mod tests {
         assert_eq!(exact(1e-300), "1e-300");
         assert_eq!(exact(0.0), "0");
         assert_eq!(exact(f64::MAX).parse::<f64>().unwrap(), f64::MAX);
+    }
+
+    #[test]
+    fn exact_renderings_read_back() {
+        for b in [0, 1000, 1 << 20, 1536 << 20, 4 << 30, 123_456_789] {
+            assert_eq!(parse_size(&exact_size(b)), Ok(b), "{b}");
+        }
+        for ms in [0, 1, 1500, 90_000, 600_000, 5_400_000] {
+            let d = std::time::Duration::from_millis(ms);
+            assert_eq!(parse_duration(&exact_duration(d)), Ok(d), "{ms}");
+        }
+        assert_eq!(exact_duration(std::time::Duration::from_secs(90)), "90s");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::Failure;
 use super::args::{self, Logs, Progress, RunFormat};
+use super::command_line::CommandLine;
 use super::progress_json::JsonEvents;
 use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
@@ -18,7 +19,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct BenchmarkArgs {
     /// What to run: a profile (`fio`, `fio@1.0`), a suite (`suite/disk`), a saved
     /// result (re-runs its tests for a new identifier), or a path to a profile or suite file
@@ -68,17 +69,17 @@ pub struct BenchmarkArgs {
     /// Run every test under each I/O scheduler of the device under the target directory:
     /// `none,mq-deadline,kyber,bfq,bfq:low_latency=0`, or `all`; each state is its own identifier
     #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
-    pub scheduler: Option<String>,
+    pub scheduler: Option<engine::sweep::Schedulers>,
     /// Run every test on each file system made fresh on --device: `ext4,xfs,btrfs`,
     /// with mount options as `ext4:nobarrier` or `ext4:data=writeback,noatime`
     #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
-    pub filesystem: Vec<String>,
+    pub filesystem: Vec<engine::sweep::FsList>,
     /// The device file systems are made on: a spare `/dev/X` (refused if mounted, part of the
     /// root disk, or holding data without --force-destroy-data), or `loop:SIZE` (e.g. `loop:4G`)
     /// for a loop device over a file engine creates and removes, with direct I/O on the file
     /// (`loop:4G,cached` keeps the page cache)
     #[arg(long, value_name = "DEV", help_heading = "System-state sweeps (root)")]
-    pub device: Option<String>,
+    pub device: Option<engine::sweep::DeviceSpec>,
     /// Directory for the backing file of `--device loop:SIZE` (default: ENGINE_HOME/loop)
     #[arg(long, value_name = "DIR", help_heading = "System-state sweeps (root)")]
     pub loop_dir: Option<PathBuf>,
@@ -88,7 +89,7 @@ pub struct BenchmarkArgs {
     /// Set a queue attribute or scheduler tunable for the run: `queue/read_ahead_kb=128`,
     /// `iosched/slice_idle=0` (restored afterwards)
     #[arg(long = "set", value_name = "ATTR=VALUE", help_heading = "System-state sweeps (root)")]
-    pub set: Vec<String>,
+    pub set: Vec<engine::state::sysfs::Setting>,
     /// Run the states of each test in random order, to decorrelate drift
     #[arg(long, help_heading = "System-state sweeps (root)")]
     pub shuffle: bool,
@@ -157,7 +158,13 @@ pub struct BenchmarkArgs {
 
 impl BenchmarkArgs {
     /// The request these flags make; `install`: `benchmark` (not `run`).
-    fn request(self, install: bool) -> Request {
+    fn request(&self, install: bool) -> Request {
+        let this = self.clone();
+        let command = CommandLine { args: self, install }.given();
+        this.into_request(install, command)
+    }
+
+    fn into_request(self, install: bool, command: String) -> Request {
         Request {
             refs: self.refs,
             options: self.options,
@@ -178,12 +185,12 @@ impl BenchmarkArgs {
                 Logs::Failed => LogPolicy::Failed,
             },
             sweep: SweepRequest {
-                scheduler: self.scheduler,
-                filesystem: self.filesystem,
+                schedulers: self.scheduler.unwrap_or_default(),
+                filesystems: self.filesystem.into_iter().flat_map(|l| l.0).collect(),
                 device: self.device,
                 loop_dir: self.loop_dir,
                 force_destroy_data: self.force_destroy_data,
-                set: self.set,
+                settings: self.set,
                 shuffle: self.shuffle,
                 rounds: self.rounds,
                 interleave: if self.interleave {
@@ -206,7 +213,7 @@ impl BenchmarkArgs {
             tags: self.tags,
             fstrim: self.fstrim,
             settle: self.settle,
-            argv: std::env::args().collect(),
+            command,
         }
     }
 }
@@ -216,7 +223,8 @@ pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Fail
     let progress = args.progress;
     let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression)?;
     let req = args.request(install);
-    let (code, saved) = run_request(cx, &req, format, progress, gate.as_ref())?;
+    let line = CommandLine { args: &args, install };
+    let (code, saved) = run_request(cx, &req, &line, (format, progress), gate.as_ref())?;
     Ok(gate.map_or(code, |g| after(&g, cx, code, saved)))
 }
 
@@ -234,8 +242,8 @@ fn after(gate: &Gate, cx: &Context, code: i32, ran: Option<(String, ResultFile)>
 fn run_request(
     cx: &Context,
     req: &Request,
-    format: RunFormat,
-    progress: Progress,
+    line: &CommandLine,
+    (format, progress): (RunFormat, Progress),
     gate: Option<&Gate>,
 ) -> Result<(i32, Option<(String, ResultFile)>), Failure> {
     if progress == Progress::Json {
@@ -253,7 +261,7 @@ fn run_request(
             benchmark::benchmark(cx, req, &events, &ProfileExecutors)
         };
         events.finish(&outcome);
-        return outcome.map(|o| (finish(cx, &o, None, None), saved(o)));
+        return outcome.map(|o| (finish(cx, &o, line, None, None), saved(o)));
     }
     let tty = std::io::stderr().is_terminal();
     // Piped output gets each chart once, in the report at the end, instead
@@ -266,7 +274,7 @@ fn run_request(
     };
     let events = TermEvents::new(tty, shown, ui::width(), Prompts::new());
     let outcome = benchmark::benchmark(cx, req, &events, &ProfileExecutors)?;
-    Ok((finish(cx, &outcome, Some(end), gate), saved(outcome)))
+    Ok((finish(cx, &outcome, line, Some(end), gate), saved(outcome)))
 }
 
 /// The result a run saved to, as saved.
@@ -288,11 +296,11 @@ enum End {
 
 /// Prints how the run ended (the report too, unless `format` is none: JSON
 /// progress) and returns its exit code.
-fn finish(cx: &Context, outcome: &Outcome, format: Option<End>, gate: Option<&Gate>) -> i32 {
+fn finish(cx: &Context, outcome: &Outcome, line: &CommandLine, format: Option<End>, gate: Option<&Gate>) -> i32 {
     match outcome {
         Outcome::DryRun(e) => print_estimate(e),
         Outcome::InterruptedInstall => {}
-        Outcome::Ran(r) => print_ran(cx, r, format, gate),
+        Outcome::Ran(r) => print_ran(cx, r, line, format, gate),
     }
     outcome.exit_code()
 }
@@ -335,7 +343,7 @@ fn print_estimate(e: &Estimate) {
 }
 
 /// The report, what failed or was skipped, where it is saved, and what to do next.
-fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
+fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, gate: Option<&Gate>) {
     if let (Some((name, _)), Some(shown), Some(end)) = (&r.result, r.file.as_deref().cloned(), format) {
         match end {
             End::Analysis => {
@@ -389,7 +397,8 @@ fn print_ran(cx: &Context, r: &Ran, format: Option<End>, gate: Option<&Gate>) {
             engine::model::template::quote(name)
         );
     }
-    if let Some(cmd) = &r.interrupted {
+    if let Some(resume) = &r.interrupted {
+        let cmd = command.resume(resume);
         errln!("interrupted: {} test(s) completed and saved; resume with:\n  {cmd}", r.saved);
     } else if !r.failed.is_empty() {
         errln!("{} test(s) failed; run the same command again to retry them", r.failed.len());

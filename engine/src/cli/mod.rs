@@ -29,6 +29,7 @@ macro_rules! errln {
 mod args;
 mod benchmark;
 mod cache;
+mod command_line;
 mod completions;
 mod downloads;
 mod history;

@@ -97,6 +97,16 @@ impl Grants {
         self
     }
 
+    /// The `--grant` values that give exactly this.
+    pub fn args(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();
+        v.extend(self.processes.map(|n| format!("processes={n}")));
+        v.extend(self.memory.map(|m| format!("memory={}", crate::units::exact_size(m))));
+        v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::exact_size(m))));
+        v.extend(self.time.map(|t| format!("time={}", crate::units::exact_duration(t))));
+        v
+    }
+
     /// What was granted, in words (empty: nothing).
     pub fn describe(&self) -> Vec<String> {
         let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();

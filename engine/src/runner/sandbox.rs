@@ -124,7 +124,7 @@ pub fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
             out.push(Widening {
                 field: sandbox("memory"),
                 asks: format!("{} of memory (the default is {})", fmt_size(m), fmt_size(d.memory)),
-                grant: format!("memory={}", exact_size(m)),
+                grant: format!("memory={}", crate::units::exact_size(m)),
             });
         }
     }
@@ -155,7 +155,7 @@ fn plugin_widenings(p: &LoadedProfile, g: &Grants) -> Vec<Widening> {
             out.push(Widening {
                 field: f,
                 asks: format!("{} of memory for its plugin (the default is {})", fmt_size(m), fmt_size(DEFAULT_MEMORY)),
-                grant: format!("memory={}", exact_size(m)),
+                grant: format!("memory={}", crate::units::exact_size(m)),
             });
         }
         let time = limits.time.as_ref().map(crate::units::Duration::get);
@@ -187,21 +187,12 @@ pub fn scratch_widening(p: &LoadedProfile, space: Option<u64>, d: &Defaults, g: 
             fmt_size(space),
             fmt_size(d.scratch_cap)
         ),
-        grant: format!("scratch={}", exact_size(space)),
+        grant: format!("scratch={}", crate::units::exact_size(space)),
     })
 }
 
 fn fmt_size(b: u64) -> String {
     crate::units::format_bytes_binary(b)
-}
-
-/// `b` as a size `--grant` reads back exactly (`4GiB`, `1536MiB`, `1000B`).
-fn exact_size(b: u64) -> String {
-    match b {
-        b if b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
-        b if b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
-        b => format!("{b}B"),
-    }
 }
 
 /// Timeouts of a shared profile's commands above the default.

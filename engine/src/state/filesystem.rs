@@ -18,6 +18,17 @@ pub struct FsSpec {
     pub options: Vec<String>,
 }
 
+/// As `--filesystem` takes it: `ext4:data=writeback,noatime`.
+impl std::fmt::Display for FsSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.fstype)?;
+        if !self.options.is_empty() {
+            write!(f, ":{}", self.options.join(","))?;
+        }
+        Ok(())
+    }
+}
+
 impl FsSpec {
     /// Parses a `--filesystem` value: states separated by commas, where a
     /// comma-separated word that is not a file system name is one more mount

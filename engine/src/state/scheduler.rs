@@ -14,6 +14,14 @@ pub struct Scheduler {
     pub tunables: Vec<(String, String)>,
 }
 
+/// As `--scheduler` takes it: `bfq:low_latency=0`.
+impl std::fmt::Display for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)?;
+        self.tunables.iter().try_for_each(|(k, v)| write!(f, ":{k}={v}"))
+    }
+}
+
 impl Scheduler {
     /// Parses one state: `bfq`, `bfq:low_latency=0`, `bfq:low_latency=0:slice_idle=0`.
     pub fn parse(s: &str) -> Result<Scheduler, SpecError> {

@@ -12,6 +12,20 @@ pub struct Setting {
     pub value: String,
 }
 
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.attr, self.value)
+    }
+}
+
+/// `--set queue/read_ahead_kb=128`.
+impl std::str::FromStr for Setting {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        Setting::parse(s)
+    }
+}
+
 impl Setting {
     /// Parses `queue/read_ahead_kb=128` or `iosched/slice_idle=0`.
     pub fn parse(s: &str) -> Result<Setting, SpecError> {

@@ -14,32 +14,113 @@ use crate::sysinfo::source::Fs;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// The sweep flags as given.
+/// The system-state sweep asked for, each flag parsed once where it was
+/// given (all empty: no state is changed).
 #[derive(Debug, Clone, Default)]
-pub struct SweepArgs {
-    pub scheduler: Option<String>,
-    pub filesystem: Vec<String>,
-    pub device: Option<String>,
-    pub loop_dir: PathBuf,
-    pub set: Vec<String>,
+pub struct SweepRequest {
+    /// `--scheduler none,bfq:low_latency=0` or `all`.
+    pub schedulers: Schedulers,
+    /// `--filesystem ext4,xfs` or `ext4:nobarrier`, every flag's list in turn.
+    pub filesystems: Vec<FsSpec>,
+    /// `--device /dev/X` or `loop:SIZE`.
+    pub device: Option<DeviceSpec>,
+    /// Where a loop device's backing file goes (default: ENGINE_HOME/loop).
+    pub loop_dir: Option<PathBuf>,
+    pub force_destroy_data: bool,
+    /// `--set queue/read_ahead_kb=128`, `iosched/slice_idle=0`.
+    pub settings: Vec<Setting>,
+    /// Each test's states in random order.
     pub shuffle: bool,
     /// `--interleave` (`Some(true)`), `--no-interleave` (`Some(false)`), or
     /// neither: on for sweeps of schedulers and queue settings.
     pub interleave: Option<bool>,
     /// `--rounds N`: the blocks of states run N times (1 when absent).
     pub rounds: Option<u32>,
-    pub force_destroy_data: bool,
-    pub drop_caches: bool,
-    pub fstrim: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub enum Schedulers {
     /// Leave the scheduler alone.
+    #[default]
     Keep,
     List(Vec<Scheduler>),
     /// Every scheduler the device offers.
     All,
+}
+
+/// `--scheduler all` or a list (`none,mq-deadline,bfq:low_latency=0`).
+impl std::str::FromStr for Schedulers {
+    type Err = crate::state::SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "all" => Ok(Schedulers::All),
+            s => Ok(Schedulers::List(Scheduler::parse_list(s)?)),
+        }
+    }
+}
+
+/// As `--scheduler` takes it (nothing for [`Schedulers::Keep`]).
+impl std::fmt::Display for Schedulers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Schedulers::Keep => Ok(()),
+            Schedulers::All => f.write_str("all"),
+            Schedulers::List(l) => f.write_str(&l.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")),
+        }
+    }
+}
+
+/// One `--filesystem` value: its states (`ext4:noatime,xfs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsList(pub Vec<FsSpec>);
+
+impl std::fmt::Display for FsList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join(","))
+    }
+}
+
+impl std::str::FromStr for FsList {
+    type Err = crate::state::SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        FsSpec::parse_list(s).map(FsList)
+    }
+}
+
+/// `--device`: a loop device engine makes (`loop:4G`, `loop:4G,cached`) or
+/// a device the user names (checked when the sweep is planned).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceSpec {
+    Loop(loopdev::Spec),
+    Path(String),
+}
+
+impl std::fmt::Display for DeviceSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceSpec::Loop(s) => {
+                write!(f, "loop:{}{}", crate::units::exact_size(s.size), if s.cached { ",cached" } else { "" })
+            }
+            DeviceSpec::Path(p) => f.write_str(p),
+        }
+    }
+}
+
+impl std::str::FromStr for DeviceSpec {
+    type Err = crate::state::SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match loopdev::parse_spec(s) {
+            Some(spec) => spec.map(DeviceSpec::Loop),
+            None => Ok(DeviceSpec::Path(s.to_string())),
+        }
+    }
+}
+
+/// What else of the run needs root besides the sweep.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hygiene {
+    pub drop_caches: bool,
+    pub fstrim: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -85,19 +166,11 @@ impl From<crate::state::SpecError> for SweepError {
 }
 
 impl Plan {
-    /// Parses the flags and checks everything that can be checked before a
-    /// change is made: root, the device, the file-system tools.
-    pub fn new(a: &SweepArgs) -> Result<Plan, SweepError> {
-        let schedulers = match a.scheduler.as_deref().map(str::trim) {
-            None => Schedulers::Keep,
-            Some("all") => Schedulers::All,
-            Some(s) => Schedulers::List(Scheduler::parse_list(s)?),
-        };
-        let mut filesystems = Vec::new();
-        for f in &a.filesystem {
-            filesystems.extend(FsSpec::parse_list(f)?);
-        }
-        let settings: Vec<Setting> = a.set.iter().map(|s| Setting::parse(s)).collect::<Result<_, _>>()?;
+    /// Checks everything that can be checked before a change is made: the
+    /// flags together, root, the device, the file-system tools; a loop
+    /// device's file goes in `loop_dir`.
+    pub fn new(a: &SweepRequest, loop_dir: PathBuf, hygiene: Hygiene) -> Result<Plan, SweepError> {
+        let (schedulers, filesystems, settings) = (a.schedulers.clone(), a.filesystems.clone(), a.settings.clone());
         if a.device.is_some() && filesystems.is_empty() {
             return Err(SweepError::Usage(
                 "--device needs --filesystem: engine makes a file system on it for each state".into(),
@@ -111,10 +184,10 @@ impl Plan {
         let (interleave, rounds) = order(a, &filesystems, &schedulers)?;
         let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle, interleave, rounds };
         let mut needs = plan.root_reasons();
-        if a.drop_caches {
+        if hygiene.drop_caches {
             needs.push("--drop-caches writes /proc/sys/vm/drop_caches".into());
         }
-        if a.fstrim {
+        if hygiene.fstrim {
             needs.push("--fstrim runs fstrim".into());
         }
         if !needs.is_empty() && !crate::sys::is_root() {
@@ -138,13 +211,11 @@ impl Plan {
         }
         let device = match &a.device {
             None => None,
-            Some(d) => Some(match loopdev::parse_spec(d) {
-                Some(spec) => DeviceChoice::Loop { spec: spec?, dir: a.loop_dir.clone() },
-                None => DeviceChoice::Dev(
-                    device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
-                        .map_err(SweepError::Refused)?,
-                ),
-            }),
+            Some(DeviceSpec::Loop(spec)) => Some(DeviceChoice::Loop { spec: *spec, dir: loop_dir }),
+            Some(DeviceSpec::Path(d)) => Some(DeviceChoice::Dev(
+                device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
+                    .map_err(SweepError::Refused)?,
+            )),
         };
         Ok(Plan { device, ..plan })
     }
@@ -247,7 +318,7 @@ impl Shuffler {
 /// How the states take turns: interleaved trial by trial (the default for
 /// scheduler sweeps; impossible across file systems), and in how many rounds
 /// of blocks.
-fn order(a: &SweepArgs, filesystems: &[FsSpec], schedulers: &Schedulers) -> Result<(bool, u32), SweepError> {
+fn order(a: &SweepRequest, filesystems: &[FsSpec], schedulers: &Schedulers) -> Result<(bool, u32), SweepError> {
     if a.interleave == Some(true) && !filesystems.is_empty() {
         return Err(SweepError::Usage(
             "--interleave cannot switch file systems between trials (each is made fresh with mkfs); \
@@ -295,13 +366,23 @@ mod tests {
 
     #[test]
     fn flags_that_need_each_other() {
-        let a = SweepArgs { device: Some("loop:1G".into()), ..Default::default() };
-        assert!(matches!(Plan::new(&a), Err(SweepError::Usage(m)) if m.starts_with("--device needs --filesystem")));
-        let a = SweepArgs { filesystem: vec!["ext4".into()], ..Default::default() };
-        assert!(matches!(Plan::new(&a), Err(SweepError::Usage(m)) if m.starts_with("--filesystem needs --device")));
-        let a = SweepArgs { scheduler: Some("bfq:low_latency".into()), ..Default::default() };
-        assert!(matches!(Plan::new(&a), Err(SweepError::Usage(_))));
-        assert!(!Plan::new(&SweepArgs::default()).unwrap().is_active());
+        let plan = |a: &SweepRequest| Plan::new(a, PathBuf::from("/tmp"), Hygiene::default());
+        let a = SweepRequest { device: Some("loop:1G".parse().unwrap()), ..Default::default() };
+        assert!(matches!(plan(&a), Err(SweepError::Usage(m)) if m.starts_with("--device needs --filesystem")));
+        let a = SweepRequest { filesystems: "ext4".parse::<FsList>().unwrap().0, ..Default::default() };
+        assert!(matches!(plan(&a), Err(SweepError::Usage(m)) if m.starts_with("--filesystem needs --device")));
+        assert!(!plan(&SweepRequest::default()).unwrap().is_active());
+    }
+
+    #[test]
+    fn each_flag_is_typed_where_it_is_given() {
+        let e = "bfq:low_latency".parse::<Schedulers>().unwrap_err();
+        assert_eq!(e.to_string(), "`low_latency` in `bfq:low_latency` is not `tunable=value`");
+        assert_eq!("all".parse::<Schedulers>().unwrap(), Schedulers::All);
+        assert!(matches!("none,bfq".parse::<Schedulers>().unwrap(), Schedulers::List(l) if l.len() == 2));
+        assert!("loop:lots".parse::<DeviceSpec>().is_err());
+        assert_eq!("/dev/sdb".parse::<DeviceSpec>().unwrap(), DeviceSpec::Path("/dev/sdb".into()));
+        assert!("zfs".parse::<FsList>().is_err());
     }
 
     #[test]

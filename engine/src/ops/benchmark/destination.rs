@@ -79,12 +79,10 @@ fn key(req: &Request, target: &Path) -> String {
     parts.push(format!("runs={} warmup={}", opt(req.runs), opt(req.warmup)));
     let target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
     parts.push(target.display().to_string());
+    // The parsed states, so `bfq, none` and `bfq,none` are one run.
     parts.push(format!(
-        "scheduler={} filesystem={} device={} set={}",
-        s.scheduler.as_deref().unwrap_or(""),
-        s.filesystem.join(";"),
-        s.device.as_deref().unwrap_or(""),
-        s.set.join(";")
+        "scheduler={:?} filesystem={:?} device={:?} set={:?}",
+        s.schedulers, s.filesystems, s.device, s.settings
     ));
     format!("{:016x}", crate::sys::hash::fnv1a(parts.iter().map(|p| p.as_bytes())))
 }

@@ -2,7 +2,7 @@
 
 use super::Request;
 use crate::ops::{Context, Failure, exit};
-use crate::sweep::{Plan, SweepArgs};
+use crate::sweep::{Hygiene, Plan};
 use std::path::PathBuf;
 
 /// The flags, checked.
@@ -42,20 +42,7 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
             }
         }
     }
-    let s = &req.sweep;
-    let sweep_args = SweepArgs {
-        scheduler: s.scheduler.clone(),
-        filesystem: s.filesystem.clone(),
-        device: s.device.clone(),
-        loop_dir: s.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop")),
-        set: s.set.clone(),
-        shuffle: s.shuffle,
-        interleave: s.interleave,
-        rounds: s.rounds,
-        force_destroy_data: s.force_destroy_data,
-        drop_caches: req.drop_caches,
-        fstrim: req.fstrim,
-    };
-    let plan = Plan::new(&sweep_args)?;
+    let loop_dir = req.sweep.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop"));
+    let plan = Plan::new(&req.sweep, loop_dir, Hygiene { drop_caches: req.drop_caches, fstrim: req.fstrim })?;
     Ok(Flags { target, default_target, plan })
 }

@@ -43,11 +43,11 @@ impl Holder {
 }
 
 impl Holder {
-    fn me(cx: &Context, argv: &[String], result: &str, identifier: &str) -> Holder {
+    fn me(cx: &Context, command: &str, result: &str, identifier: &str) -> Holder {
         Holder {
             pid: std::process::id(),
             started: crate::sys::time::now(),
-            command: argv.iter().map(|a| crate::model::template::quote(a)).collect::<Vec<_>>().join(" "),
+            command: command.to_string(),
             result: result.to_string(),
             identifier: identifier.to_string(),
             home: cx.home.root.display().to_string(),
@@ -71,7 +71,7 @@ impl Holder {
 /// warning too, not a reason to refuse a run.
 pub(super) fn machine(
     cx: &Context,
-    argv: &[String],
+    command: &str,
     result: &str,
     identifier: &str,
     allow: bool,
@@ -82,7 +82,7 @@ pub(super) fn machine(
     match taken {
         Ok(TryLock::Held(mut f)) => {
             // Read-only when another user made the file: then it cannot say who holds it.
-            let me = Holder::me(cx, argv, result, identifier);
+            let me = Holder::me(cx, command, result, identifier);
             let _ = f.set_holder(&serde_json::to_string(&me).expect("holders serialize"));
             Ok(Some(f))
         }
@@ -111,7 +111,7 @@ pub(super) fn machine(
 }
 
 /// Takes the host lock for a run saving to `result` as `identifier`.
-pub(super) fn host(cx: &Context, argv: &[String], result: &str, identifier: &str) -> Result<LockFile, Failure> {
+pub(super) fn host(cx: &Context, command: &str, result: &str, identifier: &str) -> Result<LockFile, Failure> {
     let path = cx.home.benchmark_lock();
     let io = |e: std::io::Error| Failure::error(format!("cannot take the benchmark lock {}: {e}", path.display()));
     std::fs::create_dir_all(&cx.home.root).map_err(io)?;
@@ -125,7 +125,7 @@ pub(super) fn host(cx: &Context, argv: &[String], result: &str, identifier: &str
             ));
         }
     };
-    let me = Holder::me(cx, argv, result, identifier);
+    let me = Holder::me(cx, command, result, identifier);
     f.set_holder(&serde_json::to_string(&me).expect("holders serialize")).map_err(io)?;
     Ok(f)
 }
@@ -171,13 +171,13 @@ mod tests {
     fn a_second_run_is_refused_with_the_first_ones_name() {
         let d = tempfile::tempdir().unwrap();
         let cx = Context::new(crate::home::Home { root: d.path().to_path_buf() }, Default::default());
-        let argv = vec!["engine".to_string(), "benchmark".into(), "x".into()];
-        let held = host(&cx, &argv, "r", "h").unwrap();
-        let e = host(&cx, &argv, "s", "i").unwrap_err().message;
+        let argv = "engine benchmark x";
+        let held = host(&cx, argv, "r", "h").unwrap();
+        let e = host(&cx, argv, "s", "i").unwrap_err().message;
         assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
         assert!(e.contains("`r` as `h`") && e.contains("engine benchmark x"), "{e}");
         drop(held);
-        host(&cx, &argv, "s", "i").unwrap();
+        host(&cx, argv, "s", "i").unwrap();
     }
 
     #[derive(Default)]
@@ -195,19 +195,19 @@ mod tests {
         let home = |n: &str| crate::home::Home { root: d.path().join(n) };
         let a = Context::new(home("a"), settings.clone());
         let b = Context::new(home("b"), settings);
-        let argv = vec!["engine".to_string(), "benchmark".into(), "x".into()];
+        let argv = "engine benchmark x";
         let ev = Said::default();
-        let held = machine(&a, &argv, "r", "h", false, &ev).unwrap();
+        let held = machine(&a, argv, "r", "h", false, &ev).unwrap();
         assert!(held.is_some());
-        let e = machine(&b, &argv, "s", "i", false, &ev).unwrap_err();
+        let e = machine(&b, argv, "s", "i", false, &ev).unwrap_err();
         assert!(
             e.message.contains("on this machine") && e.message.contains(&d.path().join("a").display().to_string()),
             "{}",
             e.message
         );
-        assert!(machine(&b, &argv, "s", "i", true, &ev).unwrap().is_none());
+        assert!(machine(&b, argv, "s", "i", true, &ev).unwrap().is_none());
         assert!(ev.0.borrow().iter().any(|m| m.contains("--allow-concurrent: running anyway")), "{:?}", ev.0.borrow());
         drop(held);
-        assert!(machine(&b, &argv, "s", "i", false, &ev).unwrap().is_some());
+        assert!(machine(&b, argv, "s", "i", false, &ev).unwrap().is_some());
     }
 }

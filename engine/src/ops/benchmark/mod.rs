@@ -17,7 +17,7 @@ mod target;
 mod work;
 
 pub use estimate::estimate_refs;
-pub use request::{Estimate, Outcome, Ran, Request, Scheduled, SweepRequest, Timing};
+pub use request::{Estimate, Outcome, Ran, Request, Resume, Scheduled, SweepRequest, Timing};
 pub(crate) use session::failed_test;
 
 use crate::events::Events;
@@ -42,8 +42,8 @@ pub fn benchmark(
     // Before installing: an install next to a running benchmark disturbs it too.
     // ENGINE_HOME's lock first: a second run with the same home is refused
     // naming it, --allow-concurrent or not.
-    let _host = lock::host(cx, &req.argv, &dest.name, &dest.identifier)?;
-    let _machine = lock::machine(cx, &req.argv, &dest.name, &dest.identifier, req.allow_concurrent, events)?;
+    let _host = lock::host(cx, &req.command, &dest.name, &dest.identifier)?;
+    let _machine = lock::machine(cx, &req.command, &dest.name, &dest.identifier, req.allow_concurrent, events)?;
     let work::Work { mut tests, optional, not_runnable, .. } = work;
     // Before installing: a confined install build needs the same kernel features.
     let sandbox = sandbox::phase(cx, req, &tests, events)?;
@@ -73,5 +73,5 @@ pub fn benchmark(
     let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
     // A sweep's identifiers come from its states: resuming must not pin one.
     let pin = !flags.plan.is_active() || req.identifier.is_some();
-    record.close(cx, &req.argv, session, looped, pin)
+    record.close(cx, session, looped, pin)
 }

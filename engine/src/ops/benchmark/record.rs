@@ -4,7 +4,7 @@
 //! the outcome.
 
 use super::destination::{Destination, Runs, Unfinished};
-use super::request::{Outcome, Ran, Request};
+use super::request::{Outcome, Ran, Request, Resume};
 use super::session::{Finished, Hygiene, Session, Setup};
 use crate::events::{Events, RunStart};
 use crate::expand::Test;
@@ -217,7 +217,6 @@ impl Record {
     pub fn close(
         self,
         cx: &Context,
-        argv: &[String],
         session: Session,
         looped: Result<(), Failure>,
         pin: bool,
@@ -243,8 +242,8 @@ impl Record {
             let _ = std::fs::remove_dir_all(store.dir(&dest.name));
         }
         looped?;
-        let interrupted =
-            interrupted.then(|| resume_command(argv, &dest.name, pin.then_some(dest.identifier.as_str())));
+        let interrupted = interrupted
+            .then(|| Box::new(Resume { name: dest.name.clone(), identifier: pin.then(|| dest.identifier.clone()) }));
         if interrupted.is_none() && failed.is_empty() {
             runs.finish(&dest.key);
         }
@@ -252,29 +251,4 @@ impl Record {
         let file = exists.then(|| Box::new(file));
         Ok(Outcome::Ran(Ran { result, file, saved, failed, skipped, not_runnable, interrupted, precision }))
     }
-}
-
-/// The command line that resumes this run: the same arguments with the
-/// result name and (unless `None`) the identifier it used.
-fn resume_command(argv: &[String], name: &str, identifier: Option<&str>) -> String {
-    use crate::model::template::quote;
-    let mut out: Vec<String> = vec!["engine".into()];
-    let mut i = 1;
-    while i < argv.len() {
-        let a = &argv[i];
-        let pinned = identifier.is_some();
-        if a == "--save" || (a == "--identifier" && pinned) {
-            i += 2;
-            continue;
-        }
-        if !(a.starts_with("--save=") || (a.starts_with("--identifier=") && pinned)) {
-            out.push(quote(a));
-        }
-        i += 1;
-    }
-    out.extend(["--save".into(), quote(name)]);
-    if let Some(id) = identifier {
-        out.extend(["--identifier".into(), quote(id)]);
-    }
-    out.join(" ")
 }

@@ -6,27 +6,7 @@ use crate::runner::LogPolicy;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The system-state sweep asked for (all empty: no state is changed).
-#[derive(Debug, Clone, Default)]
-pub struct SweepRequest {
-    /// `none,bfq:low_latency=0` or `all`.
-    pub scheduler: Option<String>,
-    /// `ext4,xfs` or `ext4:nobarrier`, each flag its own list.
-    pub filesystem: Vec<String>,
-    /// `/dev/X` or `loop:SIZE`.
-    pub device: Option<String>,
-    /// Where a loop device's backing file goes (default: ENGINE_HOME/loop).
-    pub loop_dir: Option<PathBuf>,
-    pub force_destroy_data: bool,
-    /// `queue/read_ahead_kb=128`, `iosched/slice_idle=0`.
-    pub set: Vec<String>,
-    /// Each test's states in random order.
-    pub shuffle: bool,
-    /// Trials interleaved across the states (`None`: the default for the sweep).
-    pub interleave: Option<bool>,
-    /// `--rounds N`: the blocks of states run N times.
-    pub rounds: Option<u32>,
-}
+pub use crate::sweep::SweepRequest;
 
 /// One `engine benchmark`.
 #[derive(Debug, Clone, Default)]
@@ -74,9 +54,9 @@ pub struct Request {
     pub fstrim: bool,
     /// Pause before every test.
     pub settle: Option<Duration>,
-    /// The command line as typed (argv): the host lock names it, and an
-    /// interrupted run prints it to resume.
-    pub argv: Vec<String>,
+    /// The command as the user would type it (rendered from its flags): the
+    /// host lock names it.
+    pub command: String,
 }
 
 /// How a benchmark that ran ended.
@@ -94,10 +74,18 @@ pub struct Ran {
     pub skipped: Vec<FailedTest>,
     /// Tests of a saved result that cannot run here.
     pub not_runnable: Vec<String>,
-    /// Stopped by Ctrl-C or SIGTERM: the command that resumes it.
-    pub interrupted: Option<String>,
+    /// Stopped by Ctrl-C or SIGTERM: what the command that resumes it saves to.
+    pub interrupted: Option<Box<Resume>>,
     /// How exact the results saved this run are.
     pub precision: crate::analysis::precision::Precision,
+}
+
+/// The result an interrupted run saved to, and the identifier to pin when
+/// resuming (`None`: its identifiers come from a sweep's states).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    pub name: String,
+    pub identifier: Option<String>,
 }
 
 /// One test of a dry run.

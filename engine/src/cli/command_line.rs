@@ -1,0 +1,219 @@
+//! The command line a benchmark's flags make, rendered from the typed flags
+//! (never from argv again): what the host lock shows, and what an
+//! interrupted run prints to resume it.
+
+use super::args::{Logs, Progress, RunFormat};
+use super::benchmark::BenchmarkArgs;
+use clap::ValueEnum;
+use engine::model::template::quote;
+use engine::ops::benchmark::Resume;
+use engine::units::exact_duration;
+
+pub struct CommandLine<'a> {
+    pub args: &'a BenchmarkArgs,
+    /// `engine benchmark` (installs) rather than `engine run`.
+    pub install: bool,
+}
+
+impl CommandLine<'_> {
+    /// The command as given.
+    pub fn given(&self) -> String {
+        self.render(self.args.save.as_deref(), self.args.identifier.as_deref())
+    }
+
+    /// The command that resumes an interrupted run: saving to its result,
+    /// pinned to its identifier (a sweep's come from its states).
+    pub fn resume(&self, r: &Resume) -> String {
+        self.render(Some(&r.name), r.identifier.as_deref().or(self.args.identifier.as_deref()))
+    }
+
+    fn render(&self, save: Option<&str>, identifier: Option<&str>) -> String {
+        let a = self.args;
+        let mut out = Line(vec!["engine".into(), if self.install { "benchmark" } else { "run" }.into()]);
+        out.0.extend(a.refs.iter().map(|r| quote(r)));
+        out.opt("--save", save);
+        out.opt("--identifier", identifier);
+        out.each("--option", &a.options);
+        out.opt("--runs", a.runs);
+        out.opt("--budget", a.budget.map(exact_duration));
+        out.opt("--warmup", a.warmup);
+        out.flag("--only-unsettled", a.only_unsettled);
+        out.flag("--dry-run", a.dry_run);
+        out.flag("--yes", a.yes);
+        out.opt("--target-dir", a.target_dir.as_ref().map(|p| p.display().to_string()));
+        out.opt("--title", a.title.as_deref());
+        out.opt("--description", a.description.as_deref());
+        out.opt("--logs", (a.logs != Logs::All).then(|| value_name(&a.logs)));
+        out.opt("--scheduler", a.scheduler.as_ref());
+        out.each("--filesystem", &a.filesystem);
+        out.opt("--device", a.device.as_ref());
+        out.opt("--loop-dir", a.loop_dir.as_ref().map(|p| p.display().to_string()));
+        out.flag("--force-destroy-data", a.force_destroy_data);
+        out.each("--set", &a.set);
+        out.flag("--shuffle", a.shuffle);
+        out.flag("--interleave", a.interleave);
+        out.flag("--no-interleave", a.no_interleave);
+        out.opt("--rounds", a.rounds);
+        out.flag("--drop-caches", a.drop_caches);
+        out.flag("--allow-concurrent", a.allow_concurrent);
+        out.flag("--fstrim", a.fstrim);
+        out.flag("--sandbox", a.sandbox);
+        out.flag("--no-sandbox", a.no_sandbox);
+        out.each("--grant", &a.grants.iter().flat_map(|g| g.args()).collect::<Vec<_>>());
+        out.opt("--settle", a.settle.map(exact_duration));
+        out.each("--tag", &a.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
+        out.opt("--compare-to", a.compare_to.as_deref());
+        match a.fail_on_regression {
+            Some(Some(pct)) => out.0.push(format!("--fail-on-regression={pct}")),
+            Some(None) => out.0.push("--fail-on-regression".into()),
+            None => {}
+        }
+        let format = match a.format {
+            RunFormat::Report(engine::report::Format::Text) => None,
+            f => Some(value_name(&f)),
+        };
+        out.opt("--format", format);
+        out.opt("--progress", (a.progress != Progress::Text).then(|| value_name(&a.progress)));
+        out.0.join(" ")
+    }
+}
+
+fn value_name<T: ValueEnum>(v: &T) -> String {
+    v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
+}
+
+struct Line(Vec<String>);
+
+impl Line {
+    fn opt<T: std::fmt::Display>(&mut self, flag: &str, v: Option<T>) {
+        if let Some(v) = v {
+            self.0.extend([flag.to_string(), quote(&v.to_string())]);
+        }
+    }
+    fn each<T: std::fmt::Display>(&mut self, flag: &str, vs: &[T]) {
+        vs.iter().for_each(|v| self.opt(flag, Some(v)));
+    }
+    fn flag(&mut self, flag: &str, on: bool) {
+        if on {
+            self.0.push(flag.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchmarkArgs,
+    }
+
+    /// Every flag survives rendering: parse, render, parse again, same flags.
+    #[test]
+    fn a_rendered_command_reads_back_as_the_same_flags() {
+        let given = [
+            "engine",
+            "fio",
+            "suite/disk quick",
+            "--save",
+            "r1",
+            "--identifier",
+            "vda: BFQ",
+            "-o",
+            "block_size=4KB,2MB",
+            "--runs",
+            "3",
+            "--budget",
+            "1m 30s",
+            "--warmup",
+            "1",
+            "-y",
+            "--target-dir",
+            "/mnt/x y",
+            "--title",
+            "it's",
+            "--logs",
+            "failed",
+            "--scheduler",
+            "none,BFQ:low_latency=0",
+            "--filesystem",
+            "ext4:noatime,nobarrier,xfs",
+            "--filesystem",
+            "btrfs",
+            "--device",
+            "loop:4G,cached",
+            "--set",
+            "queue/read_ahead_kb=128",
+            "--no-interleave",
+            "--rounds",
+            "2",
+            "--drop-caches",
+            "--grant",
+            "memory=1536MiB",
+            "--grant",
+            "time=90s",
+            "--settle",
+            "1500ms",
+            "--tag",
+            "commit=a b",
+            "--compare-to",
+            "base",
+            "--fail-on-regression",
+            "--format",
+            "csv",
+            "--progress",
+            "json",
+        ];
+        let first = Cli::try_parse_from(given).unwrap().args;
+        let line = CommandLine { args: &first, install: true }.given();
+        let words = shell_split(&line);
+        assert_eq!(&words[..2], ["engine", "benchmark"], "{line}");
+        let again = Cli::try_parse_from(std::iter::once("engine").chain(words[2..].iter().map(String::as_str)))
+            .unwrap_or_else(|e| panic!("{line}: {e}"))
+            .args;
+        assert_eq!(format!("{first:?}"), format!("{again:?}"), "{line}");
+        let resume = CommandLine { args: &first, install: false }
+            .resume(&Resume { name: "r2".into(), identifier: Some("vda: none".into()) });
+        assert!(
+            resume.starts_with("engine run fio 'suite/disk quick' --save r2 --identifier 'vda: none' "),
+            "{resume}"
+        );
+    }
+
+    /// Each typed flag refuses a bad value where it is given: the flag named,
+    /// the grammar's own words, exit 2 (usage).
+    #[test]
+    fn a_bad_value_names_its_flag_and_exits_2() {
+        for (flag, value, says) in [
+            ("--scheduler", "bfq:low_latency", "is not `tunable=value`"),
+            ("--filesystem", "zfs", "is not a file system engine can make"),
+            ("--device", "loop:lots", "`lots` is not a size"),
+            ("--device", "loop:1M", "too small for a file system"),
+            ("--set", "queue/scheduler=bfq", "set the I/O scheduler with `--scheduler bfq`"),
+            ("--budget", "soon", "`soon` is not a duration"),
+            ("--budget", "0s", "longer than zero"),
+            ("--settle", "400 days", "longer than engine allows"),
+            ("--grant", "memory=4q", "`4q` is not a size"),
+            ("--runs", "0", "0 is not in 1.."),
+            ("--tag", "novalue", "KEY=VALUE"),
+        ] {
+            let e = Cli::try_parse_from(["engine", "fio", flag, value]).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(&format!("'{value}' for '{flag}")), "{flag} {value}: {text}");
+            assert!(text.contains(says), "{flag} {value}: {text}");
+            assert_eq!(e.exit_code(), engine::ops::exit::USAGE, "{flag} {value}");
+        }
+    }
+
+    /// Splits what `quote` wrote (single quotes and `'\''`).
+    fn shell_split(s: &str) -> Vec<String> {
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("for a in {s}; do printf '%s\\0' \"$a\"; done")])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().split('\0').filter(|w| !w.is_empty()).map(String::from).collect()
+    }
+}
