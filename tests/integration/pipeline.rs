@@ -209,7 +209,7 @@ fn bad_requests_fail_with_their_exit_codes_before_anything_is_created() {
     assert_eq!(e.code, 2, "{e}");
     assert!(e.message.contains("`nope`"), "{e}");
     let mut bad = request(&env, &["echo"]);
-    bad.options = vec!["size=1".into()];
+    bad.options = vec!["size=1".parse().unwrap()];
     let e = benchmark::benchmark(&cx, &bad, &events, &fake).unwrap_err();
     assert_eq!(e.code, 2, "{e}");
     assert!(e.message.contains("no profile in this run has an option `size`"), "{e}");

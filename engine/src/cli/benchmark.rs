@@ -33,7 +33,7 @@ pub struct BenchmarkArgs {
     pub identifier: Option<String>,
     /// Entries to run, by option id or name and entry label or value: `--option block_size=4KB,2MB`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
-    pub options: Vec<String>,
+    pub options: Vec<engine::expand::Preset>,
     /// Run exactly N trials per test (no trials added for noise)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: Option<u32>,

@@ -199,6 +199,8 @@ mod tests {
             ("--grant", "memory=4q", "`4q` is not a size"),
             ("--runs", "0", "0 is not in 1.."),
             ("--tag", "novalue", "KEY=VALUE"),
+            ("--option", "bs", "`--option bs` has no `=`"),
+            ("--option", "bs=,", "names no option or no entry"),
         ] {
             let e = Cli::try_parse_from(["engine", "fio", flag, value]).unwrap_err();
             let text = e.to_string();

@@ -299,9 +299,19 @@ pub fn expand(
     Ok(combos.into_iter().map(|choice| Test { profile: profile.clone(), choice, budget: None }).collect())
 }
 
-/// Parses every `--option key=a,b` of a command line.
-pub fn parse_cli_options(options: &[String]) -> Result<Vec<Preset>, ExpandError> {
-    options.iter().map(|o| parse_cli_option(o)).collect()
+/// As `--option` takes it: `block_size=4KB,2MB`.
+impl std::fmt::Display for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.option, self.entries.join(","))
+    }
+}
+
+/// `--option block_size=4KB,2MB`, from the command line.
+impl std::str::FromStr for Preset {
+    type Err = ExpandError;
+    fn from_str(s: &str) -> Result<Self, ExpandError> {
+        parse_cli_option(s)
+    }
 }
 
 /// Parses `--option key=a,b`.

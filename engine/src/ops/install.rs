@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub struct Request {
     pub refs: Vec<String>,
     /// `--option KEY=A,B`: which entries the install is for.
-    pub options: Vec<String>,
+    pub options: Vec<crate::expand::Preset>,
     /// Reinstall even when the install is current.
     pub force: bool,
     /// Where downloads show their progress.
@@ -35,7 +35,7 @@ pub struct Request {
 pub struct PhaseRequest<'a> {
     /// The run's references and `--option`s, for the `engine install` it suggests.
     pub refs: &'a [String],
-    pub options: &'a [String],
+    pub options: &'a [crate::expand::Preset],
     /// May install (`benchmark`); `run` never does.
     pub install: bool,
     /// Installs without asking.
@@ -66,8 +66,7 @@ impl std::fmt::Display for NotInstalled {
 }
 
 /// The tests `refs` name in batch mode (defaults, suite presets, `--option`).
-pub fn batch_tests(cx: &Context, refs: &[String], options: &[String]) -> Result<Vec<Test>, Failure> {
-    let presets = expand::parse_cli_options(options)?;
+pub fn batch_tests(cx: &Context, refs: &[String], presets: &[expand::Preset]) -> Result<Vec<Test>, Failure> {
     let mut tests = Vec::new();
     for r in refs {
         match reference::resolve(r, cx.catalog(), &cx.store)?.resolved {
@@ -346,7 +345,7 @@ impl<'a> Phase<'a> {
             .refs
             .iter()
             .map(|r| quote(r))
-            .chain(self.req.options.iter().map(|o| format!("--option {}", quote(o))))
+            .chain(self.req.options.iter().map(|o| format!("--option {}", quote(&o.to_string()))))
             .collect();
         args.join(" ")
     }

@@ -70,7 +70,7 @@ impl Runs {
 
 /// A stable key for what a command asks to run: FNV-1a of its parts.
 fn key(req: &Request, target: &Path) -> String {
-    let mut options = req.options.clone();
+    let mut options: Vec<String> = req.options.iter().map(ToString::to_string).collect();
     options.sort();
     let opt = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     let s = &req.sweep;
@@ -154,7 +154,7 @@ mod tests {
         let results = d.path().join("results");
         let runs = Runs::new(d.path().join("runs"));
         let a = Request { refs: vec!["suite/disk-quick".into()], ..Request::default() };
-        let b = Request { options: vec!["size=1".into()], ..a.clone() };
+        let b = Request { options: vec!["size=1".parse().unwrap()], ..a.clone() };
         let k = key(&a, d.path());
         assert_ne!(k, key(&b, d.path()), "options are part of the key");
         let u = Unfinished { key: k.clone(), name: "r".into(), identifier: "host".into(), started: "t".into() };

@@ -13,8 +13,8 @@ pub use crate::sweep::SweepRequest;
 pub struct Request {
     /// Profiles, suites, saved results or paths.
     pub refs: Vec<String>,
-    /// `--option KEY=A,B`, as given.
-    pub options: Vec<String>,
+    /// `--option KEY=A,B`.
+    pub options: Vec<crate::expand::Preset>,
     /// The result to save to (default: a new name from the references and the time).
     pub save: Option<String>,
     /// The label of this system state (default: the host name, or the resumed one).

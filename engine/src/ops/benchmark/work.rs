@@ -41,7 +41,7 @@ fn unused_option(option: &str, tests: &[Test]) -> Failure {
 }
 
 pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result<Work, Failure> {
-    let presets = expand::parse_cli_options(&req.options)?;
+    let presets = req.options.clone();
     let ask = Ask(events);
     let chooser: &dyn Chooser = if req.yes { &Batch } else { &ask };
     let mut work = Work { tests: Vec::new(), optional: HashSet::new(), rerun: None, not_runnable: Vec::new() };
