@@ -3,7 +3,7 @@
 //! interrupted run prints to resume it.
 
 use super::args::{Logs, Progress, RunFormat};
-use super::benchmark::BenchmarkArgs;
+use super::benchmark_args::BenchmarkArgs;
 use clap::ValueEnum;
 use engine::model::template::quote;
 use engine::ops::benchmark::Resume;

@@ -28,6 +28,7 @@ macro_rules! errln {
 
 mod args;
 mod benchmark;
+mod benchmark_args;
 mod cache;
 mod command_line;
 mod completions;
@@ -68,9 +69,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Check what the tests need, then run them and save their results
-    Benchmark(benchmark::BenchmarkArgs),
+    Benchmark(benchmark_args::BenchmarkArgs),
     /// Run tests and save their results, without the install step (says what is missing)
-    Run(benchmark::BenchmarkArgs),
+    Run(benchmark_args::BenchmarkArgs),
     /// Install what profiles need: system packages, verified downloads, build steps (idempotent)
     Install(install::InstallArgs),
     /// Install the system packages profiles need (apt-get, dnf, pacman, zypper as root; else prints the command)

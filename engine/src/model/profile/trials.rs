@@ -1,0 +1,137 @@
+//! `trials:`, `hygiene:` and `requirements:`: how many trials, what runs before them, what must be present.
+
+use crate::units::Duration;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How many trials run (the statistics rule is in the README).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Trials {
+    /// Trials scheduled (default 3): they run before anything is judged.
+    #[serde(default = "default_times")]
+    pub times: u32,
+    /// Fewest trials when the budget is spent (default: `times`).
+    #[serde(default)]
+    pub min: Option<u32>,
+    /// Most trials whatever the budget (default 1000): a safety cap for
+    /// trials of a millisecond or less.
+    #[serde(default)]
+    pub max: Option<u32>,
+    /// Time the trials may take (`30s`, `10 min`; default 60 s). Trials are
+    /// added while the target is not reached and the budget can reach it.
+    #[serde(default)]
+    pub budget: Option<Duration>,
+    /// Trials are added while the 95 % confidence interval of the mean is
+    /// wider than ± this percentage of the mean (default 5).
+    #[serde(default = "default_target_ci")]
+    pub target_ci: f64,
+    /// Trials run first and discarded.
+    #[serde(default)]
+    pub warmup: u32,
+    /// How long one trial runs when its options fix it, for estimates before
+    /// it has ever run: durations and numbers (seconds) joined by `*` and
+    /// `+`, with placeholders (`{{iterations}} * {{frequency}}`).
+    #[serde(default)]
+    pub run_time: Option<String>,
+}
+
+fn default_times() -> u32 {
+    3
+}
+
+fn default_target_ci() -> f64 {
+    crate::stats::adaptive::TARGET_CI
+}
+
+impl Default for Trials {
+    fn default() -> Self {
+        Trials {
+            times: default_times(),
+            min: None,
+            max: None,
+            budget: None,
+            target_ci: default_target_ci(),
+            warmup: 0,
+            run_time: None,
+        }
+    }
+}
+
+impl Trials {
+    /// The stopping rule for these trials; `forced` is `--runs N`, `budget`
+    /// a budget that overrides the profile's (`--budget`, the suite's).
+    pub fn plan(&self, forced: Option<u32>, budget: Option<std::time::Duration>) -> crate::stats::AdaptivePlan {
+        let own = self.budget.as_ref().map(Duration::get);
+        crate::stats::AdaptivePlan::new(self.times, self.min, self.max, self.target_ci, budget.or(own), forced)
+    }
+}
+
+/// Between trials and tests (the command line can turn these on for every test).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HygieneDef {
+    /// Sync and drop the page cache before every trial (needs root).
+    #[serde(default)]
+    pub drop_caches: bool,
+    /// `fstrim` the target's file system before the test (needs root).
+    #[serde(default)]
+    pub fstrim: bool,
+    /// Pause before the test (`5s`), to let the device settle.
+    #[serde(default)]
+    pub settle: Option<Duration>,
+}
+
+/// What must be present before the test runs.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Requirements {
+    /// Programs that must be on PATH.
+    #[serde(default)]
+    pub programs: Vec<ProgramReq>,
+    /// The test must run as root.
+    #[serde(default)]
+    pub root: bool,
+    /// Free space needed in the target directory (`512MiB`, `2GB`; exact units).
+    #[serde(default)]
+    pub free_space: Option<String>,
+    /// Files that must exist (data a package ships, such as a source tarball).
+    #[serde(default)]
+    pub files: Vec<FileReq>,
+}
+
+/// A file the test needs, and the package that provides it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileReq {
+    /// Absolute path.
+    pub path: String,
+    /// Debian/Ubuntu package that provides it.
+    #[serde(default)]
+    pub apt: Option<String>,
+    /// Fedora/RHEL package that provides it.
+    #[serde(default)]
+    pub dnf: Option<String>,
+}
+
+/// A program the test needs, and how to get it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramReq {
+    pub name: String,
+    /// Debian/Ubuntu package that provides it.
+    #[serde(default)]
+    pub apt: Option<String>,
+    /// Fedora/RHEL package that provides it.
+    #[serde(default)]
+    pub dnf: Option<String>,
+    /// Directories where the package puts it when not on PATH (`*` matches
+    /// one path component: `/usr/lib/postgresql/*/bin`); found there, the
+    /// directory is added to PATH for the test's commands.
+    #[serde(default)]
+    pub dirs: Vec<String>,
+    /// Generic package (from `packages.yaml`) that provides it, for every
+    /// distribution family: `engine install-deps` installs it.
+    #[serde(default)]
+    pub package: Option<String>,
+}
