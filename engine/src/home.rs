@@ -8,11 +8,11 @@ pub struct Home {
 }
 
 impl Home {
-    pub fn results(&self) -> PathBuf {
+    pub(crate) fn results(&self) -> PathBuf {
         self.root.join("results")
     }
     /// Where a user keeps their own profiles and suites (`test-profiles/`, `suites/`).
-    pub fn user_profiles(&self) -> PathBuf {
+    pub(crate) fn user_profiles(&self) -> PathBuf {
         self.root.clone()
     }
     /// Default parent of the scratch directories tests run in.
@@ -20,11 +20,11 @@ impl Home {
         self.root.join("scratch")
     }
     /// Journals of system-state changes not undone yet.
-    pub fn journal(&self) -> PathBuf {
+    pub(crate) fn journal(&self) -> PathBuf {
         self.root.join("journal")
     }
     /// Held by the one run that may change system state (and by `engine recover`).
-    pub fn state_lock(&self) -> PathBuf {
+    pub(crate) fn state_lock(&self) -> PathBuf {
         self.root.join("state.lock")
     }
     /// Held by the one `engine benchmark` (or `run`) running with this home.
@@ -33,11 +33,11 @@ impl Home {
         self.root.join("schemas")
     }
 
-    pub fn benchmark_lock(&self) -> PathBuf {
+    pub(crate) fn benchmark_lock(&self) -> PathBuf {
         self.root.join("benchmark.lock")
     }
     /// Records of runs that did not finish (so the same command resumes them).
-    pub fn runs(&self) -> PathBuf {
+    pub(crate) fn runs(&self) -> PathBuf {
         self.root.join("runs")
     }
     pub fn installed(&self) -> PathBuf {
@@ -48,11 +48,11 @@ impl Home {
         self.root.join("repos")
     }
     /// Compiled WASM plugins.
-    pub fn plugin_cache(&self) -> PathBuf {
+    pub(crate) fn plugin_cache(&self) -> PathBuf {
         self.root.join("cache").join("wasm")
     }
     /// Verified downloads, named by their sha256.
-    pub fn downloads(&self) -> PathBuf {
+    pub(crate) fn downloads(&self) -> PathBuf {
         self.root.join("cache").join("downloads")
     }
 }

@@ -12,6 +12,17 @@
 //!   `sysinfo`, `store` (saved results), `analysis`, `report`, `repo`,
 //!   `interop`, `authoring`, `schema`.
 //! - `ops`: the commands as library functions, built on a `Context`.
+//!
+//! The public surface is what the crate's three users call, nothing else:
+//! the binary (`engine/src/cli/`: `ops::*` and its requests and outcomes, the
+//! text helpers of `sys::text`, the typed flag values of `sweep`, `expand`,
+//! `units`), the integration tests (`tests/integration/`: loaders, stores,
+//! exporters and the capabilities they drive in-process) and the fuzz targets
+//! (`fuzz/`: the parsers of every input from outside). Every other function
+//! is `pub(crate)` (a `pub fn` the crate alone calls was 761 of them; it is
+//! 168 now); `cargo check --all-targets` and the fuzz workspace's check
+//! fail when something they use is narrowed. Types and fields stay `pub`
+//! where a public function shows them.
 
 pub mod analysis;
 pub mod authoring;

@@ -8,7 +8,7 @@ pub use engine_sdk::units::{
 /// A size written as a sum of products (`{{threads}} * 64MiB + 16MiB` once
 /// filled: `4 * 64MiB + 16MiB`): free space from a test's options. Each
 /// factor is a size or a plain number; a plain size parses as [`parse_size`].
-pub fn parse_size_expr(s: &str) -> Result<u64, UnitError> {
+pub(crate) fn parse_size_expr(s: &str) -> Result<u64, UnitError> {
     let bad = || UnitError::Size(s.to_string());
     let mut total: u64 = 0;
     for term in s.split('+') {
@@ -23,7 +23,7 @@ pub fn parse_size_expr(s: &str) -> Result<u64, UnitError> {
 
 /// Seconds written as a sum of products of durations and plain numbers
 /// (`2 * 1s`, `20 + 5 + 60`): a trial's run time from its options.
-pub fn parse_seconds_expr(s: &str) -> Result<f64, UnitError> {
+pub(crate) fn parse_seconds_expr(s: &str) -> Result<f64, UnitError> {
     let bad = || UnitError::Duration(s.to_string());
     let mut total = 0.0;
     for term in s.split('+') {
@@ -46,7 +46,7 @@ pub fn parse_seconds_expr(s: &str) -> Result<f64, UnitError> {
 
 /// `b` as a size that reads back exactly (`4GiB`, `1536MiB`, `1000B`): for
 /// command lines engine writes.
-pub fn exact_size(b: u64) -> String {
+pub(crate) fn exact_size(b: u64) -> String {
     match b {
         b if b != 0 && b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
         b if b != 0 && b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
@@ -83,7 +83,7 @@ pub fn format_bytes_binary(b: u64) -> String {
 }
 
 /// Formats bytes with decimal units (disk and memory sizes as vendors state them).
-pub fn format_bytes_decimal(b: u64) -> String {
+pub(crate) fn format_bytes_decimal(b: u64) -> String {
     const U: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
     let mut v = b as f64;
     let mut i = 0;
@@ -95,7 +95,7 @@ pub fn format_bytes_decimal(b: u64) -> String {
 }
 
 /// Decimals that give `x` four significant digits (at least none, at most six).
-pub fn decimals_for_sig(max_abs: f64) -> usize {
+pub(crate) fn decimals_for_sig(max_abs: f64) -> usize {
     if !max_abs.is_finite() || max_abs == 0.0 {
         return 2;
     }
@@ -104,7 +104,7 @@ pub fn decimals_for_sig(max_abs: f64) -> usize {
 
 /// Decimals for the values of one result, from the largest magnitude:
 /// four below 1, two below 1000, one below 10000, none above.
-pub fn decimals_for(max_abs: f64) -> usize {
+pub(crate) fn decimals_for(max_abs: f64) -> usize {
     if max_abs < 1.0 {
         4
     } else if max_abs < 1000.0 {
@@ -118,7 +118,7 @@ pub fn decimals_for(max_abs: f64) -> usize {
 
 /// A value with the decimals its own magnitude calls for ([`decimals_for`]):
 /// what the charts print next to a bar, as the HTML report's script does.
-pub fn number(v: f64) -> String {
+pub(crate) fn number(v: f64) -> String {
     // No "-0.00": the script's toFixed drops the sign of zero.
     let v = if v == 0.0 { 0.0 } else { v };
     fixed(v, decimals_for(v.abs()))
@@ -131,7 +131,7 @@ pub const SCIENTIFIC_FROM: f64 = 1e15;
 /// `v` with `decimals` decimals, or with four significant digits in
 /// scientific notation (`1.000e308`) from [`SCIENTIFIC_FROM`] on: every
 /// value a report prints for people goes through here.
-pub fn fixed(v: f64, decimals: usize) -> String {
+pub(crate) fn fixed(v: f64, decimals: usize) -> String {
     if v.abs() >= SCIENTIFIC_FROM && v.is_finite() { format!("{v:.3e}") } else { format!("{v:.decimals$}") }
 }
 
@@ -145,7 +145,7 @@ pub fn exact(v: f64) -> String {
 
 /// Bytes per second in one of `unit`, when it is a byte rate (`MB/s` →
 /// 10^6, `MiB/s` → 2^20): the size units of [`parse_size`] per second.
-pub fn byte_rate(unit: &str) -> Option<f64> {
+pub(crate) fn byte_rate(unit: &str) -> Option<f64> {
     let size = unit.strip_suffix("/s").filter(|s| s.ends_with('B'))?;
     engine_sdk::units::size_unit(size).map(|f| f as f64)
 }
@@ -153,7 +153,7 @@ pub fn byte_rate(unit: &str) -> Option<f64> {
 /// For a unit written loosely (`MBps`, `MB/sec`, `mib/s`, `secs`, `iops`),
 /// the exact spelling to write instead; `None` for an exact unit or one of a
 /// test's own (`Files/s`, `Signs Per Second`).
-pub fn loose_unit(unit: &str) -> Option<String> {
+pub(crate) fn loose_unit(unit: &str) -> Option<String> {
     let u = unit.trim();
     let lower = u.to_ascii_lowercase();
     // Abbreviations only: a word written out (`Milliseconds`) is exact.

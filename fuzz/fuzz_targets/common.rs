@@ -1,9 +1,9 @@
 //! Shared by the parser targets: the real parser definitions of the
 //! built-in profiles, and how a fuzz input is split.
 
-use engine::parse::{Configured, RawOutput};
-use engine::model::profile::{ParserDef, Pick};
 use engine::catalog::Catalog;
+use engine::model::profile::{ParserDef, Pick};
+use engine::parse::{Configured, RawOutput};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ pub static BUILTIN: LazyLock<Vec<(&'static str, Configured)>> = LazyLock::new(||
             } else {
                 continue;
             };
-            if let Ok(c) = Configured::build(d, &fill, false, None) {
+            if let Ok(c) = Configured::build(d, &fill, &any_result(), None) {
                 out.push((kind, c));
             }
         }
@@ -56,7 +56,7 @@ pub static BUILTIN: LazyLock<Vec<(&'static str, Configured)>> = LazyLock::new(||
             line_after_hint: after.map(Into::into),
             ..def()
         };
-        out.push(("template", Configured::build(&d, &fill, false, None).expect("a good template")));
+        out.push(("template", Configured::build(&d, &fill, &any_result(), None).expect("a good template")));
     }
     out
 });
@@ -119,8 +119,13 @@ pub fn fuzz_parser(kind: &str, data: &[u8], make: impl Fn(String, u8) -> ParserD
         check(p, &String::from_utf8_lossy(&data[2..]));
     } else {
         let (pattern, output) = split(&data[1..]);
-        if let Ok(p) = Configured::build(&make(pattern, data[0]), &fill, false, None) {
+        if let Ok(p) = Configured::build(&make(pattern, data[0]), &fill, &any_result(), None) {
             check(&p, &output);
         }
     }
+}
+
+/// A result that may not be negative, as most are.
+fn any_result() -> engine::model::profile::ResultDef {
+    serde_json::from_str(r#"{"id": "x", "unit": "U", "proportion": "HIB"}"#).expect("a result definition")
 }

@@ -48,7 +48,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let archive = top.join(name);
     std::fs::write(&archive, &bytes).unwrap();
-    let result = extract(&archive, name, Format::of(name).unwrap(), &dest);
+    let result =
+        extract(&archive, name, Format::of(name).unwrap(), &dest, &engine::install::extract::Limits::DOWNLOADS);
     let mut names: Vec<String> =
         std::fs::read_dir(&top).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();

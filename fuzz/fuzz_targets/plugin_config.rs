@@ -24,7 +24,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = config.duration_or(k, Duration::from_secs(1));
     }
     for (_, v) in config.iter() {
-        let limits = engine::model::profile::PluginLimits { memory: Some(v.to_string()), time: Some(v.to_string()) };
+        // A size and a duration are read once, by the grammar profiles use.
+        let limits = engine::model::profile::PluginLimits { memory: v.parse().ok(), time: v.parse().ok() };
         let _ = engine::plugin::file::limits(&limits);
     }
     let _ = engine::plugin::outside_path(&text);

@@ -2,9 +2,9 @@
 //! them: UTF-8 or an error) import or fail with a positioned error; the
 //! built-in profiles are there to match results against.
 #![no_main]
+use engine::catalog::Catalog;
 use engine::interop::pts::import_with;
 use engine::model::profile::LoadedProfile;
-use engine::catalog::Catalog;
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, LazyLock};
 

@@ -27,7 +27,7 @@ pub struct Gate<'a> {
 }
 
 /// Whether `c` is worse than its baseline by at least `pct` percent.
-pub fn worse_by_at_least(c: &Comparison, pct: f64) -> bool {
+pub(crate) fn worse_by_at_least(c: &Comparison, pct: f64) -> bool {
     if !matches!(c.verdict, Verdict::Worse(_)) {
         return false;
     }
@@ -42,7 +42,7 @@ pub fn worse_by_at_least(c: &Comparison, pct: f64) -> bool {
 }
 
 /// Sorts `comparisons` (per result index, per identifier) for a gate at `pct`.
-pub fn gate(comparisons: &[(usize, Vec<(String, Comparison)>)], pct: f64) -> Gate<'_> {
+pub(crate) fn gate(comparisons: &[(usize, Vec<(String, Comparison)>)], pct: f64) -> Gate<'_> {
     let mut g = Gate::default();
     for (result, cs) in comparisons {
         for (id, c) in cs {

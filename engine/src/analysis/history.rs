@@ -119,7 +119,7 @@ pub struct Series {
 }
 
 impl Series {
-    pub fn values(&self) -> Vec<f64> {
+    pub(crate) fn values(&self) -> Vec<f64> {
         self.points.iter().map(|p| p.1).collect()
     }
 }
@@ -158,7 +158,7 @@ pub struct Group {
 
 impl Group {
     /// `fio, sha256; tagged build` — what a reader tells groups apart by.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let tags = match self.tag_keys.is_empty() {
             true => "untagged".to_string(),
             false => format!("tagged {}", self.tag_keys.join(", ")),
@@ -199,7 +199,7 @@ struct Point<'a> {
 }
 
 /// The history of `files` (saved result name, file) as `q` asks.
-pub fn build(files: &[(String, ResultFile)], q: &Query) -> Result<History, HistoryError> {
+pub(crate) fn build(files: &[(String, ResultFile)], q: &Query) -> Result<History, HistoryError> {
     let mut notes = Vec::new();
     let points = points(files, q, &mut notes)?;
     let per_identifier = {
@@ -236,7 +236,7 @@ pub fn build(files: &[(String, ResultFile)], q: &Query) -> Result<History, Histo
 /// one history; a scheduler sweep and an untagged sha256 run are two), so an
 /// identifier shared by unrelated results never joins them into one line.
 /// Groups with nothing `q` asks for are left out; the largest comes first.
-pub fn build_grouped(files: Vec<(String, ResultFile)>, q: &Query) -> Result<Vec<History>, HistoryError> {
+pub(crate) fn build_grouped(files: Vec<(String, ResultFile)>, q: &Query) -> Result<Vec<History>, HistoryError> {
     if files.is_empty() {
         return build(&files, q).map(|h| vec![h]);
     }
@@ -273,7 +273,7 @@ pub fn build_grouped(files: Vec<(String, ResultFile)>, q: &Query) -> Result<Vec<
 }
 
 /// Indices of `files` by group, each group in the files' order.
-pub fn partition(files: &[(String, ResultFile)]) -> Vec<Vec<usize>> {
+pub(crate) fn partition(files: &[(String, ResultFile)]) -> Vec<Vec<usize>> {
     let mut parent: Vec<usize> = (0..files.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -362,7 +362,7 @@ fn points<'a>(
 }
 
 /// Natural order: runs of digits compare as numbers (`6.9` < `6.10`).
-pub fn natural(a: &str, b: &str) -> Ordering {
+pub(crate) fn natural(a: &str, b: &str) -> Ordering {
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
     loop {
         match (x.first(), y.first()) {

@@ -49,19 +49,19 @@ fn by_test(f: &ResultFile, m: &Matrix<'_>) -> Vec<Vec<usize>> {
 }
 
 /// How many tests the means were taken over.
-pub fn shared_tests(f: &ResultFile, m: &Matrix<'_>) -> usize {
+pub(crate) fn shared_tests(f: &ResultFile, m: &Matrix<'_>) -> usize {
     by_test(f, m).len()
 }
 
 /// `(identifier, mean)` in identifier order; `None` when no result is shared.
-pub fn geometric(f: &ResultFile, m: &Matrix<'_>) -> Option<Vec<(String, f64)>> {
+pub(crate) fn geometric(f: &ResultFile, m: &Matrix<'_>) -> Option<Vec<(String, f64)>> {
     per_identifier(f, m, |g| (g.iter().map(|x| x.ln()).sum::<f64>() / g.len() as f64).exp())
 }
 
 /// Harmonic mean per identifier over the shared results, n / Σ(1/x), and
 /// its unit: only where every shared result is a higher-is-better value in
 /// one unit (rates of one kind, as MB/s), where it means something.
-pub fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<(String, Vec<(String, f64)>)> {
+pub(crate) fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<(String, Vec<(String, f64)>)> {
     let shared = complete(m);
     let first = &f.results[*shared.first()?];
     let one_kind =
@@ -73,6 +73,6 @@ pub fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<(String, Vec<(String, 
 }
 
 /// How many shared results the means were taken over.
-pub fn shared_count(m: &Matrix<'_>) -> usize {
+pub(crate) fn shared_count(m: &Matrix<'_>) -> usize {
     complete(m).len()
 }

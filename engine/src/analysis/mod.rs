@@ -53,13 +53,13 @@ pub fn find_identifier(ids: &[String], want: &str) -> Result<String, NoIdentifie
 }
 
 /// The entry of `id` in result `r`.
-pub fn entry<'a>(r: &'a TestResult, id: &str) -> Option<&'a ResultEntry> {
+pub(crate) fn entry<'a>(r: &'a TestResult, id: &str) -> Option<&'a ResultEntry> {
     r.entries.iter().find(|e| e.identifier == id)
 }
 
 /// A value where higher is always better (lower-is-better values inverted),
 /// for means and wins across results of different kinds.
-pub fn goodness(value: f64, p: Proportion) -> Option<f64> {
+pub(crate) fn goodness(value: f64, p: Proportion) -> Option<f64> {
     match p {
         Proportion::Hib => (value > 0.0).then_some(value),
         Proportion::Lib => (value > 0.0).then(|| 1.0 / value),
@@ -74,7 +74,7 @@ pub struct Matrix<'a> {
 }
 
 impl<'a> Matrix<'a> {
-    pub fn new(f: &'a ResultFile) -> Self {
+    pub(crate) fn new(f: &'a ResultFile) -> Self {
         let ids = identifiers(f);
         let pos: std::collections::HashMap<&str, usize> =
             ids.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
@@ -94,13 +94,13 @@ impl<'a> Matrix<'a> {
         Matrix { ids, rows }
     }
 
-    pub fn index(&self, id: &str) -> Option<usize> {
+    pub(crate) fn index(&self, id: &str) -> Option<usize> {
         self.ids.iter().position(|x| x == id)
     }
 }
 
 /// Indexes of the results every identifier has a positive value for.
-pub fn complete(m: &Matrix<'_>) -> Vec<usize> {
+pub(crate) fn complete(m: &Matrix<'_>) -> Vec<usize> {
     (0..m.rows.len())
         .filter(|&r| m.rows[r].iter().all(|e| e.is_some_and(|e| e.value > 0.0 && e.value.is_finite())))
         .collect()

@@ -8,7 +8,7 @@ use crate::stats::{Summary, outlier};
 pub const NOISY_RSD: f64 = 6.0;
 
 /// Whether any identifier's trials of this entry are noisier than `rsd_pct`.
-pub fn is_noisy(e: &ResultEntry, rsd_pct: f64) -> bool {
+pub(crate) fn is_noisy(e: &ResultEntry, rsd_pct: f64) -> bool {
     e.trials.len() > 2 && Summary::of(&e.trials).and_then(|s| s.rsd_percent()).is_some_and(|r| r > rsd_pct)
 }
 

@@ -17,7 +17,7 @@ pub enum Reference {
 /// `(identifier, relative performance)` for the entries `row` (aligned with
 /// `ids`); `None` for identifiers without a value, and for all when the
 /// reference has none.
-pub fn normalize(
+pub(crate) fn normalize(
     r: &TestResult,
     row: &[Option<&ResultEntry>],
     ids: &[String],

@@ -4,7 +4,7 @@ use super::{Matrix, goodness};
 use crate::model::result::ResultFile;
 
 /// The `n` results (by index) with the largest spread between identifiers, largest first.
-pub fn notable(f: &ResultFile, m: &Matrix<'_>, n: usize) -> Vec<(usize, f64)> {
+pub(crate) fn notable(f: &ResultFile, m: &Matrix<'_>, n: usize) -> Vec<(usize, f64)> {
     let mut v: Vec<(usize, f64)> = f
         .results
         .iter()

@@ -33,7 +33,7 @@ fn unsettled_entry(e: &ResultEntry) -> bool {
 }
 
 /// Per identifier of `f`, the tests (their keys) with an unsettled entry.
-pub fn unsettled(f: &ResultFile) -> BTreeMap<String, HashSet<String>> {
+pub(crate) fn unsettled(f: &ResultFile) -> BTreeMap<String, HashSet<String>> {
     let mut out: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for r in &f.results {
         for e in r.entries.iter().filter(|e| unsettled_entry(e)) {
@@ -45,7 +45,7 @@ pub fn unsettled(f: &ResultFile) -> BTreeMap<String, HashSet<String>> {
 
 impl Precision {
     /// Counts the entry `e` of test `test` (its key), named `name`.
-    pub fn add(&mut self, test: &str, name: &str, e: &ResultEntry) {
+    pub(crate) fn add(&mut self, test: &str, name: &str, e: &ResultEntry) {
         self.halves.push(ci_half_pct(&e.trials));
         if !unsettled_entry(e) {
             return;
@@ -144,12 +144,12 @@ impl Precision {
     }
 
     /// How many are within ±`band` %.
-    pub fn within(&self, band: f64) -> usize {
+    pub(crate) fn within(&self, band: f64) -> usize {
         self.halves.iter().filter(|h| h.is_some_and(|h| h <= band)).count()
     }
 
     /// The median half-width of those with one (`None` when none has).
-    pub fn median(&self) -> Option<f64> {
+    pub(crate) fn median(&self) -> Option<f64> {
         let mut h: Vec<f64> = self.halves.iter().flatten().copied().collect();
         h.sort_by(f64::total_cmp);
         (!h.is_empty()).then(|| crate::stats::summary::median(&h))

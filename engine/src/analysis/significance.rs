@@ -114,7 +114,7 @@ fn is_time(unit: &str) -> bool {
 impl Comparison {
     /// The change in words that fit the result: `3.2 % higher`,
     /// `56.7 % less time (faster)`, `4.0 % more`.
-    pub fn change_text(&self) -> String {
+    pub(crate) fn change_text(&self) -> String {
         let pct = self.change_pct.abs();
         if pct < 0.05 {
             return "unchanged".to_string();
@@ -131,7 +131,7 @@ impl Comparison {
 
     /// `p = 0.004, 95 % CI of the difference [1.2, 5.1] MB/s`, with the
     /// interval at the precision of its own values.
-    pub fn stats_text(&self) -> String {
+    pub(crate) fn stats_text(&self) -> String {
         match (self.p_value, self.ci) {
             (Some(p), Some((lo, hi))) => {
                 let d = crate::units::decimals_for_sig(lo.abs().max(hi.abs()));
@@ -144,7 +144,7 @@ impl Comparison {
     }
 
     /// `0.93× [0.90, 0.96]`: the ratio of means and its 95 % interval.
-    pub fn ratio_text(&self) -> String {
+    pub(crate) fn ratio_text(&self) -> String {
         match self.ratio_ci {
             Some((lo, hi)) => format!("{}× [{}, {}]", ratio_num(self.ratio), ratio_num(lo), ratio_num(hi)),
             None => format!("{}×", ratio_num(self.ratio)),
@@ -152,7 +152,7 @@ impl Comparison {
     }
 
     /// `3.2 % higher (1.03× [1.01, 1.05]), p = 0.004, 95 % CI of the difference [1.2, 5.1] MB/s: better by 3.2 %`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.verdict == Verdict::AtResolution {
             return format!("{} ({}): {}", self.change_text(), self.ratio_text(), self.verdict);
         }
@@ -169,7 +169,7 @@ fn ratio_num(r: f64) -> String {
 /// The ratio mean(a) / mean(b) and its 95 % interval by Fieller's method,
 /// with Welch's `df`. `None` for the interval when mean(b) is within its
 /// own interval of zero (the set of ratios is then unbounded).
-pub fn fieller(a: &[f64], b: &[f64], df: f64) -> Option<(f64, f64)> {
+pub(crate) fn fieller(a: &[f64], b: &[f64], df: f64) -> Option<(f64, f64)> {
     let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
     let (x, y) = (sa.mean, sb.mean);
     let (va, vb) = (sa.sd?.powi(2) / a.len() as f64, sb.sd?.powi(2) / b.len() as f64);
@@ -186,12 +186,12 @@ pub fn fieller(a: &[f64], b: &[f64], df: f64) -> Option<(f64, f64)> {
     Some((lo.min(hi), lo.max(hi)))
 }
 
-pub fn format_p(p: f64) -> String {
+pub(crate) fn format_p(p: f64) -> String {
     if p < 0.001 { "p < 0.001".into() } else { format!("p = {p:.3}") }
 }
 
 /// Welch's test of mean(a) − mean(b); `None` when a side has fewer than 2 values.
-pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+pub(crate) fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (va, vb) = (sa.sd?.powi(2) / na, sb.sd?.powi(2) / nb);
@@ -214,7 +214,13 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
 }
 
 /// Compares `trials` with the `baseline` trials of a result with proportion `p` and `unit`.
-pub fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &str, noise_pct: f64) -> Option<Comparison> {
+pub(crate) fn compare(
+    trials: &[f64],
+    baseline: &[f64],
+    p: Proportion,
+    unit: &str,
+    noise_pct: f64,
+) -> Option<Comparison> {
     let (s, b) = (Summary::of(trials)?, Summary::of(baseline)?);
     if b.mean == 0.0 || !b.mean.is_finite() || !s.mean.is_finite() {
         return None;

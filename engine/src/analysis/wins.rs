@@ -28,7 +28,7 @@ fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, noise_pct: f64) -> Opt
 
 /// Wins and losses per identifier, a test counting once: io's bandwidth and
 /// IOPS, or pgbench's TPS and latency, are one effect, not two.
-pub fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally> {
+pub(crate) fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally> {
     let mut t: Vec<Tally> = m.ids.iter().map(|id| Tally { identifier: id.clone(), wins: 0, losses: 0 }).collect();
     // (identifier, test) already counted as a win, as a loss.
     let (mut won, mut lost) = (HashSet::new(), HashSet::new());

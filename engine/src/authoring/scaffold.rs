@@ -53,7 +53,7 @@ fn clean_id(s: &str) -> String {
 /// The command's words with output paths in the scratch directory (and
 /// the files a sample run created there, `created`), and the settings that
 /// could become options, each with the word that holds it.
-pub fn guess(words: &[String], created: &[String]) -> (Vec<String>, Vec<(usize, Guess)>) {
+pub(crate) fn guess(words: &[String], created: &[String]) -> (Vec<String>, Vec<(usize, Guess)>) {
     let (with, guesses) = placeholders(words, created);
     let mut plain = words.to_vec();
     // Keep the command literal but for its output paths.

@@ -115,7 +115,7 @@ pub struct Catalog {
 }
 
 /// Ids of the built-in profiles and suites (a repository may not take one as its name).
-pub fn builtin_ids() -> Vec<String> {
+pub(crate) fn builtin_ids() -> Vec<String> {
     builtin::BUILTIN_FILES
         .iter()
         .filter_map(|(rel, _)| {
@@ -152,7 +152,7 @@ impl Catalog {
     }
 
     /// How repository archives are fetched.
-    pub fn downloads(&self) -> &crate::install::download::Settings {
+    pub(crate) fn downloads(&self) -> &crate::install::download::Settings {
         &self.downloads
     }
 
@@ -170,7 +170,7 @@ impl Catalog {
     }
 
     /// `team/fio@1.2` → (team's local copy, `fio@1.2`) when `team` is added.
-    pub fn split_repo<'r>(&self, reference: &'r str) -> Option<(&crate::repo::Local, &'r str)> {
+    pub(crate) fn split_repo<'r>(&self, reference: &'r str) -> Option<(&crate::repo::Local, &'r str)> {
         let (name, rest) = reference.split_once('/')?;
         self.repos().get(name).map(|l| (l, rest))
     }
@@ -211,7 +211,7 @@ impl Catalog {
     }
 
     /// Loads `id@version` exactly from repository `name` (a result's re-run).
-    pub fn profile_from_repo(&self, name: &str, id: &str, version: &str) -> Result<LoadedProfile, ResolveError> {
+    pub(crate) fn profile_from_repo(&self, name: &str, id: &str, version: &str) -> Result<LoadedProfile, ResolveError> {
         let Some(local) = self.repos().get(name) else {
             return Err(ResolveError::NotFound {
                 reference: format!("{name}/{id}@{version}"),
@@ -336,13 +336,13 @@ impl Catalog {
         self.profile_files().into_iter().filter(|(i, _)| i == id).skip(1).map(|(_, f)| f.display).collect()
     }
 
-    pub fn has_profile(&self, id: &str) -> bool {
+    pub(crate) fn has_profile(&self, id: &str) -> bool {
         let id = id.split('@').next().unwrap_or(id);
         self.profile_files().iter().any(|(i, _)| i == id)
             || self.repos().list.iter().any(|l| l.index.profile(id).is_some())
     }
 
-    pub fn has_suite(&self, id: &str) -> bool {
+    pub(crate) fn has_suite(&self, id: &str) -> bool {
         let id = id.split('@').next().unwrap_or(id);
         self.suite_files().iter().any(|(i, _)| i == id) || self.repos().list.iter().any(|l| l.index.suite(id).is_some())
     }
@@ -352,7 +352,7 @@ impl Catalog {
     /// matching version wins: the local one (the first on the search path),
     /// else each repository in the order they were added; on a tie the
     /// earlier one.
-    pub fn profile(&self, reference: &str) -> Result<LoadedProfile, ResolveError> {
+    pub(crate) fn profile(&self, reference: &str) -> Result<LoadedProfile, ResolveError> {
         if let Some((local, rest)) = self.split_repo(reference) {
             return self.repo_profile(local, rest);
         }

@@ -48,7 +48,7 @@ pub fn is_suite_file(p: &Path) -> bool {
 /// What `reference` names, from `catalog` and the saved results in `store`,
 /// for a run: a shared result (`team/results/NAME`) is copied into `store`
 /// first, so the run appends to it.
-pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
+pub(crate) fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
     let mut notes = Vec::new();
     let resolved = resolve_noting(reference, catalog, store, &mut notes, true)?;
     Ok(Resolution { resolved, notes })
@@ -56,7 +56,7 @@ pub fn resolve(reference: &str, catalog: &Catalog, store: &Store) -> Result<Reso
 
 /// What `reference` names, as [`resolve`] but changing nothing: a shared
 /// result is read where the repository copy keeps it (`engine info`).
-pub fn look_up(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
+pub(crate) fn look_up(reference: &str, catalog: &Catalog, store: &Store) -> Result<Resolution, ResolveError> {
     let mut notes = Vec::new();
     let resolved = resolve_noting(reference, catalog, store, &mut notes, false)?;
     Ok(Resolution { resolved, notes })

@@ -95,7 +95,7 @@ impl Test {
         b
     }
 
-    pub fn choices(&self) -> Vec<OptionChoice> {
+    pub(crate) fn choices(&self) -> Vec<OptionChoice> {
         self.profile
             .profile
             .options
@@ -159,7 +159,7 @@ fn entries_named(o: &OptionDef, want: &str) -> Vec<usize> {
     (0..o.entries.len()).filter(|&i| o.entries[i].values.values().any(|v| v.0.eq_ignore_ascii_case(want))).collect()
 }
 
-pub fn find_option<'a>(profile: &'a LoadedProfile, key: &str) -> Option<(usize, &'a OptionDef)> {
+pub(crate) fn find_option<'a>(profile: &'a LoadedProfile, key: &str) -> Option<(usize, &'a OptionDef)> {
     profile
         .profile
         .options
@@ -335,7 +335,7 @@ pub fn parse_cli_option(s: &str) -> Result<Preset, ExpandError> {
 
 /// The test of `profile` with the given choices (from a saved result):
 /// entries matched by their values, or by label when values changed.
-pub fn test_from_choices(profile: &Arc<LoadedProfile>, choices: &[OptionChoice]) -> Option<Test> {
+pub(crate) fn test_from_choices(profile: &Arc<LoadedProfile>, choices: &[OptionChoice]) -> Option<Test> {
     let opts = &profile.profile.options;
     let mut choice = Vec::with_capacity(opts.len());
     for o in opts {

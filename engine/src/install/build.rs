@@ -39,7 +39,7 @@ fn memory_mib() -> u64 {
 }
 
 /// The variables build steps see (besides engine's own environment).
-pub fn environment(dir: &Path) -> Vec<(String, String)> {
+pub(crate) fn environment(dir: &Path) -> Vec<(String, String)> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string();
     vec![
         ("NUM_CPU_CORES".into(), cores.clone()),
@@ -83,7 +83,7 @@ fn command_of<'v>(
 
 /// Runs `steps` in `dir`, appending to `log`. `profile_dir` fills `{{profile_dir}}`.
 /// With `confine`, every step runs in that sandbox.
-pub fn run(
+pub(crate) fn run(
     steps: &[&BuildStep],
     dir: &Path,
     log: &Path,

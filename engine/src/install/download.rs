@@ -71,17 +71,7 @@ pub enum DownloadError {
     Setup(String),
 }
 
-impl DownloadError {
-    pub fn file(&self) -> Option<&str> {
-        match self {
-            DownloadError::Exhausted { file, .. }
-            | DownloadError::Interrupted { file }
-            | DownloadError::Write { file, .. }
-            | DownloadError::NoSpace { file, .. } => Some(file),
-            DownloadError::Setup(_) => None,
-        }
-    }
-}
+impl DownloadError {}
 
 /// An extra place to look before the mirrors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +146,7 @@ impl Settings {
     /// Defaults, with `ENGINE_DOWNLOAD_TIMEOUT`, `ENGINE_DOWNLOAD_RETRIES`,
     /// `ENGINE_DOWNLOAD_JOBS`, `ENGINE_DOWNLOAD_CACHE` and the
     /// `ENGINE_DOWNLOAD_UNPACK_*` limits applied, as `var` gives them.
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Settings {
+    pub(crate) fn from_vars(var: impl Fn(&str) -> Option<String>) -> Settings {
         use crate::env;
         let mut s = Settings::default();
         let num = |k: &str| var(k).and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| *v > 0.0);
@@ -187,7 +177,7 @@ impl Settings {
 
 /// `ENGINE_DOWNLOAD_CACHE`: `:`-separated folders and base URLs (a URL's own
 /// `:` after the scheme does not split it).
-pub fn parse_extra(v: &str) -> Vec<Extra> {
+pub(crate) fn parse_extra(v: &str) -> Vec<Extra> {
     let mut out = Vec::new();
     let parts: Vec<&str> = v.split(':').collect();
     let mut i = 0;
@@ -215,7 +205,7 @@ pub fn parse_extra(v: &str) -> Vec<Extra> {
 
 /// The HTTP(S) client every engine download uses (profile repositories too):
 /// rustls on ring, the timeouts of `settings`, engine's user agent.
-pub fn http_client(settings: &Settings) -> Result<reqwest::blocking::Client, DownloadError> {
+pub(crate) fn http_client(settings: &Settings) -> Result<reqwest::blocking::Client, DownloadError> {
     // reqwest is built without a TLS crypto provider; ring is ours.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::blocking::Client::builder()
@@ -315,25 +305,21 @@ impl Drop for Part {
 }
 
 impl Downloader {
-    pub fn new(cache: PathBuf, settings: Settings) -> Result<Downloader, DownloadError> {
+    pub(crate) fn new(cache: PathBuf, settings: Settings) -> Result<Downloader, DownloadError> {
         let client = http_client(&settings)?;
         Ok(Downloader { client, cache, settings })
     }
 
-    pub fn cache_dir(&self) -> &Path {
-        &self.cache
-    }
-
     /// The cached file for `w`, if it is there (checked by size, not re-hashed:
     /// only verified files are ever renamed into the cache).
-    pub fn cached(&self, w: &Want) -> Option<PathBuf> {
+    pub(crate) fn cached(&self, w: &Want) -> Option<PathBuf> {
         let p = self.cache.join(&w.sha256);
         let m = std::fs::symlink_metadata(&p).ok()?;
         (m.is_file() && w.size.is_none_or(|s| s == m.len())).then_some(p)
     }
 
     /// Fetches every file, `jobs` at a time; results in the order of `wants`.
-    pub fn fetch_all(&self, wants: &[Want]) -> Vec<Result<Fetched, DownloadError>> {
+    pub(crate) fn fetch_all(&self, wants: &[Want]) -> Vec<Result<Fetched, DownloadError>> {
         let next = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<Result<Fetched, DownloadError>>>> =
             Mutex::new((0..wants.len()).map(|_| None).collect());
@@ -362,7 +348,7 @@ impl Downloader {
 
     /// Puts `w` in the cache: from the cache itself, an extra folder or base
     /// URL, or the mirrors in order.
-    pub fn fetch(&self, w: &Want) -> Result<Fetched, DownloadError> {
+    pub(crate) fn fetch(&self, w: &Want) -> Result<Fetched, DownloadError> {
         let start = Instant::now();
         let done = |path: PathBuf, origin: Origin| {
             let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

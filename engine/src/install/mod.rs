@@ -46,7 +46,7 @@ pub struct State {
 }
 
 /// `installed/<id>@<version>`.
-pub fn dir_of(installed: &Path, p: &Profile) -> PathBuf {
+pub(crate) fn dir_of(installed: &Path, p: &Profile) -> PathBuf {
     installed.join(format!("{}@{}", p.id, p.version))
 }
 
@@ -115,7 +115,7 @@ pub struct Plan {
 impl Plan {
     /// The parts of `lp`'s install section that tests with `bindings` need
     /// (`when` filters), on this platform.
-    pub fn new(
+    pub(crate) fn new(
         home: &Home,
         lp: &LoadedProfile,
         bindings: &[IndexMap<String, String>],
@@ -209,11 +209,11 @@ impl Plan {
     }
 
     /// Whether there are files to install (downloads or build steps).
-    pub fn has_files(&self) -> bool {
+    pub(crate) fn has_files(&self) -> bool {
         !self.downloads.is_empty() || !self.build.is_empty()
     }
 
-    pub fn state(&self) -> Option<State> {
+    pub(crate) fn state(&self) -> Option<State> {
         // A confined build could have planted a link here: read it through
         // the directory's descriptor, never following one.
         let f = crate::sys::safepath::Dir::open(&self.dir).ok()?.open_file(Path::new(STATE_FILE)).ok()?;
@@ -222,7 +222,7 @@ impl Plan {
         serde_json::from_str(&text).ok()
     }
 
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         if !self.has_files() {
             return Status::Nothing;
         }
@@ -245,7 +245,7 @@ impl Plan {
         Status::Installed(state)
     }
 
-    pub fn wants(&self) -> Vec<Want> {
+    pub(crate) fn wants(&self) -> Vec<Want> {
         self.downloads
             .iter()
             .map(|d| Want {
@@ -258,7 +258,7 @@ impl Plan {
     }
 
     /// `fio@1.0.0`.
-    pub fn reference(&self) -> String {
+    pub(crate) fn reference(&self) -> String {
         format!("{}@{}", self.id, self.version)
     }
 }
@@ -285,14 +285,6 @@ pub enum InstallError {
 impl InstallError {
     fn name(name: &str, source: crate::model::names::NameError) -> InstallError {
         InstallError::BadName { name: crate::model::names::shown(name), source }
-    }
-
-    /// The log that explains the failure, if there is one.
-    pub fn log(&self) -> Option<&Path> {
-        match self {
-            InstallError::Build(build::BuildError::Failed { log, .. }) => Some(log),
-            _ => None,
-        }
     }
 }
 
@@ -325,24 +317,20 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InstallError {
 }
 
 impl Installer {
-    pub fn new(home: Home, settings: download::Settings) -> Result<Installer, download::DownloadError> {
+    pub(crate) fn new(home: Home, settings: download::Settings) -> Result<Installer, download::DownloadError> {
         let limits = settings.unpack;
         let downloader = Downloader::new(home.downloads(), settings)?;
         Ok(Installer { home, downloader, limits, confinement: Err("no confinement was set up".into()) })
     }
 
     /// What confined builds run with: the cgroups, or why they cannot run.
-    pub fn with_confinement(mut self, c: Result<Option<crate::sys::cgroup::Layout>, String>) -> Self {
+    pub(crate) fn with_confinement(mut self, c: Result<Option<crate::sys::cgroup::Layout>, String>) -> Self {
         self.confinement = c;
         self
     }
 
-    pub fn downloader(&self) -> &Downloader {
-        &self.downloader
-    }
-
     /// Installs each plan that is not installed (all of them with `force`).
-    pub fn install(&self, plans: &[Plan], force: bool) -> Vec<Result<Done, InstallError>> {
+    pub(crate) fn install(&self, plans: &[Plan], force: bool) -> Vec<Result<Done, InstallError>> {
         let mut todo: Vec<Option<Plan>> = Vec::with_capacity(plans.len());
         for p in plans {
             match p.status() {

@@ -23,7 +23,7 @@ pub enum Family {
 impl Family {
     pub const ALL: [Family; 4] = [Family::Debian, Family::Fedora, Family::Arch, Family::Opensuse];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Family::Debian => "debian",
             Family::Fedora => "fedora",
@@ -45,7 +45,7 @@ impl Family {
     }
 
     /// The family an `os-release` file names in `ID`, else in `ID_LIKE`.
-    pub fn from_os_release(text: &str) -> Option<Family> {
+    pub(crate) fn from_os_release(text: &str) -> Option<Family> {
         let field = |k: &str| {
             text.lines().find_map(|l| l.strip_prefix(k).and_then(|r| r.strip_prefix('=')).map(|v| v.trim_matches('"')))
         };
@@ -57,7 +57,7 @@ impl Family {
 
     /// This machine's family, from `os_release` (`ENGINE_OS_RELEASE`) or the
     /// standard places.
-    pub fn detect(os_release: Option<&std::path::Path>) -> Option<Family> {
+    pub(crate) fn detect(os_release: Option<&std::path::Path>) -> Option<Family> {
         let paths: Vec<std::path::PathBuf> = match os_release {
             Some(p) => vec![p.into()],
             None => vec!["/etc/os-release".into(), "/usr/lib/os-release".into()],
@@ -66,7 +66,7 @@ impl Family {
     }
 
     /// The command that installs `pkgs`, as argv.
-    pub fn install_argv(self, pkgs: &[String]) -> Vec<String> {
+    pub(crate) fn install_argv(self, pkgs: &[String]) -> Vec<String> {
         let head: &[&str] = match self {
             Family::Debian => &["apt-get", "install", "-y", "--no-install-recommends"],
             Family::Fedora => &["dnf", "install", "-y"],
@@ -77,7 +77,7 @@ impl Family {
     }
 
     /// The exact command line to print (with `sudo` when not root).
-    pub fn command_line(self, pkgs: &[String], root: bool) -> String {
+    pub(crate) fn command_line(self, pkgs: &[String], root: bool) -> String {
         let mut words = self.install_argv(pkgs);
         if !root {
             words.insert(0, "sudo".into());
@@ -116,7 +116,7 @@ pub struct Package {
 
 impl Package {
     /// The family's packages (empty: none provides it there).
-    pub fn for_family(&self, f: Family) -> &[String] {
+    pub(crate) fn for_family(&self, f: Family) -> &[String] {
         match f {
             Family::Debian => &self.debian,
             Family::Fedora => &self.fedora,
@@ -126,7 +126,7 @@ impl Package {
     }
 
     /// Whether the check passes (a package with no check is never assumed present).
-    pub fn present(&self) -> bool {
+    pub(crate) fn present(&self) -> bool {
         let c = &self.check;
         (!c.programs.is_empty() || !c.files.is_empty())
             && c.programs.iter().all(|p| which::which(p).is_ok())
@@ -149,7 +149,7 @@ impl Catalog {
     }
 
     /// The compiled-in mapping with the user's file `user` on top.
-    pub fn load(user: &std::path::Path) -> Catalog {
+    pub(crate) fn load(user: &std::path::Path) -> Catalog {
         let mut c = Catalog::builtin();
         if let Ok(text) = std::fs::read_to_string(user) {
             match Catalog::parse(&text) {
@@ -160,15 +160,15 @@ impl Catalog {
         c
     }
 
-    pub fn parse(text: &str) -> Result<IndexMap<String, Package>, serde_saphyr::Error> {
+    pub(crate) fn parse(text: &str) -> Result<IndexMap<String, Package>, serde_saphyr::Error> {
         serde_saphyr::from_str(text)
     }
 
-    pub fn get(&self, name: &str) -> Option<&Package> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Package> {
         self.map.get(name)
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.map.keys().map(String::as_str)
     }
 }
@@ -203,7 +203,7 @@ impl Needs {
 }
 
 /// Checks `wanted` (generic name, package) here, for `family`.
-pub fn needs(wanted: &[(String, Package)], family: Option<Family>) -> Needs {
+pub(crate) fn needs(wanted: &[(String, Package)], family: Option<Family>) -> Needs {
     let mut n = Needs::default();
     for (name, pkg) in wanted {
         if n.present.contains(name) || n.missing.iter().any(|(m, _)| m == name) || n.unmapped.contains(name) {
@@ -234,7 +234,7 @@ pub enum PackageError {
 
 /// Installs `needs` with the family's package manager (engine runs as
 /// root); apt-get's package lists are refreshed once when the first try fails.
-pub fn install(family: Family, needs: &Needs) -> Result<(), PackageError> {
+pub(crate) fn install(family: Family, needs: &Needs) -> Result<(), PackageError> {
     let pkgs = needs.packages();
     if pkgs.is_empty() {
         return Ok(());

@@ -20,7 +20,7 @@ pub struct Item {
 #[error("`{0}` is not a platform")]
 pub struct UnknownPlatform(pub String);
 
-pub fn parse(s: &str) -> Result<Vec<Item>, UnknownPlatform> {
+pub(crate) fn parse(s: &str) -> Result<Vec<Item>, UnknownPlatform> {
     let mut out = Vec::new();
     for raw in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         let w = raw.to_ascii_lowercase();
@@ -45,11 +45,11 @@ pub fn parse(s: &str) -> Result<Vec<Item>, UnknownPlatform> {
 }
 
 /// Whether `platform` (absent: everywhere) includes the machine engine runs on.
-pub fn matches_here(platform: Option<&str>) -> bool {
+pub(crate) fn matches_here(platform: Option<&str>) -> bool {
     matches(platform, std::env::consts::OS, std::env::consts::ARCH)
 }
 
-pub fn matches(platform: Option<&str>, os: &str, arch: &str) -> bool {
+pub(crate) fn matches(platform: Option<&str>, os: &str, arch: &str) -> bool {
     let Some(p) = platform else { return true };
     let Ok(items) = parse(p) else { return false };
     items.iter().any(|i| i.os.as_deref().is_none_or(|o| o == os) && i.arch.as_deref().is_none_or(|a| a == arch))

@@ -57,7 +57,7 @@ pub enum Decision {
 const PTS_GENERATED: &str = "Disk Target";
 
 /// Decides which of `profiles` (if any) does `pts`'s work.
-pub fn decide(profiles: &[Arc<LoadedProfile>], pts: &PtsTest) -> Decision {
+pub(crate) fn decide(profiles: &[Arc<LoadedProfile>], pts: &PtsTest) -> Decision {
     let titled: Vec<&Arc<LoadedProfile>> =
         profiles.iter().filter(|p| same_words(&p.profile.title, pts.title)).collect();
     if titled.is_empty() {

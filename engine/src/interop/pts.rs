@@ -27,7 +27,7 @@ pub struct ImportError {
 static KEY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r", ([A-Z][A-Za-z0-9 -]*): ").unwrap());
 
 /// `Processor: AMD EPYC (2 Cores), Memory: 24GB` → ordered pairs.
-pub fn parse_line(s: &str) -> IndexMap<String, String> {
+pub(crate) fn parse_line(s: &str) -> IndexMap<String, String> {
     let mut out = IndexMap::new();
     let s = s.trim();
     if s.is_empty() {
@@ -106,7 +106,7 @@ pub const MAX_XML_NODES: u32 = 2_000_000;
 
 /// Reads a composite.xml from disk: refused when over [`MAX_XML_BYTES`] or
 /// not UTF-8, with the position of the first bad byte.
-pub fn read(path: &std::path::Path) -> Result<String, ImportError> {
+pub(crate) fn read(path: &std::path::Path) -> Result<String, ImportError> {
     let file = path.display().to_string();
     let bytes = crate::sys::fs::read_capped(path, MAX_XML_BYTES).map_err(|e| ImportError {
         file: file.clone(),
@@ -128,7 +128,7 @@ pub fn read(path: &std::path::Path) -> Result<String, ImportError> {
 }
 
 /// Reads `text` (the contents of `file`) as a PTS composite.xml.
-pub fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, ImportError> {
+pub(crate) fn import(text: &str, file: &str, catalog: &Catalog) -> Result<ResultFile, ImportError> {
     // Every profile once, not once per <Result> (3,000 results took 13 s).
     let profiles: Vec<Arc<LoadedProfile>> = catalog.all_profiles().into_iter().flatten().map(Arc::new).collect();
     import_with(text, file, &profiles)

@@ -15,11 +15,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(file: impl Into<String>, pos: Pos, message: impl Into<String>) -> Self {
+    pub(crate) fn new(file: impl Into<String>, pos: Pos, message: impl Into<String>) -> Self {
         Diagnostic { file: file.into(), line: pos.line, col: pos.col, message: message.into(), hint: None }
     }
 
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
@@ -44,7 +44,7 @@ pub struct Pos {
 
 impl Pos {
     pub const UNKNOWN: Pos = Pos { line: 0, col: 0 };
-    pub fn new(line: usize, col: usize) -> Self {
+    pub(crate) fn new(line: usize, col: usize) -> Self {
         Pos { line, col }
     }
 }
@@ -54,23 +54,20 @@ impl Pos {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
-    pub fn push(&mut self, d: Diagnostic) {
+    pub(crate) fn push(&mut self, d: Diagnostic) {
         self.0.push(d);
     }
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
     pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
         self.0.iter()
     }
-    pub fn extend(&mut self, other: Diagnostics) {
+    pub(crate) fn extend(&mut self, other: Diagnostics) {
         self.0.extend(other.0);
     }
     /// Sorted by file and position, so output reads top to bottom.
-    pub fn sorted(mut self) -> Self {
+    pub(crate) fn sorted(mut self) -> Self {
         self.0.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
         self
     }
@@ -92,7 +89,7 @@ impl std::error::Error for Diagnostics {}
 
 /// The closest of `candidates` to `word`, when it is close enough to be a
 /// plausible typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let w = word.to_ascii_lowercase();
     let mut best: Option<(&str, usize, f64)> = None;
     for c in candidates {

@@ -31,7 +31,7 @@ pub enum Seg {
 }
 
 impl Seg {
-    pub fn key(k: &'static str) -> Seg {
+    pub(crate) fn key(k: &'static str) -> Seg {
         Seg::Key(k)
     }
 }
@@ -108,7 +108,7 @@ impl Grants {
     }
 
     /// What was granted, in words (empty: nothing).
-    pub fn describe(&self) -> Vec<String> {
+    pub(crate) fn describe(&self) -> Vec<String> {
         let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();
         v.extend(self.processes.map(|n| format!("processes={n}")));
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::format_bytes_binary(m))));
@@ -117,7 +117,7 @@ impl Grants {
         v
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Grants::default()
     }
 }

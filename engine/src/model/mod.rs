@@ -15,7 +15,7 @@ pub mod template;
 pub mod version;
 
 /// The draft-07 JSON Schema of `T` with `$id` set, as committed in `schemas/`.
-pub fn schema_json<T: schemars::JsonSchema>(id: &str) -> String {
+pub(crate) fn schema_json<T: schemars::JsonSchema>(id: &str) -> String {
     let generator = schemars::generate::SchemaSettings::draft07().into_generator();
     let mut schema = generator.into_root_schema_for::<T>();
     schema.insert("$id".into(), serde_json::Value::String(id.into()));

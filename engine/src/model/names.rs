@@ -34,13 +34,13 @@ pub enum NameError {
 }
 
 impl NameError {
-    pub fn hint(&self) -> &'static str {
+    pub(crate) fn hint(&self) -> &'static str {
         HINT
     }
 }
 
 /// Checks that `name` is one plain path component.
-pub fn check(name: &str) -> Result<(), NameError> {
+pub(crate) fn check(name: &str) -> Result<(), NameError> {
     match name {
         "" => return Err(NameError::Empty),
         "." => return Err(NameError::Dots(".")),
@@ -64,14 +64,14 @@ pub fn check(name: &str) -> Result<(), NameError> {
 
 /// `dir/name`, only when `name` is a name: the way a name from outside
 /// becomes a path.
-pub fn join(dir: &Path, name: &str) -> Result<PathBuf, NameError> {
+pub(crate) fn join(dir: &Path, name: &str) -> Result<PathBuf, NameError> {
     check(name)?;
     Ok(dir.join(name))
 }
 
 /// `name` as a message may show it: control characters escaped, cut at
 /// twice [`MAX_LEN`] characters (a hostile index may hold anything).
-pub fn shown(name: &str) -> String {
+pub(crate) fn shown(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if i == 2 * MAX_LEN {

@@ -171,7 +171,7 @@ pub enum FailureStatus {
 }
 
 impl FailureStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FailureStatus::Failed => "failed",
             FailureStatus::Skipped => "skipped",
@@ -334,7 +334,7 @@ pub struct ResultEntry {
 impl ResultEntry {
     /// An entry for `identifier` with its statistics computed from `trials`
     /// (`None` when there are none); `value` is the mean unless given.
-    pub fn from_trials(
+    pub(crate) fn from_trials(
         identifier: &str,
         trials: Vec<f64>,
         value: Option<f64>,
@@ -373,17 +373,17 @@ impl ResultEntry {
 }
 
 impl ResultFile {
-    pub fn new(title: &str) -> Self {
+    pub(crate) fn new(title: &str) -> Self {
         ResultFile { schema_version: SCHEMA_VERSION, title: title.to_string(), ..Default::default() }
     }
 
-    pub fn system(&self, identifier: &str) -> Option<&System> {
+    pub(crate) fn system(&self, identifier: &str) -> Option<&System> {
         self.systems.iter().find(|s| s.identifier == identifier)
     }
 
     /// Adds or replaces `entry` in the result (`test`, `result`), creating the
     /// result from `template` when it is new.
-    pub fn upsert(&mut self, template: &TestResult, entry: ResultEntry) {
+    pub(crate) fn upsert(&mut self, template: &TestResult, entry: ResultEntry) {
         let r = match self.results.iter_mut().position(|r| r.test == template.test && r.result == template.result) {
             Some(i) => &mut self.results[i],
             None => {
@@ -403,7 +403,7 @@ impl ResultFile {
     }
 
     /// Records that `failed.test` failed for `failed.identifier` (replacing an earlier record).
-    pub fn record_failure(&mut self, failed: FailedTest) {
+    pub(crate) fn record_failure(&mut self, failed: FailedTest) {
         self.failures.retain(|f| !(f.test == failed.test && f.identifier == failed.identifier));
         self.failures.push(failed);
     }
@@ -412,19 +412,19 @@ impl ResultFile {
 impl TestResult {
     /// `Title: description`, or the title alone when the test has no
     /// options to describe (never `Title: `).
-    pub fn heading(&self, title: &str) -> String {
+    pub(crate) fn heading(&self, title: &str) -> String {
         if self.description.is_empty() { title.to_string() } else { format!("{title}: {}", self.description) }
     }
 
     /// What the result is, for a line of its own: its description, else its id.
-    pub fn what(&self) -> &str {
+    pub(crate) fn what(&self) -> &str {
         if self.description.is_empty() { &self.result } else { &self.description }
     }
 
     /// Whether `what` names this result: its test identity (with `#result`
     /// or without), its profile id, its description, or `profile:
     /// description` as reports print it.
-    pub fn matches(&self, what: &str) -> bool {
+    pub(crate) fn matches(&self, what: &str) -> bool {
         self.test == what
             || format!("{}#{}", self.test, self.result) == what
             || self.profile == what
@@ -436,7 +436,7 @@ impl TestResult {
 impl ResultFile {
     /// How many rounds of `test` `identifier` has (0: none; 1 for a test run
     /// without `--rounds`).
-    pub fn rounds_of(&self, test: &str, identifier: &str) -> u32 {
+    pub(crate) fn rounds_of(&self, test: &str, identifier: &str) -> u32 {
         self.results
             .iter()
             .filter(|r| r.test == test)
@@ -448,7 +448,7 @@ impl ResultFile {
 
     /// Adds the trials of `entry` (round `round`) to the entry it continues,
     /// recomputing the statistics; a first round is stored as it is.
-    pub fn add_round(&mut self, template: &TestResult, mut entry: ResultEntry, round: u32) {
+    pub(crate) fn add_round(&mut self, template: &TestResult, mut entry: ResultEntry, round: u32) {
         let old = self
             .results
             .iter()
@@ -479,7 +479,7 @@ impl ResultFile {
     }
 
     /// Whether `identifier` has a value for any result of `test`.
-    pub fn has_any(&self, test: &str, identifier: &str) -> bool {
+    pub(crate) fn has_any(&self, test: &str, identifier: &str) -> bool {
         self.results.iter().any(|r| r.test == test && r.entries.iter().any(|e| e.identifier == identifier))
     }
 }
@@ -490,11 +490,11 @@ impl ResultFile {
 mod lenient {
     use serde::{Deserialize, Deserializer};
 
-    pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(crate) fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
     }
 
-    pub fn numbers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    pub(crate) fn numbers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
         Ok(Vec::<Option<f64>>::deserialize(d)?.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
     }
 }
@@ -503,7 +503,7 @@ impl ResultFile {
     /// Drops trial values that are not numbers and recomputes what depends
     /// on them; entries left without a trial are removed. Returns one line
     /// per repaired entry.
-    pub fn repair(&mut self) -> Vec<String> {
+    pub(crate) fn repair(&mut self) -> Vec<String> {
         let mut said = Vec::new();
         for r in &mut self.results {
             let (test, result) = (r.test.clone(), r.result.clone());
@@ -551,6 +551,6 @@ pub const SCHEMA_ID: &str = "https://engine.invalid/schemas/result.schema.json";
 
 /// The result file's schema: the content of `schemas/result.schema.json`
 /// (a test keeps the committed file equal to it).
-pub fn schema() -> serde_json::Value {
+pub(crate) fn schema() -> serde_json::Value {
     serde_json::from_str(&super::schema_json::<ResultFile>(SCHEMA_ID)).expect("schemas parse")
 }

@@ -185,7 +185,7 @@ pub struct Mount {
 
 impl Mount {
     /// Options joined, as PTS's Disk Notes show them (`relatime,rw`).
-    pub fn sorted_options(&self) -> String {
+    pub(crate) fn sorted_options(&self) -> String {
         self.options.join(",")
     }
 }

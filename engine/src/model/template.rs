@@ -27,14 +27,14 @@ pub enum TemplateError {
 }
 
 /// Whether `name` can be a placeholder (and so an option id or value name).
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// Splits `s` into text and placeholders.
-pub fn parse(s: &str) -> Result<Vec<Piece<'_>>, TemplateError> {
+pub(crate) fn parse(s: &str) -> Result<Vec<Piece<'_>>, TemplateError> {
     let mut out = Vec::new();
     let mut rest = s;
     let mut base = 0;
@@ -102,7 +102,7 @@ pub fn render<'v>(
 }
 
 /// The splice name when `s` is exactly one `{{@name}}`.
-pub fn whole_splice(s: &str) -> Option<&str> {
+pub(crate) fn whole_splice(s: &str) -> Option<&str> {
     match parse(s.trim()).ok()?.as_slice() {
         [Piece::Splice(n, _)] => Some(n),
         _ => None,
@@ -110,13 +110,13 @@ pub fn whole_splice(s: &str) -> Option<&str> {
 }
 
 /// Whether `s` holds a `{{@name}}` anywhere.
-pub fn has_splice(s: &str) -> bool {
+pub(crate) fn has_splice(s: &str) -> bool {
     parse(s).is_ok_and(|p| p.iter().any(|x| matches!(x, Piece::Splice(..))))
 }
 
 /// Renders an argument list: a whole `{{@name}}` argument becomes the
 /// whitespace-separated words of its value (none when it is empty).
-pub fn render_args<'v>(
+pub(crate) fn render_args<'v>(
     args: &[String],
     lookup: impl Fn(&str) -> Option<&'v str>,
 ) -> Result<Vec<String>, TemplateError> {

@@ -1,7 +1,7 @@
 //! Profile versions: semver order, and the prefixes users write (`fio@1.2`).
 
 /// `1` matches 1.x.y, `1.2` matches 1.2.y, `1.2.3` only itself.
-pub fn matches(version: &str, want: &str) -> bool {
+pub(crate) fn matches(version: &str, want: &str) -> bool {
     let have: Vec<&str> = version.split(['.', '-', '+']).collect();
     let want: Vec<&str> = want.split('.').collect();
     want.len() <= have.len() && want.iter().zip(&have).all(|(w, h)| w == h)

@@ -117,7 +117,7 @@ impl Context {
     }
 
     /// The distribution family, for package names and commands.
-    pub fn family(&self) -> Option<packages::Family> {
+    pub(crate) fn family(&self) -> Option<packages::Family> {
         packages::Family::detect(self.settings.os_release.as_deref())
     }
 }

@@ -99,7 +99,7 @@ impl Gate {
 
     /// Whether the gate decides the exit code (`--fail-on-regression`),
     /// rather than only showing the comparison.
-    pub fn fails(&self) -> bool {
+    pub(crate) fn fails(&self) -> bool {
         self.fail.is_some()
     }
 

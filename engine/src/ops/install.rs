@@ -66,7 +66,7 @@ impl std::fmt::Display for NotInstalled {
 }
 
 /// The tests `refs` name in batch mode (defaults, suite presets, `--option`).
-pub fn batch_tests(cx: &Context, refs: &[String], presets: &[expand::Preset]) -> Result<Vec<Test>, Failure> {
+pub(crate) fn batch_tests(cx: &Context, refs: &[String], presets: &[expand::Preset]) -> Result<Vec<Test>, Failure> {
     let mut tests = Vec::new();
     for r in refs {
         match reference::resolve(r, cx.catalog(), &cx.store)?.resolved {
@@ -88,7 +88,7 @@ pub fn batch_tests(cx: &Context, refs: &[String], presets: &[expand::Preset]) ->
 }
 
 /// One plan per profile version, for the tests of it that will run.
-pub fn plans(cx: &Context, tests: &[Test]) -> Vec<(Arc<LoadedProfile>, Plan)> {
+pub(crate) fn plans(cx: &Context, tests: &[Test]) -> Vec<(Arc<LoadedProfile>, Plan)> {
     type Bindings = Vec<IndexMap<String, String>>;
     let mut by: IndexMap<String, (Arc<LoadedProfile>, Bindings)> = IndexMap::new();
     for t in tests {
@@ -231,7 +231,7 @@ pub fn install_deps(cx: &Context, req: &Request, dry_run: bool, events: &dyn Eve
 /// `engine run` (never installs). Returns, per profile id, why its tests
 /// cannot run. Profiles only optional suite items ask for are never
 /// installed here.
-pub fn phase(
+pub(crate) fn phase(
     cx: &Context,
     tests: &[Test],
     optional: &HashSet<String>,

@@ -46,7 +46,7 @@ pub fn load(cx: &Context, what: &str, events: &dyn Events) -> Result<(String, Re
 }
 
 /// A store error about `name`; a name no result has gets the nearest one.
-pub fn named(cx: &Context, name: &str, e: StoreError) -> Failure {
+pub(crate) fn named(cx: &Context, name: &str, e: StoreError) -> Failure {
     let missing = matches!(e, StoreError::NotFound(_));
     let f = Failure::from(e);
     let names = cx.store.list();

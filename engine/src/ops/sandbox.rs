@@ -7,7 +7,7 @@ use crate::ops::Context;
 use crate::sys::{cgroup::Layout, confine};
 
 /// The cgroups confined commands run in, or what this machine lacks.
-pub fn confinement(cx: &Context) -> Result<Layout, String> {
+pub(crate) fn confinement(cx: &Context) -> Result<Layout, String> {
     let ns_dir = cx.settings.namespaces_dir.clone().unwrap_or_else(|| "/proc/self/ns".into());
     confine::check(&ns_dir).map_err(|e| e.to_string())?;
     let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());

@@ -9,7 +9,7 @@ pub struct JsonPointer {
 }
 
 impl JsonPointer {
-    pub fn new(pointer: String) -> Self {
+    pub(crate) fn new(pointer: String) -> Self {
         JsonPointer { pointer }
     }
 }

@@ -139,7 +139,7 @@ impl Configured {
     }
 
     /// The stream the parser reads.
-    pub fn stream(&self) -> Stream {
+    pub(crate) fn stream(&self) -> Stream {
         self.stream
     }
 

@@ -20,7 +20,7 @@ pub struct PluginParser {
 impl PluginParser {
     /// Loads the plugin at `path` (`name` as the profile writes it) for result
     /// `result`, and checks that it reads `config` and returns `result`.
-    pub fn new(
+    pub(crate) fn new(
         path: &std::path::Path,
         name: &str,
         result: &str,

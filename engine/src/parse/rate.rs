@@ -16,7 +16,7 @@ pub struct Rate {
 impl Rate {
     /// `amount` as filled in; `unit` the result's. A size needs a byte-rate
     /// unit, or the value would be bytes per second under another name.
-    pub fn new(amount: &str, unit: &str) -> Result<Rate, ParseError> {
+    pub(crate) fn new(amount: &str, unit: &str) -> Result<Rate, ParseError> {
         let written = amount.trim().to_string();
         if let Ok(n) = written.parse::<f64>()
             && n.is_finite()

@@ -11,7 +11,7 @@ pub struct RegexParser {
 }
 
 impl RegexParser {
-    pub fn new(re: &str, pick: Pick) -> Result<Self, ParseError> {
+    pub(crate) fn new(re: &str, pick: Pick) -> Result<Self, ParseError> {
         // Multi-line by default: `^` and `$` anchor at lines, as authors expect.
         let re = regex::RegexBuilder::new(re).multi_line(true).build().map_err(|e| ParseError::Build(e.to_string()))?;
         Ok(RegexParser { re, pick })

@@ -17,7 +17,7 @@ pub struct TemplateParser {
 }
 
 impl TemplateParser {
-    pub fn new(
+    pub(crate) fn new(
         template: &str,
         line_hint: Option<String>,
         line_before_hint: Option<String>,

@@ -45,7 +45,7 @@ impl Files {
     /// A descriptor of `scratch` for the calls to resolve from (the
     /// directory engine made, whatever its path names now); `None` leaves a
     /// plugin without files (parsers).
-    pub fn new(scratch: Option<&crate::sys::safepath::Dir>) -> std::io::Result<Files> {
+    pub(crate) fn new(scratch: Option<&crate::sys::safepath::Dir>) -> std::io::Result<Files> {
         let dir = match scratch {
             None => None,
             Some(d) => Some(d.fd().try_clone_to_owned()?),
@@ -54,7 +54,7 @@ impl Files {
     }
 
     /// `files.file.open`.
-    pub fn open(&mut self, path: &str, create: bool) -> Result<OpenFile, String> {
+    pub(crate) fn open(&mut self, path: &str, create: bool) -> Result<OpenFile, String> {
         let call = || format!("files.open({path:?})");
         let dir = self.dir.as_ref().ok_or_else(|| format!("{}: this plugin has no scratch directory", call()))?;
         if self.open >= MAX_OPEN {
@@ -91,7 +91,7 @@ impl Files {
 
     /// `files.file.read-at`: up to `len` bytes at `offset`, in the reused
     /// buffer (the caller lowers it into the plugin's memory).
-    pub fn read_at(&mut self, f: &OpenFile, offset: i64, len: i64) -> Result<Arc<Vec<u8>>, String> {
+    pub(crate) fn read_at(&mut self, f: &OpenFile, offset: i64, len: i64) -> Result<Arc<Vec<u8>>, String> {
         let call = || format!("files.read-at({:?}, offset {offset}, length {len})", f.path);
         if offset < 0 {
             return Err(format!("{}: the offset is negative", call()));
@@ -142,7 +142,7 @@ impl Files {
     }
 
     /// `files.file.write-at`: all of `data` (the plugin's memory) at `offset`.
-    pub fn write_at(f: &OpenFile, offset: i64, data: &[u8]) -> Result<(), String> {
+    pub(crate) fn write_at(f: &OpenFile, offset: i64, data: &[u8]) -> Result<(), String> {
         let call = || format!("files.write-at({:?}, offset {offset}, {} bytes)", f.path, data.len());
         if offset < 0 {
             return Err(format!("{}: the offset is negative", call()));
@@ -168,7 +168,7 @@ impl Files {
     }
 
     /// `files.file.sync`.
-    pub fn sync(f: &OpenFile) -> Result<(), String> {
+    pub(crate) fn sync(f: &OpenFile) -> Result<(), String> {
         // SAFETY: a plain fsync of a descriptor we own.
         if unsafe { libc::fsync(f.fd.as_raw_fd()) } != 0 {
             return Err(format!("files.sync({:?}): {}", f.path, std::io::Error::last_os_error()));
@@ -177,7 +177,7 @@ impl Files {
     }
 
     /// `files.file.size`.
-    pub fn size(f: &OpenFile) -> Result<u64, String> {
+    pub(crate) fn size(f: &OpenFile) -> Result<u64, String> {
         size(f).map_err(|e| format!("files.size({:?}): {e}", f.path))
     }
 
@@ -211,7 +211,7 @@ pub trait FilesView: Send + 'static {
 }
 
 /// Defines `engine:plugin/files` in `l`.
-pub fn add_to_linker<T: FilesView>(l: &mut Linker<T>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker<T: FilesView>(l: &mut Linker<T>) -> wasmtime::Result<()> {
     let mut i = l.instance(INTERFACE)?;
     i.resource("file", ResourceType::host::<OpenFile>(), |mut store, rep| {
         let (table, files) = store.data_mut().files_mut();

@@ -46,7 +46,7 @@ fn ours(p: &Path) -> bool {
 }
 
 impl Cache {
-    pub fn new(dir: PathBuf) -> Self {
+    pub(crate) fn new(dir: PathBuf) -> Self {
         Cache { dir }
     }
 
@@ -58,7 +58,7 @@ impl Cache {
     /// The component with sha256 `sha256` and bytes `wasm`: from the cache
     /// when its entry checks out, else compiled (and stored; a cache that
     /// cannot be written only costs the next run a compile).
-    pub fn component(
+    pub(crate) fn component(
         &self,
         engine: &wasmtime::Engine,
         wasm: &[u8],

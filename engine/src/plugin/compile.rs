@@ -37,7 +37,7 @@ pub enum CompileError {
 
 /// Reads every core function of the component (nested modules included)
 /// and refuses one past the limits; nothing is compiled.
-pub fn check(bytes: &[u8]) -> Result<(), CompileError> {
+pub(crate) fn check(bytes: &[u8]) -> Result<(), CompileError> {
     use wasmparser::{Operator, Parser, Payload};
     if bytes.len() > MAX_WASM_BYTES {
         return Err(CompileError::TooLarge { size: bytes.len() });
@@ -79,7 +79,10 @@ pub fn check(bytes: &[u8]) -> Result<(), CompileError> {
 }
 
 /// Compiles `bytes` (already [`check`]ed) on the bounded pool.
-pub fn compile(engine: &wasmtime::Engine, bytes: &[u8]) -> Result<wasmtime::component::Component, wasmtime::Error> {
+pub(crate) fn compile(
+    engine: &wasmtime::Engine,
+    bytes: &[u8],
+) -> Result<wasmtime::component::Component, wasmtime::Error> {
     match pool() {
         Some(p) => p.install(|| wasmtime::component::Component::new(engine, bytes)),
         None => wasmtime::component::Component::new(engine, bytes),

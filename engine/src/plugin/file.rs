@@ -19,7 +19,7 @@ pub enum PluginFileError {
 
 /// The plugin file `rel` names in the profile folder `dir`, checked on disk:
 /// it exists, is a file, and resolves (symlinks followed) inside `dir`.
-pub fn plugin_file(dir: &std::path::Path, rel: &str) -> Result<std::path::PathBuf, PluginFileError> {
+pub(crate) fn plugin_file(dir: &std::path::Path, rel: &str) -> Result<std::path::PathBuf, PluginFileError> {
     let lexical_escape = rel.starts_with('/')
         || std::path::Path::new(rel).components().any(|c| matches!(c, std::path::Component::ParentDir));
     if lexical_escape {
@@ -48,7 +48,7 @@ pub enum PluginPathError {
 
 /// The plugin `rel` of profile `lp`, checked again on disk when it is used
 /// (the profile was checked when it was loaded; the file may have changed since).
-pub fn plugin_path(lp: &LoadedProfile, rel: &str) -> Result<PathBuf, PluginPathError> {
+pub(crate) fn plugin_path(lp: &LoadedProfile, rel: &str) -> Result<PathBuf, PluginPathError> {
     let profile = || lp.profile.id.clone();
     let dir = lp.dir().ok_or_else(|| PluginPathError::Builtin { profile: profile(), rel: rel.to_string() })?;
     plugin_file(dir, rel).map_err(|source| PluginPathError::File { profile: profile(), source })

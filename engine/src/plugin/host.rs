@@ -111,7 +111,7 @@ impl workload_world::engine::plugin::types::Host for State {}
 /// The linker every plugin is instantiated with: WASI preview 2 (its
 /// filesystem limited by the context to the preopen, its sockets denied by
 /// the context), the host interface, and bulk file I/O in the preopen.
-pub fn linker() -> Result<Linker<State>, wasmtime::Error> {
+pub(crate) fn linker() -> Result<Linker<State>, wasmtime::Error> {
     let mut l = Linker::new(super::runtime::engine());
     wasmtime_wasi::p2::add_to_linker_sync(&mut l)?;
     workload_world::engine::plugin::host::add_to_linker::<State, HasSelf<State>>(&mut l, |s| s)?;
@@ -127,7 +127,7 @@ pub struct Call {
 }
 
 impl Call {
-    pub fn new(sb: &Sandbox<'_>) -> Result<Call, std::io::Error> {
+    pub(crate) fn new(sb: &Sandbox<'_>) -> Result<Call, std::io::Error> {
         let stdout = MemoryOutputPipe::new(OUTPUT_CAP);
         let stderr = MemoryOutputPipe::new(OUTPUT_CAP);
         let mut b = WasiCtxBuilder::new();
@@ -177,7 +177,7 @@ impl Call {
     }
 
     /// Restarts the clock (after instantiation, which is not the plugin's time).
-    pub fn restart_clock(&mut self, limits: Limits) {
+    pub(crate) fn restart_clock(&mut self, limits: Limits) {
         let now = Instant::now();
         let s = self.store.data_mut();
         s.start = now;
@@ -187,12 +187,12 @@ impl Call {
     /// Whether everything it wrote — stdout, stderr, log lines and notes,
     /// and `extra` (its report's lines) — is over [`OUTPUT_CAP`] (a full pipe
     /// reads as closed to it, a write past the end traps).
-    pub fn overflowed(&self, extra: usize) -> bool {
+    pub(crate) fn overflowed(&self, extra: usize) -> bool {
         let total = self.stdout.contents().len() + self.stderr.contents().len() + self.store.data().written + extra;
         total >= OUTPUT_CAP
     }
 
-    pub fn output(&self) -> (String, String) {
+    pub(crate) fn output(&self) -> (String, String) {
         let text = |p: &MemoryOutputPipe| String::from_utf8_lossy(&p.contents()).into_owned();
         (text(&self.stdout), text(&self.stderr))
     }

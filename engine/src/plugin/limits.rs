@@ -72,7 +72,7 @@ pub struct Limiter {
 }
 
 impl Limiter {
-    pub fn new(cap: u64) -> Self {
+    pub(crate) fn new(cap: u64) -> Self {
         Limiter { cap, used: 0, elements: 0 }
     }
 

@@ -113,15 +113,7 @@ fn tail(stderr: &str) -> String {
     }
 }
 
-impl PluginError {
-    /// The configuration key the plugin rejected, if that is the error.
-    pub fn config_key(&self) -> Option<&str> {
-        match self {
-            PluginError::Config(e) => e.key.as_deref(),
-            _ => None,
-        }
-    }
-}
+impl PluginError {}
 
 /// What one call produced besides its result.
 #[derive(Debug, Default, Clone)]
@@ -170,7 +162,7 @@ fn linker() -> Result<&'static wasmtime::component::Linker<State>, PluginError> 
 
 impl Plugin {
     /// Loads `path`, compiling it or taking its compiled code from `cache`.
-    pub fn load(path: &Path, cache: &cache::Cache) -> Result<Plugin, PluginError> {
+    pub(crate) fn load(path: &Path, cache: &cache::Cache) -> Result<Plugin, PluginError> {
         let bytes = crate::sys::fs::read_capped(path, compile::MAX_WASM_BYTES as u64).map_err(|e| match e.kind() {
             std::io::ErrorKind::FileTooLarge => {
                 PluginError::Compile(compile::CompileError::TooLarge { size: compile::MAX_WASM_BYTES + 1 })
@@ -207,7 +199,7 @@ impl Plugin {
     }
 
     /// Fails unless the plugin is of kind `expected`.
-    pub fn expect(&self, expected: Kind) -> Result<(), PluginError> {
+    pub(crate) fn expect(&self, expected: Kind) -> Result<(), PluginError> {
         if self.kind != expected {
             return Err(PluginError::WrongKind { expected, found: self.kind });
         }
@@ -216,7 +208,11 @@ impl Plugin {
 
     /// Instantiates the plugin, asks its keys and results, and hands it
     /// `config`: what is checked before the first trial.
-    pub fn check(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Interface, PluginError>, Output) {
+    pub(crate) fn check(
+        &self,
+        config: &[(String, String)],
+        sb: &Sandbox<'_>,
+    ) -> (Result<Interface, PluginError>, Output) {
         self.with_instance(sb, |store, inst| {
             let (keys, results) = match inst {
                 Instance::Workload(w) => {
@@ -233,7 +229,7 @@ impl Plugin {
     }
 
     /// One trial of a workload plugin: configure, then run.
-    pub fn run(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Report, PluginError>, Output) {
+    pub(crate) fn run(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Report, PluginError>, Output) {
         let (r, out) = self.with_instance(sb, |store, inst| {
             if let Err(e) = configure(store, inst, config)? {
                 return Ok(Err(e));
@@ -245,7 +241,7 @@ impl Plugin {
     }
 
     /// Reads one trial's output with a parser plugin.
-    pub fn parse(
+    pub(crate) fn parse(
         &self,
         config: &[(String, String)],
         output: &engine_sdk::TrialOutput<'_>,

@@ -10,7 +10,7 @@ use std::time::Duration;
 pub const TICK: Duration = Duration::from_millis(10);
 
 /// The engine, made on first use, with its ticker thread.
-pub fn engine() -> &'static wasmtime::Engine {
+pub(crate) fn engine() -> &'static wasmtime::Engine {
     static ENGINE: OnceLock<wasmtime::Engine> = OnceLock::new();
     ENGINE.get_or_init(|| {
         let mut c = wasmtime::Config::new();
@@ -37,7 +37,7 @@ pub fn engine() -> &'static wasmtime::Engine {
 
 /// What compiled code depends on besides the component: engine and wasmtime
 /// versions, target and settings, as one hex string for cache keys.
-pub fn fingerprint() -> String {
+pub(crate) fn fingerprint() -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     engine().precompile_compatibility_hash().hash(&mut h);

@@ -14,7 +14,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Workload => "workload",
             Kind::Parser => "parser",
@@ -51,7 +51,7 @@ fn compat_key(v: &semver::Version) -> (u64, u64) {
 
 /// The kind of plugin whose component exports `exports` (instance names such
 /// as `engine:plugin/workload@0.1.0`), and the exact export name to call.
-pub fn check<'a>(exports: impl IntoIterator<Item = &'a str>) -> Result<(Kind, String), VersionError> {
+pub(crate) fn check<'a>(exports: impl IntoIterator<Item = &'a str>) -> Result<(Kind, String), VersionError> {
     let ours = semver::Version::parse(INTERFACE_VERSION).expect("valid version");
     let mut found = Vec::new();
     let mut all = Vec::new();

@@ -62,7 +62,7 @@ fn pos(span: &Span) -> Pos {
 impl YamlIndex {
     /// Indexes `text`; a syntax error stops indexing where it occurs (the
     /// deserializer reports the error itself).
-    pub fn build(text: &str) -> Self {
+    pub(crate) fn build(text: &str) -> Self {
         let mut events = Parser::new_from_str(text).filter_map(|r| r.ok()).filter(|(e, _)| {
             matches!(
                 e,
@@ -159,7 +159,7 @@ impl YamlIndex {
 
     /// Position of the value at `path`; falls back to the nearest ancestor
     /// that exists (a missing field is reported at its parent mapping).
-    pub fn value(&self, path: &[Seg]) -> Pos {
+    pub(crate) fn value(&self, path: &[Seg]) -> Pos {
         let mut p = path;
         loop {
             if let Some(n) = self.nodes.get(p) {
@@ -174,7 +174,7 @@ impl YamlIndex {
 
     /// Position of the key of the mapping entry at `path` (its value's
     /// position for sequence items), with the same fallback as [`Self::value`].
-    pub fn key(&self, path: &[Seg]) -> Pos {
+    pub(crate) fn key(&self, path: &[Seg]) -> Pos {
         match self.nodes.get(path) {
             Some(n) => n.key.unwrap_or(n.value),
             None => self.value(path),
@@ -183,7 +183,7 @@ impl YamlIndex {
 
     /// Position of byte `offset` inside the single-line scalar at `path`
     /// (exact for plain and quoted scalars without escapes).
-    pub fn value_at(&self, path: &[Seg], offset: usize) -> Pos {
+    pub(crate) fn value_at(&self, path: &[Seg], offset: usize) -> Pos {
         match self.nodes.get(path) {
             Some(n) => Pos::new(n.value.line, n.value.col + offset + usize::from(n.quoted)),
             None => self.value(path),
@@ -191,7 +191,7 @@ impl YamlIndex {
     }
 
     /// Start of the innermost mapping that holds `p` (where a missing key belongs).
-    pub fn enclosing_mapping(&self, p: Pos) -> Option<Pos> {
+    pub(crate) fn enclosing_mapping(&self, p: Pos) -> Option<Pos> {
         let key = |x: Pos| (x.line, x.col);
         self.maps
             .iter()
@@ -201,7 +201,7 @@ impl YamlIndex {
     }
 
     /// Whether the document has a node at `path`.
-    pub fn has(&self, path: &[Seg]) -> bool {
+    pub(crate) fn has(&self, path: &[Seg]) -> bool {
         self.nodes.contains_key(path)
     }
 }

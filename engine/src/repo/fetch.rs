@@ -27,7 +27,7 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    pub fn is_unreachable(&self) -> bool {
+    pub(crate) fn is_unreachable(&self) -> bool {
         matches!(self, FetchError::Unreachable { .. })
     }
 }
@@ -55,7 +55,7 @@ pub enum Source {
 impl Source {
     /// `https://host/path`, `http://…`, `file:///path` or a folder path;
     /// HTTP with the install module's client: same TLS, timeouts and user agent.
-    pub fn new(url: &str, settings: &crate::install::download::Settings) -> Result<Source, FetchError> {
+    pub(crate) fn new(url: &str, settings: &crate::install::download::Settings) -> Result<Source, FetchError> {
         if url.starts_with("http://") || url.starts_with("https://") {
             let client = crate::install::download::http_client(settings)
                 .map_err(|e| FetchError::Read { url: url.into(), msg: e.to_string() })?;
@@ -66,7 +66,7 @@ impl Source {
         }
     }
 
-    pub fn url_of(&self, rel: &str) -> String {
+    pub(crate) fn url_of(&self, rel: &str) -> String {
         match self {
             Source::Dir(d) => d.join(rel).display().to_string(),
             Source::Http { base, .. } => format!("{base}/{rel}"),
@@ -74,7 +74,7 @@ impl Source {
     }
 
     /// Reads `rel` (at most `max` bytes); with `cond`, only when it changed.
-    pub fn get(&self, rel: &str, cond: Option<&Validators>, max: u64) -> Result<Fetched, FetchError> {
+    pub(crate) fn get(&self, rel: &str, cond: Option<&Validators>, max: u64) -> Result<Fetched, FetchError> {
         let url = self.url_of(rel);
         match self {
             Source::Dir(d) => {
@@ -153,7 +153,7 @@ impl Source {
     }
 
     /// Reads `rel` unconditionally.
-    pub fn get_bytes(&self, rel: &str, max: u64) -> Result<Vec<u8>, FetchError> {
+    pub(crate) fn get_bytes(&self, rel: &str, max: u64) -> Result<Vec<u8>, FetchError> {
         match self.get(rel, None, max)? {
             Fetched::Body { bytes, .. } => Ok(bytes),
             Fetched::NotModified => unreachable!("an unconditional request is never 304"),

@@ -333,18 +333,18 @@ fn position_of(text: &str, needle: &str) -> (usize, usize) {
 
 /// A relative path whose every component is a name (`model::names`): no
 /// `..`, no absolute path, no empty part.
-pub fn safe_relative(p: &str) -> bool {
+pub(crate) fn safe_relative(p: &str) -> bool {
     !p.is_empty() && p.split('/').all(|c| names::check(c).is_ok())
 }
 
 impl Index {
-    pub fn profile(&self, id: &str) -> Option<&ProfileEntry> {
+    pub(crate) fn profile(&self, id: &str) -> Option<&ProfileEntry> {
         self.profiles.iter().find(|p| p.id == id)
     }
-    pub fn suite(&self, id: &str) -> Option<&SuiteEntry> {
+    pub(crate) fn suite(&self, id: &str) -> Option<&SuiteEntry> {
         self.suites.iter().find(|s| s.id == id)
     }
-    pub fn result(&self, name: &str) -> Option<&ResultEntry> {
+    pub(crate) fn result(&self, name: &str) -> Option<&ResultEntry> {
         self.results.iter().find(|r| r.name == name)
     }
 

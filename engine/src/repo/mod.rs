@@ -68,7 +68,7 @@ pub enum RepoError {
 }
 
 impl RepoError {
-    pub fn hint(&self) -> Option<String> {
+    pub(crate) fn hint(&self) -> Option<String> {
         Some(match self {
             RepoError::BadName { .. } => {
                 "use lower-case letters, digits, `.`, `_` and `-`, unlike any built-in profile or suite".into()
@@ -101,7 +101,7 @@ impl RepoError {
     }
 
     /// A refusal on trust: signature, sha256 or size.
-    pub fn is_trust(&self) -> bool {
+    pub(crate) fn is_trust(&self) -> bool {
         matches!(self, RepoError::Signature { .. } | RepoError::Sha256 { .. } | RepoError::Size { .. })
     }
 }
@@ -168,7 +168,7 @@ pub struct Local {
 
 impl Local {
     /// Provenance recorded in results.
-    pub fn reference(&self) -> crate::model::profile::RepositoryRef {
+    pub(crate) fn reference(&self) -> crate::model::profile::RepositoryRef {
         crate::model::profile::RepositoryRef {
             name: self.conf.name.clone(),
             url: self.conf.url.clone(),
@@ -208,11 +208,11 @@ impl Repos {
         out
     }
 
-    pub fn get(&self, name: &str) -> Option<&Local> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Local> {
         self.list.iter().find(|l| l.conf.name == name)
     }
 
-    pub fn confs(&self) -> Result<Vec<RepoConf>, RepoError> {
+    pub(crate) fn confs(&self) -> Result<Vec<RepoConf>, RepoError> {
         Ok(read_registry(&self.root)?.repos)
     }
 }
@@ -252,7 +252,7 @@ fn read_local(dir: &Path) -> Result<(Index, State), RepoError> {
 /// Checks a name for `engine repo add`: a name (`model::names`) and one
 /// plain word that starts no other kind of reference and names no built-in
 /// profile or suite.
-pub fn check_name(name: &str, builtin: &[String]) -> Result<(), RepoError> {
+pub(crate) fn check_name(name: &str, builtin: &[String]) -> Result<(), RepoError> {
     let bad = |why: String| Err(RepoError::BadName { name: crate::model::names::shown(name), why });
     if name.contains('/') {
         return bad("it contains `/`, which separates the repository from what it holds (`NAME/fio`)".into());
@@ -307,12 +307,12 @@ pub fn remove(root: &Path, name: &str) -> Result<(), RepoError> {
 }
 
 /// The version of this engine.
-pub fn engine_version() -> &'static str {
+pub(crate) fn engine_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
 /// Refuses an entry that needs a newer engine.
-pub fn check_engine(what: &str, needs: &str) -> Result<(), RepoError> {
+pub(crate) fn check_engine(what: &str, needs: &str) -> Result<(), RepoError> {
     let this = semver::Version::parse(engine_version()).expect("our version is semver");
     match semver::Version::parse(needs) {
         Ok(n) if n > this => Err(RepoError::TooNew {

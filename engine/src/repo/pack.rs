@@ -70,7 +70,7 @@ pub struct Item {
 }
 
 /// Packs folder `src` as `prefix/…`.
-pub fn pack_dir(src: &Path, prefix: &str) -> Result<Vec<u8>, PackError> {
+pub(crate) fn pack_dir(src: &Path, prefix: &str) -> Result<Vec<u8>, PackError> {
     let mut entries = Vec::new();
     walk(src, Path::new(""), &mut entries)?;
     let mut items = Vec::new();
@@ -90,7 +90,7 @@ pub fn pack_dir(src: &Path, prefix: &str) -> Result<Vec<u8>, PackError> {
 }
 
 /// Packs folders `dirs` and files `items` in byte order of their paths.
-pub fn pack(dirs: &[String], items: &[Item]) -> Result<Vec<u8>, PackError> {
+pub(crate) fn pack(dirs: &[String], items: &[Item]) -> Result<Vec<u8>, PackError> {
     enum E<'a> {
         Dir,
         File(&'a Item),

@@ -177,7 +177,7 @@ fn read_index(out: &Path) -> Result<Index, RepoError> {
 }
 
 /// Publishes; returns what changed.
-pub fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
+pub(crate) fn publish(o: &Options) -> Result<Vec<Change>, RepoError> {
     let mut index = read_index(o.out)?;
     if let Some(t) = &o.title {
         index.title = t.clone();

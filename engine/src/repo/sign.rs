@@ -70,7 +70,7 @@ impl PublicKey {
     }
 
     /// The text of a `.pub` file (minisign's).
-    pub fn to_file_text(&self) -> String {
+    pub(crate) fn to_file_text(&self) -> String {
         self.0.to_box().map(|b| b.into_string()).unwrap_or_else(|_| format!("{}\n", self.to_base64()))
     }
 }
@@ -123,7 +123,7 @@ impl SecretKey {
         Ok(SecretKey { sk, pk })
     }
 
-    pub fn public(&self) -> PublicKey {
+    pub(crate) fn public(&self) -> PublicKey {
         PublicKey(self.pk.clone())
     }
 

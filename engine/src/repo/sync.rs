@@ -64,7 +64,7 @@ impl Kind {
 /// names (`model::names`): the index was checked when it was synced, and
 /// they are checked again here, where they become a path (a copy synced by
 /// an older engine was not checked as closely).
-pub fn unpacked_dir(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
+pub(crate) fn unpacked_dir(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
     let bad = |field: &str, name: &str, source| RepoError::Name {
         what: format!("{} {field}", kind.word()),
         name: names::shown(name),
@@ -76,7 +76,7 @@ pub fn unpacked_dir(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<P
 }
 
 /// The main file of an unpacked entry.
-pub fn main_file(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
+pub(crate) fn main_file(dir: &Path, kind: Kind, id: &str, version: &str) -> Result<PathBuf, RepoError> {
     let d = unpacked_dir(dir, kind, id, version)?;
     Ok(match kind {
         Kind::Profile => d.join(id).join("profile.yaml"),
@@ -279,7 +279,7 @@ fn write_copy(dir: &Path, bytes: &[u8], sig: Option<&str>, state: &State) -> Res
 
 /// `engine repo add`: the first sync into a new local copy, then the
 /// registry entry. Nothing stays when it fails.
-pub fn add(root: &Path, conf: &RepoConf, settings: &Settings) -> Result<Synced, RepoError> {
+pub(crate) fn add(root: &Path, conf: &RepoConf, settings: &Settings) -> Result<Synced, RepoError> {
     if let Err(e) = names::check(&conf.name) {
         return Err(RepoError::BadName { name: names::shown(&conf.name), why: e.to_string() });
     }
@@ -320,7 +320,7 @@ pub fn add(root: &Path, conf: &RepoConf, settings: &Settings) -> Result<Synced, 
 
 /// `engine repo update NAME`: a conditional fetch of the index; when it
 /// changed, the new archives, then the new index.
-pub fn update(local: &Local, settings: &Settings) -> Result<Synced, RepoError> {
+pub(crate) fn update(local: &Local, settings: &Settings) -> Result<Synced, RepoError> {
     let source = Source::new(&local.conf.url, settings)?;
     let mut out = Synced::default();
     let Some((bytes, sig, index, validators)) = fetch_index(&source, &local.conf, Some(&local.state), &mut out)? else {
@@ -348,7 +348,13 @@ pub fn update(local: &Local, settings: &Settings) -> Result<Synced, RepoError> {
 /// Makes sure `id@version` of `kind` is unpacked in the local copy, fetching
 /// it when it is not (an older version a reference or a result asks for).
 /// Returns its main file.
-pub fn ensure(local: &Local, kind: Kind, id: &str, version: &str, settings: &Settings) -> Result<PathBuf, RepoError> {
+pub(crate) fn ensure(
+    local: &Local,
+    kind: Kind,
+    id: &str,
+    version: &str,
+    settings: &Settings,
+) -> Result<PathBuf, RepoError> {
     let (a, engine) = match kind {
         Kind::Profile => local
             .index

@@ -4,7 +4,7 @@
 use crate::units::{fixed, number};
 
 /// `SE +/- 0.41, N = 7`, or `N = 1` when there is no spread to report.
-pub fn se_text(se: Option<f64>, n: usize, decimals: usize) -> String {
+pub(crate) fn se_text(se: Option<f64>, n: usize, decimals: usize) -> String {
     match se {
         Some(se) => format!("SE +/- {}, N = {n}", fixed(se, decimals.max(2))),
         None => format!("N = {n}"),
@@ -12,7 +12,7 @@ pub fn se_text(se: Option<f64>, n: usize, decimals: usize) -> String {
 }
 
 /// What stands after a bar: `505.80   SE +/- 93.44, N = 3`.
-pub fn bar_text(value: f64, se: Option<f64>, n: usize) -> String {
+pub(crate) fn bar_text(value: f64, se: Option<f64>, n: usize) -> String {
     match se {
         Some(se) => format!("{}   SE +/- {}, N = {n}", number(value), number(se)),
         None => format!("{}   N = {n}", number(value)),

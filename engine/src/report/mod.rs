@@ -94,7 +94,8 @@ impl Format {
     }
 
     /// The format named `name`.
-    pub fn by_name(name: &str) -> Option<Format> {
+    #[cfg(test)]
+    pub(crate) fn by_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
@@ -116,7 +117,7 @@ impl Format {
 }
 
 /// What "noisy" means in reports: relative SD over this percentage.
-pub fn noise_rsd() -> f64 {
+pub(crate) fn noise_rsd() -> f64 {
     crate::analysis::noise::NOISY_RSD
 }
 

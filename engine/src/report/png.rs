@@ -48,7 +48,7 @@ fn fonts() -> Result<(usvg::fontdb::Database, String), ExportError> {
 }
 
 /// PNG bytes of an SVG document, at its own size, on white.
-pub fn render(svg: &str) -> Result<Vec<u8>, ExportError> {
+pub(crate) fn render(svg: &str) -> Result<Vec<u8>, ExportError> {
     let (db, family) = fonts()?;
     let opt = usvg::Options { font_family: family, fontdb: std::sync::Arc::new(db), ..usvg::Options::default() };
     let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| ExportError::Draw(e.to_string()))?;

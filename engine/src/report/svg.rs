@@ -131,7 +131,7 @@ fn px(x: f64) -> String {
 }
 
 /// The title of a result as reports show it: with the program's version.
-pub fn result_title(t: &TestResult) -> String {
+pub(crate) fn result_title(t: &TestResult) -> String {
     match &t.app_version {
         Some(v) if !v.is_empty() => format!("{} {v}", t.title),
         _ => t.title.clone(),
@@ -139,7 +139,7 @@ pub fn result_title(t: &TestResult) -> String {
 }
 
 /// The unit line of a result as measured.
-pub fn unit_line(unit: &str, p: Proportion) -> String {
+pub(crate) fn unit_line(unit: &str, p: Proportion) -> String {
     match p {
         Proportion::Hib => format!("{unit}, More Is Better"),
         Proportion::Lib => format!("{unit}, Fewer Is Better"),
@@ -154,7 +154,7 @@ fn color(ids: &[String], id: &str) -> &'static str {
 /// The chart of one result: a bar per identifier that has a value (`row` is
 /// aligned with `ids`), or its values relative to `reference` (above 1 is
 /// better, as `--normalize` shows them).
-pub fn result_chart(
+pub(crate) fn result_chart(
     t: &TestResult,
     row: &[Option<&ResultEntry>],
     ids: &[String],
@@ -202,7 +202,7 @@ pub fn result_chart(
 
 /// The chart of the geometric means over the `shared` results every
 /// identifier has.
-pub fn geomean_chart(means: &[(String, f64)], ids: &[String], shared: usize) -> Chart {
+pub(crate) fn geomean_chart(means: &[(String, f64)], ids: &[String], shared: usize) -> Chart {
     Chart {
         class: "geomean-chart",
         title: "Geometric Mean".into(),
@@ -227,19 +227,20 @@ fn header_height(c: &Chart) -> f64 {
 }
 
 /// Height in pixels of [`chart`]'s drawing of `c`.
-pub fn chart_height(c: &Chart) -> f64 {
+pub(crate) fn chart_height(c: &Chart) -> f64 {
     header_height(c) + c.bars.len() as f64 * ROW_H + 4.0
 }
 
 /// The chart with its title, description and unit line, as one `<svg>`
 /// element of [`WIDTH`] × [`chart_height`].
-pub fn chart(c: &Chart) -> String {
+#[cfg(test)]
+pub(crate) fn chart(c: &Chart) -> String {
     draw(c, true)
 }
 
 /// Only the bars, for a page that prints the title, description and unit
 /// line itself (the HTML report).
-pub fn bars(c: &Chart) -> String {
+pub(crate) fn bars(c: &Chart) -> String {
     draw(c, false)
 }
 
@@ -267,7 +268,7 @@ fn write_header(o: &mut String, c: &Chart) {
 }
 
 /// Appends the chart's `<svg>` to `o`. Text is 12 px unless said otherwise.
-pub fn write_chart(o: &mut String, c: &Chart, header: bool) {
+pub(crate) fn write_chart(o: &mut String, c: &Chart, header: bool) {
     let top = if header { header_height(c) } else { 4.0 };
     let h = Px(top + c.bars.len() as f64 * ROW_H + 4.0);
     write!(
@@ -337,7 +338,7 @@ pub fn write_chart(o: &mut String, c: &Chart, header: bool) {
 
 /// Charts stacked into one SVG document on a white background, under a
 /// heading: what `--format svg` writes and `--format png` rasterizes.
-pub fn document(title: &str, description: &str, charts: &[Chart]) -> String {
+pub(crate) fn document(title: &str, description: &str, charts: &[Chart]) -> String {
     let head = if description.is_empty() { 40.0 } else { 60.0 };
     let height = head + charts.iter().map(|c| chart_height(c) + 16.0).sum::<f64>();
     let h = Px(height);

@@ -9,7 +9,7 @@ use crate::model::result::ResultFile;
 pub struct Svg;
 
 /// The charts of `r` under `view` (normalized when it asks for it).
-pub fn charts(r: &ResultFile, view: &View) -> Vec<Chart> {
+pub(crate) fn charts(r: &ResultFile, view: &View) -> Vec<Chart> {
     let m = crate::analysis::Matrix::new(r);
     let a = super::view::analyze_matrix(r, &m, view);
     let mut charts: Vec<Chart> = r
@@ -27,7 +27,7 @@ pub fn charts(r: &ResultFile, view: &View) -> Vec<Chart> {
 }
 
 /// The SVG document of `r`'s charts.
-pub fn document(r: &ResultFile, view: &View) -> String {
+pub(crate) fn document(r: &ResultFile, view: &View) -> String {
     svg::document(&r.title, &r.description, &charts(r, view))
 }
 

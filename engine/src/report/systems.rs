@@ -15,13 +15,13 @@ pub struct Row {
 
 impl Row {
     /// Whether every system has the same value.
-    pub fn uniform(&self) -> bool {
+    pub(crate) fn uniform(&self) -> bool {
         self.values.windows(2).all(|w| w[0] == w[1])
     }
 }
 
 /// Rows in the order they first appear: hardware, software, notes.
-pub fn table(r: &ResultFile) -> Vec<Row> {
+pub(crate) fn table(r: &ResultFile) -> Vec<Row> {
     let mut keys: Vec<String> = Vec::new();
     for s in &r.systems {
         for k in s.hardware.keys().chain(s.software.keys()).chain(s.notes.keys()) {
@@ -58,7 +58,7 @@ pub fn table(r: &ResultFile) -> Vec<Row> {
 
 /// For each system after the first: the fields whose value differs from the
 /// previous system's, as `Changed Disk Notes to BFQ / relatime,rw.`
-pub fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
+pub(crate) fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
     let rows = table(r);
     (1..r.systems.len())
         .map(|i| {
@@ -78,7 +78,7 @@ pub fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
 /// The table as text: shared values once, differing ones per identifier,
 /// then the changes; every field one line (a shared result's fields are
 /// anyone's text).
-pub fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
+pub(crate) fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
     let mut out = String::new();
     if r.systems.is_empty() {
         return out;

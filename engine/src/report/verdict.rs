@@ -10,7 +10,7 @@ use crate::sys::text::one_line;
 /// significantly worse or better (each changed metric with its change and
 /// interval), and how many did not. A test counts once however many results
 /// it has: io's MB/s and IOPS, or pgbench's TPS and latency, are one effect.
-pub fn lines(f: &ResultFile, a: &Analysis, baseline: &str) -> Vec<(String, Vec<String>)> {
+pub(crate) fn lines(f: &ResultFile, a: &Analysis, baseline: &str) -> Vec<(String, Vec<String>)> {
     a.ids
         .iter()
         .filter(|i| *i != baseline)

@@ -39,7 +39,7 @@ impl Default for View {
 
 impl View {
     /// The percentage a regression is worse by at least.
-    pub fn gate_pct(&self) -> f64 {
+    pub(crate) fn gate_pct(&self) -> f64 {
         self.regression_pct.unwrap_or(self.noise_pct)
     }
 }
@@ -63,13 +63,13 @@ pub struct Analysis {
     pub comparisons: Vec<(usize, Vec<(String, Comparison)>)>,
 }
 
-pub fn analyze(f: &ResultFile, v: &View) -> Analysis {
+pub(crate) fn analyze(f: &ResultFile, v: &View) -> Analysis {
     let m = Matrix::new(f);
     analyze_matrix(f, &m, v)
 }
 
 /// [`analyze`] with the entry table already built.
-pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
+pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
     let ids = m.ids.clone();
     let baseline = v.baseline.clone().filter(|b| ids.contains(b)).or_else(|| ids.first().cloned());
     let mut comparisons = Vec::new();
@@ -120,7 +120,7 @@ pub fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analysis {
 }
 
 /// The comparisons of `r` against the baseline of `view`, as records.
-pub fn comparison_records(r: &ResultFile, view: &View) -> Vec<crate::model::result::ComparisonRecord> {
+pub(crate) fn comparison_records(r: &ResultFile, view: &View) -> Vec<crate::model::result::ComparisonRecord> {
     let a = analyze(r, view);
     let Some(baseline) = a.baseline.clone() else { return Vec::new() };
     let mut out = Vec::new();

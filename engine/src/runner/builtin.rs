@@ -21,7 +21,7 @@ pub struct Builtin {
 }
 
 impl Builtin {
-    pub fn new(def: BuiltinExecutor, profile: &str) -> Self {
+    pub(crate) fn new(def: BuiltinExecutor, profile: &str) -> Self {
         Builtin { def, profile: profile.to_string(), workload: None }
     }
 

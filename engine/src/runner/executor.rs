@@ -91,7 +91,7 @@ pub enum ExecError {
 
 impl ExecError {
     /// The log that explains the failure, when there is one.
-    pub fn log(&self) -> Option<&Path> {
+    pub(crate) fn log(&self) -> Option<&Path> {
         match self {
             ExecError::Exit { log, .. }
             | ExecError::Signal { log, .. }

@@ -52,7 +52,7 @@ enum Scope {
 }
 
 impl<'a> External<'a> {
-    pub fn new(def: ExternalExecutor, servers: &'a Servers) -> Self {
+    pub(crate) fn new(def: ExternalExecutor, servers: &'a Servers) -> Self {
         External {
             def,
             capture: None,
@@ -68,13 +68,13 @@ impl<'a> External<'a> {
     }
 
     /// Runs every command of the test confined (see [`super::sandbox`]).
-    pub fn confined(mut self, cfg: &'a Config, profile: std::sync::Arc<LoadedProfile>) -> Self {
+    pub(crate) fn confined(mut self, cfg: &'a Config, profile: std::sync::Arc<LoadedProfile>) -> Self {
         self.confine = Some((cfg, profile));
         self
     }
 
     /// Adds `dirs` to the PATH of every command this executor runs.
-    pub fn with_extra_path(mut self, path: Option<&'a str>, dirs: Vec<std::path::PathBuf>) -> Self {
+    pub(crate) fn with_extra_path(mut self, path: Option<&'a str>, dirs: Vec<std::path::PathBuf>) -> Self {
         self.path = path;
         self.extra_path = dirs;
         self

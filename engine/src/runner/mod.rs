@@ -125,7 +125,7 @@ pub enum Outcome {
 }
 
 /// The built-in placeholders plus the test's named values.
-pub fn bindings(test: &Test, test_dir: &Path, target: &Path, installed: &Path) -> IndexMap<String, String> {
+pub(crate) fn bindings(test: &Test, test_dir: &Path, target: &Path, installed: &Path) -> IndexMap<String, String> {
     let mut b = test.bindings();
     b.insert("scratch_dir".into(), test_dir.display().to_string());
     b.insert("test_dir".into(), test_dir.display().to_string());
@@ -140,17 +140,10 @@ pub fn bindings(test: &Test, test_dir: &Path, target: &Path, installed: &Path) -
     b
 }
 
-/// Runs one test to completion: its folder, setup, trials (warm-up,
-/// scheduled, added), teardown, its logs, its entries.
-pub fn run_test(test: &Test, settings: &RunSettings, env: &Env<'_>, logs: &Logs<'_>, events: &dyn Events) -> Outcome {
-    let mut one = run_states(test, settings, env, std::slice::from_ref(logs), events, &mut Unchanged);
-    one.pop().unwrap_or(Outcome::Interrupted)
-}
-
 /// Runs one test with its trials interleaved across the states of `switch`
 /// (set up once, trials round-robin): one outcome per state, `logs[i]`
 /// holding state `i`'s logs. A failure fails the test in every state.
-pub fn run_states(
+pub(crate) fn run_states(
     test: &Test,
     settings: &RunSettings,
     env: &Env<'_>,

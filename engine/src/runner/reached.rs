@@ -10,7 +10,7 @@ const FACTOR: f64 = 10.0;
 const LEAST: f64 = 1_048_576.0;
 
 /// Bytes per second of one unit of `unit` (`MB/s` → 10⁶), for byte rates only.
-pub fn byte_rate(unit: &str) -> Option<f64> {
+pub(crate) fn byte_rate(unit: &str) -> Option<f64> {
     let prefix = unit.trim().strip_suffix("/s")?.trim();
     crate::units::parse_size(&format!("1 {prefix}")).ok().map(|b| b as f64)
 }
@@ -21,7 +21,13 @@ pub fn byte_rate(unit: &str) -> Option<f64> {
 /// under a loop device, the disk its backing file is on: a loop device over
 /// a cached file is memory too. Other kinds of test (a hash in memory) make
 /// no claim on a device.
-pub fn served_from_memory(disk: bool, unit: &str, values: &[f64], walls: &[f64], io: &[TrialIo]) -> Option<String> {
+pub(crate) fn served_from_memory(
+    disk: bool,
+    unit: &str,
+    values: &[f64],
+    walls: &[f64],
+    io: &[TrialIo],
+) -> Option<String> {
     let per = byte_rate(unit).filter(|_| disk)?;
     if io.len() != values.len() || io.iter().any(|t| t.devices.is_empty()) {
         return None;

@@ -64,7 +64,7 @@ fn locate(name: &str, dirs: &[String]) -> Option<std::path::PathBuf> {
 
 /// Directories to add to PATH for `p`'s commands: where its required
 /// programs are when they are not on PATH.
-pub fn extra_path(p: &Profile) -> Vec<std::path::PathBuf> {
+pub(crate) fn extra_path(p: &Profile) -> Vec<std::path::PathBuf> {
     let mut out: Vec<std::path::PathBuf> = Vec::new();
     for r in p.requirements.programs.iter().filter(|r| !r.dirs.is_empty()) {
         if which::which(&r.name).is_ok() {
@@ -102,7 +102,7 @@ pub fn missing_programs(p: &Profile) -> Vec<Unmet> {
 }
 
 /// Files the profile needs that are missing.
-pub fn missing_files(p: &Profile) -> Vec<Unmet> {
+pub(crate) fn missing_files(p: &Profile) -> Vec<Unmet> {
     p.requirements
         .files
         .iter()
@@ -118,7 +118,7 @@ pub fn missing_files(p: &Profile) -> Vec<Unmet> {
 }
 
 /// Whether root is required and missing.
-pub fn missing_root(p: &Profile) -> Option<Unmet> {
+pub(crate) fn missing_root(p: &Profile) -> Option<Unmet> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
     (p.requirements.root && euid != 0)
@@ -137,7 +137,7 @@ pub enum TargetError {
 
 /// Creates `dir` if needed, checks it is writable and has `need` free bytes
 /// (`who` names the tests that need them).
-pub fn check_target(dir: &Path, need: Option<(u64, String)>) -> Result<(), TargetError> {
+pub(crate) fn check_target(dir: &Path, need: Option<(u64, String)>) -> Result<(), TargetError> {
     let path = dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|source| TargetError::Create { path: path.clone(), source })?;
     tempfile::tempfile_in(dir).map_err(|source| TargetError::NotWritable { path: path.clone(), source })?;

@@ -52,7 +52,7 @@ pub struct Defaults {
 
 impl Defaults {
     /// The defaults on a machine with `ram` bytes of memory.
-    pub fn for_machine(ram: Option<u64>) -> Defaults {
+    pub(crate) fn for_machine(ram: Option<u64>) -> Defaults {
         let memory = (ram.unwrap_or(8 << 30) / 8).max(1 << 30);
         Defaults {
             memory,
@@ -78,7 +78,7 @@ pub struct Config {
 }
 
 /// Whether `p` runs confined under `mode`.
-pub fn applies(mode: Mode, p: &LoadedProfile) -> bool {
+pub(crate) fn applies(mode: Mode, p: &LoadedProfile) -> bool {
     match mode {
         Mode::On => true,
         Mode::Off => false,
@@ -98,7 +98,7 @@ pub struct Widening {
 
 /// What `p` asks beyond `d` that `g` does not grant; empty for a local
 /// profile (its user wrote or kept it) and for one within the defaults.
-pub fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
+pub(crate) fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
     if !p.shared() {
         return Vec::new();
     }
@@ -178,7 +178,7 @@ fn plugin_widenings(p: &LoadedProfile, g: &Grants) -> Vec<Widening> {
 
 /// A shared profile's declared free space (`space`, for one test) above
 /// what it may declare without a grant.
-pub fn scratch_widening(p: &LoadedProfile, space: Option<u64>, d: &Defaults, g: &Grants) -> Option<Widening> {
+pub(crate) fn scratch_widening(p: &LoadedProfile, space: Option<u64>, d: &Defaults, g: &Grants) -> Option<Widening> {
     let space = space.filter(|s| p.shared() && *s > g.scratch.unwrap_or(d.scratch_cap))?;
     Some(Widening {
         field: vec![Seg::key("requirements"), Seg::key("free_space")],
@@ -241,8 +241,6 @@ pub struct Sandbox {
     scratch: u64,
     /// Who owns what engine makes for its commands (root or nobody inside).
     owner: Identity,
-    /// The directories engine made for it, held open.
-    test: Dir,
     private: PathBuf,
     watchdog: Option<Watchdog>,
 }
@@ -253,7 +251,7 @@ impl Sandbox {
     /// profile declares (and, when shared, the user granted), visible
     /// read-only its own folder and install; `space` is the free space the
     /// test declares, `unprivileged` whether its steps run as nobody.
-    pub fn new(
+    pub(crate) fn new(
         cfg: &Config,
         p: &LoadedProfile,
         test: &Dir,
@@ -289,10 +287,10 @@ impl Sandbox {
         let scratch = space.map(|s| (s + s / 4).max(SCRATCH_FLOOR)).unwrap_or(cfg.defaults.scratch);
         let test = Dir::open(test_dir).map_err(|e| setup(&e))?;
         let watchdog = Watchdog::start(&test, &private, scratch, &shared);
-        Ok(Sandbox { plan, shared, cgroups: cfg.cgroups.clone(), limits, scratch, owner, test, private, watchdog })
+        Ok(Sandbox { plan, shared, cgroups: cfg.cgroups.clone(), limits, scratch, owner, private, watchdog })
     }
 
-    pub fn confined(&self) -> Confined<'_> {
+    pub(crate) fn confined(&self) -> Confined<'_> {
         Confined {
             plan: &self.plan,
             shared: &self.shared,
@@ -303,31 +301,26 @@ impl Sandbox {
     }
 
     /// Runs `f` inside the test's network (a probe of a server's port).
-    pub fn inside<T: Send>(&self, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+    pub(crate) fn inside<T: Send>(&self, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
         self.shared.inside(f)
     }
 
     /// Hands a directory engine made for the test (a trial's) to the
     /// sandbox's user, through its descriptor.
-    pub fn hand_over(&self, d: &Dir) -> std::io::Result<()> {
+    pub(crate) fn hand_over(&self, d: &Dir) -> std::io::Result<()> {
         let (uid, gid) = self.owner.host();
         d.chown(uid, gid)
     }
 
-    /// The test's folder, held open.
-    pub fn test_dir(&self) -> &Dir {
-        &self.test
-    }
-
     /// Its private /tmp: where a server's socket under /tmp really is.
-    pub fn tmp(&self) -> &Path {
+    pub(crate) fn tmp(&self) -> &Path {
         &self.plan.tmp
     }
 
     /// What the sandbox most likely denied a command that failed: `fin`
     /// says how it ended (a file over the limit ends it, or its shell's
     /// child, with SIGXFSZ).
-    pub fn denied(&self, stderr: &str, fin: &crate::sys::process::Finished) -> Option<String> {
+    pub(crate) fn denied(&self, stderr: &str, fin: &crate::sys::process::Finished) -> Option<String> {
         use crate::sys::process::Exit;
         let xfsz = matches!(fin.exit, Exit::Signal(libc::SIGXFSZ)) || fin.exit == Exit::Code(128 + libc::SIGXFSZ);
         if xfsz || self.watchdog.as_ref().is_some_and(Watchdog::tripped) {
@@ -464,7 +457,7 @@ fn kill_netns(inode: u64) {
 
 /// What the sandbox most likely denied a confined command that failed,
 /// from its standard error and its cgroup's figures.
-pub fn denied(stderr: &str, usage: Option<&cgroup::Usage>, limits: &Limits) -> Option<String> {
+pub(crate) fn denied(stderr: &str, usage: Option<&cgroup::Usage>, limits: &Limits) -> Option<String> {
     if usage.is_some_and(|u| u.pids_refused > 0) {
         return Some(format!(
             "more than {} processes (the sandbox's limit; a profile may declare `sandbox: {{processes: N}}`)",

@@ -163,17 +163,13 @@ fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecErr
 }
 
 impl Server {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     fn fail(&self, what: String) -> ExecError {
         ExecError::Server { name: self.name.clone(), what, log: self.log.clone() }
     }
 
     /// Starts the server and waits until it is ready. On any failure it is
     /// stopped and its data removed before the error is returned.
-    pub fn start(spec: Spec<'_>) -> Result<Server, ExecError> {
+    pub(crate) fn start(spec: Spec<'_>) -> Result<Server, ExecError> {
         let journal = spec
             .journal
             .journal()
@@ -314,7 +310,7 @@ impl Server {
     }
 
     /// Fails when the server is no longer running (it died during a trial).
-    pub fn check_alive(&mut self) -> Result<(), ExecError> {
+    pub(crate) fn check_alive(&mut self) -> Result<(), ExecError> {
         match self.try_reap() {
             Some(status) => Err(self.fail(format!("{} while the test ran", describe_status(status)))),
             None if self.done => Err(self.fail("is not running".into())),
@@ -324,7 +320,7 @@ impl Server {
 
     /// Stops the server (its signal, then SIGKILL after the stop timeout or
     /// at a second Ctrl-C) and removes its data.
-    pub fn stop(mut self) -> Result<(), ExecError> {
+    pub(crate) fn stop(mut self) -> Result<(), ExecError> {
         self.stop_inner()
     }
 
@@ -431,7 +427,7 @@ fn ready_socket(spec: &Spec<'_>, s: &Path) -> std::io::Result<std::os::unix::net
 }
 
 /// Whether a process of group `pgid` holds a socket listening on TCP `port`.
-pub fn group_listens_on(pgid: i32, port: u16) -> bool {
+pub(crate) fn group_listens_on(pgid: i32, port: u16) -> bool {
     let mut inodes = Vec::new();
     // The server's own network's tables (a confined server has one of its own).
     for table in ["tcp", "tcp6"] {
@@ -474,7 +470,7 @@ pub fn group_listens_on(pgid: i32, port: u16) -> bool {
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on now (the kernel picks it).
-pub fn free_port() -> Option<u16> {
+pub(crate) fn free_port() -> Option<u16> {
     std::net::TcpListener::bind(("127.0.0.1", 0)).ok().and_then(|l| l.local_addr().ok()).map(|a| a.port())
 }
 

@@ -20,24 +20,24 @@ pub const STDOUT: &str = "--- stdout ---\n";
 pub const STDERR: &str = "--- stderr ---\n";
 
 /// The command and where it ran.
-pub fn header(command_line: &str, cwd: &Path) -> String {
+pub(crate) fn header(command_line: &str, cwd: &Path) -> String {
     format!("$ {command_line}\n# cwd: {}\n", cwd.display())
 }
 
 /// Both streams, standard output ended by a line break before the marker.
-pub fn streams(stdout: &str, stderr: &str) -> String {
+pub(crate) fn streams(stdout: &str, stderr: &str) -> String {
     let gap = if stdout.is_empty() || stdout.ends_with('\n') { "" } else { "\n" };
     format!("{STDOUT}{stdout}{gap}{STDERR}{stderr}")
 }
 
 /// The last `n` non-blank lines of standard error in a log's text.
-pub fn stderr_tail(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn stderr_tail(text: &str, n: usize) -> Vec<String> {
     let Some((_, err)) = text.rsplit_once(STDERR) else { return Vec::new() };
     last_lines(err, n)
 }
 
 /// The last `n` lines of `text` that are not blank.
-pub fn last_lines(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn last_lines(text: &str, n: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
 }

@@ -33,7 +33,7 @@ pub struct Wasm<'a> {
 }
 
 impl<'a> Wasm<'a> {
-    pub fn new(profile: Arc<LoadedProfile>, def: WasmExecutor, results: Vec<String>, cache: &'a Cache) -> Self {
+    pub(crate) fn new(profile: Arc<LoadedProfile>, def: WasmExecutor, results: Vec<String>, cache: &'a Cache) -> Self {
         Wasm {
             profile,
             def,
@@ -67,7 +67,7 @@ impl<'a> Wasm<'a> {
 const CHECK_DIR: &str = "configure";
 
 /// Renders `{{placeholders}}` of a config or env map from the test's values.
-pub fn render<'a>(
+pub(crate) fn render<'a>(
     pairs: impl Iterator<Item = (&'a String, &'a str)>,
     b: &indexmap::IndexMap<String, String>,
 ) -> Result<Vec<(String, String)>, ExecError> {

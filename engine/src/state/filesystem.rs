@@ -33,7 +33,7 @@ impl FsSpec {
     /// Parses a `--filesystem` value: states separated by commas, where a
     /// comma-separated word that is not a file system name is one more mount
     /// option of the state before it (`ext4:noatime,nobarrier,xfs`).
-    pub fn parse_list(s: &str) -> Result<Vec<FsSpec>, SpecError> {
+    pub(crate) fn parse_list(s: &str) -> Result<Vec<FsSpec>, SpecError> {
         let mut out: Vec<FsSpec> = Vec::new();
         for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             let (name, opt) = match word.split_once(':') {
@@ -61,7 +61,7 @@ impl FsSpec {
         Ok(out)
     }
 
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         if self.options.is_empty() {
             self.fstype.clone()
         } else {
@@ -70,7 +70,7 @@ impl FsSpec {
     }
 
     /// The mkfs program and its arguments for `device`.
-    pub fn mkfs(&self, device: &str) -> (String, Vec<String>) {
+    pub(crate) fn mkfs(&self, device: &str) -> (String, Vec<String>) {
         let prog = format!("mkfs.{}", self.fstype);
         let mut args: Vec<String> = match self.fstype.as_str() {
             // Initialise inode tables and journal now: left lazy, the kernel

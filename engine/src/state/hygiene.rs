@@ -15,14 +15,14 @@ pub enum HygieneError {
 }
 
 /// `sync`, then `echo 3 > /proc/sys/vm/drop_caches`.
-pub fn drop_caches() -> Result<(), HygieneError> {
+pub(crate) fn drop_caches() -> Result<(), HygieneError> {
     // SAFETY: sync cannot fail.
     unsafe { libc::sync() };
     std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(HygieneError::DropCaches)
 }
 
 /// `fstrim DIR`; file systems without discard support are not an error.
-pub fn fstrim(dir: &Path) -> Result<(), HygieneError> {
+pub(crate) fn fstrim(dir: &Path) -> Result<(), HygieneError> {
     let o = std::process::Command::new("fstrim").arg(dir).output().map_err(HygieneError::NoFstrim)?;
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.success() || err.contains("not supported") {

@@ -55,12 +55,12 @@ pub type Shared = Arc<Mutex<Journal>>;
 
 impl Journal {
     /// Starts the journal of this process in `dir`.
-    pub fn create(dir: &Path) -> Result<Shared, JournalError> {
+    pub(crate) fn create(dir: &Path) -> Result<Shared, JournalError> {
         Self::create_named(dir, &std::process::id().to_string())
     }
 
     /// Starts a journal of this process named `stem` (`<pid>-servers`).
-    pub fn create_named(dir: &Path, stem: &str) -> Result<Shared, JournalError> {
+    pub(crate) fn create_named(dir: &Path, stem: &str) -> Result<Shared, JournalError> {
         let pid = std::process::id();
         let path = dir.join(format!("{stem}.json"));
         let file = File { pid, start_ticks: start_ticks(pid as i32), boot_id: boot_id(), ..Default::default() };
@@ -76,7 +76,7 @@ impl Journal {
     }
 
     /// Records `change` durably; call before making it. Returns its id.
-    pub fn record(&mut self, change: Change) -> Result<u64, JournalError> {
+    pub(crate) fn record(&mut self, change: Change) -> Result<u64, JournalError> {
         let id = self.file.next_id;
         self.file.next_id += 1;
         self.file.pending.push(Entry { id, change });
@@ -85,7 +85,7 @@ impl Journal {
     }
 
     /// Replaces pending change `id` (a server's pid, known once it runs).
-    pub fn update(&mut self, id: u64, change: Change) -> Result<(), JournalError> {
+    pub(crate) fn update(&mut self, id: u64, change: Change) -> Result<(), JournalError> {
         if let Some(e) = self.file.pending.iter_mut().find(|e| e.id == id) {
             e.change = change;
             self.save()?;
@@ -94,7 +94,7 @@ impl Journal {
     }
 
     /// Forgets change `id` without undoing it (whoever made it undid it).
-    pub fn forget(&mut self, id: u64) -> Result<(), JournalError> {
+    pub(crate) fn forget(&mut self, id: u64) -> Result<(), JournalError> {
         let before = self.file.pending.len();
         self.file.pending.retain(|e| e.id != id);
         if self.file.pending.len() != before {
@@ -105,7 +105,7 @@ impl Journal {
 
     /// Undoes change `id` (if still pending) and forgets it — only once it
     /// is undone: a change that could not be undone stays for `engine recover`.
-    pub fn undo(&mut self, id: u64) -> Result<(), UndoError> {
+    pub(crate) fn undo(&mut self, id: u64) -> Result<(), UndoError> {
         let Some(pos) = self.file.pending.iter().position(|e| e.id == id) else { return Ok(()) };
         self.file.pending[pos].change.undo()?;
         self.file.pending.remove(pos);
@@ -114,7 +114,7 @@ impl Journal {
 
     /// Undoes every pending change, newest first; returns what was done and
     /// what failed. What failed stays in the journal.
-    pub fn undo_all(&mut self) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn undo_all(&mut self) -> (Vec<String>, Vec<String>) {
         let (mut done, mut failed) = (Vec::new(), Vec::new());
         for i in (0..self.file.pending.len()).rev() {
             let change = self.file.pending[i].change.clone();
@@ -132,12 +132,13 @@ impl Journal {
         (done, failed)
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.file.pending.is_empty()
     }
 
     /// Removes the journal file once nothing is pending.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if self.file.pending.is_empty() {
             let _ = std::fs::remove_file(&self.path);
         }
@@ -172,7 +173,7 @@ fn alive(f: &File) -> bool {
 }
 
 /// Every journal in `dir` with pending changes.
-pub fn leftovers(dir: &Path) -> Result<Vec<Leftover>, JournalError> {
+pub(crate) fn leftovers(dir: &Path) -> Result<Vec<Leftover>, JournalError> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
     let mut paths: Vec<PathBuf> =
@@ -199,7 +200,7 @@ pub fn leftovers(dir: &Path) -> Result<Vec<Leftover>, JournalError> {
 
 /// Undoes the changes of a dead run's journal; removes the file when all
 /// went well. Returns what was done and what failed.
-pub fn recover(l: &Leftover) -> (Vec<String>, Vec<String>) {
+pub(crate) fn recover(l: &Leftover) -> (Vec<String>, Vec<String>) {
     let mut j = Journal {
         path: l.path.clone(),
         file: File {
@@ -225,7 +226,7 @@ pub struct StateLock {
 
 impl StateLock {
     /// Takes the lock file `path` (`ENGINE_HOME/state.lock`).
-    pub fn acquire(path: &Path) -> Result<StateLock, JournalError> {
+    pub(crate) fn acquire(path: &Path) -> Result<StateLock, JournalError> {
         let io = |source| JournalError::Write { path: path.to_path_buf(), source };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;

@@ -29,7 +29,7 @@ pub struct Attached {
 /// with direct I/O on the file (`losetup --direct-io=on`) unless `cached`,
 /// so what a test writes reaches the disk under the file instead of the
 /// page cache — and returns it with the guard that undoes both.
-pub fn create(dir: &Path, spec: Spec, journal: &Shared) -> Result<Attached, StateError> {
+pub(crate) fn create(dir: &Path, spec: Spec, journal: &Shared) -> Result<Attached, StateError> {
     let size = spec.size;
     std::fs::create_dir_all(dir).map_err(|e| StateError::Apply(format!("cannot create {}: {e}", dir.display())))?;
     let file = dir.join(format!(
@@ -67,7 +67,7 @@ pub fn create(dir: &Path, spec: Spec, journal: &Shared) -> Result<Attached, Stat
 
 /// How identifiers name a loop device, as `loop:SIZE` is written (`loop
 /// 4G`, `loop 320M`, `loop 4G cached`): by what it is, not by its number.
-pub fn label(spec: Spec) -> String {
+pub(crate) fn label(spec: Spec) -> String {
     let cached = if spec.cached { " cached" } else { "" };
     let size = spec.size;
     for (unit, f) in [("T", 1u64 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)] {
@@ -80,7 +80,7 @@ pub fn label(spec: Spec) -> String {
 
 /// Parses `loop:4G` (binary units, as fio and truncate read them: 4G = 4
 /// GiB), and `loop:4G,cached` for a device that keeps the page cache.
-pub fn parse_spec(s: &str) -> Option<Result<Spec, SpecError>> {
+pub(crate) fn parse_spec(s: &str) -> Option<Result<Spec, SpecError>> {
     let rest = s.strip_prefix("loop:")?;
     let (size, cached) = match rest.split_once(',') {
         None => (rest, false),

@@ -52,19 +52,19 @@ pub struct Guard {
 }
 
 impl Guard {
-    pub fn new(journal: &Shared) -> Self {
+    pub(crate) fn new(journal: &Shared) -> Self {
         Guard { journal: journal.clone(), ids: Vec::new(), errors: Vec::new() }
     }
 
     /// Records `change` in the journal (before it is made) and takes charge of undoing it.
-    pub fn record(&mut self, change: impl Into<change::Change>) -> Result<(), StateError> {
+    pub(crate) fn record(&mut self, change: impl Into<change::Change>) -> Result<(), StateError> {
         let id = self.journal.lock().unwrap_or_else(|p| p.into_inner()).record(change.into())?;
         self.ids.push(id);
         Ok(())
     }
 
     /// Restores now and says what could not be restored.
-    pub fn finish(mut self) -> Result<(), change::UndoError> {
+    pub(crate) fn finish(mut self) -> Result<(), change::UndoError> {
         self.restore();
         let errors = std::mem::take(&mut self.errors);
         if errors.is_empty() { Ok(()) } else { Err(change::UndoError(errors.join("; "))) }

@@ -24,7 +24,7 @@ impl std::fmt::Display for Scheduler {
 
 impl Scheduler {
     /// Parses one state: `bfq`, `bfq:low_latency=0`, `bfq:low_latency=0:slice_idle=0`.
-    pub fn parse(s: &str) -> Result<Scheduler, SpecError> {
+    pub(crate) fn parse(s: &str) -> Result<Scheduler, SpecError> {
         let mut parts = s.split(':');
         let name = parts.next().unwrap_or("").trim().to_lowercase();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -43,7 +43,7 @@ impl Scheduler {
     }
 
     /// Parses a `--scheduler` list: `none,mq-deadline,bfq:low_latency=0`.
-    pub fn parse_list(s: &str) -> Result<Vec<Scheduler>, SpecError> {
+    pub(crate) fn parse_list(s: &str) -> Result<Vec<Scheduler>, SpecError> {
         s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(Scheduler::parse).collect()
     }
 }
@@ -57,7 +57,7 @@ pub struct SchedulerState {
 }
 
 /// The scheduler in force on `queue` and the values of its tunables.
-pub fn current(queue: &str) -> Result<(String, Vec<(String, String)>), StateError> {
+pub(crate) fn current(queue: &str) -> Result<(String, Vec<(String, String)>), StateError> {
     let path = format!("{queue}/scheduler");
     let text = std::fs::read_to_string(&path).map_err(|e| StateError::Apply(format!("cannot read {path}: {e}")))?;
     let (active, _) = crate::sysinfo::device::parse_scheduler(&text);

@@ -17,7 +17,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    pub fn new(journal_dir: &Path) -> Scratch {
+    pub(crate) fn new(journal_dir: &Path) -> Scratch {
         Scratch { journal_dir: journal_dir.to_path_buf(), state: Mutex::new((None, Vec::new())) }
     }
 
@@ -25,7 +25,7 @@ impl Scratch {
     /// journaled before the first one is made there. A journal that cannot be
     /// written only loses the clean-up after a kill -9: the folders are still
     /// removed on every other way out.
-    pub fn prefix(&self, target: &Path) -> String {
+    pub(crate) fn prefix(&self, target: &Path) -> String {
         let prefix = format!("engine-{}-", std::process::id());
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if g.1.iter().any(|t| t == target) {

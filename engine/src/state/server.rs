@@ -15,11 +15,11 @@ pub struct Servers {
 }
 
 impl Servers {
-    pub fn new(journal_dir: &Path) -> Servers {
+    pub(crate) fn new(journal_dir: &Path) -> Servers {
         Servers { dir: journal_dir.to_path_buf(), journal: Mutex::new(None) }
     }
 
-    pub fn journal(&self) -> Result<Shared, JournalError> {
+    pub(crate) fn journal(&self) -> Result<Shared, JournalError> {
         let mut g = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(j) = &*g {
             return Ok(j.clone());

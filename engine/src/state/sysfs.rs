@@ -28,7 +28,7 @@ impl std::str::FromStr for Setting {
 
 impl Setting {
     /// Parses `queue/read_ahead_kb=128` or `iosched/slice_idle=0`.
-    pub fn parse(s: &str) -> Result<Setting, SpecError> {
+    pub(crate) fn parse(s: &str) -> Result<Setting, SpecError> {
         let (k, v) = s.split_once('=').ok_or_else(|| SpecError(format!("`--set {s}` has no `=`")))?;
         let k = k.trim().trim_matches('/');
         if k.contains("..") || k.is_empty() || !(k.starts_with("queue/") || k.starts_with("iosched/")) {
@@ -47,12 +47,12 @@ impl Setting {
         Ok(Setting { attr: k.to_string(), value: v.trim().to_string() })
     }
 
-    pub fn is_iosched(&self) -> bool {
+    pub(crate) fn is_iosched(&self) -> bool {
         self.attr.starts_with("iosched/")
     }
 
     /// The attribute's file for a device's queue folder (`/sys/block/sda/queue`).
-    pub fn path(&self, queue: &str) -> String {
+    pub(crate) fn path(&self, queue: &str) -> String {
         match self.attr.strip_prefix("queue/") {
             Some(rest) => format!("{queue}/{rest}"),
             None => format!("{queue}/{}", self.attr),
@@ -61,7 +61,7 @@ impl Setting {
 }
 
 /// Reads `path` and checks it shows `wanted` (bracketed choices count).
-pub fn verify(what: &str, path: &str, wanted: &str) -> Result<(), StateError> {
+pub(crate) fn verify(what: &str, path: &str, wanted: &str) -> Result<(), StateError> {
     let got = std::fs::read_to_string(path).map_err(|e| StateError::Apply(format!("cannot read back {path}: {e}")))?;
     let got = got.trim();
     let ok = got == wanted
@@ -80,7 +80,7 @@ pub fn verify(what: &str, path: &str, wanted: &str) -> Result<(), StateError> {
 }
 
 /// Writes `value` to `path`, journaling the old value first, and reads it back.
-pub fn set(guard: &mut Guard, path: &str, value: &str) -> Result<(), StateError> {
+pub(crate) fn set(guard: &mut Guard, path: &str, value: &str) -> Result<(), StateError> {
     let original = std::fs::read_to_string(path).map_err(|e| StateError::Apply(format!("cannot read {path}: {e}")))?;
     guard.record(SysfsValue { path: path.to_string(), original: original.trim().to_string() })?;
     std::fs::write(path, value).map_err(|e| StateError::Apply(format!("cannot write {value:?} to {path}: {e}")))?;

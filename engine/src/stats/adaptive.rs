@@ -69,12 +69,7 @@ pub enum Stop {
     Groups,
 }
 
-impl Stop {
-    /// Whether the result reached what was asked of it.
-    pub fn reached(self) -> bool {
-        matches!(self, Stop::Target | Stop::Forced | Stop::Single)
-    }
-}
+impl Stop {}
 
 /// What to do after a trial.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,13 +81,13 @@ pub enum Decision {
 }
 
 /// t quantile for a two-sided 95 % interval with `df` degrees of freedom.
-pub fn t975(df: f64) -> f64 {
+pub(crate) fn t975(df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map(|d| d.inverse_cdf(0.975)).unwrap_or(f64::INFINITY)
 }
 
 /// Half-width of the 95 % CI of the mean of `values`, percent of the mean
 /// (`None` below 2 values; 0 without spread; infinite for a zero mean with spread).
-pub fn ci_half_pct(values: &[f64]) -> Option<f64> {
+pub(crate) fn ci_half_pct(values: &[f64]) -> Option<f64> {
     let s = Summary::of(values)?;
     let se = s.se?;
     if se == 0.0 {
@@ -106,7 +101,7 @@ pub fn ci_half_pct(values: &[f64]) -> Option<f64> {
 
 /// Trials needed for the CI half-width to reach `target` percent if the
 /// mean and SD stay what they are (`u32::MAX` beyond 100,000).
-pub fn trials_needed(values: &[f64], target: f64) -> u32 {
+pub(crate) fn trials_needed(values: &[f64], target: f64) -> u32 {
     let Some(s) = Summary::of(values) else { return u32::MAX };
     let (Some(sd), mean) = (s.sd, s.mean.abs()) else { return u32::MAX };
     if sd == 0.0 {
@@ -125,7 +120,7 @@ pub fn trials_needed(values: &[f64], target: f64) -> u32 {
 
 /// The factor that takes a sample SD of `n` values to the lower end of the
 /// SD's 90 % interval: √((n − 1) / χ²₀.₉₅(n − 1)).
-pub fn optimistic_sd(n: usize) -> f64 {
+pub(crate) fn optimistic_sd(n: usize) -> f64 {
     use statrs::distribution::ChiSquared;
     if n < 2 {
         return 1.0;
@@ -153,7 +148,7 @@ pub fn seconds(d: Duration) -> String {
 }
 
 impl AdaptivePlan {
-    pub fn new(
+    pub(crate) fn new(
         times: u32,
         min: Option<u32>,
         max: Option<u32>,
@@ -179,7 +174,7 @@ impl AdaptivePlan {
 
     /// Decides after the trials so far (`values` of one result, in run
     /// order), `elapsed` since the first measured trial began.
-    pub fn decide(&self, values: &[f64], elapsed: Duration) -> Decision {
+    pub(crate) fn decide(&self, values: &[f64], elapsed: Duration) -> Decision {
         let n = values.len() as u32;
         if let Some(f) = self.forced {
             if n < f {

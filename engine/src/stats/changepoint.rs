@@ -58,7 +58,7 @@ pub struct ChangePoint {
 }
 
 /// The change points of `values`, sorted by index.
-pub fn e_divisive(values: &[f64], s: &Settings) -> Vec<ChangePoint> {
+pub(crate) fn e_divisive(values: &[f64], s: &Settings) -> Vec<ChangePoint> {
     let min = s.min_size.max(2);
     if values.len() < 2 * min || values.iter().any(|v| !v.is_finite()) {
         return Vec::new();
@@ -93,7 +93,7 @@ pub const OUTLIER_SIGMAS: f64 = 5.0;
 /// step moves only once, so a step is kept while one stray run is not left
 /// to hide it (the energy statistic weighs every distance, so one far point
 /// can outweigh a clean step). Returns the values and the indexes replaced.
-pub fn guard(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
+pub(crate) fn guard(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         let n = v.len();

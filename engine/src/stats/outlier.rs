@@ -9,7 +9,7 @@ pub const THRESHOLD: f64 = 3.5;
 /// Modified z-scores of `values`. When the MAD is zero (more than half the
 /// values equal), the mean absolute deviation scaled by 1.253314 stands in for
 /// it; when that is zero too, every score is zero.
-pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
+pub(crate) fn modified_z_scores(values: &[f64]) -> Vec<f64> {
     if values.is_empty() {
         return Vec::new();
     }
@@ -28,7 +28,7 @@ pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
 }
 
 /// Indexes and scores of the outliers in `values`.
-pub fn outliers(values: &[f64]) -> Vec<(usize, f64)> {
+pub(crate) fn outliers(values: &[f64]) -> Vec<(usize, f64)> {
     modified_z_scores(values).into_iter().enumerate().filter(|(_, z)| z.abs() > THRESHOLD).collect()
 }
 

@@ -25,7 +25,7 @@ impl std::fmt::Display for Bimodal {
 }
 
 /// Four significant digits.
-pub fn short(x: f64) -> String {
+pub(crate) fn short(x: f64) -> String {
     crate::units::fixed(x, crate::units::decimals_for_sig(x.abs()))
 }
 
@@ -34,7 +34,7 @@ pub fn short(x: f64) -> String {
 /// standard deviation. (Splitting at the widest gap shrinks the groups'
 /// spread, so the bar is high: normal samples of 8 pass it under 1 % of the
 /// time, of 12 under 0.1 %.)
-pub fn bimodal(values: &[f64]) -> Option<Bimodal> {
+pub(crate) fn bimodal(values: &[f64]) -> Option<Bimodal> {
     let n = values.len();
     if n < 8 {
         return None;
@@ -55,7 +55,7 @@ pub const OUTLIER_MIN_N: usize = 5;
 
 /// What a report should say about the shape of `values`: a warm-up first
 /// trial, other outliers, two groups. Information, never a reason to add trials.
-pub fn notes(values: &[f64]) -> Vec<String> {
+pub(crate) fn notes(values: &[f64]) -> Vec<String> {
     let mut out: Vec<String> = resolution_limited(values).into_iter().collect();
     // Below 5 values a "modified z-score" is noise about noise.
     if values.len() >= OUTLIER_MIN_N {
@@ -84,7 +84,7 @@ pub const RESOLUTION_LIMITED: &str = "resolution-limited";
 /// the same (PostMark's transactions over a whole second), or at most two
 /// values a step of 1 % or more apart in five or more trials. Their
 /// interval of ±0 would claim a precision the tool does not have.
-pub fn resolution_limited(values: &[f64]) -> Option<String> {
+pub(crate) fn resolution_limited(values: &[f64]) -> Option<String> {
     if values.len() < 2 {
         return None;
     }

@@ -18,7 +18,7 @@ pub struct Summary {
 
 impl Summary {
     /// Summarizes `values`; `None` when there are none.
-    pub fn of(values: &[f64]) -> Option<Summary> {
+    pub(crate) fn of(values: &[f64]) -> Option<Summary> {
         if values.is_empty() {
             return None;
         }
@@ -35,7 +35,8 @@ impl Summary {
     }
 
     /// Relative standard error in percent of the mean (`None` if undefined).
-    pub fn rse_percent(&self) -> Option<f64> {
+    #[cfg(test)]
+    pub(crate) fn rse_percent(&self) -> Option<f64> {
         let se = self.se?;
         if self.mean == 0.0 {
             return if se == 0.0 { Some(0.0) } else { None };
@@ -44,14 +45,14 @@ impl Summary {
     }
 
     /// Relative standard deviation in percent of the mean.
-    pub fn rsd_percent(&self) -> Option<f64> {
+    pub(crate) fn rsd_percent(&self) -> Option<f64> {
         let sd = self.sd?;
         (self.mean != 0.0).then(|| sd / self.mean.abs() * 100.0)
     }
 }
 
 /// Median; for an even count, the mean of the two middle values.
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let mut v: Vec<f64> = values.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();

@@ -15,7 +15,7 @@ pub struct Trend {
 }
 
 /// The Mann–Kendall test of `values` in run order (`None` below 4 values).
-pub fn mann_kendall(values: &[f64]) -> Option<Trend> {
+pub(crate) fn mann_kendall(values: &[f64]) -> Option<Trend> {
     let n = values.len();
     if n < 4 {
         return None;

@@ -75,7 +75,7 @@ fn rename_in(f: &mut ResultFile, from: &str, to: &str) {
     }
 }
 
-pub fn rename_identifier(f: &mut ResultFile, from: &str, to: &str) -> Result<(), EditError> {
+pub(crate) fn rename_identifier(f: &mut ResultFile, from: &str, to: &str) -> Result<(), EditError> {
     if f.system(from).is_none() {
         return Err(EditError::NoIdentifier(from.to_string()));
     }
@@ -87,7 +87,7 @@ pub fn rename_identifier(f: &mut ResultFile, from: &str, to: &str) -> Result<(),
 }
 
 /// Removes an identifier and its values; results left without any value go too.
-pub fn remove_identifier(f: &mut ResultFile, id: &str) -> Result<(), EditError> {
+pub(crate) fn remove_identifier(f: &mut ResultFile, id: &str) -> Result<(), EditError> {
     if f.system(id).is_none() {
         return Err(EditError::NoIdentifier(id.to_string()));
     }
@@ -100,7 +100,7 @@ pub fn remove_identifier(f: &mut ResultFile, id: &str) -> Result<(), EditError> 
 }
 
 /// Removes the results matching `what`; returns how many.
-pub fn remove_result(f: &mut ResultFile, what: &str) -> Result<usize, EditError> {
+pub(crate) fn remove_result(f: &mut ResultFile, what: &str) -> Result<usize, EditError> {
     let before = f.results.len();
     f.results.retain(|r| !r.matches(what));
     match before - f.results.len() {

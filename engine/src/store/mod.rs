@@ -36,7 +36,7 @@ pub enum StoreError {
 /// Checks a result name: a name (`model::names`: one path component, no
 /// `/`, no control characters) that also does not start with `.` or `-`
 /// (hidden, or read as an option) nor holds `..` anywhere.
-pub fn check_name(name: &str) -> Result<(), StoreError> {
+pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
     let bad = |why: String| Err(StoreError::BadName(crate::model::names::shown(name), why));
     if let Err(e) = crate::model::names::check(name) {
         return bad(e.to_string());
@@ -61,7 +61,7 @@ pub struct Lock {
 }
 
 impl Store {
-    pub fn new(root: PathBuf) -> Self {
+    pub(crate) fn new(root: PathBuf) -> Self {
         Store { root }
     }
 
@@ -69,11 +69,11 @@ impl Store {
         self.root.join(name)
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir(name).join("result.json")
     }
 
-    pub fn exists(&self, name: &str) -> bool {
+    pub(crate) fn exists(&self, name: &str) -> bool {
         check_name(name).is_ok() && self.path(name).is_file()
     }
 
@@ -100,7 +100,7 @@ impl Store {
     }
 
     /// Takes the lock of result `name`, creating its folder.
-    pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
+    pub(crate) fn lock(&self, name: &str) -> Result<Lock, StoreError> {
         check_name(name)?;
         let dir = self.dir(name);
         fs::create_dir_all(&dir).map_err(|source| StoreError::Write { path: dir.clone(), source })?;
@@ -121,7 +121,7 @@ impl Store {
     /// Writes result `name` atomically; the version it replaces is kept as
     /// `result.json.bak` (a hard link, no copy), so a file damaged later by
     /// hand or by a full disk elsewhere always has a good version beside it.
-    pub fn save(&self, name: &str, file: &ResultFile) -> Result<(), StoreError> {
+    pub(crate) fn save(&self, name: &str, file: &ResultFile) -> Result<(), StoreError> {
         check_name(name)?;
         let bytes = serde_json::to_vec_pretty(file).expect("result files serialize");
         let path = self.path(name);
@@ -141,7 +141,7 @@ impl Store {
 
     /// Removes what killed runs left half-written in every result folder
     /// that no live process holds. Returns the paths removed.
-    pub fn remove_stale_temps(&self) -> Vec<PathBuf> {
+    pub(crate) fn remove_stale_temps(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         let Ok(rd) = fs::read_dir(&self.root) else { return out };
         for e in rd.flatten() {
@@ -168,7 +168,7 @@ impl Store {
     }
 
     /// Removes result `name` (its folder, logs included).
-    pub fn delete(&self, name: &str) -> Result<(), StoreError> {
+    pub(crate) fn delete(&self, name: &str) -> Result<(), StoreError> {
         check_name(name)?;
         let dir = self.dir(name);
         if !self.exists(name) && !dir.join(".lock").exists() {
@@ -180,11 +180,11 @@ impl Store {
 }
 
 /// Where the last good version of a result file is kept.
-pub fn backup_path(path: &Path) -> PathBuf {
+pub(crate) fn backup_path(path: &Path) -> PathBuf {
     path.with_extension("json.bak")
 }
 
-pub fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
+pub(crate) fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
     let bytes = crate::sys::fs::read_capped(path, MAX_RESULT_BYTES)
         .map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
     parse(&bytes, path)
@@ -217,7 +217,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 
 /// A name fit for a folder: lower case, `-` for runs of other characters,
 /// at most 60 characters.
-pub fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
@@ -231,7 +231,7 @@ pub fn slug(s: &str) -> String {
 
 /// A folder name for `s` that no other string shares: the slug, and a hash
 /// of the whole string when the slug lost anything (case, punctuation, length).
-pub fn unique_slug(s: &str) -> String {
+pub(crate) fn unique_slug(s: &str) -> String {
     let base = slug(s);
     if base == s { base } else { format!("{base}-{}", crate::sys::hash::short_hash(s)) }
 }

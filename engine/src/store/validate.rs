@@ -57,14 +57,14 @@ impl Default for Validator {
 }
 
 impl Validator {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let schema =
             jsonschema::draft7::new(&crate::model::result::schema()).expect("the generated result schema compiles");
         Validator { schema }
     }
 
     /// Reads `path` and checks it; the loaded file when it passes.
-    pub fn check_file(&self, path: &Path) -> Result<ResultFile, Invalid> {
+    pub(crate) fn check_file(&self, path: &Path) -> Result<ResultFile, Invalid> {
         let invalid = |reason| Invalid { path: path.to_path_buf(), reason };
         let text = std::fs::read_to_string(path).map_err(|e| invalid(Rejected::Read(e)))?;
         self.check_text(&text).map_err(invalid)?;
@@ -72,7 +72,7 @@ impl Validator {
     }
 
     /// Checks the text of a result file: JSON, schema, format and engine version.
-    pub fn check_text(&self, text: &str) -> Result<(), Rejected> {
+    pub(crate) fn check_text(&self, text: &str) -> Result<(), Rejected> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             let msg = e.to_string();
             let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
@@ -113,7 +113,7 @@ impl Validator {
 /// the same major (before 1.0, the same minor; before 0.1, the same patch).
 /// `None` when `version` is not an engine version (a result imported from
 /// PTS names PTS's), which the check leaves alone.
-pub fn compatible(version: &str, ours: &str) -> Option<bool> {
+pub(crate) fn compatible(version: &str, ours: &str) -> Option<bool> {
     let v = semver::Version::parse(version).ok()?;
     let o = semver::Version::parse(ours).ok()?;
     let line = |v: &semver::Version| match (v.major, v.minor) {

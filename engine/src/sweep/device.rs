@@ -22,7 +22,7 @@ pub struct Scratch {
 /// Checks `dev` (`/dev/sdb`, a `/dev/disk/by-id/…` link) in `src`.
 /// `signature` probes the device for an existing partition table or file
 /// system (blkid on the live system).
-pub fn check(
+pub(crate) fn check(
     src: &dyn Source,
     dev: &str,
     force: bool,
@@ -89,7 +89,7 @@ pub fn check(
 }
 
 /// What blkid finds on `dev`: `an ext4 file system`, `a gpt partition table`.
-pub fn blkid_signature(dev: &str) -> Option<String> {
+pub(crate) fn blkid_signature(dev: &str) -> Option<String> {
     let o = std::process::Command::new("blkid").args(["-p", "-o", "export", dev]).output().ok()?;
     let text = String::from_utf8_lossy(&o.stdout);
     let get = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(str::to_string);

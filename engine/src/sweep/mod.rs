@@ -169,7 +169,7 @@ impl Plan {
     /// Checks everything that can be checked before a change is made: the
     /// flags together, root, the device, the file-system tools; a loop
     /// device's file goes in `loop_dir`.
-    pub fn new(a: &SweepRequest, loop_dir: PathBuf, hygiene: Hygiene) -> Result<Plan, SweepError> {
+    pub(crate) fn new(a: &SweepRequest, loop_dir: PathBuf, hygiene: Hygiene) -> Result<Plan, SweepError> {
         let (schedulers, filesystems, settings) = (a.schedulers.clone(), a.filesystems.clone(), a.settings.clone());
         if a.device.is_some() && filesystems.is_empty() {
             return Err(SweepError::Usage(
@@ -222,7 +222,7 @@ impl Plan {
 
     /// How many states each test runs in, when the flags say
     /// (`--scheduler all` depends on the device: `None`).
-    pub fn state_count(&self) -> Option<usize> {
+    pub(crate) fn state_count(&self) -> Option<usize> {
         let scheds = match &self.schedulers {
             Schedulers::Keep => 1,
             Schedulers::List(l) => l.len(),
@@ -231,7 +231,7 @@ impl Plan {
         Some(scheds * self.filesystems.len().max(1))
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.schedulers != Schedulers::Keep || !self.filesystems.is_empty() || !self.settings.is_empty()
     }
 
@@ -251,7 +251,7 @@ impl Plan {
 }
 
 /// The queue folders of the disks under `dir`.
-pub fn queues_of(dir: &Path) -> Result<(Vec<String>, String), SweepError> {
+pub(crate) fn queues_of(dir: &Path) -> Result<(Vec<String>, String), SweepError> {
     let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let r = crate::sysinfo::device::resolve(&Fs::live(), &canon)
         .map_err(|e| SweepError::Refused(format!("cannot change the I/O scheduler for {}: {e}", dir.display())))?;
@@ -263,7 +263,7 @@ pub fn queues_of(dir: &Path) -> Result<(Vec<String>, String), SweepError> {
 }
 
 /// Schedulers every queue offers, in the first queue's order.
-pub fn offered(queues: &[String]) -> Result<Vec<String>, SweepError> {
+pub(crate) fn offered(queues: &[String]) -> Result<Vec<String>, SweepError> {
     let mut common: Option<Vec<String>> = None;
     for q in queues {
         let p = format!("{q}/scheduler");
@@ -278,7 +278,7 @@ pub fn offered(queues: &[String]) -> Result<Vec<String>, SweepError> {
 }
 
 /// The scheduler states to run, checked against what the devices offer.
-pub fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<Scheduler>, SweepError> {
+pub(crate) fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<Scheduler>, SweepError> {
     let offer = offered(queues)?;
     let devices: Vec<&str> =
         queues.iter().map(|q| q.trim_end_matches("/queue").rsplit('/').next().unwrap_or(q)).collect();
@@ -307,10 +307,10 @@ pub struct Shuffler(fastrand::Rng);
 
 impl Shuffler {
     #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Shuffler(fastrand::Rng::new())
     }
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, v: &mut [T]) {
         self.0.shuffle(v);
     }
 }
@@ -345,7 +345,7 @@ fn order(a: &SweepRequest, filesystems: &[FsSpec], schedulers: &Schedulers) -> R
 }
 
 /// The identifier of one state: `<prefix>: <file system> / <scheduler>`.
-pub fn identifier(prefix: &str, fs: Option<&str>, sched: Option<&str>) -> String {
+pub(crate) fn identifier(prefix: &str, fs: Option<&str>, sched: Option<&str>) -> String {
     let parts: Vec<&str> = [fs, sched].into_iter().flatten().collect();
     if parts.is_empty() { prefix.to_string() } else { format!("{prefix}: {}", parts.join(" / ")) }
 }

@@ -45,7 +45,7 @@ const V1: [&str; 4] = ["cpuacct", "memory", "blkio", "pids"];
 impl Layout {
     /// The hierarchies mounted under `root` (normally /sys/fs/cgroup), from
     /// `/proc/self/cgroup`; `None` when there is none to use.
-    pub fn detect(root: &Path) -> Option<Layout> {
+    pub(crate) fn detect(root: &Path) -> Option<Layout> {
         let own = fs::read_to_string("/proc/self/cgroup").ok()?;
         let mut l = Layout::default();
         for line in own.lines() {
@@ -74,7 +74,7 @@ impl Layout {
 
     /// Whether a command's memory can be limited here: the v1 memory
     /// controller, or v2 delegating `memory` to engine's children.
-    pub fn has_memory(&self) -> bool {
+    pub(crate) fn has_memory(&self) -> bool {
         self.v1.iter().any(|(c, _)| *c == "memory")
             || self.v2.as_ref().is_some_and(|d| {
                 fs::read_to_string(d.join("cgroup.subtree_control"))
@@ -83,7 +83,7 @@ impl Layout {
     }
 
     /// `v2 + v1 cpuacct, memory, blkio, pids`, for messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         if self.v2.is_some() {
             parts.push("v2".to_string());
@@ -101,7 +101,7 @@ impl Layout {
 
     /// Removes the cgroups of engine runs that are gone (killed), killing
     /// what is left in them; returns how many.
-    pub fn sweep(&self) -> usize {
+    pub(crate) fn sweep(&self) -> usize {
         let mut n = 0;
         for root in self.roots() {
             for e in fs::read_dir(root).into_iter().flatten().flatten() {
@@ -161,7 +161,7 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroup {
     /// A new cgroup in each hierarchy, with `limits`.
-    pub fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
+    pub(crate) fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
         let name = format!("engine-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
         let mut g = Cgroup { v2: None, v1: Vec::new() };
         if let Some(v2) = &layout.v2 {
@@ -221,14 +221,14 @@ impl Cgroup {
     }
 
     /// `cgroup.procs` of each hierarchy, open for the child to write "0" (itself) into.
-    pub fn procs(&self) -> std::io::Result<Vec<OwnedFd>> {
+    pub(crate) fn procs(&self) -> std::io::Result<Vec<OwnedFd>> {
         self.dirs()
             .iter()
             .map(|d| fs::OpenOptions::new().write(true).open(d.join("cgroup.procs")).map(OwnedFd::from))
             .collect()
     }
 
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         let read = |p: PathBuf| fs::read_to_string(p).ok();
         let num = |p: PathBuf| read(p).and_then(|s| s.trim().parse::<u64>().ok());
         let cpu_seconds = match self.dir("cpuacct") {
@@ -275,12 +275,12 @@ impl Cgroup {
     }
 
     /// Kills every process in the cgroup and waits (up to 5 s) until it is empty.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         kill_all(&self.dirs(), self.v2.as_deref());
     }
 
     /// Kills what is left and removes the cgroup.
-    pub fn remove(&self) {
+    pub(crate) fn remove(&self) {
         self.kill();
         for d in self.dirs() {
             let _ = fs::remove_dir(d);

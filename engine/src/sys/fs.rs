@@ -13,7 +13,7 @@ use std::path::Path;
 /// target) is unlinked first, then the file is created exclusively without
 /// following symlinks, so a link planted in between makes the write fail
 /// instead of landing elsewhere.
-pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => return Err(io::Error::other(format!("{} is a directory", path.display()))),
         Ok(_) => std::fs::remove_file(path)?,
@@ -30,12 +30,12 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Opens `path` for appending, creating it; refuses a symlink.
-pub fn append(path: &Path) -> io::Result<File> {
+pub(crate) fn append(path: &Path) -> io::Result<File> {
     OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).mode(0o644).open(path)
 }
 
 /// Opens (or creates) `path` for a lock without truncating it; refuses a symlink.
-pub fn open_lock(path: &Path) -> io::Result<File> {
+pub(crate) fn open_lock(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(true)
@@ -47,12 +47,12 @@ pub fn open_lock(path: &Path) -> io::Result<File> {
 }
 
 /// Opens an existing file read-only, not following a symlink.
-pub fn open_read_nofollow(path: &Path) -> io::Result<File> {
+pub(crate) fn open_read_nofollow(path: &Path) -> io::Result<File> {
     OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
 }
 
 /// Creates a file that must not exist yet (no symlink followed).
-pub fn create_exclusive(path: &Path) -> io::Result<File> {
+pub(crate) fn create_exclusive(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(true)
@@ -65,14 +65,14 @@ pub fn create_exclusive(path: &Path) -> io::Result<File> {
 /// The prefix of this process's temporary files and folders:
 /// `.tmp-<pid>-`. A kill -9 leaves them behind; the pid says whose they
 /// were, so [`remove_stale_temps`] can tell a dead run's from a live one's.
-pub fn temp_prefix() -> String {
+pub(crate) fn temp_prefix() -> String {
     format!(".tmp-{}-", std::process::id())
 }
 
 /// Removes what killed runs left in `dir`: entries named `.tmp-<pid>-…`
 /// whose process is gone (files, and folders with what they hold).
 /// Returns the paths removed. Entries of live processes are never touched.
-pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else { return out };
     for e in rd.flatten() {
@@ -105,7 +105,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Copies `from` to `to` as [`write_atomic`] writes, streamed (downloads
 /// can be large).
-pub fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
     let mut src = File::open(from)?;
     fill_atomic(to, |f| io::copy(&mut src, f).map(drop))
 }
@@ -127,7 +127,7 @@ fn fill_atomic(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> i
 }
 
 /// Free bytes for an unprivileged writer in the file system holding `path`.
-pub fn free_bytes(path: &Path) -> io::Result<u64> {
+pub(crate) fn free_bytes(path: &Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
     // SAFETY: zeroed statvfs is a valid out-parameter.
@@ -143,7 +143,7 @@ pub fn free_bytes(path: &Path) -> io::Result<u64> {
 /// size cap checked before reading and again while reading (a file that
 /// grows, or a device such as `/dev/zero`, stops at the cap): memory stays
 /// bounded whatever the file holds.
-pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
     let f = File::open(path)?;
     let too_big = |size: u64| {
@@ -165,7 +165,7 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 }
 
 /// Line and column (1-based, in bytes) of byte offset `at` in `bytes`.
-pub fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
+pub(crate) fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = &bytes[..at.min(bytes.len())];
     let line = before.iter().filter(|b| **b == b'\n').count() + 1;
     let col = at - before.iter().rposition(|b| *b == b'\n').map(|i| i + 1).unwrap_or(0) + 1;

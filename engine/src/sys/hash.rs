@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 /// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -16,12 +16,12 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// sha256 of `bytes`, as lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
 /// sha256 of the file at `p`, read in 1 MiB blocks.
-pub fn sha256_file(p: &Path) -> std::io::Result<String> {
+pub(crate) fn sha256_file(p: &Path) -> std::io::Result<String> {
     let mut f = std::fs::File::open(p)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -37,7 +37,7 @@ pub fn sha256_file(p: &Path) -> std::io::Result<String> {
 
 /// FNV-1a over `parts`, each followed by a NUL: stable across versions and
 /// builds, for keys and short folder names (not for anything verified).
-pub fn fnv1a<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> u64 {
+pub(crate) fn fnv1a<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for b in p.iter().chain(std::iter::once(&0u8)) {
@@ -49,7 +49,7 @@ pub fn fnv1a<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> u64 {
 }
 
 /// FNV-1a of `s` without the separator, as 8 hex digits.
-pub fn short_hash(s: &str) -> String {
+pub(crate) fn short_hash(s: &str) -> String {
     let mut h: u64 = 0xcbf29ce484222325;
     for b in s.bytes() {
         h ^= b as u64;

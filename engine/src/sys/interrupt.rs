@@ -20,7 +20,7 @@ pub const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP
 
 /// Installs the handlers, early in a command that runs tests or downloads;
 /// later calls do nothing (each signal must count once).
-pub fn install() -> std::io::Result<()> {
+pub(crate) fn install() -> std::io::Result<()> {
     if INSTALLED.swap(true, Ordering::SeqCst) {
         return Ok(());
     }
@@ -54,22 +54,17 @@ fn on_signal() {
 }
 
 /// Whether a stop was asked for.
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
 /// Whether a second stop was asked for: no grace period for anything.
-pub fn urgent() -> bool {
+pub(crate) fn urgent() -> bool {
     HARD.load(Ordering::Relaxed)
-}
-
-/// Asks for a stop (tests and internal errors).
-pub fn request() {
-    STOP.store(true, Ordering::Relaxed);
 }
 
 /// Names the process group of the trial now running (0 when none), so a
 /// second Ctrl-C can kill it from the signal handler.
-pub fn set_child(pgid: i32) {
+pub(crate) fn set_child(pgid: i32) {
     CHILD.store(pgid, Ordering::SeqCst);
 }

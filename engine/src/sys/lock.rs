@@ -26,7 +26,7 @@ pub enum TryLock {
 /// Takes `path` (created if missing) without waiting. A lock file another
 /// user made (and this one may not write) is locked read-only: `flock`
 /// needs no write access, only the holder text cannot be written.
-pub fn try_lock(path: &Path) -> io::Result<TryLock> {
+pub(crate) fn try_lock(path: &Path) -> io::Result<TryLock> {
     let mut file = match super::fs::open_lock(path) {
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => super::fs::open_read_nofollow(path)?,
         r => r?,
@@ -43,7 +43,7 @@ pub fn try_lock(path: &Path) -> io::Result<TryLock> {
 }
 
 /// Takes `path` (created if missing), waiting while another holds it.
-pub fn lock(path: &Path) -> io::Result<LockFile> {
+pub(crate) fn lock(path: &Path) -> io::Result<LockFile> {
     let file = super::fs::open_lock(path)?;
     file.lock()?;
     Ok(LockFile { file })
@@ -51,14 +51,10 @@ pub fn lock(path: &Path) -> io::Result<LockFile> {
 
 impl LockFile {
     /// Replaces what the file says about its holder.
-    pub fn set_holder(&mut self, text: &str) -> io::Result<()> {
+    pub(crate) fn set_holder(&mut self, text: &str) -> io::Result<()> {
         self.file.set_len(0)?;
         self.file.rewind()?;
         self.file.write_all(text.as_bytes())
-    }
-
-    pub fn file(&self) -> &File {
-        &self.file
     }
 }
 

@@ -21,7 +21,7 @@ pub mod time;
 pub mod userns;
 
 /// Whether this process runs as root.
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
 }

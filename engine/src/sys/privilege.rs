@@ -46,7 +46,7 @@ pub struct NoSuchUser;
 
 /// The unprivileged user when engine runs as root (`None` otherwise: then
 /// commands run as engine's own user, which is what they need).
-pub fn when_root() -> Result<Option<Unprivileged>, NoSuchUser> {
+pub(crate) fn when_root() -> Result<Option<Unprivileged>, NoSuchUser> {
     if !crate::sys::is_root() {
         return Ok(None);
     }
@@ -65,7 +65,7 @@ pub fn when_root() -> Result<Option<Unprivileged>, NoSuchUser> {
 impl Unprivileged {
     /// Makes `cmd` drop to this user before it runs, keeping only the
     /// capability to traverse (and read) directories.
-    pub fn apply(self, cmd: &mut Command) {
+    pub(crate) fn apply(self, cmd: &mut Command) {
         use std::os::unix::process::CommandExt;
         let Unprivileged { uid, gid } = self;
         // SAFETY: the closure runs between fork and exec and makes only
@@ -97,7 +97,7 @@ impl Unprivileged {
     }
 
     /// Gives `dir` to this user, so the unprivileged commands can write in it.
-    pub fn own(self, dir: &Path) -> std::io::Result<()> {
+    pub(crate) fn own(self, dir: &Path) -> std::io::Result<()> {
         std::os::unix::fs::chown(dir, Some(self.uid), Some(self.gid))
     }
 }

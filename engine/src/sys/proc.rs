@@ -5,7 +5,7 @@
 use std::io;
 
 /// Whether process `pid` exists (signal 0 checks without signalling).
-pub fn pid_alive(pid: i32) -> bool {
+pub(crate) fn pid_alive(pid: i32) -> bool {
     // SAFETY: kill with signal 0 only checks that the process exists.
     pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
@@ -20,18 +20,18 @@ fn stat_fields(pid: i32) -> Option<Vec<String>> {
 
 /// Start time of process `pid` in clock ticks after boot (field 22 of
 /// /proc/PID/stat), to recognise it later.
-pub fn start_ticks(pid: i32) -> Option<u64> {
+pub(crate) fn start_ticks(pid: i32) -> Option<u64> {
     stat_fields(pid)?.get(19)?.parse().ok()
 }
 
 /// This boot's id: a pid and start time name a process only within one boot.
-pub fn boot_id() -> Option<String> {
+pub(crate) fn boot_id() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string())
 }
 
 /// Whether process `pid` runs (a zombie does not) and is the one that
 /// started at `ticks` (when known).
-pub fn process_running(pid: i32, ticks: Option<u64>) -> bool {
+pub(crate) fn process_running(pid: i32, ticks: Option<u64>) -> bool {
     if pid <= 0 {
         return false;
     }
@@ -46,7 +46,7 @@ pub fn process_running(pid: i32, ticks: Option<u64>) -> bool {
 }
 
 /// Whether any live (not zombie) process is in process group `pgid`.
-pub fn group_running(pgid: i32) -> bool {
+pub(crate) fn group_running(pgid: i32) -> bool {
     let Ok(rd) = std::fs::read_dir("/proc") else { return false };
     rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())).any(|pid| {
         // Fields after the name: state, ppid, pgrp.
@@ -55,7 +55,7 @@ pub fn group_running(pgid: i32) -> bool {
 }
 
 /// The signal named in a profile (`TERM`, `SIGINT`, `quit`).
-pub fn signal_by_name(s: &str) -> Option<i32> {
+pub(crate) fn signal_by_name(s: &str) -> Option<i32> {
     let n = s.trim().to_ascii_uppercase();
     let n = n.strip_prefix("SIG").unwrap_or(&n);
     Some(match n {

@@ -20,7 +20,7 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub fn success(self) -> bool {
+    pub(crate) fn success(self) -> bool {
         self == Exit::Code(0)
     }
 }
@@ -56,7 +56,7 @@ pub struct Confined<'a> {
 
 impl Confined<'_> {
     /// A cgroup for one command, and the `cgroup.procs` files it joins.
-    pub fn cgroup(&self) -> std::io::Result<(Option<super::cgroup::Cgroup>, Vec<OwnedFd>)> {
+    pub(crate) fn cgroup(&self) -> std::io::Result<(Option<super::cgroup::Cgroup>, Vec<OwnedFd>)> {
         match self.cgroups {
             Some(l) => {
                 let g = super::cgroup::Cgroup::create(l, &self.limits)?;
@@ -71,7 +71,7 @@ impl Confined<'_> {
     /// as nobody inside; `stdin` opened inside with its rights; in the
     /// cgroup whose `cgroup.procs` files are `procs`; with only the
     /// environment the sandbox allows.
-    pub fn apply(
+    pub(crate) fn apply(
         &self,
         cmd: &mut Command,
         cwd: &Path,
@@ -91,7 +91,7 @@ impl Confined<'_> {
 /// Whether engine's variable `name` reaches a confined command (and may be
 /// recorded for a shared profile): the locale, the terminal, the time zone,
 /// the search path and the compiler settings a build honours.
-pub fn sandbox_variable(name: &str) -> bool {
+pub(crate) fn sandbox_variable(name: &str) -> bool {
     const KEEP: [&str; 11] =
         ["PATH", "LANG", "LANGUAGE", "TERM", "TZ", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS"];
     KEEP.contains(&name) || name.starts_with("LC_")
@@ -102,7 +102,10 @@ pub fn sandbox_variable(name: &str) -> bool {
 /// compiler settings a build honours) and nothing else of the user's —
 /// tokens and keys stay out — then the profile's own, then `HOME` set to
 /// its working directory.
-pub fn confined_environment(env: &[(String, String)], cwd: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+pub(crate) fn confined_environment(
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> =
         std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(sandbox_variable)).collect();
     out.retain(|(k, _)| !env.iter().any(|(e, _)| k == e.as_str()));
@@ -134,7 +137,7 @@ const GRACE: Duration = Duration::from_secs(2);
 /// How often a waiting run looks at the interrupt flag.
 const POLL: Duration = Duration::from_millis(50);
 
-pub fn kill_group(pgid: i32, sig: i32) {
+pub(crate) fn kill_group(pgid: i32, sig: i32) {
     // SAFETY: plain syscall; a negative pid names the process group.
     unsafe {
         libc::kill(-pgid, sig);
@@ -143,7 +146,7 @@ pub fn kill_group(pgid: i32, sig: i32) {
 
 /// CPU time and peak memory of this process (`libc::RUSAGE_SELF`) or of the
 /// calling thread (`libc::RUSAGE_THREAD`) so far.
-pub fn usage_now(who: i32) -> Usage {
+pub(crate) fn usage_now(who: i32) -> Usage {
     // SAFETY: zeroed rusage is a valid out-parameter.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer to our own rusage.
@@ -154,7 +157,7 @@ pub fn usage_now(who: i32) -> Usage {
 /// CPU time (user, system) of this process and the children it has waited
 /// for: with an in-process workload or a spawned one alike, the difference
 /// across a trial is what the trial cost.
-pub fn cpu_with_children() -> (Duration, Duration) {
+pub(crate) fn cpu_with_children() -> (Duration, Duration) {
     let (s, c) = (usage_now(libc::RUSAGE_SELF), usage_now(libc::RUSAGE_CHILDREN));
     (s.user + c.user, s.system + c.system)
 }
@@ -164,7 +167,7 @@ fn tv(t: libc::timeval) -> Duration {
 }
 
 /// An in-memory file for a child's output: no file-system work per trial.
-pub fn memfile(name: &str) -> std::io::Result<File> {
+pub(crate) fn memfile(name: &str) -> std::io::Result<File> {
     let c = std::ffi::CString::new(name).map_err(std::io::Error::other)?;
     // SAFETY: valid C string; a non-negative result is a new descriptor we own.
     let fd = unsafe { libc::memfd_create(c.as_ptr(), libc::MFD_CLOEXEC) };
@@ -177,7 +180,7 @@ pub fn memfile(name: &str) -> std::io::Result<File> {
 }
 
 /// Everything written to `f` (shared offset with the child), from the start.
-pub fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
     // Positional reads from 0: no seek, and no size probe (an empty output,
     // the common case for timed tests, costs one read).
     use std::os::unix::fs::FileExt;
@@ -203,12 +206,12 @@ fn dev_null() -> std::io::Result<std::os::fd::RawFd> {
 }
 
 /// Runs `spec` to completion, timeout or interrupt.
-pub fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+pub(crate) fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     run_as(spec, None)
 }
 
 /// Runs `spec` as `user` (see [`super::privilege`]), or as engine's user.
-pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> std::io::Result<Finished> {
+pub(crate) fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> std::io::Result<Finished> {
     let stdin = match &spec.stdin {
         Some(f) => f.as_raw_fd(),
         None => dev_null()?,
@@ -294,7 +297,7 @@ fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::R
 /// `cmd` is killed with engine (the kernel's parent-death signal): a trial's
 /// tool is not left running after a kill -9 of engine, and a system-state
 /// command (mkfs, mount, losetup) cannot finish behind `engine recover`'s back.
-pub fn dies_with_engine(cmd: &mut Command) -> &mut Command {
+pub(crate) fn dies_with_engine(cmd: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
     let parent = unsafe { libc::getpid() };
@@ -313,7 +316,7 @@ pub fn dies_with_engine(cmd: &mut Command) -> &mut Command {
 
 type Reaped = (i32, libc::rusage, Instant, Option<Exit>);
 
-pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: plain syscall; a non-negative result is a new file descriptor we own.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })

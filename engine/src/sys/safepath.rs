@@ -117,7 +117,7 @@ fn walk(dir: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<Ow
 impl Dir {
     /// Opens a directory engine made (or the user named): its last
     /// component must not be a symlink.
-    pub fn open(path: &Path) -> io::Result<Dir> {
+    pub(crate) fn open(path: &Path) -> io::Result<Dir> {
         let c = cstr(path)?;
         // SAFETY: a valid C string.
         let fd =
@@ -130,22 +130,22 @@ impl Dir {
     }
 
     /// Where it was when opened (what commands resolve themselves).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// A path the kernel resolves to this very directory, whatever has
     /// been renamed or replaced since (for libraries that take a path).
-    pub fn fd_path(&self) -> PathBuf {
+    pub(crate) fn fd_path(&self) -> PathBuf {
         PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
     }
 
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
 
     /// `rel` (relative, or absolute under [`Dir::path`]) as components beneath it.
-    pub fn relative(&self, p: &Path) -> io::Result<PathBuf> {
+    pub(crate) fn relative(&self, p: &Path) -> io::Result<PathBuf> {
         let rel = if p.is_absolute() {
             p.strip_prefix(&self.path).map_err(|_| {
                 io::Error::new(
@@ -160,14 +160,14 @@ impl Dir {
     }
 
     /// The directory `rel` beneath this one.
-    pub fn open_dir(&self, rel: &Path) -> io::Result<Dir> {
+    pub(crate) fn open_dir(&self, rel: &Path) -> io::Result<Dir> {
         let rel = self.relative(rel)?;
         let fd = open_beneath(self.fd(), &rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
         Ok(Dir { fd, path: self.path.join(rel) })
     }
 
     /// The file `rel` beneath this one, for reading.
-    pub fn open_file(&self, rel: &Path) -> io::Result<File> {
+    pub(crate) fn open_file(&self, rel: &Path) -> io::Result<File> {
         let rel = self.relative(rel)?;
         Ok(File::from(open_beneath(self.fd(), &rel, libc::O_RDONLY | libc::O_NOCTTY, 0)?))
     }
@@ -189,7 +189,7 @@ impl Dir {
 
     /// Removes `rel` beneath this one, whatever it is (a tree, a file, a
     /// symlink — the link itself); absent is fine.
-    pub fn remove(&self, rel: &Path) -> io::Result<()> {
+    pub(crate) fn remove(&self, rel: &Path) -> io::Result<()> {
         let (parent, name) = match self.parent_of(rel) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             r => r?,
@@ -215,7 +215,7 @@ impl Dir {
 
     /// A new, empty directory `name` here, replacing whatever was there
     /// (never following it), owned by `owner`, open.
-    pub fn fresh_dir(&self, name: &str, owner: Option<(u32, u32)>) -> io::Result<Dir> {
+    pub(crate) fn fresh_dir(&self, name: &str, owner: Option<(u32, u32)>) -> io::Result<Dir> {
         self.remove(Path::new(name))?;
         let c = cstr(Path::new(name))?;
         // SAFETY: valid descriptor and C string.
@@ -230,7 +230,7 @@ impl Dir {
     }
 
     /// Gives this directory (not what a path names now) to `uid:gid`.
-    pub fn chown(&self, uid: u32, gid: u32) -> io::Result<()> {
+    pub(crate) fn chown(&self, uid: u32, gid: u32) -> io::Result<()> {
         // SAFETY: a valid descriptor.
         if unsafe { libc::fchown(self.fd.as_raw_fd(), uid, gid) } != 0 {
             return Err(io::Error::last_os_error());
@@ -240,7 +240,7 @@ impl Dir {
 
     /// Gives it and everything under it (links themselves, never what
     /// they name) to `uid:gid`.
-    pub fn chown_tree(&self, uid: u32, gid: u32) -> io::Result<()> {
+    pub(crate) fn chown_tree(&self, uid: u32, gid: u32) -> io::Result<()> {
         self.chown(uid, gid)?;
         chown_under(self.fd(), uid, gid, 0)
     }
@@ -248,7 +248,7 @@ impl Dir {
     /// Whether it holds nothing. Run after every trial, so one getdents on a
     /// fresh descriptor into a stack buffer (rustix's `RawDir`; std's
     /// `read_dir` stats, allocates 32 KiB and copies each name).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         let Ok(d) = open_beneath(self.fd(), Path::new(""), libc::O_RDONLY | libc::O_DIRECTORY, 0) else {
             return false;
         };
@@ -265,7 +265,7 @@ impl Dir {
     }
 
     /// Whether `other` is this very directory (device and inode).
-    pub fn same_as(&self, other: &Dir) -> bool {
+    pub(crate) fn same_as(&self, other: &Dir) -> bool {
         let id = |d: &Dir| {
             // SAFETY: zeroed stat is a valid out-parameter; a valid descriptor.
             let mut st: libc::stat64 = unsafe { std::mem::zeroed() };
@@ -276,7 +276,7 @@ impl Dir {
 
     /// Renames `from` to `to`, both beneath this directory (the entries
     /// themselves: a link is renamed, not followed).
-    pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+    pub(crate) fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let (a, an) = self.parent_of(from)?;
         let (b, bn) = self.parent_of(to)?;
         // SAFETY: valid descriptors and C strings.
@@ -288,7 +288,7 @@ impl Dir {
 
     /// Connects to the Unix socket `rel` beneath this one (a server's
     /// readiness), without following a link to a socket elsewhere.
-    pub fn connect(&self, rel: &Path) -> io::Result<std::os::unix::net::UnixStream> {
+    pub(crate) fn connect(&self, rel: &Path) -> io::Result<std::os::unix::net::UnixStream> {
         let rel = self.relative(rel)?;
         let fd = open_beneath(self.fd(), &rel, libc::O_PATH, 0)?;
         // Connecting through the descriptor's /proc link reaches the inode
@@ -298,7 +298,7 @@ impl Dir {
 
     /// Bytes used by everything under it (st_blocks, not following links,
     /// not crossing into other file systems' mounts).
-    pub fn usage(&self) -> u64 {
+    pub(crate) fn usage(&self) -> u64 {
         usage_of(self.fd(), 0)
     }
 }

@@ -96,14 +96,6 @@ pub struct Filters {
     programs: Vec<BpfProgram>,
 }
 
-/// The names of what the filters deny, for the README and `engine info`.
-pub fn denied_names() -> Vec<&'static str> {
-    let mut v: Vec<&str> = DENIED.iter().map(|(_, n)| *n).collect();
-    v.extend(["unshare/clone of new namespaces", "clone3 (ENOSYS, so libc falls back to clone)"]);
-    v.extend(["AF_PACKET and SOCK_RAW sockets", "every x32 system call"]);
-    v
-}
-
 fn rule(arg: u8, op: Op, value: u64) -> SeccompRule {
     let c = Cond::new(arg, Len::Qword, op, value).expect("a valid argument index");
     SeccompRule::new(vec![c]).expect("a rule with a condition")
@@ -150,7 +142,7 @@ fn build() -> Result<Filters, String> {
 }
 
 /// The filters, compiled on first use.
-pub fn filters() -> Result<&'static Filters, String> {
+pub(crate) fn filters() -> Result<&'static Filters, String> {
     static F: OnceLock<Result<Filters, String>> = OnceLock::new();
     F.get_or_init(build).as_ref().map_err(|e| format!("cannot compile the system-call filter: {e}"))
 }

@@ -137,7 +137,7 @@ impl Launch {
     /// `program` with `args`, engine's environment with `env` over it, in
     /// `cwd`, with `fds` as its stdin, stdout and stderr (they must stay
     /// open until [`Launch::start`]).
-    pub fn new(
+    pub(crate) fn new(
         program: &OsStr,
         args: &[String],
         env: &[(String, String)],
@@ -167,7 +167,7 @@ impl Launch {
 
     /// Starts it, in a process group of its own, killed (SIGKILL) when
     /// engine dies. Returns its pid once it runs the program.
-    pub fn start(mut self) -> io::Result<libc::pid_t> {
+    pub(crate) fn start(mut self) -> io::Result<libc::pid_t> {
         CHILD_STACK.with_borrow_mut(|stack| self.start_on(stack))
     }
 

@@ -21,13 +21,13 @@ use std::fmt::{self, Write};
 /// ring), DEL, the C1 controls U+0080–U+009F (U+009B and U+009D are CSI
 /// and OSC to many terminals), and the bidi embeddings, overrides and
 /// isolates that make text read in another order than it is stored.
-pub fn is_control(c: char) -> bool {
+pub(crate) fn is_control(c: char) -> bool {
     matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Writes `c` as a visible escape: `\e`, `\r`, `\n`, `\t`, `\xNN` for the
 /// other ASCII controls, `\u{NNNN}` beyond ASCII.
-pub fn write_escape(out: &mut impl Write, c: char) -> fmt::Result {
+pub(crate) fn write_escape(out: &mut impl Write, c: char) -> fmt::Result {
     match c {
         '\x1b' => out.write_str("\\e"),
         '\r' => out.write_str("\\r"),
@@ -82,7 +82,7 @@ fn is_number_cell(s: &str) -> bool {
 /// terminal; a cell starting with `=`, `+`, `-`, `@`, tab or CR (OWASP's
 /// list of what spreadsheets run as a formula) prefixed with `'` unless it
 /// is a number. [`csv_row`] quotes it.
-pub fn csv_cell(s: &str) -> Cow<'_, str> {
+pub(crate) fn csv_cell(s: &str) -> Cow<'_, str> {
     let cell = escape_where(s, |c| is_control(c) && c != '\n');
     if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number_cell(&cell) {
         return Cow::Owned(format!("'{cell}"));
@@ -92,7 +92,7 @@ pub fn csv_cell(s: &str) -> Cow<'_, str> {
 
 /// One CSV line (RFC 4180 quoting, by the `csv` crate) of `cells`, each
 /// through [`csv_cell`].
-pub fn csv_row<S: AsRef<str>>(cells: &[S]) -> String {
+pub(crate) fn csv_row<S: AsRef<str>>(cells: &[S]) -> String {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
     // Writing to memory cannot fail.
     w.write_record(cells.iter().map(|c| csv_cell(c.as_ref()).into_owned())).expect("CSV to memory");
@@ -104,7 +104,7 @@ pub fn csv_row<S: AsRef<str>>(cells: &[S]) -> String {
 /// link, an image or a link definition (`](`, `][`, `]:`) so none is made,
 /// `\` so none of those escapes is undone; newlines become spaces and other
 /// controls visible escapes. (`[0.9, 1.2]` stays as it is.)
-pub fn markdown(s: &str) -> String {
+pub(crate) fn markdown(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -129,7 +129,7 @@ pub fn markdown(s: &str) -> String {
 /// escaped, and what XML 1.0 forbids (controls other than tab and newline,
 /// U+FFFE, U+FFFF) or a terminal would act on as a visible escape, so any
 /// text yields a well-formed document.
-pub fn write_xml_char(out: &mut impl Write, c: char) -> fmt::Result {
+pub(crate) fn write_xml_char(out: &mut impl Write, c: char) -> fmt::Result {
     match c {
         '&' => out.write_str("&amp;"),
         '<' => out.write_str("&lt;"),
@@ -142,7 +142,7 @@ pub fn write_xml_char(out: &mut impl Write, c: char) -> fmt::Result {
 }
 
 /// [`write_xml_char`] over `s`.
-pub fn xml(s: &str) -> String {
+pub(crate) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         write_xml_char(&mut out, c).expect("a String takes any text");
@@ -163,7 +163,7 @@ pub fn pad(s: &str, w: usize) -> String {
 }
 
 /// Spaces and `s` to `w` columns (right-aligned).
-pub fn pad_left(s: &str, w: usize) -> String {
+pub(crate) fn pad_left(s: &str, w: usize) -> String {
     format!("{}{s}", " ".repeat(w.saturating_sub(width(s))))
 }
 

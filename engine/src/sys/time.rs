@@ -3,12 +3,12 @@
 use std::time::SystemTime;
 
 /// Now, to the second (`2026-12-01T13:52:32Z`): result files, records, locks.
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     stamp(SystemTime::now())
 }
 
 /// `t` to the second.
-pub fn stamp(t: SystemTime) -> String {
+pub(crate) fn stamp(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
@@ -18,6 +18,6 @@ pub fn now_millis() -> String {
 }
 
 /// Seconds since the Unix epoch.
-pub fn unix_secs() -> u64 {
+pub(crate) fn unix_secs() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

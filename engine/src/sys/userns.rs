@@ -18,7 +18,7 @@ pub const SIZE: u32 = 65536;
 pub const NOBODY: u32 = 65534;
 
 /// The host uid (and gid) that `inside` is.
-pub fn host_id(inside: u32) -> u32 {
+pub(crate) fn host_id(inside: u32) -> u32 {
     BASE + inside
 }
 
@@ -35,7 +35,7 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// A new user namespace with the mapping above, as a descriptor commands
 /// join with `setns`. Made by a short-lived child (a multithreaded process
 /// cannot unshare its own), whose maps engine writes from outside.
-pub fn create() -> io::Result<OwnedFd> {
+pub(crate) fn create() -> io::Result<OwnedFd> {
     let (ready_r, ready_w) = pipe()?;
     let (done_r, done_w) = pipe()?;
     // SAFETY: the child makes only async-signal-safe system calls and exits.

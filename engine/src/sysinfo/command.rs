@@ -9,7 +9,7 @@ use std::time::Duration;
 pub const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// stdout and stderr of `program args`, if it ran and exited 0.
-pub fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
+pub(crate) fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
     let path = which::which(program).ok()?;
     let mut out = process::memfile("stdout").ok()?;
     let mut err = process::memfile("stderr").ok()?;

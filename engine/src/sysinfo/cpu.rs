@@ -20,7 +20,7 @@ fn tidy_model(m: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub fn probe(src: &dyn Source) -> Processor {
+pub(crate) fn probe(src: &dyn Source) -> Processor {
     let mut p = Processor::default();
     if let Ok(text) = src.read("/proc/cpuinfo") {
         let mut threads = 0;

@@ -20,7 +20,7 @@ pub enum DeviceError {
 }
 
 /// Parses `none [mq-deadline] kyber bfq`.
-pub fn parse_scheduler(text: &str) -> (Option<String>, Vec<String>) {
+pub(crate) fn parse_scheduler(text: &str) -> (Option<String>, Vec<String>) {
     let mut active = None;
     let mut all = Vec::new();
     for w in text.split_whitespace() {
@@ -88,7 +88,7 @@ fn model(src: &dyn Source, dir: &str) -> Option<String> {
 }
 
 /// Describes block device `name` (its sysfs directory must exist).
-pub fn describe(src: &dyn Source, name: &str) -> Result<(BlockDevice, String), DeviceError> {
+pub(crate) fn describe(src: &dyn Source, name: &str) -> Result<(BlockDevice, String), DeviceError> {
     let dir = src.canonical(&format!("/sys/class/block/{name}")).map_err(|_| DeviceError::Missing(name.to_string()))?;
     let kind = if src.exists(&format!("{dir}/partition")) {
         let parent = dir.rsplit_once('/').map(|(p, _)| source::base(p).to_string()).unwrap_or_default();
@@ -115,7 +115,7 @@ pub fn describe(src: &dyn Source, name: &str) -> Result<(BlockDevice, String), D
 }
 
 /// Name of the block device `major:minor`.
-pub fn name_of_dev(src: &dyn Source, majmin: &str) -> Option<String> {
+pub(crate) fn name_of_dev(src: &dyn Source, majmin: &str) -> Option<String> {
     let c = src.canonical(&format!("/sys/dev/block/{majmin}")).ok()?;
     Some(source::base(&c).to_string())
 }
@@ -159,7 +159,7 @@ fn walk(
 }
 
 /// Resolves `path` (taken as canonical) to its mount and devices.
-pub fn resolve(src: &dyn Source, path: &Path) -> Result<Resolution, DeviceError> {
+pub(crate) fn resolve(src: &dyn Source, path: &Path) -> Result<Resolution, DeviceError> {
     resolve_depth(src, path, 0)
 }
 
@@ -192,7 +192,7 @@ fn resolve_depth(src: &dyn Source, path: &Path, depth: usize) -> Result<Resoluti
 
 impl Resolution {
     /// `ext4 on sda1 (partition of sda)`, `xfs on dm-0 (LVM vg-root) on md0 (raid1) on sda1, sdb1`.
-    pub fn chain(&self) -> String {
+    pub(crate) fn chain(&self) -> String {
         let mut s = format!("{} on ", self.mount.fstype);
         let parts: Vec<String> = self
             .layers

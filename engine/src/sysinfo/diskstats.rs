@@ -30,7 +30,7 @@ pub struct Stat {
 }
 
 /// The fields of a `stat` file (see the kernel's Documentation/block/stat.rst).
-pub fn parse_stat(text: &str) -> Option<Stat> {
+pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
     let f: Vec<u64> = text.split_whitespace().map(|x| x.parse().ok()).collect::<Option<_>>()?;
     if f.len() < 11 {
         return None;
@@ -39,7 +39,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
 }
 
 /// What happened between two snapshots of device `name`.
-pub fn delta(name: &str, before: Stat, after: Stat) -> DeviceIo {
+pub(crate) fn delta(name: &str, before: Stat, after: Stat) -> DeviceIo {
     DeviceIo {
         device: name.to_string(),
         read_bytes: after.read_sectors.saturating_sub(before.read_sectors) * SECTOR,
@@ -61,7 +61,7 @@ pub type Snapshot = Vec<Stat>;
 impl Counters {
     /// The counters of the devices under `dir`; why there are none when
     /// they cannot be read (a tmpfs, an overlay, /sys not mounted).
-    pub fn under(dir: &Path) -> Result<Counters, String> {
+    pub(crate) fn under(dir: &Path) -> Result<Counters, String> {
         let src = Fs::live();
         let canon = dir.canonicalize().map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
         let mut r = device::resolve(&src, &canon).map_err(|e| e.to_string())?;
@@ -93,12 +93,12 @@ impl Counters {
 
     /// Names of the counted devices: the file system's first, then where a
     /// loop device's backing file lives.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.devices.iter().map(|(n, _)| n.as_str())
     }
 
     /// Every device's counters now.
-    pub fn snapshot(&self) -> Result<Snapshot, String> {
+    pub(crate) fn snapshot(&self) -> Result<Snapshot, String> {
         let mut buf = [0u8; 512];
         self.devices
             .iter()
@@ -113,7 +113,7 @@ impl Counters {
     }
 
     /// What reached each device between `before` and `after`.
-    pub fn between(&self, before: &Snapshot, after: &Snapshot) -> Vec<DeviceIo> {
+    pub(crate) fn between(&self, before: &Snapshot, after: &Snapshot) -> Vec<DeviceIo> {
         self.names().zip(before.iter().zip(after)).map(|(n, (b, a))| delta(n, *b, *a)).collect()
     }
 }

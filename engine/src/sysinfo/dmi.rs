@@ -21,7 +21,7 @@ fn real(s: Option<String>) -> Option<String> {
     })
 }
 
-pub fn board(src: &dyn Source) -> Option<Board> {
+pub(crate) fn board(src: &dyn Source) -> Option<Board> {
     let f = |n: &str| real(source::text(src, &format!("/sys/class/dmi/id/{n}")));
     let b = Board {
         system_vendor: f("sys_vendor"),
@@ -56,7 +56,7 @@ const MEMORY_TYPES: &[(u8, &str)] = &[
 ];
 
 /// Memory devices in a raw SMBIOS structure table; empty slots are skipped.
-pub fn parse_dimms(table: &[u8]) -> Vec<Dimm> {
+pub(crate) fn parse_dimms(table: &[u8]) -> Vec<Dimm> {
     let mut out = Vec::new();
     let mut i = 0;
     while i + 4 <= table.len() {
@@ -124,7 +124,7 @@ pub fn parse_dimms(table: &[u8]) -> Vec<Dimm> {
 }
 
 /// Memory devices of the live machine, when the table is readable.
-pub fn dimms() -> Vec<Dimm> {
+pub(crate) fn dimms() -> Vec<Dimm> {
     std::fs::read("/sys/firmware/dmi/tables/DMI").map(|t| parse_dimms(&t)).unwrap_or_default()
 }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 pub type Timings = Vec<(&'static str, Duration)>;
 
 /// Physical disks in /sys/block (virtual ones left out).
-pub fn disks(src: &dyn Source) -> Vec<Disk> {
+pub(crate) fn disks(src: &dyn Source) -> Vec<Disk> {
     src.list("/sys/block")
         .unwrap_or_default()
         .into_iter()
@@ -42,7 +42,7 @@ pub fn disks(src: &dyn Source) -> Vec<Disk> {
 }
 
 /// The machine's memory in bytes (MemTotal), read now.
-pub fn memory_bytes() -> Option<u64> {
+pub(crate) fn memory_bytes() -> Option<u64> {
     memory_total(&source::Fs::live())
 }
 
@@ -117,13 +117,19 @@ pub fn collect(src: &dyn Source, target: Option<&Path>, env: &[String], environ:
 
 /// A result file's system entry for `identifier`, from the live machine;
 /// `highlight` names scheduler tunables the run set (shown in the Disk Notes).
-pub fn capture(identifier: &str, target: &Path, env: &[String], environ: &Environ, highlight: &[String]) -> System {
+pub(crate) fn capture(
+    identifier: &str,
+    target: &Path,
+    env: &[String],
+    environ: &Environ,
+    highlight: &[String],
+) -> System {
     let (mut info, _) = collect(&source::Fs::live(), Some(target), env, environ);
     info.highlight = highlight.to_vec();
     to_system(identifier, info)
 }
 
-pub fn to_system(identifier: &str, info: SystemInfo) -> System {
+pub(crate) fn to_system(identifier: &str, info: SystemInfo) -> System {
     // The tags every run gets by itself.
     let mut tags = indexmap::IndexMap::new();
     if let Some(k) = &info.kernel {
@@ -146,7 +152,7 @@ pub fn to_system(identifier: &str, info: SystemInfo) -> System {
 
 /// What a file system is when it is not on a block device of this machine:
 /// results measured on it are not a disk's.
-pub fn fs_class(fstype: &str) -> Option<&'static str> {
+pub(crate) fn fs_class(fstype: &str) -> Option<&'static str> {
     let t = fstype.to_ascii_lowercase();
     Some(match t.as_str() {
         "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs" => "memory, not a disk",
@@ -160,7 +166,7 @@ pub fn fs_class(fstype: &str) -> Option<&'static str> {
 }
 
 /// A warning for a target directory that is not on a local disk (`None` when it is).
-pub fn target_warning(dir: &Path) -> Option<String> {
+pub(crate) fn target_warning(dir: &Path) -> Option<String> {
     let canon = std::fs::canonicalize(dir).ok()?;
     let m = mounts::mount_of(&source::Fs::live(), &canon)?;
     let what = fs_class(&m.fstype)?;
@@ -172,7 +178,7 @@ pub fn target_warning(dir: &Path) -> Option<String> {
     ))
 }
 
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     source::text(&source::Fs::live(), "/proc/sys/kernel/hostname").unwrap_or_else(|| "localhost".into())
 }
 

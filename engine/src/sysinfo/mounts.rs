@@ -25,7 +25,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// Parses mountinfo text; malformed lines are skipped.
-pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+pub(crate) fn parse_mountinfo(text: &str) -> Vec<Mount> {
     let mut out = Vec::new();
     for line in text.lines() {
         let Some((left, right)) = line.split_once(" - ") else { continue };
@@ -53,7 +53,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
 
 /// The mount holding `path` (the longest mount point that is a prefix of it;
 /// among equal ones the last, which is on top).
-pub fn best_mount(mounts: &[Mount], path: &Path) -> Option<Mount> {
+pub(crate) fn best_mount(mounts: &[Mount], path: &Path) -> Option<Mount> {
     mounts
         .iter()
         .enumerate()
@@ -63,12 +63,12 @@ pub fn best_mount(mounts: &[Mount], path: &Path) -> Option<Mount> {
 }
 
 /// The mounts of `src`.
-pub fn mounts(src: &dyn Source) -> Vec<Mount> {
+pub(crate) fn mounts(src: &dyn Source) -> Vec<Mount> {
     src.read("/proc/self/mountinfo").map(|t| parse_mountinfo(&t)).unwrap_or_default()
 }
 
 /// The mount holding `path` in `src` (`path` is taken as already canonical).
-pub fn mount_of(src: &dyn Source, path: &Path) -> Option<Mount> {
+pub(crate) fn mount_of(src: &dyn Source, path: &Path) -> Option<Mount> {
     best_mount(&mounts(src), path)
 }
 

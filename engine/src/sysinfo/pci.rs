@@ -16,7 +16,7 @@ fn hex<T: TryFrom<u64>>(s: Option<String>) -> Option<T> {
     T::try_from(v).ok()
 }
 
-pub fn devices(src: &dyn Source) -> Vec<PciDevice> {
+pub(crate) fn devices(src: &dyn Source) -> Vec<PciDevice> {
     let base = "/sys/bus/pci/devices";
     src.list(base)
         .unwrap_or_default()
@@ -29,7 +29,7 @@ pub fn devices(src: &dyn Source) -> Vec<PciDevice> {
 }
 
 /// Names for `(vendor, device)` pairs from pci.ids text: `Vendor Device`.
-pub fn names(ids_text: &str, wanted: &[(u16, u16)]) -> Vec<Option<String>> {
+pub(crate) fn names(ids_text: &str, wanted: &[(u16, u16)]) -> Vec<Option<String>> {
     let mut out = vec![None; wanted.len()];
     let mut vendor: Option<(u16, &str)> = None;
     for line in ids_text.lines() {
@@ -77,12 +77,12 @@ fn short_vendor(v: &str) -> String {
 }
 
 /// The pci.ids database text, if installed.
-pub fn ids_text(src: &dyn Source) -> Option<String> {
+pub(crate) fn ids_text(src: &dyn Source) -> Option<String> {
     ["/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids", "/usr/share/pci.ids"].iter().find_map(|p| src.read(p).ok())
 }
 
 /// Device names per category: (graphics, audio, network, chipset).
-pub fn categorize(src: &dyn Source) -> (Vec<String>, Vec<String>, Vec<String>, Option<String>) {
+pub(crate) fn categorize(src: &dyn Source) -> (Vec<String>, Vec<String>, Vec<String>, Option<String>) {
     let devs = devices(src);
     let wanted: Vec<(u16, u16)> = devs.iter().map(|d| (d.vendor, d.device)).collect();
     let named = match ids_text(src) {

@@ -24,7 +24,7 @@ fn grouped(items: Vec<String>) -> String {
     order.into_iter().map(|(i, n)| if n > 1 { format!("{n} x {i}") } else { i }).collect::<Vec<_>>().join(" + ")
 }
 
-pub fn processor(s: &SystemInfo) -> String {
+pub(crate) fn processor(s: &SystemInfo) -> String {
     let p = &s.processor;
     let mut out = String::new();
     if let Some(n) = p.sockets.filter(|&n| n > 1) {
@@ -42,7 +42,7 @@ pub fn processor(s: &SystemInfo) -> String {
     out
 }
 
-pub fn disk_label(d: &Disk) -> String {
+pub(crate) fn disk_label(d: &Disk) -> String {
     let size = d.size_bytes.map(units::format_bytes_decimal);
     match (size, &d.model) {
         (Some(s), Some(m)) => format!("{s} {m}"),
@@ -162,7 +162,7 @@ fn queue_line(d: &BlockDevice) -> Option<String> {
 
 /// `BFQ`, `BFQ low_latency=0` (tunables in `highlight`, as read back), or per
 /// disk when they differ: `sda: BFQ, sdb: NONE`.
-pub fn scheduler_text(r: &Resolution, highlight: &[String]) -> String {
+pub(crate) fn scheduler_text(r: &Resolution, highlight: &[String]) -> String {
     let per: Vec<(String, String)> = r
         .disks
         .iter()
@@ -192,7 +192,7 @@ pub fn scheduler_text(r: &Resolution, highlight: &[String]) -> String {
 }
 
 /// `BFQ / noatime,rw / ext4 on loop0 (…) / loop0: read_ahead_kb=128 …`.
-pub fn disk_notes(s: &SystemInfo) -> Option<String> {
+pub(crate) fn disk_notes(s: &SystemInfo) -> Option<String> {
     let t = s.target.as_ref()?;
     let Some(r) = &t.resolution else {
         return Some(match (&t.mount, &t.problem) {

@@ -7,7 +7,7 @@ use crate::model::system::Compiler;
 use indexmap::IndexMap;
 
 /// `Debian 12`, `Ubuntu 24.04` (name and version, as result viewers show them).
-pub fn os(src: &dyn Source) -> Option<String> {
+pub(crate) fn os(src: &dyn Source) -> Option<String> {
     let t = src.read("/etc/os-release").or_else(|_| src.read("/usr/lib/os-release")).ok()?;
     let get = |k: &str| {
         t.lines()
@@ -21,22 +21,22 @@ pub fn os(src: &dyn Source) -> Option<String> {
     }
 }
 
-pub fn kernel(src: &dyn Source) -> Option<String> {
+pub(crate) fn kernel(src: &dyn Source) -> Option<String> {
     source::text(src, "/proc/sys/kernel/osrelease")
 }
 
-pub fn cmdline(src: &dyn Source) -> Option<String> {
+pub(crate) fn cmdline(src: &dyn Source) -> Option<String> {
     source::text(src, "/proc/cmdline")
 }
 
 /// The bracketed choice of transparent_hugepage/enabled.
-pub fn thp(src: &dyn Source) -> Option<String> {
+pub(crate) fn thp(src: &dyn Source) -> Option<String> {
     let t = source::text(src, "/sys/kernel/mm/transparent_hugepage/enabled")?;
     crate::sysinfo::device::parse_scheduler(&t).0
 }
 
 /// `name: state` for every file in the vulnerabilities folder; unreadable ones read `unknown`.
-pub fn security(src: &dyn Source) -> IndexMap<String, String> {
+pub(crate) fn security(src: &dyn Source) -> IndexMap<String, String> {
     let dir = "/sys/devices/system/cpu/vulnerabilities";
     src.list(dir)
         .unwrap_or_default()
@@ -49,7 +49,7 @@ pub fn security(src: &dyn Source) -> IndexMap<String, String> {
 }
 
 /// Virtualization and container layers, outermost first (`KVM + docker`).
-pub fn system_layer(src: &dyn Source) -> Option<String> {
+pub(crate) fn system_layer(src: &dyn Source) -> Option<String> {
     let mut layers = Vec::new();
     let dmi = |n: &str| source::text(src, &format!("/sys/class/dmi/id/{n}")).unwrap_or_default();
     let (vendor, product) = (dmi("sys_vendor"), dmi("product_name"));
@@ -93,7 +93,7 @@ pub fn system_layer(src: &dyn Source) -> Option<String> {
 }
 
 /// Parses `cc -v` stderr: version and configure flags.
-pub fn parse_cc(stderr: &str) -> Option<Compiler> {
+pub(crate) fn parse_cc(stderr: &str) -> Option<Compiler> {
     let version = stderr.lines().find_map(|l| {
         if let Some(r) = l.strip_prefix("gcc version ") {
             Some(format!("GCC {}", r.split_whitespace().next()?))
@@ -118,7 +118,7 @@ pub fn parse_cc(stderr: &str) -> Option<Compiler> {
 }
 
 /// Compiler and Python, from their commands (in parallel; live system only).
-pub fn toolchain(src: &dyn Source) -> (Option<Compiler>, Option<String>) {
+pub(crate) fn toolchain(src: &dyn Source) -> (Option<Compiler>, Option<String>) {
     if !src.live() {
         return (None, None);
     }
@@ -145,7 +145,7 @@ pub fn toolchain(src: &dyn Source) -> (Option<Compiler>, Option<String>) {
 }
 
 /// Desktop and display server from the session's environment.
-pub fn session(environ: &super::Environ) -> (Option<String>, Option<String>) {
+pub(crate) fn session(environ: &super::Environ) -> (Option<String>, Option<String>) {
     let desktop = environ.get("XDG_CURRENT_DESKTOP").filter(|v| !v.is_empty()).cloned();
     let display = if environ.contains_key("WAYLAND_DISPLAY") {
         Some("Wayland".to_string())

@@ -64,16 +64,16 @@ impl Source for Fs {
 }
 
 /// The trimmed text of `path`, or `None` when it cannot be read or is empty.
-pub fn text(src: &dyn Source, path: &str) -> Option<String> {
+pub(crate) fn text(src: &dyn Source, path: &str) -> Option<String> {
     src.read(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// `path` parsed as a number.
-pub fn number<T: std::str::FromStr>(src: &dyn Source, path: &str) -> Option<T> {
+pub(crate) fn number<T: std::str::FromStr>(src: &dyn Source, path: &str) -> Option<T> {
     text(src, path)?.parse().ok()
 }
 
 /// The last component of a path.
-pub fn base(path: &str) -> &str {
+pub(crate) fn base(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }

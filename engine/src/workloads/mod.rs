@@ -46,7 +46,7 @@ pub static ALL: &[Entry] = &[
 /// Waits for a workload's threads, passing the context's cancellation on to
 /// them through `stop` (threads cannot see the context); `what` names a
 /// thread in the error when one panics.
-pub fn join_watching<T>(
+pub(crate) fn join_watching<T>(
     cx: &dyn engine_sdk::Context,
     stop: &std::sync::atomic::AtomicBool,
     handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T, Error>>>,
@@ -65,12 +65,12 @@ pub fn join_watching<T>(
 }
 
 /// The workload named `name`.
-pub fn find(name: &str) -> Option<&'static Entry> {
+pub(crate) fn find(name: &str) -> Option<&'static Entry> {
     ALL.iter().find(|e| e.name == name)
 }
 
 /// Names of all built-in workloads.
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     ALL.iter().map(|e| e.name).collect()
 }
 
@@ -86,7 +86,7 @@ pub mod testing {
     }
 
     impl Cx {
-        pub fn new(dir: &Path) -> Self {
+        pub(crate) fn new(dir: &Path) -> Self {
             Cx { dir: dir.to_path_buf(), start: Instant::now() }
         }
     }

@@ -28,7 +28,7 @@ const CREATE: &str = "CREATE TABLE pts1 ('I' SMALLINT NOT NULL, 'DT' TIMESTAMP N
 /// row number, CURRENT_TIMESTAMP, 4 digits, 16 digits. The digits come from
 /// MINSTD (x ← 48271·x mod 2³¹−1, from 1), which awk computes exactly too:
 /// the external profile's pre_test writes the same lines.
-pub fn statements(n: u64) -> Vec<String> {
+pub(crate) fn statements(n: u64) -> Vec<String> {
     let mut x: u64 = 1;
     let mut next = || {
         x = x * 48271 % 2_147_483_647;

@@ -94,7 +94,7 @@ impl ExecutorDef {
 
     /// Programs that must be on PATH for this executor (besides
     /// `requirements.programs`): a program given by name, not by path or placeholder.
-    pub fn programs(&self) -> Vec<String> {
+    pub(crate) fn programs(&self) -> Vec<String> {
         match self {
             ExecutorDef::External(x) => {
                 let plain = !x.program.contains('/') && !x.program.contains("{{");
@@ -121,7 +121,7 @@ impl ExecutorDef {
 
     /// Whether the executor returns values itself (built-in and WASM
     /// workloads), so results need no parser.
-    pub fn returns_values(&self) -> bool {
+    pub(crate) fn returns_values(&self) -> bool {
         match self {
             ExecutorDef::External(_) => false,
             ExecutorDef::Builtin(_) | ExecutorDef::Wasm(_) => true,

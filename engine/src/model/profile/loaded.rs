@@ -48,7 +48,7 @@ impl LoadedProfile {
 
     /// The folder its file is in, where its helper files and plugins are:
     /// `.` for a bare `profile.yaml`; none for a built-in profile.
-    pub fn dir(&self) -> Option<&Path> {
+    pub(crate) fn dir(&self) -> Option<&Path> {
         match &self.origin {
             Origin::File(f) => Some(f.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))),
             Origin::Builtin => None,

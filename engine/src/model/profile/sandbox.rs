@@ -51,18 +51,18 @@ pub struct SandboxSpec {
 
 impl SandboxDef {
     /// Whether the profile asks to run confined.
-    pub fn on(&self) -> bool {
+    pub(crate) fn on(&self) -> bool {
         matches!(self, SandboxDef::On(true) | SandboxDef::With(_))
     }
 
-    pub fn writable(&self) -> Vec<String> {
+    pub(crate) fn writable(&self) -> Vec<String> {
         match self {
             SandboxDef::With(s) => s.writable.clone(),
             SandboxDef::On(_) => Vec::new(),
         }
     }
 
-    pub fn processes(&self) -> Option<u64> {
+    pub(crate) fn processes(&self) -> Option<u64> {
         match self {
             SandboxDef::With(s) => s.processes,
             SandboxDef::On(_) => None,

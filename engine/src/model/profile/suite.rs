@@ -51,7 +51,7 @@ pub enum OneOrMany {
 }
 
 impl OneOrMany {
-    pub fn items(&self) -> Vec<&str> {
+    pub(crate) fn items(&self) -> Vec<&str> {
         match self {
             OneOrMany::One(s) => vec![s.as_str()],
             OneOrMany::Many(v) => v.iter().map(Scalar::as_str).collect(),

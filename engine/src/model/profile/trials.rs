@@ -61,7 +61,7 @@ impl Default for Trials {
 impl Trials {
     /// The stopping rule for these trials; `forced` is `--runs N`, `budget`
     /// a budget that overrides the profile's (`--budget`, the suite's).
-    pub fn plan(&self, forced: Option<u32>, budget: Option<std::time::Duration>) -> crate::stats::AdaptivePlan {
+    pub(crate) fn plan(&self, forced: Option<u32>, budget: Option<std::time::Duration>) -> crate::stats::AdaptivePlan {
         let own = self.budget.as_ref().map(Duration::get);
         crate::stats::AdaptivePlan::new(self.times, self.min, self.max, self.target_ci, budget.or(own), forced)
     }

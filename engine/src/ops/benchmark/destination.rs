@@ -41,7 +41,7 @@ pub(super) struct Runs {
 }
 
 impl Runs {
-    pub fn new(dir: PathBuf) -> Self {
+    pub(crate) fn new(dir: PathBuf) -> Self {
         Runs { dir }
     }
 
@@ -50,20 +50,20 @@ impl Runs {
     }
 
     /// The unfinished run recorded for `key`, if its result still exists in `results`.
-    pub fn find(&self, key: &str, results: &Path) -> Option<Unfinished> {
+    pub(crate) fn find(&self, key: &str, results: &Path) -> Option<Unfinished> {
         let text = std::fs::read_to_string(self.path(key)).ok()?;
         let u: Unfinished = serde_json::from_str(&text).ok()?;
         results.join(&u.name).join("result.json").is_file().then_some(u)
     }
 
     /// Records `u` (replacing an earlier record of the same key).
-    pub fn record(&self, u: &Unfinished) -> std::io::Result<()> {
+    pub(crate) fn record(&self, u: &Unfinished) -> std::io::Result<()> {
         let bytes = serde_json::to_vec_pretty(u).expect("records serialize");
         crate::sys::fs::write_atomic(&self.path(&u.key), &bytes)
     }
 
     /// The run of `key` finished: forget it.
-    pub fn finish(&self, key: &str) {
+    pub(crate) fn finish(&self, key: &str) {
         let _ = std::fs::remove_file(self.path(key));
     }
 }

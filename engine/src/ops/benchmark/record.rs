@@ -30,7 +30,7 @@ pub(super) struct RunnerParts<'a> {
 }
 
 impl<'a> RunnerParts<'a> {
-    pub fn new(
+    pub(crate) fn new(
         cx: &Context,
         executors: &'a dyn Executors,
         sandbox: Option<crate::runner::sandbox::Config>,
@@ -65,7 +65,7 @@ pub(super) struct Record {
 impl Record {
     /// Locks result `dest.name` (from here on its folder exists), loads it or
     /// starts it, and leaves in `tests` only those the identifier lacks.
-    pub fn open(
+    pub(crate) fn open(
         cx: &Context,
         req: &Request,
         dest: Destination,
@@ -120,12 +120,12 @@ impl Record {
     }
 
     /// The identifier the run saves under.
-    pub fn identifier(&self) -> &str {
+    pub(crate) fn identifier(&self) -> &str {
         &self.dest.identifier
     }
 
     /// Tells `events` the run starts, and what will not run.
-    pub fn announce(
+    pub(crate) fn announce(
         &mut self,
         cx: &Context,
         tests: usize,
@@ -157,7 +157,7 @@ impl Record {
     }
 
     /// The session that runs `tests` into this record.
-    pub fn session<'a>(
+    pub(crate) fn session<'a>(
         &mut self,
         cx: &'a Context,
         req: &Request,
@@ -214,7 +214,7 @@ impl Record {
     /// nothing was saved to, and says how the run ended; the command that
     /// resumes it names the identifier when `pin` (not for a sweep, whose
     /// identifiers its states make).
-    pub fn close(
+    pub(crate) fn close(
         self,
         cx: &Context,
         session: Session,

@@ -106,7 +106,13 @@ pub(crate) fn failed_test(
 }
 
 impl<'a> Session<'a> {
-    pub fn new(store: &'a Store, name: String, file: ResultFile, setup: Setup<'a>, events: &'a dyn Events) -> Self {
+    pub(crate) fn new(
+        store: &'a Store,
+        name: String,
+        file: ResultFile,
+        setup: Setup<'a>,
+        events: &'a dyn Events,
+    ) -> Self {
         Session {
             store,
             name,
@@ -129,47 +135,47 @@ impl<'a> Session<'a> {
     }
 
     /// Tests to run again though the identifier has them (`--only-unsettled`).
-    pub fn with_redo(mut self, redo: HashSet<String>) -> Self {
+    pub(crate) fn with_redo(mut self, redo: HashSet<String>) -> Self {
         self.redo = redo;
         self
     }
 
-    pub fn events(&self) -> &'a dyn Events {
+    pub(crate) fn events(&self) -> &'a dyn Events {
         self.events
     }
 
     /// Whether a stop was asked for.
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupted
     }
 
     /// The round being run, of how many (`--rounds N`).
-    pub fn round(&self) -> (u32, u32) {
+    pub(crate) fn round(&self) -> (u32, u32) {
         self.round
     }
 
-    pub fn start_round(&mut self, round: u32, of: u32) {
+    pub(crate) fn start_round(&mut self, round: u32, of: u32) {
         self.round = (round, of);
     }
 
     /// A set of states begins: the tunables its states set (for the Disk
     /// Notes) and its identifiers in the order listed.
-    pub fn enter_states(&mut self, highlight: Vec<String>, listed: Vec<String>) {
+    pub(crate) fn enter_states(&mut self, highlight: Vec<String>, listed: Vec<String>) {
         self.highlight = highlight;
         self.listed = listed;
     }
 
     /// How the sweep ran its states, for the systems' notes.
-    pub fn note_sweep(&mut self, note: String) {
+    pub(crate) fn note_sweep(&mut self, note: String) {
         self.sweep_note = Some(note);
     }
 
     /// What ran confined, or unconfined by request, for the systems' notes.
-    pub fn note_sandbox(&mut self, note: Option<String>) {
+    pub(crate) fn note_sandbox(&mut self, note: Option<String>) {
         self.sandbox_note = note;
     }
 
-    pub fn finish(self) -> Finished {
+    pub(crate) fn finish(self) -> Finished {
         Finished {
             file: self.file,
             saved: self.saved,
@@ -216,14 +222,20 @@ impl<'a> Session<'a> {
 
     /// Runs `test` for `identifier` with its folder in `target`, unless the
     /// identifier has it already or a stop was asked for.
-    pub fn run(&mut self, test: &Test, identifier: &str, target: &Path, at: (usize, usize)) -> Result<(), StoreError> {
+    pub(crate) fn run(
+        &mut self,
+        test: &Test,
+        identifier: &str,
+        target: &Path,
+        at: (usize, usize),
+    ) -> Result<(), StoreError> {
         self.run_states(test, &[identifier.to_string()], target, at, &mut runner::Unchanged)
     }
 
     /// Runs `test` once for the states of `switch`, its trials interleaved
     /// across them, state `i` saved as `ids[i]` — leaving out the states
     /// whose identifier has the test already.
-    pub fn run_states(
+    pub(crate) fn run_states(
         &mut self,
         test: &Test,
         ids: &[String],

@@ -126,7 +126,7 @@ fn list(names: &BTreeSet<String>) -> String {
 
 /// The value names an option binds (its id when entries use `value:`, plus
 /// the keys of `values:`), from its first entry.
-pub fn option_value_names(o: &OptionDef) -> BTreeSet<String> {
+pub(crate) fn option_value_names(o: &OptionDef) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     if let Some(e) = o.entries.first() {
         if e.value.is_some() {
@@ -147,7 +147,7 @@ pub fn is_valid_id(id: &str) -> bool {
 }
 
 /// All semantic problems of `p`.
-pub fn check_profile(
+pub(crate) fn check_profile(
     p: &Profile,
     file: &str,
     index: &YamlIndex,

@@ -12,7 +12,7 @@ use indexmap::IndexSet;
 
 /// Column names of the metrics, unique, made of `[a-z0-9._-]` only so any
 /// YAML or command line takes them as they are.
-pub fn metric_names(h: &History) -> Vec<String> {
+pub(crate) fn metric_names(h: &History) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     h.series
         .iter()
@@ -42,12 +42,12 @@ fn metric_name(s: &Series) -> String {
 }
 
 /// Tag keys over all rows, in the order first seen.
-pub fn tag_keys(h: &History) -> Vec<String> {
+pub(crate) fn tag_keys(h: &History) -> Vec<String> {
     let keys: IndexSet<&String> = h.rows.iter().flat_map(|r| r.tags.keys()).collect();
     keys.into_iter().cloned().collect()
 }
 
-pub fn render(h: &History) -> String {
+pub(crate) fn render(h: &History) -> String {
     let names = metric_names(h);
     let tags = tag_keys(h);
     let mut header = vec!["time".to_string(), "result".to_string(), "identifiers".to_string()];

@@ -13,7 +13,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1
 svg.chart{display:block;max-width:100%;height:auto}.better{color:#0a7d25}.worse{color:#b3261e}.desc{color:#555}";
 
 /// One page: each history (a group of related saved results) in turn.
-pub fn render(hs: &[History]) -> String {
+pub(crate) fn render(hs: &[History]) -> String {
     let mut o = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     writeln!(o, "<title>History</title><style>{STYLE}</style></head><body>").unwrap();
     for h in hs {

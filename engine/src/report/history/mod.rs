@@ -63,7 +63,7 @@ pub fn render(hs: &[History], format: Format, width: usize) -> Result<String, Se
 
 /// Series of the same result (test and result id), in order: one chart or
 /// heading each, a line per identifier.
-pub fn groups(h: &History) -> Vec<Vec<&Series>> {
+pub(crate) fn groups(h: &History) -> Vec<Vec<&Series>> {
     let mut out: indexmap::IndexMap<(&str, &str), Vec<&Series>> = indexmap::IndexMap::new();
     for s in &h.series {
         out.entry((s.test.as_str(), s.result.as_str())).or_default().push(s);
@@ -72,24 +72,24 @@ pub fn groups(h: &History) -> Vec<Vec<&Series>> {
 }
 
 /// `Flexible IO Tester: Random Read`.
-pub fn heading(s: &Series) -> String {
+pub(crate) fn heading(s: &Series) -> String {
     if s.description.is_empty() { s.title.clone() } else { format!("{}: {}", s.title, s.description) }
 }
 
 /// A row's label: its saved result, and its identifier when identifiers are points.
-pub fn row_label(h: &History, row: usize) -> String {
+pub(crate) fn row_label(h: &History, row: usize) -> String {
     let r = &h.rows[row];
     if h.per_identifier { r.result.clone() } else { format!("{} ({})", r.result, r.identifiers.join(", ")) }
 }
 
 /// `2026-11-02 16:00` from an RFC 3339 time.
-pub fn short_time(t: &str) -> String {
+pub(crate) fn short_time(t: &str) -> String {
     let t = t.replace('T', " ");
     t.get(..16).map(str::to_string).unwrap_or(t)
 }
 
 /// When a row is: its start time, or `kernel=6.18` when rows are ordered by a tag.
-pub fn when(h: &History, row: usize) -> String {
+pub(crate) fn when(h: &History, row: usize) -> String {
     let r = &h.rows[row];
     match &h.by {
         Some(tag) => format!("{tag}={}", r.key),

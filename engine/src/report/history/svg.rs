@@ -33,7 +33,7 @@ impl Frame {
 }
 
 /// One result's chart, `HEIGHT` high, at the origin.
-pub fn chart(h: &History, lines: &[&Series]) -> String {
+pub(crate) fn chart(h: &History, lines: &[&Series]) -> String {
     let mut o = String::new();
     let all = lines.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
@@ -148,7 +148,7 @@ fn legend(o: &mut String, lines: &[&Series]) {
 }
 
 /// Every result's chart stacked in one document.
-pub fn document(h: &History) -> String {
+pub(crate) fn document(h: &History) -> String {
     let g = groups(h);
     let total = 50.0 + g.len() as f64 * (HEIGHT + 10.0);
     let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -174,7 +174,7 @@ pub fn document(h: &History) -> String {
 }
 
 /// One chart as a standalone `<svg>` element, for the HTML page.
-pub fn inline(h: &History, lines: &[&Series]) -> String {
+pub(crate) fn inline(h: &History, lines: &[&Series]) -> String {
     format!(
         "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"sans-serif\">{}</svg>",
         chart(h, lines)

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
-pub fn render(h: &History, width: usize) -> String {
+pub(crate) fn render(h: &History, width: usize) -> String {
     let mut o = String::new();
     header(&mut o, h);
     let label_w =
@@ -107,7 +107,7 @@ fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize)
 
 /// The values over the rows in at most `width` characters (a bucket's
 /// mean when there are more rows), a space where a row has none.
-pub fn sparkline(rows: usize, s: &Series, width: usize) -> String {
+pub(crate) fn sparkline(rows: usize, s: &Series, width: usize) -> String {
     let cells = rows.min(width).max(1);
     let mut sum = vec![(0.0, 0usize); cells];
     for &(row, v) in &s.points {

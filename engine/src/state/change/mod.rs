@@ -87,18 +87,18 @@ impl Change {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         self.kind().describe()
     }
 
-    pub fn undo(&self) -> Result<(), UndoError> {
+    pub(crate) fn undo(&self) -> Result<(), UndoError> {
         self.kind().undo()
     }
 
     /// Whether this change is something the run itself started (a server, its
     /// test folders), which lives and dies with the run, rather than a change
     /// to the machine that other runs would see.
-    pub fn is_process(&self) -> bool {
+    pub(crate) fn is_process(&self) -> bool {
         matches!(self, Change::Server(_) | Change::Scratch(_))
     }
 }

@@ -53,7 +53,7 @@ impl Plan {
     /// The hidden places every plan starts with, and its private /tmp and
     /// /dev/shm made (sticky, world-writable) in `private` — a directory
     /// the command cannot write itself, so it cannot swap them for links.
-    pub fn standard(engine_home: &Path, private: &Path) -> std::io::Result<Plan> {
+    pub(crate) fn standard(engine_home: &Path, private: &Path) -> std::io::Result<Plan> {
         let (tmp, shm) = (private.join("tmp"), private.join("shm"));
         for d in [&tmp, &shm] {
             use std::os::unix::fs::PermissionsExt;
@@ -92,7 +92,7 @@ fn setup(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConfineError
 /// What the kernel must offer: the namespaces (checked in `ns_dir`,
 /// normally /proc/self/ns), user namespaces it lets root make, seccomp
 /// filters, and root.
-pub fn check(ns_dir: &Path) -> Result<(), ConfineError> {
+pub(crate) fn check(ns_dir: &Path) -> Result<(), ConfineError> {
     for ns in ["mnt", "pid", "net", "ipc", "uts", "user"] {
         if !ns_dir.join(ns).exists() {
             return Err(ConfineError::Missing(format!("{ns} namespaces ({} is missing)", ns_dir.join(ns).display())));
@@ -124,7 +124,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new() -> Result<Shared, ConfineError> {
+    pub(crate) fn new() -> Result<Shared, ConfineError> {
         // A thread of its own enters them (namespaces are per thread here)
         // and ends; the handles keep them.
         let (net, ipc) = std::thread::spawn(|| -> Result<(OwnedFd, OwnedFd), ConfineError> {
@@ -148,7 +148,7 @@ impl Shared {
 
     /// Runs `f` on a thread inside the network namespace (engine's own
     /// probes of a server's port).
-    pub fn inside<T: Send>(&self, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+    pub(crate) fn inside<T: Send>(&self, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
         let fd = self.net.as_raw_fd();
         std::thread::scope(|s| {
             s.spawn(move || {
@@ -206,7 +206,7 @@ pub enum Identity {
 
 impl Identity {
     /// The id inside the namespace.
-    pub fn inside(self) -> u32 {
+    pub(crate) fn inside(self) -> u32 {
         match self {
             Identity::Root => 0,
             Identity::Nobody => super::userns::NOBODY,
@@ -215,7 +215,7 @@ impl Identity {
 
     /// The host uid and gid files it owns have (what engine hands a
     /// directory to for it to write in).
-    pub fn host(self) -> (u32, u32) {
+    pub(crate) fn host(self) -> (u32, u32) {
         let id = super::userns::host_id(self.inside());
         (id, id)
     }
@@ -326,7 +326,7 @@ fn open_source(path: &Path, idmap: Option<RawFd>) -> Result<OwnedFd, ConfineErro
 impl Prepared {
     /// `plan` for `cmd`, sharing `shared`, joining the cgroups whose
     /// `cgroup.procs` files are `cgroups`.
-    pub fn new(
+    pub(crate) fn new(
         plan: &Plan,
         shared: &Shared,
         cgroups: Vec<OwnedFd>,
@@ -364,7 +364,7 @@ impl Prepared {
     }
 
     /// Installs the confinement as `cmd`'s last step before exec.
-    pub fn apply(self, cmd: &mut std::process::Command) {
+    pub(crate) fn apply(self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         // SAFETY: `enter` makes only system calls and allocates nothing.
         unsafe {
@@ -416,7 +416,7 @@ fn binds_of(plan: &Plan, userns: RawFd) -> Result<Vec<Bind>, ConfineError> {
 /// directory above it searchable by others, except where the sandbox puts
 /// directories of its own (the hidden places and /tmp are rebuilt inside,
 /// searchable). `None` when it can; else the directory in the way.
-pub fn unreachable_above(dir: &Path, plan: &Plan) -> Option<PathBuf> {
+pub(crate) fn unreachable_above(dir: &Path, plan: &Plan) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let rebuilt =
         |p: &Path| plan.hide.iter().any(|h| p.starts_with(h)) || ["/tmp", "/var/tmp"].iter().any(|t| p.starts_with(t));

@@ -40,13 +40,13 @@ fn value(b: usize) -> f64 {
 }
 
 impl Histogram {
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.counts[bucket(ns)] += 1;
         self.n += 1;
         self.sum_ns += ns as u128;
     }
 
-    pub fn merge(&mut self, o: &Histogram) {
+    pub(crate) fn merge(&mut self, o: &Histogram) {
         for (a, b) in self.counts.iter_mut().zip(&o.counts) {
             *a += b;
         }
@@ -55,12 +55,12 @@ impl Histogram {
     }
 
     /// Mean in ns (exact: from the sum, not the buckets).
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         if self.n == 0 { 0.0 } else { self.sum_ns as f64 / self.n as f64 }
     }
 
     /// The `q` quantile (0–1) in ns: the smallest value with at least q·n at or below it.
-    pub fn quantile(&self, q: f64) -> f64 {
+    pub(crate) fn quantile(&self, q: f64) -> f64 {
         if self.n == 0 {
             return 0.0;
         }

@@ -48,7 +48,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn merge(&mut self, o: &Tally) {
+    pub(crate) fn merge(&mut self, o: &Tally) {
         self.reads += o.reads;
         self.writes += o.writes;
         self.read_bytes += o.read_bytes;
@@ -60,7 +60,7 @@ impl Tally {
     }
 
     /// Counts one completed operation.
-    pub fn done(&mut self, job: &Job<'_>, write: bool, bytes: u64, started: Instant, now: Instant) {
+    pub(crate) fn done(&mut self, job: &Job<'_>, write: bool, bytes: u64, started: Instant, now: Instant) {
         if now < job.count_from {
             return;
         }
@@ -93,7 +93,7 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    pub fn new(job: &Job<'_>) -> Pattern {
+    pub(crate) fn new(job: &Job<'_>) -> Pattern {
         Pattern {
             x: job.seed | 1,
             next_seq: 0,
@@ -114,7 +114,7 @@ impl Pattern {
     }
 
     /// Whether another operation may be issued now.
-    pub fn more(&self, job: &Job<'_>, now: Instant) -> bool {
+    pub(crate) fn more(&self, job: &Job<'_>, now: Instant) -> bool {
         if job.stop.load(Ordering::Relaxed) {
             return false;
         }
@@ -125,7 +125,7 @@ impl Pattern {
     }
 
     /// The next operation: (offset, length, write).
-    pub fn next(&mut self) -> (u64, u64, bool) {
+    pub(crate) fn next(&mut self) -> (u64, u64, bool) {
         let len = if self.split.len() == 1 {
             self.split[0].0
         } else {
@@ -163,7 +163,7 @@ impl Pattern {
 }
 
 /// CPU time of the calling thread.
-pub fn thread_cpu() -> Duration {
+pub(crate) fn thread_cpu() -> Duration {
     let u = crate::sys::process::usage_now(libc::RUSAGE_THREAD);
     u.user + u.system
 }

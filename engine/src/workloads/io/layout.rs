@@ -21,21 +21,21 @@ pub struct Aligned {
 unsafe impl Send for Aligned {}
 
 impl Aligned {
-    pub fn new(len: usize) -> Aligned {
+    pub(crate) fn new(len: usize) -> Aligned {
         let layout = Layout::from_size_align(len.max(1), ALIGN).expect("valid layout");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "out of memory for a {len}-byte buffer");
         Aligned { ptr, len }
     }
-    pub fn as_ptr(&self) -> *mut u8 {
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: ptr is valid for len bytes and uniquely borrowed here.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
@@ -50,7 +50,7 @@ impl Drop for Aligned {
 
 /// Fills `buf` with bytes that do not compress (xorshift), so a device that
 /// compresses or deduplicates cannot shortcut the test.
-pub fn fill_random(buf: &mut [u8], seed: u64) {
+pub(crate) fn fill_random(buf: &mut [u8], seed: u64) {
     let mut x = seed | 1;
     for chunk in buf.chunks_mut(8) {
         x ^= x << 13;
@@ -62,7 +62,7 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
 }
 
 /// The logical block size of the device holding `dir` (from sysfs), 512 when unknown.
-pub fn logical_block_size(dir: &Path) -> u64 {
+pub(crate) fn logical_block_size(dir: &Path) -> u64 {
     let Ok(m) = std::fs::metadata(dir) else { return 512 };
     let dev = m.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
@@ -76,7 +76,7 @@ pub fn logical_block_size(dir: &Path) -> u64 {
 }
 
 /// The file system type holding `dir` (`ext4`, `tmpfs`), for messages.
-pub fn fs_type(dir: &Path) -> String {
+pub(crate) fn fs_type(dir: &Path) -> String {
     let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut best: Option<(usize, String)> = None;
@@ -93,7 +93,7 @@ pub fn fs_type(dir: &Path) -> String {
 
 /// Opens `path` for the test, with O_DIRECT when asked. A file system that
 /// refuses O_DIRECT gets an error that says so, not a bare EINVAL.
-pub fn open(path: &Path, write: bool, direct: bool) -> Result<File, Error> {
+pub(crate) fn open(path: &Path, write: bool, direct: bool) -> Result<File, Error> {
     let mut o = std::fs::OpenOptions::new();
     o.read(true).write(write);
     if direct {
@@ -115,7 +115,7 @@ pub fn open(path: &Path, write: bool, direct: bool) -> Result<File, Error> {
 
 /// Creates `path` with `size` bytes: written with incompressible data when
 /// it will be read (so reads hit real blocks), otherwise allocated.
-pub fn lay_out(path: &Path, size: u64, written: bool, seed: u64) -> Result<(), Error> {
+pub(crate) fn lay_out(path: &Path, size: u64, written: bool, seed: u64) -> Result<(), Error> {
     let f = File::create(path).map_err(|e| Error::io(&format!("create {}", path.display()), &e))?;
     let what = format!("lay out {}", path.display());
     if !written {
@@ -151,7 +151,7 @@ impl RawFdCompat for File {
 }
 
 /// Drops `path`'s pages from the page cache, so buffered reads start cold.
-pub fn evict(f: &File) {
+pub(crate) fn evict(f: &File) {
     use std::os::fd::AsRawFd;
     // SAFETY: fadvise on a descriptor we own; a failure only leaves pages cached.
     unsafe {

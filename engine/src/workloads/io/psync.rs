@@ -6,7 +6,7 @@ use engine_sdk::Error;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-pub fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
+pub(crate) fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
     let cpu0 = thread_cpu();
     let mut buf = Aligned::new(job.bs as usize);
     fill_random(buf.as_mut_slice(), job.seed);

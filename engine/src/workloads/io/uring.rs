@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Whether this kernel (and its seccomp policy) lets us make a ring.
-pub fn available() -> std::io::Result<()> {
+pub(crate) fn available() -> std::io::Result<()> {
     IoUring::new(2).map(drop)
 }
 
@@ -21,7 +21,7 @@ struct Slot {
     write: bool,
 }
 
-pub fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
+pub(crate) fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
     let cpu0 = thread_cpu();
     let depth = job.depth.max(1);
     // One thread submits and reaps, so completions' task work can wait
