@@ -5,13 +5,14 @@
 //! - A size is a number and an optional unit: `4096` (bytes), `2 GiB`,
 //!   `1.5kB`. `KiB`, `MiB`, `GiB`, `TiB` and fio's `k`, `m`, `g`, `t` (either
 //!   case) are powers of 2; `kB`/`KB`, `MB`, `GB`, `TB` are powers of 10;
-//!   `B` is bytes. `mb` is refused: a lower-case `b` reads as bits.
+//!   `B` (or a lone `b`, as fio writes it) is bytes; `mb` and `kb` are
+//!   refused: after a prefix a lower-case `b` reads as bits.
 //! - A duration is a plain number of seconds (`20`, `0.5`) or terms of a
 //!   number and a unit (`250ms`, `90s`, `10m`, `1h 30m`, `2 days`): `ns`,
 //!   `us`/`µs`, `ms`, `s`/`sec`/`second(s)`, `m`/`min`/`minute(s)`,
-//!   `h`/`hr`/`hour(s)`, `d`/`day(s)`, `w`/`week(s)`, `month(s)` (30.44
-//!   days), `y`/`year(s)` (365.25 days). Each term is exact to the
-//!   nanosecond; at most [`MAX_DURATION`].
+//!   `h`/`hr`/`hour(s)`, `d`/`day(s)`, `w`/`wk`/`week(s)`, `M`/`month(s)`
+//!   (30.44 days), `y`/`yr`/`year(s)` (365.25 days), as humantime reads
+//!   them. Each term is exact to the nanosecond; at most [`MAX_DURATION`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -57,6 +58,7 @@ impl UnitError {
 const SIZE_UNITS: &[(&str, u64)] = &[
     ("", 1),
     ("B", 1),
+    ("b", 1),
     ("kB", 1_000),
     ("KB", 1_000),
     ("MB", 1_000_000),
@@ -94,28 +96,28 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
 const NANOS: u128 = 1_000_000_000;
 const DAY: u128 = 86_400 * NANOS;
 const DURATION_UNITS: &[(&[&str], u128)] = &[
-    (&["ns", "nsec", "nsecs"], 1),
-    (&["us", "µs", "usec", "usecs"], 1_000),
-    (&["ms", "msec", "msecs"], 1_000_000),
+    (&["ns", "nsec", "nsecs", "nanos"], 1),
+    (&["us", "µs", "usec", "usecs", "micros"], 1_000),
+    (&["ms", "msec", "msecs", "millis"], 1_000_000),
     (&["s", "sec", "secs", "second", "seconds"], NANOS),
     (&["m", "min", "mins", "minute", "minutes"], 60 * NANOS),
     (&["h", "hr", "hrs", "hour", "hours"], 3_600 * NANOS),
     (&["d", "day", "days"], DAY),
-    (&["w", "week", "weeks"], 7 * DAY),
-    (&["month", "months"], 2_630_016 * NANOS),
-    (&["y", "year", "years"], 31_557_600 * NANOS),
+    (&["w", "wk", "wks", "week", "weeks"], 7 * DAY),
+    (&["M", "month", "months"], 2_630_016 * NANOS),
+    (&["y", "yr", "yrs", "year", "years"], 31_557_600 * NANOS),
 ];
 
 /// The grammar of a size as a JSON-schema pattern (documentation, and the
 /// schema check that reports every problem of a file at once); a match can
 /// still overflow.
-pub const SIZE_PATTERN: &str = r"^\s*(\d+(\.\d*)?|\.\d+)\s*(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB|[kKmMgGtT])?\s*$";
+pub const SIZE_PATTERN: &str = r"^\s*(\d+(\.\d*)?|\.\d+)\s*(B|b|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB|[kKmMgGtT])?\s*$";
 
 /// The grammar of a duration as a JSON-schema pattern; a match can still be
 /// longer than [`MAX_DURATION`].
 pub const DURATION_PATTERN: &str = concat!(
     r"^\s*((\d+(\.\d*)?|\.\d+)\s*|",
-    r"((\d+(\.\d*)?|\.\d+)\s*(nsecs?|ns|usecs?|us|µs|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|hr|h|days?|d|weeks?|w|months?|years?|y)\s*)+)$"
+    r"((\d+(\.\d*)?|\.\d+)\s*(nsecs?|nanos|ns|usecs?|micros|us|µs|msecs?|millis|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|hr|h|days?|d|weeks?|wks?|w|months?|M|years?|yrs?|y)\s*)+)$"
 );
 
 /// Parses a duration (see the module's grammar).
@@ -159,8 +161,9 @@ fn scaled(num: &str, factor: u128) -> Option<u128> {
     {
         return None;
     }
-    // Digits past the 30th cannot change a u64 result and would overflow u128.
-    let frac = &frac[..frac.len().min(30)];
+    // Past the 18th digit a fraction is below a nanosecond of a year and a
+    // byte of a TiB; kept, 10^18 × the largest factor still fits in u128.
+    let frac = &frac[..frac.len().min(18)];
     let whole = if int.is_empty() { 0 } else { int.parse::<u128>().ok()?.checked_mul(factor)? };
     if frac.is_empty() {
         return Some(whole);
@@ -299,6 +302,8 @@ pub const SIZE_CASES: &[(&str, Option<u64>)] = &[
     ("1g", Some(1 << 30)),
     ("64M", Some(64 << 20)),
     ("1TB", Some(1_000_000_000_000)),
+    ("4096b", Some(4096)),
+    ("0.100000000000000000000000000000GiB", Some(107_374_182)),
     ("lots", None),
     ("12 parsecs", None),
     ("mb", None),
@@ -322,6 +327,10 @@ pub const DURATION_CASES: &[(&str, Option<u64>)] = &[
     ("1h30m", Some(5_400_000)),
     ("2 days", Some(172_800_000)),
     ("366 days", Some(31_622_400_000)),
+    ("0.500000000000000000000000000000", Some(500)),
+    ("0.100000000000000000000000000h", Some(360_000)),
+    ("2 wks", Some(1_209_600_000)),
+    ("1500 millis", Some(1_500)),
     ("soon", None),
     ("", None),
     ("5 parsecs", None),

@@ -1,4 +1,6 @@
-//! Finding profiles and suites by reference: `fio`, `fio@1.0`, `suite/disk`,
+//! Finding profiles and suites: `profile_of`/`suite_of` take the parts a
+//! reference was classified into (`name.rs`), `profile`/`suite` classify a
+//! text first. References: `fio`, `fio@1.0`, `suite/disk`,
 //! or a path. The search path is `ENGINE_PROFILE_PATH`, then the user folder
 //! in `ENGINE_HOME`, then the profiles compiled into the binary.
 
@@ -10,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
 
+pub mod name;
 pub mod reference;
+
+use name::{Name, split_version};
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
@@ -63,6 +68,14 @@ impl From<crate::repo::RepoError> for ResolveError {
 }
 
 impl ResolveError {
+    /// `X/…` where no repository `X` is added.
+    pub(crate) fn no_repo(reference: &str, repo: &str) -> Self {
+        ResolveError::NotFound {
+            reference: reference.to_string(),
+            hint: format!("no repository named `{repo}` is added; list them with `engine repo list`"),
+        }
+    }
+
     pub fn hint(&self) -> Option<String> {
         match self {
             ResolveError::NotFound { hint, .. } => Some(hint.clone()),
@@ -127,14 +140,6 @@ pub(crate) fn builtin_ids() -> Vec<String> {
         .collect()
 }
 
-/// `fio@1.2` → (`fio`, Some(`1.2`)).
-fn split_version(reference: &str) -> (&str, Option<&str>) {
-    match reference.split_once('@') {
-        Some((i, v)) => (i, Some(v)),
-        None => (reference, None),
-    }
-}
-
 impl Catalog {
     /// The search path: `extra` folders (`ENGINE_PROFILE_PATH`), then
     /// `user_dir` (ENGINE_HOME), then the built-in profiles; the repositories
@@ -169,12 +174,6 @@ impl Catalog {
         })
     }
 
-    /// `team/fio@1.2` → (team's local copy, `fio@1.2`) when `team` is added.
-    pub(crate) fn split_repo<'r>(&self, reference: &'r str) -> Option<(&crate::repo::Local, &'r str)> {
-        let (name, rest) = reference.split_once('/')?;
-        self.repos().get(name).map(|l| (l, rest))
-    }
-
     /// Loads `id@version` from repository `local` (fetching it when only the index has it).
     fn repo_profile_at(
         &self,
@@ -189,9 +188,14 @@ impl Catalog {
     }
 
     /// A profile from one repository: `fio`, `fio@1.2`, `fio@1.2.3`.
-    fn repo_profile(&self, local: &crate::repo::Local, rest: &str) -> Result<LoadedProfile, ResolveError> {
-        let (id, want) = split_version(rest);
+    pub(crate) fn repo_profile(
+        &self,
+        local: &crate::repo::Local,
+        id: &str,
+        want: Option<&str>,
+    ) -> Result<LoadedProfile, ResolveError> {
         let name = &local.conf.name;
+        let rest = with_version(id, want);
         let Some(entry) = local.index.profile(id) else {
             let ids: Vec<String> = local.index.profiles.iter().map(|p| format!("{name}/{}", p.id)).collect();
             let hint = match did_you_mean(&format!("{name}/{id}"), ids.iter().map(String::as_str)) {
@@ -220,7 +224,7 @@ impl Catalog {
                 ),
             });
         };
-        self.repo_profile(local, &format!("{id}@{version}"))
+        self.repo_profile(local, id, Some(version))
     }
 
     /// The newest version of `id` in each repository (in the order they
@@ -337,13 +341,11 @@ impl Catalog {
     }
 
     pub(crate) fn has_profile(&self, id: &str) -> bool {
-        let id = id.split('@').next().unwrap_or(id);
         self.profile_files().iter().any(|(i, _)| i == id)
             || self.repos().list.iter().any(|l| l.index.profile(id).is_some())
     }
 
     pub(crate) fn has_suite(&self, id: &str) -> bool {
-        let id = id.split('@').next().unwrap_or(id);
         self.suite_files().iter().any(|(i, _)| i == id) || self.repos().list.iter().any(|l| l.index.suite(id).is_some())
     }
 
@@ -353,16 +355,21 @@ impl Catalog {
     /// else each repository in the order they were added; on a tie the
     /// earlier one.
     pub(crate) fn profile(&self, reference: &str) -> Result<LoadedProfile, ResolveError> {
-        if let Some((local, rest)) = self.split_repo(reference) {
-            return self.repo_profile(local, rest);
+        match name::classify(reference, self.repos()) {
+            Name::RepoProfile { repo, id, want } => self.repo_profile(repo, id, want),
+            Name::NoRepo { repo } => Err(ResolveError::no_repo(reference, repo)),
+            _ => {
+                let (id, want) = split_version(reference);
+                self.profile_of(id, want)
+            }
         }
-        if let Some((name, _)) = reference.split_once('/') {
-            return Err(ResolveError::NotFound {
-                reference: reference.to_string(),
-                hint: format!("no repository named `{name}` is added; list them with `engine repo list`"),
-            });
-        }
-        let (id, want) = split_version(reference);
+    }
+
+    /// Profile `id` (at version `want`) from the search path or any
+    /// repository: the newest matching version wins (see [`Catalog::profile`]).
+    pub(crate) fn profile_of(&self, id: &str, want: Option<&str>) -> Result<LoadedProfile, ResolveError> {
+        let reference = with_version(id, want);
+        let reference = reference.as_str();
         let candidates: Vec<Found> =
             self.profile_files().into_iter().filter(|(i, _)| i == id).map(|(_, f)| f).collect();
         let remote = self.repo_candidates(id, want);
@@ -424,11 +431,24 @@ impl Catalog {
     /// from repository `team`. Without a repository the local suite wins,
     /// unless a repository has a newer version.
     pub fn suite(&self, id: &str) -> Result<LoadedSuite, ResolveError> {
-        if let Some((local, rest)) = self.split_repo(id) {
-            let rest = rest.strip_prefix("suite/").unwrap_or(rest);
-            return self.repo_suite(local, rest);
+        match name::classify(&format!("suite/{id}"), self.repos()) {
+            Name::Suite { repo, id, want } => self.suite_of(repo, id, want),
+            _ => unreachable!("`suite/…` is always a suite"),
         }
-        let (sid, want) = split_version(id);
+    }
+
+    /// Suite `sid` (at version `want`) from repository `repo`, or without
+    /// one: the local suite, unless a repository has a newer version.
+    pub(crate) fn suite_of(
+        &self,
+        repo: Option<&crate::repo::Local>,
+        sid: &str,
+        want: Option<&str>,
+    ) -> Result<LoadedSuite, ResolveError> {
+        if let Some(local) = repo {
+            return self.repo_suite(local, sid, want);
+        }
+        let id = with_version(sid, want);
         let local = match self.suite_files().into_iter().find(|(i, _)| i == sid) {
             Some((_, f)) => {
                 let text = f.read()?;
@@ -448,19 +468,22 @@ impl Catalog {
             })
             .reduce(|a, b| if version::compare(&b.1, &a.1).is_gt() { b } else { a });
         match (local, best) {
-            (Some((_, lv)), Some((l, v))) if version::compare(&v, &lv).is_gt() => {
-                self.repo_suite(l, &format!("{sid}@{v}"))
-            }
+            (Some((_, lv)), Some((l, v))) if version::compare(&v, &lv).is_gt() => self.repo_suite(l, sid, Some(&v)),
             (Some((s, _)), _) => Ok(s),
-            (None, Some((l, v))) => self.repo_suite(l, &format!("{sid}@{v}")),
+            (None, Some((l, v))) => self.repo_suite(l, sid, Some(&v)),
             (None, None) => Err(self.not_found(&format!("suite/{id}"))),
         }
     }
 
     /// A suite from one repository: `disk`, `disk@1.0`.
-    fn repo_suite(&self, local: &crate::repo::Local, rest: &str) -> Result<LoadedSuite, ResolveError> {
-        let (id, want) = split_version(rest);
+    fn repo_suite(
+        &self,
+        local: &crate::repo::Local,
+        id: &str,
+        want: Option<&str>,
+    ) -> Result<LoadedSuite, ResolveError> {
         let name = &local.conf.name;
+        let rest = with_version(id, want);
         let Some(entry) = local.index.suite(id) else {
             return Err(ResolveError::NotFound {
                 reference: format!("{name}/suite/{rest}"),
@@ -488,6 +511,14 @@ impl Catalog {
             None => "list what exists with `engine list profiles` and `engine list suites`".to_string(),
         };
         ResolveError::NotFound { reference: reference.to_string(), hint }
+    }
+}
+
+/// `fio` and `1.2` → `fio@1.2`, as a message names it.
+fn with_version(id: &str, want: Option<&str>) -> String {
+    match want {
+        Some(v) => format!("{id}@{v}"),
+        None => id.to_string(),
     }
 }
 
@@ -602,9 +633,10 @@ fn item_diag(suite: &LoadedSuite, i: usize, key: &str, (msg, hint): (String, Str
     Diagnostic::new(&suite.display, suite.index.value(&at), msg).with_hint(hint)
 }
 
-/// A repository's suite names that repository's profiles and suites first.
-fn in_repo(suite: &LoadedSuite, r: &str) -> Option<String> {
-    suite.source.as_ref().map(|src| format!("{}/{r}", src.name))
+/// A repository's suite names that repository's profiles and suites first:
+/// the repository it came from, when it is added here.
+fn home_repo<'c>(catalog: &'c Catalog, suite: &LoadedSuite) -> Option<&'c crate::repo::Local> {
+    suite.source.as_ref().and_then(|src| catalog.repos().get(&src.name))
 }
 
 /// The inner suite `s` of an item, flattened.
@@ -614,8 +646,11 @@ fn flatten_item_suite(
     s: &str,
     stack: &mut Vec<String>,
 ) -> Result<Vec<Planned>, Item> {
-    let found = match in_repo(suite, &format!("suite/{s}")) {
-        Some(r) => catalog.suite(&r).or_else(|_| catalog.suite(s)),
+    let found = match home_repo(catalog, suite) {
+        Some(local) => {
+            let (id, want) = split_version(s);
+            catalog.suite_of(Some(local), id, want).or_else(|_| catalog.suite(s))
+        }
         None => catalog.suite(s),
     };
     match found {
@@ -627,11 +662,14 @@ fn flatten_item_suite(
 
 /// The profile `p` an item names.
 fn item_profile(catalog: &Catalog, suite: &LoadedSuite, p: &str) -> Result<LoadedProfile, Item> {
-    let found = match in_repo(suite, p).filter(|_| !p.contains('/')) {
-        Some(r) => match catalog.profile(&r) {
-            Err(ResolveError::NotFound { .. }) => catalog.profile(p),
-            other => other,
-        },
+    let found = match home_repo(catalog, suite).filter(|_| !p.contains('/')) {
+        Some(local) => {
+            let (id, want) = split_version(p);
+            match catalog.repo_profile(local, id, want) {
+                Err(ResolveError::NotFound { .. }) => catalog.profile(p),
+                other => other,
+            }
+        }
         None => catalog.profile(p),
     };
     found.map_err(|e| match e {

@@ -1,9 +1,7 @@
-//! The reference grammar: what one command-line reference names.
-//!
-//! `suite/ID`, `result/NAME`, `REPO/PROFILE[@VERSION]`, `REPO/suite/ID`,
-//! `REPO/results/NAME`, a path to a profile or suite file (or a profile
-//! folder), a profile id, a saved result's name, a suite id — in that order.
+//! What one command-line reference names: its text classified once
+//! (`name.rs`: the grammar), then resolved by the one function of its kind.
 
+use super::name::{Name, classify};
 use super::{Catalog, Planned, ResolveError, flatten_suite};
 use crate::expand::Test;
 use crate::model::version;
@@ -33,10 +31,6 @@ pub struct Resolution {
 
 /// A synced copy older than this gets a reminder to update it.
 const OLD_COPY: std::time::Duration = std::time::Duration::from_secs(7 * 86400);
-
-fn looks_like_path(r: &str) -> bool {
-    r.ends_with(".yaml") || r.starts_with('.') || r.starts_with('/') || (r.contains('/') && Path::new(r).exists())
-}
 
 /// A YAML file with a top-level `tests:` and no `executor:` is a suite.
 pub fn is_suite_file(p: &Path) -> bool {
@@ -76,6 +70,7 @@ fn suite(catalog: &Catalog, s: &load::LoadedSuite) -> Result<Resolved, ResolveEr
     Ok(Resolved::Planned(flatten_suite(catalog, s, &mut Vec::new())?))
 }
 
+/// One function per kind of reference, the reference classified once.
 fn resolve_noting(
     reference: &str,
     catalog: &Catalog,
@@ -83,45 +78,48 @@ fn resolve_noting(
     notes: &mut Vec<String>,
     copy: bool,
 ) -> Result<Resolved, ResolveError> {
-    if let Some(id) = reference.strip_prefix("suite/") {
-        return suite(catalog, &catalog.suite(id)?);
-    }
-    if let Some(name) = reference.strip_prefix("result/") {
-        return saved(name, catalog, store, None);
-    }
-    // `team/fio@1.2`, `team/suite/disk`, `team/results/NAME` when `team` is an added repository.
-    if let Some((local, rest)) = catalog.split_repo(reference) {
-        if rest.starts_with("suite/") {
-            return suite(catalog, &catalog.suite(reference)?);
+    match classify(reference, catalog.repos()) {
+        Name::Suite { repo, id, want } => suite(catalog, &catalog.suite_of(repo, id, want)?),
+        Name::Result(name) => saved(name, catalog, store, None),
+        Name::SharedResult { repo, name } => {
+            notes.extend(old_copy(repo));
+            shared(repo, name, catalog, store, notes, copy)
         }
-        notes.extend(old_copy(local));
-        if let Some(name) = rest.strip_prefix("results/") {
-            return shared(local, name, catalog, store, notes, copy);
+        Name::RepoProfile { repo, id, want } => {
+            notes.extend(old_copy(repo));
+            Ok(one(catalog.repo_profile(repo, id, want)?))
         }
-        return Ok(one(catalog.profile(reference)?));
+        Name::Path(p) => from_path(p, catalog),
+        Name::NoRepo { repo } => Err(ResolveError::no_repo(reference, repo)),
+        Name::Word { text, id, want } => word(text, id, want, catalog, store),
     }
-    if looks_like_path(reference) {
-        let p = Path::new(reference);
-        if !p.exists() {
-            return Err(ResolveError::NoSuchPath(reference.to_string()));
-        }
-        let is_profile = p.is_dir() || p.file_name().is_some_and(|f| f == "profile.yaml") || !is_suite_file(p);
-        if is_profile {
-            return Ok(one(load::profile_from_path(p, catalog.packages())?));
-        }
-        return suite(catalog, &load::suite_from_path(p)?);
+}
+
+/// A profile or suite file, or a profile folder.
+fn from_path(p: &Path, catalog: &Catalog) -> Result<Resolved, ResolveError> {
+    if !p.exists() {
+        return Err(ResolveError::NoSuchPath(p.display().to_string()));
     }
-    if catalog.has_profile(reference) {
-        return Ok(one(catalog.profile(reference)?));
+    let is_profile = p.is_dir() || p.file_name().is_some_and(|f| f == "profile.yaml") || !is_suite_file(p);
+    if is_profile {
+        return Ok(one(load::profile_from_path(p, catalog.packages())?));
     }
-    if store.exists(reference) {
-        return saved(reference, catalog, store, None);
+    suite(catalog, &load::suite_from_path(p)?)
+}
+
+/// A bare word: a profile, else a saved result, else a suite; not found,
+/// the catalog phrases it with a suggestion.
+fn word(text: &str, id: &str, want: Option<&str>, catalog: &Catalog, store: &Store) -> Result<Resolved, ResolveError> {
+    if catalog.has_profile(id) {
+        return Ok(one(catalog.profile_of(id, want)?));
     }
-    if catalog.has_suite(reference) {
-        return suite(catalog, &catalog.suite(reference)?);
+    if store.exists(text) {
+        return saved(text, catalog, store, None);
     }
-    // Not found: let the catalog phrase it with a suggestion.
-    catalog.profile(reference).map(one)
+    if catalog.has_suite(id) {
+        return suite(catalog, &catalog.suite_of(None, id, want)?);
+    }
+    catalog.profile_of(id, want).map(one)
 }
 
 /// The reminder for a repository copy synced long ago.
@@ -206,11 +204,13 @@ fn profile_of(
         }
         None => {
             let mm: Vec<&str> = r.profile_version.split('.').take(2).collect();
-            let reference = format!("{}@{}", r.profile, mm.join("."));
-            let found = catalog.profile(&reference).or_else(|e| match via {
-                Some(v) => catalog.profile(&format!("{v}/{reference}")).map_err(|_| e),
-                None => Err(e),
-            });
+            let mm = mm.join(".");
+            let reference = format!("{}@{mm}", r.profile);
+            let found =
+                catalog.profile_of(&r.profile, Some(&mm)).or_else(|e| match via.and_then(|v| catalog.repos().get(v)) {
+                    Some(local) => catalog.repo_profile(local, &r.profile, Some(&mm)).map_err(|_| e),
+                    None => Err(e),
+                });
             (reference, found.map_err(|e| e.to_string()))
         }
     }

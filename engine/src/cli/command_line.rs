@@ -30,7 +30,11 @@ impl CommandLine<'_> {
     fn render(&self, save: Option<&str>, identifier: Option<&str>) -> String {
         let a = self.args;
         let mut out = Line(vec!["engine".into(), if self.install { "benchmark" } else { "run" }.into()]);
-        out.0.extend(a.refs.iter().map(|r| quote(r)));
+        // A reference that looks like a flag goes last, after `--`.
+        let dashed = a.refs.iter().any(|r| r.starts_with('-'));
+        if !dashed {
+            out.0.extend(a.refs.iter().map(|r| quote(r)));
+        }
         out.opt("--save", save);
         out.opt("--identifier", identifier);
         out.each("--option", &a.options);
@@ -74,6 +78,10 @@ impl CommandLine<'_> {
         };
         out.opt("--format", format);
         out.opt("--progress", (a.progress != Progress::Text).then(|| value_name(&a.progress)));
+        if dashed {
+            out.0.push("--".into());
+            out.0.extend(a.refs.iter().map(|r| quote(r)));
+        }
         out.0.join(" ")
     }
 }
@@ -85,9 +93,10 @@ fn value_name<T: ValueEnum>(v: &T) -> String {
 struct Line(Vec<String>);
 
 impl Line {
+    /// `--flag=value`: a value that starts with `-` stays a value.
     fn opt<T: std::fmt::Display>(&mut self, flag: &str, v: Option<T>) {
         if let Some(v) = v {
-            self.0.extend([flag.to_string(), quote(&v.to_string())]);
+            self.0.push(format!("{flag}={}", quote(&v.to_string())));
         }
     }
     fn each<T: std::fmt::Display>(&mut self, flag: &str, vs: &[T]) {
@@ -133,8 +142,7 @@ mod tests {
             "-y",
             "--target-dir",
             "/mnt/x y",
-            "--title",
-            "it's",
+            "--title=-it's",
             "--logs",
             "failed",
             "--scheduler",
@@ -178,9 +186,18 @@ mod tests {
         let resume = CommandLine { args: &first, install: false }
             .resume(&Resume { name: "r2".into(), identifier: Some("vda: none".into()) });
         assert!(
-            resume.starts_with("engine run fio 'suite/disk quick' --save r2 --identifier 'vda: none' "),
+            resume.starts_with("engine run fio 'suite/disk quick' --save=r2 --identifier='vda: none' "),
             "{resume}"
         );
+        let mut dashed = first.clone();
+        dashed.refs = vec!["-p.yaml".into()];
+        let line = CommandLine { args: &dashed, install: true }.given();
+        assert!(line.ends_with(" -- -p.yaml"), "{line}");
+        let words = shell_split(&line);
+        let again =
+            Cli::try_parse_from(std::iter::once("engine").chain(words[2..].iter().map(String::as_str))).unwrap();
+        assert_eq!(again.args.refs, ["-p.yaml"]);
+        assert_eq!(format!("{:?}", again.args.scheduler), format!("{:?}", dashed.scheduler));
     }
 
     /// Each typed flag refuses a bad value where it is given: the flag named,

@@ -78,13 +78,13 @@ fn new(a: NewArgs) -> Result<i32, Failure> {
 }
 
 fn build(a: BuildArgs) -> Result<i32, Failure> {
-    for b in ops::build(&a.dir, a.debug)? {
+    ops::build(&a.dir, a.debug, &mut |b| {
         outln!("{}", b.artifact.display());
         outln!("sha256 {}", b.sha256);
         for dest in &b.copied_to {
             outln!("copied to {}", dest.display());
         }
-    }
+    })?;
     Ok(exit::OK)
 }
 
@@ -116,7 +116,8 @@ fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
         ms(i.check_call),
         ms(i.engine_start)
     );
-    if let Some(r) = &i.ran {
+    if let Some(r) = i.ran {
+        let r = r?;
         outln!("run:        instantiate {:.3} ms, configure+run {:.3} ms", ms(r.instantiate), ms(r.call));
         for m in &r.measurements {
             outln!("value:      {} = {}", m.result, engine::units::exact(m.value));

@@ -199,8 +199,9 @@ pub struct Built {
 
 /// Builds the plugin crate in `dir` for [`TARGET`] with cargo (its
 /// diagnostics go to standard error) and copies each `.wasm` into the
-/// profile folders that name it.
-pub fn build(dir: &Path, debug: bool) -> Result<Vec<Built>, Failure> {
+/// profile folders that name it; `each` hears of each component as it is
+/// copied (of one whose copy failed, the copies made before the error).
+pub fn build(dir: &Path, debug: bool, each: &mut dyn FnMut(&Built)) -> Result<(), Failure> {
     let manifest = dir.join("Cargo.toml");
     if !manifest.is_file() {
         return Err(Failure::new(exit::USAGE, format!("no Cargo.toml in {}", dir.display()))
@@ -239,17 +240,20 @@ pub fn build(dir: &Path, debug: bool) -> Result<Vec<Built>, Failure> {
         return Err(Failure::new(exit::ERROR, "cargo built no `.wasm` component")
             .hint("a plugin crate has `[lib] crate-type = [\"cdylib\"]`"));
     }
-    let mut built = Vec::new();
     for art in artifacts {
         let bytes = std::fs::read(&art).map_err(|e| Failure::new(exit::ERROR, format!("{}: {e}", art.display())))?;
-        let mut copied_to = Vec::new();
-        for dest in profile_folders(dir, &art) {
-            std::fs::write(&dest, &bytes).map_err(|e| io_fail(&dest, e))?;
-            copied_to.push(dest);
+        let dests = profile_folders(dir, &art);
+        let mut b = Built { sha256: crate::sys::hash::sha256_hex(&bytes), artifact: art, copied_to: Vec::new() };
+        for dest in dests {
+            if let Err(e) = std::fs::write(&dest, &bytes) {
+                each(&b);
+                return Err(io_fail(&dest, e));
+            }
+            b.copied_to.push(dest);
         }
-        built.push(Built { sha256: crate::sys::hash::sha256_hex(&bytes), artifact: art, copied_to });
+        each(&b);
     }
-    Ok(built)
+    Ok(())
 }
 
 /// Where profile folders inside `dir` expect the artifact: a subfolder whose
@@ -298,7 +302,8 @@ pub struct Inspection {
     pub engine_start: Duration,
     pub check_instantiate: Duration,
     pub check_call: Duration,
-    pub ran: Option<Ran>,
+    /// With `run`: the run, or why it failed (what came before still shows).
+    pub ran: Option<Result<Ran, Failure>>,
     pub total: Duration,
 }
 
@@ -333,21 +338,19 @@ pub fn inspect(cx: &Context, req: &InspectRequest) -> Result<Inspection, Failure
         Sandbox { scratch: Some(&dir), env: &[], limits: req.limits, interrupted: crate::sys::interrupt::requested };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;
-    let ran = if req.run {
+    let ran = req.run.then(|| {
         if p.kind != Kind::Workload {
             return Err(Failure::new(exit::USAGE, "--run runs workloads; a parser reads a trial's output"));
         }
         let (r, out) = p.run(&config, &sb);
         let report = r.map_err(fail)?;
-        Some(Ran {
+        Ok(Ran {
             instantiate: out.instantiate,
             call: out.call,
             measurements: report.measurements,
             log: format!("{}{}", out.log, report.log),
         })
-    } else {
-        None
-    };
+    });
     Ok(Inspection {
         kind: p.kind,
         sha256: p.sha256.clone(),

@@ -11,8 +11,9 @@ const LEAST: f64 = 1_048_576.0;
 
 /// Bytes per second of one unit of `unit` (`MB/s` → 10⁶), for byte rates only.
 pub(crate) fn byte_rate(unit: &str) -> Option<f64> {
+    // Byte units only (`K/s` may count thousands of anything).
     let prefix = unit.trim().strip_suffix("/s")?.trim();
-    crate::units::parse_size(&format!("1 {prefix}")).ok().map(|b| b as f64)
+    crate::units::byte_rate(&format!("{prefix}/s"))
 }
 
 /// `served from memory: …` when the trials of a disk test's result in
@@ -77,6 +78,7 @@ mod tests {
         assert_eq!(byte_rate("MiB/s"), Some(1_048_576.0));
         assert_eq!(byte_rate("kB/s"), Some(1e3));
         assert_eq!(byte_rate("IOPS"), None);
+        assert_eq!(byte_rate("K/s"), None, "thousands of anything are no bytes");
         assert_eq!(byte_rate("Files/s"), None);
     }
 

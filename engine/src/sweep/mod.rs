@@ -52,10 +52,11 @@ pub enum Schedulers {
 impl std::str::FromStr for Schedulers {
     type Err = crate::state::SpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "all" => Ok(Schedulers::All),
-            s => Ok(Schedulers::List(Scheduler::parse_list(s)?)),
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(Schedulers::All);
         }
+        Ok(Schedulers::List(Scheduler::parse_list(s)?))
     }
 }
 
@@ -379,6 +380,7 @@ mod tests {
         let e = "bfq:low_latency".parse::<Schedulers>().unwrap_err();
         assert_eq!(e.to_string(), "`low_latency` in `bfq:low_latency` is not `tunable=value`");
         assert_eq!("all".parse::<Schedulers>().unwrap(), Schedulers::All);
+        assert_eq!("ALL".parse::<Schedulers>().unwrap(), Schedulers::All, "as it prints back");
         assert!(matches!("none,bfq".parse::<Schedulers>().unwrap(), Schedulers::List(l) if l.len() == 2));
         assert!("loop:lots".parse::<DeviceSpec>().is_err());
         assert_eq!("/dev/sdb".parse::<DeviceSpec>().unwrap(), DeviceSpec::Path("/dev/sdb".into()));
