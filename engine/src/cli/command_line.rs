@@ -93,10 +93,14 @@ fn value_name<T: ValueEnum>(v: &T) -> String {
 struct Line(Vec<String>);
 
 impl Line {
-    /// `--flag=value`: a value that starts with `-` stays a value.
+    /// `--flag value`, or `--flag=value` when the value starts with `-`
+    /// (it would read as a flag).
     fn opt<T: std::fmt::Display>(&mut self, flag: &str, v: Option<T>) {
-        if let Some(v) = v {
-            self.0.push(format!("{flag}={}", quote(&v.to_string())));
+        if let Some(v) = v.map(|v| v.to_string()) {
+            match v.starts_with('-') {
+                true => self.0.push(format!("{flag}={}", quote(&v))),
+                false => self.0.extend([flag.to_string(), quote(&v)]),
+            }
         }
     }
     fn each<T: std::fmt::Display>(&mut self, flag: &str, vs: &[T]) {
@@ -186,13 +190,13 @@ mod tests {
         let resume = CommandLine { args: &first, install: false }
             .resume(&Resume { name: "r2".into(), identifier: Some("vda: none".into()) });
         assert!(
-            resume.starts_with("engine run fio 'suite/disk quick' --save=r2 --identifier='vda: none' "),
+            resume.starts_with("engine run fio 'suite/disk quick' --save r2 --identifier 'vda: none' "),
             "{resume}"
         );
         let mut dashed = first.clone();
         dashed.refs = vec!["-p.yaml".into()];
         let line = CommandLine { args: &dashed, install: true }.given();
-        assert!(line.ends_with(" -- -p.yaml"), "{line}");
+        assert!(line.ends_with(" -- -p.yaml") && line.contains(" --title='-it"), "{line}");
         let words = shell_split(&line);
         let again =
             Cli::try_parse_from(std::iter::once("engine").chain(words[2..].iter().map(String::as_str))).unwrap();
