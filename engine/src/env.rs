@@ -38,7 +38,7 @@ pub const ENGINE_DOWNLOAD_TIMEOUT: &str = "ENGINE_DOWNLOAD_TIMEOUT";
 /// Attempts per mirror before the next one (default 3).
 pub const ENGINE_DOWNLOAD_RETRIES: &str = "ENGINE_DOWNLOAD_RETRIES";
 /// Downloads run at once (default 4).
-pub const ENGINE_DOWNLOAD_JOBS: &str = "ENGINE_DOWNLOAD_JOBS";
+pub(crate) const ENGINE_DOWNLOAD_JOBS: &str = "ENGINE_DOWNLOAD_JOBS";
 /// The most one downloaded archive may unpack to, with units (`8GiB`;
 /// default 4 GiB).
 pub const ENGINE_DOWNLOAD_UNPACK_MAX: &str = "ENGINE_DOWNLOAD_UNPACK_MAX";
@@ -52,4 +52,4 @@ pub const ENGINE_OS_RELEASE: &str = "ENGINE_OS_RELEASE";
 // Profile repositories (README, "Profile repositories").
 
 /// The password of an encrypted minisign secret key (`engine repo publish`).
-pub const ENGINE_REPO_KEY_PASSWORD: &str = "ENGINE_REPO_KEY_PASSWORD";
+pub(crate) const ENGINE_REPO_KEY_PASSWORD: &str = "ENGINE_REPO_KEY_PASSWORD";

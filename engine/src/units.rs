@@ -126,7 +126,7 @@ pub(crate) fn number(v: f64) -> String {
 
 /// From this magnitude on, values are written in scientific notation: fixed
 /// notation would print digits an f64 does not hold (1e308 as 309 of them).
-pub const SCIENTIFIC_FROM: f64 = 1e15;
+pub(crate) const SCIENTIFIC_FROM: f64 = 1e15;
 
 /// `v` with `decimals` decimals, or with four significant digits in
 /// scientific notation (`1.000e308`) from [`SCIENTIFIC_FROM`] on: every

@@ -42,7 +42,7 @@ fn ten_pts_profiles_convert_and_validate() {
     assert!(r.stdout.contains("MatchToTestArguments `#WRITE`"), "{r:?}");
     assert!(r.stdout.contains("#_INITIAL_CREATE_#"), "{r:?}");
     let fsmark = std::fs::read_to_string(root.path().join("test-profiles/fs-mark/profile.yaml")).unwrap();
-    assert!(fsmark.contains("line_before_hint: \"Files/sec\""), "{fsmark}");
+    assert!(fsmark.contains("line_before_hint: Files/sec"), "{fsmark}");
     assert!(fsmark.contains("{{@test}}"), "{fsmark}");
     // A second import refuses to replace the profiles.
     let r = env.run(&args);

@@ -110,7 +110,7 @@ fn context(env: &Env) -> Context {
 fn request(env: &Env, refs: &[&str]) -> Request {
     Request {
         refs: refs.iter().map(|s| s.to_string()).collect(),
-        save: Some("r".into()),
+        save: Some("r".parse().unwrap()),
         identifier: Some("h".into()),
         runs: Some(3),
         yes: true,

@@ -168,7 +168,7 @@ impl Group {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum HistoryError {
+pub(crate) enum HistoryError {
     #[error("{0}")]
     Units(Box<UnitConflict>),
     #[error("no result matches {0}")]
@@ -182,7 +182,7 @@ pub enum HistoryError {
 #[error(
     "`{title}: {what}` is in `{unit_a}` in {at_a} and in `{unit_b}` in {at_b}: values in different units are not one history"
 )]
-pub struct UnitConflict {
+pub(crate) struct UnitConflict {
     pub title: String,
     pub what: String,
     pub unit_a: String,

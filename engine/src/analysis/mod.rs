@@ -68,7 +68,7 @@ pub(crate) fn goodness(value: f64, p: Proportion) -> Option<f64> {
 
 /// The entries of a result file as a table: one row per result, one column
 /// per identifier — built once, so analyses do not search entries by name.
-pub struct Matrix<'a> {
+pub(crate) struct Matrix<'a> {
     pub ids: Vec<String>,
     pub rows: Vec<Vec<Option<&'a ResultEntry>>>,
 }

@@ -7,7 +7,7 @@ use crate::stats::adaptive::{Stop, ci_half_pct, seconds, trials_needed};
 use std::collections::{BTreeMap, HashSet};
 
 /// The bands counted, percent of the mean.
-pub const BANDS: [f64; 3] = [5.0, 10.0, 25.0];
+pub(crate) const BANDS: [f64; 3] = [5.0, 10.0, 25.0];
 
 /// Budgets the end of a run weighs: what each would bring within ±5 %.
 const LADDER: [u64; 7] = [30, 60, 120, 300, 600, 1800, 3600];

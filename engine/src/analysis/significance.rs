@@ -56,7 +56,7 @@ impl std::fmt::Display for Verdict {
 
 /// Welch's test of two samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Welch {
+pub(crate) struct Welch {
     /// mean(a) − mean(b).
     pub diff: f64,
     /// Standard error of the difference.

@@ -7,9 +7,11 @@
 //! its output to `$LOG_FILE`, and that arguments are the default arguments,
 //! then each option's prefix + value + postfix, then the post arguments.
 
+use crate::model::profile::{
+    BuildStep, Download, Entry, ExecutorDef, ExternalExecutor, Install, OptionDef, PackageItem, ParserDef, Profile,
+    Proportion, ResultDef, SandboxDef, Scalar, TestType, Trials,
+};
 use roxmltree::{Document, Node};
-use serde::Serialize;
-use serde_saphyr::{DoubleQuoted, FlowMap, FlowSeq};
 use std::path::Path;
 use thiserror::Error;
 
@@ -82,159 +84,21 @@ fn known_children(n: roxmltree::Node, known: &[&str], where_: &str, out: &mut Ve
     }
 }
 
-/// Free text copied from the PTS files: written double-quoted, as it was read.
-type Text = DoubleQuoted<String>;
-
-fn text(s: impl Into<String>) -> Text {
-    DoubleQuoted(s.into())
-}
-
-/// The profile YAML the importer writes: the part of the profile model it
-/// fills, in the order a hand-written profile has it.
-#[derive(Serialize)]
-struct ProfileYaml {
-    id: String,
-    version: String,
-    title: Text,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    app_version: Option<Text>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<Text>,
-    test_type: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    project_url: Option<Text>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    license: Option<Text>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    options: Vec<OptionYaml>,
-    #[serde(skip_serializing_if = "InstallYaml::is_empty")]
-    install: InstallYaml,
-    executor: ExecutorYaml,
-    results: Vec<FlowMap<ResultYaml>>,
-    parsers: Vec<ParserYaml>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trials: Option<TrialsYaml>,
-    /// Always true: a converted profile's shell steps were written for
-    /// PTS by someone else, and run confined (README, "Sandbox").
-    sandbox: bool,
-    /// Where it came from: it stays a shared profile, which cannot give
-    /// itself more than the sandbox's defaults.
-    imported_from: String,
-}
-
-#[derive(Serialize)]
-struct OptionYaml {
-    id: String,
-    name: Text,
-    entries: Vec<FlowMap<EntryYaml>>,
-}
-
-#[derive(Serialize)]
-struct EntryYaml {
-    label: Text,
-    value: Text,
-}
-
-#[derive(Serialize, Default)]
-struct InstallYaml {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    packages: Option<FlowSeq<Vec<Text>>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    downloads: Vec<DownloadYaml>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    build: Vec<BuildYaml>,
-}
-
-impl InstallYaml {
-    fn is_empty(&self) -> bool {
-        self.packages.is_none() && self.downloads.is_empty() && self.build.is_empty()
-    }
-}
-
-#[derive(Serialize)]
-struct DownloadYaml {
-    file: Text,
-    sha256: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
-    urls: FlowSeq<Vec<Text>>,
-    /// Set when a mirror is http://; the sha256 still guards the content.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    insecure: bool,
-    /// Always false: PTS's install.sh unpacks the downloads itself.
-    extract: bool,
-}
-
-#[derive(Serialize)]
-struct BuildYaml {
-    shell: String,
-}
-
-#[derive(Serialize)]
-struct ExecutorYaml {
-    external: ExternalYaml,
-}
-
-#[derive(Serialize)]
-struct ExternalYaml {
-    program: &'static str,
-    args: Vec<Text>,
-}
-
-#[derive(Serialize)]
-struct ResultYaml {
-    id: String,
-    unit: Text,
-    proportion: &'static str,
-}
-
-/// A parser: a PTS output template, or the wall time (written on one line).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum ParserYaml {
-    Template(TemplateParser),
-    WallTime(FlowMap<WallTimeParser>),
-}
-
-impl ParserYaml {
-    /// The wall time as the result `seconds`.
-    fn wall_time() -> ParserYaml {
-        ParserYaml::WallTime(FlowMap(WallTimeParser { result: "seconds", wall_time: true }))
-    }
-}
-
-#[derive(Serialize)]
-struct TemplateParser {
-    result: String,
-    template: Text,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line_hint: Option<Text>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line_before_hint: Option<Text>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line_after_hint: Option<Text>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    multiply_by: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    divide_by: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct WallTimeParser {
-    result: &'static str,
-    wall_time: bool,
-}
-
-#[derive(Serialize)]
-struct TrialsYaml {
-    times: u32,
-}
-
 /// The `results:` and `parsers:` of the profile.
 #[derive(Default)]
 struct Measured {
-    results: Vec<FlowMap<ResultYaml>>,
-    parsers: Vec<ParserYaml>,
+    results: Vec<ResultDef>,
+    parsers: Vec<ParserDef>,
+}
+
+/// A result `id` in `unit`.
+fn result(id: &str, unit: String, proportion: Proportion) -> ResultDef {
+    ResultDef { id: id.into(), unit, proportion, description: None, signed: false }
+}
+
+/// The wall time as the result `seconds`.
+fn wall_time() -> ParserDef {
+    ParserDef { result: "seconds".into(), wall_time: true, ..ParserDef::default() }
 }
 
 /// The sections of test-definition.xml the importer reads.
@@ -318,23 +182,32 @@ pub fn import(dir: &Path, packages: &Packages) -> Result<Imported, ImportError> 
     let (install, files) = im.install(&def)?;
     let executor = im.executor(&def, &id, args, !files.is_empty());
     let measured = im.results(&def)?;
-    let profile = ProfileYaml {
-        title: text(def.info("Title").unwrap_or_else(|| id.clone())),
+    let times = def.info("TimesToRun").and_then(|t| t.parse::<u32>().ok());
+    let profile = Profile {
+        title: def.info("Title").unwrap_or_else(|| id.clone()),
         id: id.clone(),
         version,
-        app_version: def.info("AppVersion").map(text),
-        description: def.info("Description").map(text),
+        app_version: def.info("AppVersion").map(Scalar),
+        description: def.info("Description").unwrap_or_default(),
         test_type,
-        project_url: def.prof("ProjectURL").map(text),
-        license: def.prof("License").map(text),
+        project_url: def.prof("ProjectURL"),
+        license: def.prof("License"),
         options,
-        install,
         executor,
         results: measured.results,
         parsers: measured.parsers,
-        trials: def.info("TimesToRun").and_then(|t| t.parse::<u32>().ok()).map(|t| TrialsYaml { times: t.max(2) }),
-        sandbox: true,
-        imported_from: format!("pts/{id}"),
+        trials: times.map(|t| Trials { times: t.max(2), ..Trials::default() }).unwrap_or_default(),
+        scratch: Default::default(),
+        requirements: Default::default(),
+        hygiene: Default::default(),
+        relevant_env: Vec::new(),
+        install,
+        // Always: a converted profile's shell steps were written for PTS by
+        // someone else, and run confined (README, "Sandbox").
+        sandbox: Some(SandboxDef::On(true)),
+        // It stays a shared profile, which cannot give itself more than the
+        // sandbox's defaults.
+        imported_from: Some(format!("pts/{id}")),
     };
     let yaml = im.to_yaml(&profile)?;
     Ok(Imported { id, yaml, files, not_converted: im.not })
@@ -361,7 +234,7 @@ impl Importer<'_> {
     }
 
     /// The header comments, then the profile as YAML.
-    fn to_yaml(&self, profile: &ProfileYaml) -> Result<String, ImportError> {
+    fn to_yaml(&self, profile: &Profile) -> Result<String, ImportError> {
         let mut options = serde_saphyr::SerializerOptions::default();
         // Lists indented under their key, as in hand-written profiles.
         options.compact_list_indent = false;
@@ -389,14 +262,19 @@ impl Importer<'_> {
     }
 
     /// `<TestType>` when engine has it, else `other`.
-    fn test_type(&mut self, def: &Definition) -> String {
+    fn test_type(&mut self, def: &Definition) -> TestType {
         match def.prof("TestType").unwrap_or_default().to_ascii_lowercase().as_str() {
-            t @ ("disk" | "processor" | "system" | "memory" | "network" | "graphics") => t.to_string(),
+            "disk" => TestType::Disk,
+            "processor" => TestType::Processor,
+            "system" => TestType::System,
+            "memory" => TestType::Memory,
+            "network" => TestType::Network,
+            "graphics" => TestType::Graphics,
             other => {
                 if !other.is_empty() {
                     self.not.push(format!("TestProfile/TestType `{other}`: other used"));
                 }
-                "other".into()
+                TestType::Other
             }
         }
     }
@@ -413,7 +291,7 @@ impl Importer<'_> {
 
     /// The options with a menu, and the executor's arguments: PTS's default
     /// arguments, each option's value, then the post arguments.
-    fn options(&mut self, settings: Option<Node>) -> (Vec<OptionYaml>, Vec<String>) {
+    fn options(&mut self, settings: Option<Node>) -> (Vec<OptionDef>, Vec<String>) {
         let words = |path: &[&str]| {
             let s = settings.and_then(|s| child_text(s, path)).unwrap_or_default();
             s.split_whitespace().map(str::to_string).collect::<Vec<_>>()
@@ -434,7 +312,7 @@ impl Importer<'_> {
     /// One `<Option>`: each menu entry's value is the option's prefix +
     /// value + postfix, as PTS builds the argument string. `None` for an
     /// option without a menu.
-    fn option(&mut self, o: Node, i: usize, used_ids: &mut Vec<String>) -> Option<OptionYaml> {
+    fn option(&mut self, o: Node, i: usize, used_ids: &mut Vec<String>) -> Option<OptionDef> {
         let name = child_text(o, &["DisplayName"]).unwrap_or_else(|| format!("Option {}", i + 1));
         let mut id = option_id(&child_text(o, &["Identifier"]).unwrap_or_default(), i);
         while used_ids.contains(&id) {
@@ -469,19 +347,19 @@ impl Importer<'_> {
             if child_text(e, &["Message"]).is_some() {
                 self.not.push(format!("Option `{name}` entry `{label}`: Message (a note shown in PTS)"));
             }
-            entries.push(FlowMap(EntryYaml { label: text(label), value: text(full.trim()) }));
+            entries.push(Entry { label, value: Some(Scalar(full.trim().to_string())), values: Default::default() });
         }
         if let Some(d) = child_text(o, &["DefaultEntry"]) {
             self.not.push(format!("Option `{name}`: DefaultEntry {d} (engine runs every entry in batch mode)"));
         }
-        Some(OptionYaml { id, name: text(name), entries })
+        Some(OptionDef { id, name, description: None, entries, default: Vec::new() })
     }
 
     /// `install:` — packages by PTS's generic names (engine uses the same
     /// ones), the downloads (verified; PTS's install.sh unpacks them itself),
     /// and install.sh run with HOME at the install directory, where it writes
     /// the wrapper the test runs. Also the files to put next to profile.yaml.
-    fn install(&mut self, def: &Definition) -> Result<(InstallYaml, Files), ImportError> {
+    fn install(&mut self, def: &Definition) -> Result<(Option<Install>, Files), ImportError> {
         let packages = self.packages(def.prof("ExternalDependencies"));
         let downloads = self.downloads()?;
         let (build, files) = self.install_script()?;
@@ -495,12 +373,14 @@ impl Importer<'_> {
                 ));
             }
         }
-        Ok((InstallYaml { packages, downloads, build }, files))
+        let install = Install { packages, downloads, build };
+        let empty = install.packages.is_empty() && install.downloads.is_empty() && install.build.is_empty();
+        Ok(((!empty).then_some(install), files))
     }
 
     /// The `<ExternalDependencies>` engine's package catalog knows; the
     /// others are listed as not converted.
-    fn packages(&mut self, deps: Option<String>) -> Option<FlowSeq<Vec<Text>>> {
+    fn packages(&mut self, deps: Option<String>) -> Vec<PackageItem> {
         let deps: Vec<String> = deps
             .map(|d| d.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
             .unwrap_or_default();
@@ -510,14 +390,14 @@ impl Importer<'_> {
             self.not
                 .push(format!("ExternalDependencies `{u}`: not in packages.yaml (add it there, or to requirements)"));
         }
-        (!known.is_empty()).then(|| FlowSeq(known.into_iter().map(text).collect()))
+        known.into_iter().map(PackageItem::Name).collect()
     }
 
     /// The downloads.xml packages engine can verify, for Linux.
-    fn downloads(&mut self) -> Result<Vec<DownloadYaml>, ImportError> {
+    fn downloads(&mut self) -> Result<Vec<Download>, ImportError> {
         let Some(xml) = read_xml(self.dir, "downloads.xml")? else { return Ok(Vec::new()) };
         let doc = self.parse("downloads.xml", &xml)?;
-        let downloads: Vec<DownloadYaml> =
+        let downloads: Vec<Download> =
             doc.descendants().filter(|n| n.has_tag_name("Package")).filter_map(|p| self.download(p)).collect();
         if !downloads.is_empty() {
             self.notes.push("The downloads have `extract: false`: install.sh unpacks them.".into());
@@ -531,7 +411,7 @@ impl Importer<'_> {
     }
 
     /// One `<Package>`; `None` when it has no SHA256 or is for another OS.
-    fn download(&mut self, p: Node) -> Option<DownloadYaml> {
+    fn download(&mut self, p: Node) -> Option<Download> {
         let urls: Vec<String> = child_text(p, &["URL"])
             .unwrap_or_default()
             .split(',')
@@ -561,31 +441,41 @@ impl Importer<'_> {
         if let Some(a) = child_text(p, &["ArchitectureSpecific"]) {
             self.not.push(format!("downloads.xml `{file}`: ArchitectureSpecific {a} (kept for every architecture)"));
         }
-        Some(DownloadYaml {
-            file: text(file),
-            sha256,
+        Some(Download {
+            file,
+            sha256: Some(sha256),
             size: child_text(p, &["FileSize"]).and_then(|s| s.parse::<u64>().ok()),
+            // The sha256 still guards the content of an http:// mirror.
             insecure: urls.iter().any(|u| u.starts_with("http://")),
-            urls: FlowSeq(urls.into_iter().map(text).collect()),
-            extract: false,
+            urls,
+            platform: None,
+            // PTS's install.sh unpacks the downloads itself.
+            extract: Some(false),
+            when: Default::default(),
         })
     }
 
     /// install.sh as the build step, and its bytes to copy; nothing without one.
-    fn install_script(&self) -> Result<(Vec<BuildYaml>, Files), ImportError> {
+    fn install_script(&self) -> Result<(Vec<BuildStep>, Files), ImportError> {
         let path = self.dir.join("install.sh");
         if !path.is_file() {
             return Ok((Vec::new(), Vec::new()));
         }
         let bytes = std::fs::read(&path)
             .map_err(|e| ImportError::Read { path: path.display().to_string(), msg: e.to_string() })?;
-        let step = BuildYaml { shell: "HOME={{install_dir}} sh {{profile_dir}}/install.sh".into() };
+        let step = BuildStep {
+            shell: Some("HOME={{install_dir}} sh {{profile_dir}}/install.sh".into()),
+            program: None,
+            args: Vec::new(),
+            timeout: None,
+            when: Default::default(),
+        };
         Ok((vec![step], vec![("install.sh".to_string(), bytes)]))
     }
 
     /// The executor: the wrapper install.sh wrote, with LOG_FILE in the
     /// trial's scratch directory, whose content is printed for the parsers.
-    fn executor(&mut self, def: &Definition, id: &str, args: Vec<String>, has_install: bool) -> ExecutorYaml {
+    fn executor(&mut self, def: &Definition, id: &str, args: Vec<String>, has_install: bool) -> ExecutorDef {
         let exe = def.info("Executable").unwrap_or_else(|| id.to_string());
         let script = format!(
             "cd {{{{install_dir}}}} && LOG_FILE={{{{scratch_dir}}}}/pts.log HOME={{{{install_dir}}}} ./{exe} \"$@\"; rc=$?; \
@@ -594,9 +484,19 @@ impl Importer<'_> {
         if !has_install {
             self.not.push(format!("no install.sh: the wrapper `{exe}` must exist in the install directory"));
         }
-        let mut all = vec![text("-c"), text(script), text(exe)];
-        all.extend(args.into_iter().map(text));
-        ExecutorYaml { external: ExternalYaml { program: "sh", args: all } }
+        let mut all = vec!["-c".to_string(), script, exe];
+        all.extend(args);
+        ExecutorDef::External(ExternalExecutor {
+            program: "sh".into(),
+            args: all,
+            env: Default::default(),
+            stdin: None,
+            timeout: None,
+            pre_test: Vec::new(),
+            pre_trial: Vec::new(),
+            post_trial: Vec::new(),
+            post_test: Vec::new(),
+        })
     }
 
     /// The results and their parsers from results-definition.xml; the wall
@@ -613,8 +513,8 @@ impl Importer<'_> {
             None => self.not.push("no results-definition.xml: the wall time is the result".into()),
         }
         if m.results.is_empty() {
-            m.results.push(FlowMap(ResultYaml { id: "seconds".into(), unit: text("Seconds"), proportion: "LIB" }));
-            m.parsers.push(ParserYaml::wall_time());
+            m.results.push(result("seconds", "Seconds".into(), Proportion::Lib));
+            m.parsers.push(wall_time());
         }
         Ok(m)
     }
@@ -625,8 +525,8 @@ impl Importer<'_> {
         let rps: Vec<Node> = doc.descendants().filter(|n| n.has_tag_name("ResultsParser")).collect();
         for (i, p) in rps.iter().enumerate() {
             if let Some((result, parser)) = self.parser(*p, i, m.results.len() + 1, scale, prop) {
-                m.results.push(FlowMap(result));
-                m.parsers.push(ParserYaml::Template(parser));
+                m.results.push(result);
+                m.parsers.push(parser);
             }
         }
         if m.results.is_empty() && !rps.is_empty() {
@@ -639,7 +539,7 @@ impl Importer<'_> {
 
     /// The `i`-th `<ResultsParser>` as result number `n`; `None` when it
     /// does not convert (no `#_RESULT_#`, or a second MatchToTestArguments).
-    fn parser(&mut self, p: Node, i: usize, n: usize, scale: &str, prop: &str) -> Option<(ResultYaml, TemplateParser)> {
+    fn parser(&mut self, p: Node, i: usize, n: usize, scale: &str, prop: &str) -> Option<(ResultDef, ParserDef)> {
         let Some(template) = p.children().find(|c| c.has_tag_name("OutputTemplate")).and_then(|c| c.text()) else {
             self.not.push(format!("ResultsParser {}: no OutputTemplate; left out", i + 1));
             return None;
@@ -667,19 +567,20 @@ impl Importer<'_> {
         let id = if n == 1 { "result".to_string() } else { format!("result{n}") };
         let unit = child_text(p, &["ResultScale"]).unwrap_or_else(|| scale.to_string());
         let pr = child_text(p, &["ResultProportion"]).unwrap_or_else(|| prop.to_string());
-        let proportion = if pr.eq_ignore_ascii_case("LIB") { "LIB" } else { "HIB" };
-        let hint = |tag: &str| child_text(p, &[tag]).map(text);
-        let parser = TemplateParser {
+        let proportion = if pr.eq_ignore_ascii_case("LIB") { Proportion::Lib } else { Proportion::Hib };
+        let hint = |tag: &str| child_text(p, &[tag]);
+        let parser = ParserDef {
             result: id.clone(),
-            template: text(template.trim_end_matches(['\r', '\n'])),
+            template: Some(template.trim_end_matches(['\r', '\n']).to_string()),
             line_hint: hint("LineHint"),
             line_before_hint: hint("LineBeforeHint"),
             line_after_hint: hint("LineAfterHint"),
             multiply_by: self.factor(p, i, "MultiplyResultBy"),
             divide_by: self.factor(p, i, "DivideResultBy"),
+            ..ParserDef::default()
         };
         known_children(p, KNOWN_PARSER, &format!("ResultsParser {}", i + 1), &mut self.not);
-        Some((ResultYaml { id, unit: text(unit), proportion }, parser))
+        Some((result(&id, unit, proportion), parser))
     }
 
     /// A parser's `<MultiplyResultBy>` or `<DivideResultBy>`, when it is a number.
@@ -703,8 +604,8 @@ impl Importer<'_> {
             .filter_map(|n| n.text().map(|t| t.trim().to_string()))
             .collect();
         if monitors.iter().any(|s| s == "sys.time") {
-            m.results.push(FlowMap(ResultYaml { id: "seconds".into(), unit: text(scale), proportion: "LIB" }));
-            m.parsers.push(ParserYaml::wall_time());
+            m.results.push(result("seconds", scale.to_string(), Proportion::Lib));
+            m.parsers.push(wall_time());
             self.notes.push("The result `seconds` is the wall time, as PTS's sys.time monitor measures it.".into());
         } else {
             self.not.push(format!("results-definition.xml: nothing engine can parse (sensors: {monitors:?})"));
@@ -733,7 +634,7 @@ mod tests {
         let imp = import(&dir, &Packages::builtin()).unwrap();
         assert_eq!(imp.id, "fs-mark");
         assert!(imp.yaml.starts_with(SCHEMA_LINE), "{}", imp.yaml);
-        assert!(imp.yaml.contains("line_before_hint: \"Files/sec\""), "{}", imp.yaml);
+        assert!(imp.yaml.contains("line_before_hint: Files/sec"), "{}", imp.yaml);
         assert!(imp.yaml.contains("# `insecure: true`"), "{}", imp.yaml);
         assert_eq!(imp.files.len(), 1);
         let p = load(&imp);

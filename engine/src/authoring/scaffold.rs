@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// One guessed option: its id, the text it replaces and its value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Guess {
+pub(crate) struct Guess {
     pub id: String,
     pub value: String,
 }

@@ -98,15 +98,42 @@ pub fn positive_duration(s: &str) -> Result<Duration, String> {
 /// `KEY=VALUE` of `--tag`: a key of letters, digits, `_`, `-` and `.`.
 pub fn tag(s: &str) -> Result<(String, String), String> {
     let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}` is not KEY=VALUE (e.g. kernel=6.18)"))?;
+    Ok((tag_key(k)?, v.to_string()))
+}
+
+/// A tag key (`--by KEY`): letters, digits, `_`, `-` and `.`.
+pub fn tag_key(k: &str) -> Result<String, String> {
     if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
         return Err(format!("`{k}` is not a tag key: use letters, digits, `_`, `-` and `.`"));
     }
-    Ok((k.to_string(), v.to_string()))
+    Ok(k.to_string())
+}
+
+/// What `--normalize` makes 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NormalizeTo {
+    /// The worst value of each result.
+    Lowest,
+    /// The baseline's value.
+    Baseline,
 }
 
 /// One `--grant KEY=VALUE`.
 pub fn grant(s: &str) -> Result<engine::model::grant::Grants, String> {
     engine::model::grant::Grants::parse(&[s.to_string()]).map_err(|e| format!("{e} ({})", e.hint()))
+}
+
+/// A result name (`--save`, `--compare-to`): one plain file name.
+pub fn result_name(s: &str) -> Result<engine::store::ResultName, String> {
+    s.parse().map_err(|e| format!("{e}; use a plain name such as `disk-2026-11`"))
+}
+
+/// An identifier (`--identifier`): any text but blank.
+pub fn identifier(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("the identifier is empty: name the system state, e.g. `--identifier 'vda: BFQ'`".into());
+    }
+    Ok(s.to_string())
 }
 
 /// A percentage from 0 to 100 (`--fail-on-regression 5`).

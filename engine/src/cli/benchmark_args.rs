@@ -13,10 +13,10 @@ pub struct BenchmarkArgs {
     #[arg(required = true, value_name = "REF")]
     pub refs: Vec<String>,
     /// Name of the result to save to (appends when it exists); `/` and `..` are refused
-    #[arg(long, value_name = "NAME")]
-    pub save: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = args::result_name)]
+    pub save: Option<engine::store::ResultName>,
     /// Label of this system state in the result (`vda: BFQ`); an existing one resumes its missing tests
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = args::identifier)]
     pub identifier: Option<String>,
     /// Entries to run, by option id or name and entry label or value: `--option block_size=4KB,2MB`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
@@ -125,8 +125,8 @@ pub struct BenchmarkArgs {
     pub tags: Vec<(String, String)>,
     /// After the run, compare its result with saved result NAME (its first identifier is
     /// the baseline) and list the regressions and improvements
-    #[arg(long, value_name = "NAME")]
-    pub compare_to: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = args::result_name)]
+    pub compare_to: Option<engine::store::ResultName>,
     /// With --compare-to: exit 6 when a result is significantly worse than NAME's by at
     /// least PCT (default: the noise threshold)
     #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to", value_parser = args::percent)]

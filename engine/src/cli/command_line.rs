@@ -222,12 +222,34 @@ mod tests {
             ("--tag", "novalue", "KEY=VALUE"),
             ("--option", "bs", "`--option bs` has no `=`"),
             ("--option", "bs=,", "names no option or no entry"),
+            ("--save", "../up", "result name `../up` is not allowed"),
+            ("--save", ".hidden", "starts with `.` or `-`"),
+            ("--compare-to", "a/b", "result name `a/b` is not allowed"),
+            ("--identifier", "  ", "the identifier is empty"),
+            ("--fail-on-regression", "120", "is not from 0 to 100"),
         ] {
             let e = Cli::try_parse_from(["engine", "fio", flag, value]).unwrap_err();
             let text = e.to_string();
             assert!(text.contains(&format!("'{value}' for '{flag}")), "{flag} {value}: {text}");
             assert!(text.contains(says), "{flag} {value}: {text}");
             assert_eq!(e.exit_code(), engine::ops::exit::USAGE, "{flag} {value}");
+        }
+    }
+
+    /// The other commands' typed flags refuse bad values the same way.
+    #[test]
+    fn other_commands_name_the_bad_flag_and_exit_2() {
+        for (args, flag, says) in [
+            (&["result", "merge", "a", "--save", "x/y"][..], "--save", "result name `x/y` is not allowed"),
+            (&["result", "import", "f.xml", "--save", ".."], "--save", "result name `..` is not allowed"),
+            (&["result", "history", "--by", "a b"], "--by", "is not a tag key"),
+            (&["result", "show", "r", "--normalize", "median"], "--normalize", "possible values: lowest, baseline"),
+        ] {
+            let e = crate::cli::Cli::try_parse_from(std::iter::once("engine").chain(args.iter().copied())).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(&format!("for '{flag}")), "{args:?}: {text}");
+            assert!(text.contains(says), "{args:?}: {text}");
+            assert_eq!(e.exit_code(), engine::ops::exit::USAGE, "{args:?}");
         }
     }
 

@@ -24,7 +24,7 @@ pub struct HistoryArgs {
     #[arg(long = "test", value_name = "REF")]
     pub tests: Vec<String>,
     /// Order the runs by a tag's values (natural order: 6.9 before 6.10) instead of their start times
-    #[arg(long, value_name = "KEY")]
+    #[arg(long, value_name = "KEY", value_parser = super::args::tag_key)]
     pub by: Option<String>,
     /// Significance level of each change point's permutation test
     #[arg(long, value_name = "P", default_value_t = changepoint::ALPHA, value_parser = probability)]

@@ -1,6 +1,7 @@
 //! `engine result …`: show, compare, edit, import and export saved results.
 
 use super::args::FormatArg;
+use super::args::NormalizeTo;
 use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
@@ -26,8 +27,8 @@ pub struct ViewArgs {
     #[arg(long, value_name = "ID")]
     pub baseline: Option<String>,
     /// Show values relative to the lowest of each result, or to the baseline
-    #[arg(long, value_name = "TO", num_args = 0..=1, default_missing_value = "lowest", value_parser = ["lowest", "baseline"])]
-    pub normalize: Option<String>,
+    #[arg(long, value_name = "TO", num_args = 0..=1, default_missing_value = "lowest", value_enum)]
+    pub normalize: Option<super::args::NormalizeTo>,
     /// Drop outlier trials (modified z-score over 3.5) before averaging
     #[arg(long)]
     pub remove_outliers: bool,
@@ -72,8 +73,8 @@ pub enum ResultCommand {
         #[arg(required = true, num_args = 1.., value_name = "NAME|FILE")]
         names: Vec<String>,
         /// Name of the merged result
-        #[arg(long, value_name = "NAME")]
-        save: String,
+        #[arg(long, value_name = "NAME", value_parser = super::args::result_name)]
+        save: engine::store::ResultName,
         /// Merge nothing when any input is refused (by default refused inputs are left
         /// out, named with the reason, and the rest merged with exit code 4)
         #[arg(long)]
@@ -112,8 +113,8 @@ pub enum ResultCommand {
     Import {
         file: PathBuf,
         /// Name to save it as (default: its title)
-        #[arg(long, value_name = "NAME")]
-        save: Option<String>,
+        #[arg(long, value_name = "NAME", value_parser = super::args::result_name)]
+        save: Option<engine::store::ResultName>,
     },
 }
 
@@ -156,9 +157,11 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
     };
     let view = View {
         baseline: baseline.clone(),
-        normalize: v.normalize.as_deref().map(|n| match n {
-            "baseline" => Reference::Baseline(baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default()),
-            _ => Reference::Lowest,
+        normalize: v.normalize.map(|n| match n {
+            NormalizeTo::Baseline => {
+                Reference::Baseline(baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default())
+            }
+            NormalizeTo::Lowest => Reference::Lowest,
         }),
         noise_pct: v.noise,
         notable: v.notable,

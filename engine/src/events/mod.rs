@@ -81,6 +81,6 @@ pub trait Events {
 }
 
 /// Tells nobody anything.
-pub struct Silent;
+pub(crate) struct Silent;
 
 impl Events for Silent {}

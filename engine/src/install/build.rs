@@ -13,7 +13,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 /// Default limit of one build step.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(3600);
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Error)]
 pub enum BuildError {

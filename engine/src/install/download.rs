@@ -58,7 +58,7 @@ pub struct Fetched {
 }
 
 #[derive(Debug, Error)]
-pub enum DownloadError {
+pub(crate) enum DownloadError {
     #[error("{file}: no source had it with sha256 {sha256}:\n{}", .tried.iter().map(|t| format!("  - {t}")).collect::<Vec<_>>().join("\n"))]
     Exhausted { file: String, sha256: String, tried: Vec<String> },
     #[error("{file}: download interrupted; nothing was kept")]
@@ -217,7 +217,7 @@ pub(crate) fn http_client(settings: &Settings) -> Result<reqwest::blocking::Clie
 }
 
 /// Fetches files into the cache folder.
-pub struct Downloader {
+pub(crate) struct Downloader {
     client: reqwest::blocking::Client,
     cache: PathBuf,
     settings: Settings,

@@ -29,7 +29,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const SUFFIXES: &[&str] =
+    pub(crate) const SUFFIXES: &[&str] =
         &[".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar.zst", ".tzst", ".zip"];
 
     pub fn of(name: &str) -> Option<Format> {
@@ -64,7 +64,7 @@ const MEMBER_COST: u64 = 512;
 
 /// What any archive may unpack to whatever its size: the ratio only
 /// matters above this.
-pub const FLOOR: u64 = 8 << 20;
+pub(crate) const FLOOR: u64 = 8 << 20;
 
 /// How much one archive may unpack to: at most `max_ratio` times its own
 /// size (at least [`FLOOR`]) and never more than `max_bytes`.

@@ -302,7 +302,7 @@ pub struct Done {
 
 /// Installs plans: all their downloads first (in parallel), then per profile
 /// extraction into a temporary folder renamed into place, then build steps.
-pub struct Installer {
+pub(crate) struct Installer {
     home: Home,
     downloader: Downloader,
     /// How much each downloaded archive may unpack to.

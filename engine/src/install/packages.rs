@@ -223,7 +223,7 @@ pub(crate) fn needs(wanted: &[(String, Package)], family: Option<Family>) -> Nee
 }
 
 #[derive(Debug, Error)]
-pub enum PackageError {
+pub(crate) enum PackageError {
     #[error("cannot run `{command}`: {source}")]
     Spawn { command: String, source: std::io::Error },
     #[error("`{command}` failed ({status})")]

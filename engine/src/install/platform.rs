@@ -3,9 +3,9 @@
 //! `linux-aarch64`), comma-separated.
 
 /// Operating systems a profile may name (Rust's `std::env::consts::OS` spelling).
-pub const OSES: &[&str] = &["linux", "macos", "freebsd", "windows"];
+pub(crate) const OSES: &[&str] = &["linux", "macos", "freebsd", "windows"];
 /// Architectures a profile may name (`std::env::consts::ARCH` spelling).
-pub const ARCHES: &[&str] = &["x86_64", "aarch64", "x86", "arm", "riscv64", "powerpc64", "s390x", "loongarch64"];
+pub(crate) const ARCHES: &[&str] = &["x86_64", "aarch64", "x86", "arm", "riscv64", "powerpc64", "s390x", "loongarch64"];
 
 /// One platform item: an OS, an architecture, or both.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub struct Item {
 /// A word of a `platform:` list that names no OS or architecture.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not a platform")]
-pub struct UnknownPlatform(pub String);
+pub(crate) struct UnknownPlatform(pub String);
 
 pub(crate) fn parse(s: &str) -> Result<Vec<Item>, UnknownPlatform> {
     let mut out = Vec::new();

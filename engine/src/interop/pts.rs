@@ -98,11 +98,11 @@ fn num(s: &str) -> Option<f64> {
 
 /// composite.xml files larger than this are refused before they are read.
 /// PTS's own exports of a few hundred results are well under 1 MiB.
-pub const MAX_XML_BYTES: u64 = 32 << 20;
+pub(crate) const MAX_XML_BYTES: u64 = 32 << 20;
 
 /// At most this many XML nodes are parsed (each costs the parser about 60
 /// bytes): memory stays bounded even for a file of tiny elements.
-pub const MAX_XML_NODES: u32 = 2_000_000;
+pub(crate) const MAX_XML_NODES: u32 = 2_000_000;
 
 /// Reads a composite.xml from disk: refused when over [`MAX_XML_BYTES`] or
 /// not UTF-8, with the position of the first bad byte.

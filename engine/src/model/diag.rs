@@ -43,7 +43,7 @@ pub struct Pos {
 }
 
 impl Pos {
-    pub const UNKNOWN: Pos = Pos { line: 0, col: 0 };
+    pub(crate) const UNKNOWN: Pos = Pos { line: 0, col: 0 };
     pub(crate) fn new(line: usize, col: usize) -> Self {
         Pos { line, col }
     }

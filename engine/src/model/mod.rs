@@ -23,3 +23,9 @@ pub(crate) fn schema_json<T: schemars::JsonSchema>(id: &str) -> String {
     s.push('\n');
     s
 }
+
+/// Whether a value is its type's default: such fields are left out when a
+/// model value is written (`engine profile import-pts`), as a person would.
+pub(crate) fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}

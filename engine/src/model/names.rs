@@ -10,10 +10,10 @@ use thiserror::Error;
 
 /// Longest name, in bytes: two names joined (`<id>@<version>`) under a
 /// temporary prefix stay below the 255 bytes a file name may have.
-pub const MAX_LEN: usize = 100;
+pub(crate) const MAX_LEN: usize = 100;
 
 /// What the grammar asks, for hints.
-pub const HINT: &str = "a name is one folder or file name: not empty, not `.` or `..`, \
+pub(crate) const HINT: &str = "a name is one folder or file name: not empty, not `.` or `..`, \
     without `/`, `\\` or control characters, at most 100 bytes";
 
 /// Why a string is not a name.

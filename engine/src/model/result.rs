@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version of this format; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -547,7 +547,7 @@ impl ResultFile {
     }
 }
 /// `$id` of the result file's schema (`schemas/result.schema.json`).
-pub const SCHEMA_ID: &str = "https://engine.invalid/schemas/result.schema.json";
+pub(crate) const SCHEMA_ID: &str = "https://engine.invalid/schemas/result.schema.json";
 
 /// The result file's schema: the content of `schemas/result.schema.json`
 /// (a test keeps the committed file equal to it).

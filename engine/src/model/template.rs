@@ -4,7 +4,7 @@ use thiserror::Error;
 
 /// A piece of a template string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece<'a> {
+pub(crate) enum Piece<'a> {
     Text(&'a str),
     /// A placeholder and the byte offset of its `{{` in the string.
     Var(&'a str, usize),

@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Where every engine on this machine looks for a running benchmark
 /// (`/run/lock` is a tmpfs every user may write to, emptied at boot).
-pub const MACHINE_LOCK: &str = "/run/lock/engine-benchmark.lock";
+pub(crate) const MACHINE_LOCK: &str = "/run/lock/engine-benchmark.lock";
 
 /// Settings from the environment (README, "Environment").
 #[derive(Debug, Clone, Default)]

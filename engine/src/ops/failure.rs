@@ -20,16 +20,16 @@ pub mod exit {
     /// A profile or suite file is invalid (`engine validate` found errors).
     pub const INVALID: i32 = 3;
     /// Some tests failed or were skipped (missing program, not root); the others ran and were saved.
-    pub const TESTS_FAILED: i32 = 4;
+    pub(crate) const TESTS_FAILED: i32 = 4;
     /// Something could not be installed: a download, a checksum, an
     /// extraction or a build step failed (nothing partial was kept), or system
     /// packages are missing and engine is not root (the command is printed).
     pub const INSTALL_FAILED: i32 = 5;
     /// `--fail-on-regression`: a result is significantly worse than the
     /// baseline by at least the percentage given; the report was written.
-    pub const REGRESSION: i32 = 6;
+    pub(crate) const REGRESSION: i32 = 6;
     /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
-    pub const INTERRUPTED: i32 = 130;
+    pub(crate) const INTERRUPTED: i32 = 130;
 
     /// Every code with its word for `--help` (README's table says more; a
     /// test keeps the two in step).

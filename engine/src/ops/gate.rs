@@ -77,8 +77,12 @@ pub fn judge(file: &ResultFile, view: &View) -> Judged {
 
 impl Gate {
     /// `--compare-to NAME`: NAME must exist.
-    pub fn check(cx: &Context, compare_to: Option<String>, fail: Option<Option<f64>>) -> Result<Option<Gate>, Failure> {
-        let Some(base) = compare_to else { return Ok(None) };
+    pub fn check(
+        cx: &Context,
+        compare_to: Option<crate::store::ResultName>,
+        fail: Option<Option<f64>>,
+    ) -> Result<Option<Gate>, Failure> {
+        let Some(base) = compare_to.map(|n| n.to_string()) else { return Ok(None) };
         if !cx.store.exists(&base) {
             return Err(Failure::usage(format!("--compare-to: no saved result `{base}`"))
                 .hint("`engine list results` lists them; save a baseline first with --save NAME"));

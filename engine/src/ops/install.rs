@@ -32,7 +32,7 @@ pub struct Request {
 /// What the install phase of a run (`engine benchmark`, `engine run`) may
 /// do: from the run's request, so that this module needs nothing of it.
 #[derive(Debug, Clone, Copy)]
-pub struct PhaseRequest<'a> {
+pub(crate) struct PhaseRequest<'a> {
     /// The run's references and `--option`s, for the `engine install` it suggests.
     pub refs: &'a [String],
     pub options: &'a [crate::expand::Preset],
@@ -46,7 +46,7 @@ pub struct PhaseRequest<'a> {
 
 /// Why a profile's tests cannot run for want of an install.
 #[derive(Debug, Clone, PartialEq)]
-pub enum NotInstalled {
+pub(crate) enum NotInstalled {
     /// System packages are missing: what and how to install them.
     Packages(String),
     /// Its files are not installed (or out of date), and this run does not install them.

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The rustup target plugins are built for.
-pub const TARGET: &str = "wasm32-wasip2";
+pub(crate) const TARGET: &str = "wasm32-wasip2";
 
 /// What `engine plugin new` wrote.
 #[derive(Debug)]

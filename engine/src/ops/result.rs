@@ -88,10 +88,10 @@ pub fn delete(cx: &Context, name: &str) -> Result<(), Failure> {
 }
 
 /// Imports a PTS composite.xml as saved result `save` (default: its title).
-pub fn import(cx: &Context, file: &Path, save: Option<String>) -> Result<(String, ResultFile), Failure> {
+pub fn import(cx: &Context, file: &Path, save: Option<store::ResultName>) -> Result<(String, ResultFile), Failure> {
     let f = import_pts(cx, file)
         .map_err(|f| f.hint("engine imports the composite.xml of a PTS result (test-results/NAME/composite.xml)"))?;
-    let name = save.unwrap_or_else(|| f.title.clone());
+    let name = save.map_or_else(|| f.title.clone(), |n| n.to_string());
     store::check_name(&name)?;
     let _lock = cx.store.lock(&name)?;
     if cx.store.exists(&name) {
@@ -104,7 +104,7 @@ pub fn import(cx: &Context, file: &Path, save: Option<String>) -> Result<(String
 /// `engine result merge`.
 pub struct Merge {
     pub names: Vec<String>,
-    pub save: String,
+    pub save: store::ResultName,
     /// Merge nothing when any input is refused.
     pub strict: bool,
     /// `SOURCE=REASON`: sources that have no result to merge.
@@ -145,7 +145,6 @@ fn declared(left_out: &[String]) -> Result<Vec<LeftOut>, Failure> {
 /// merged; refused inputs are left out and named in the merged result with
 /// the reason (`strict`: nothing is merged).
 pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Failure> {
-    store::check_name(&m.save)?;
     let declared = declared(&m.left_out)?;
     let validator = Validator::new();
     let mut files: Vec<(String, ResultFile)> = Vec::new();

@@ -4,7 +4,7 @@
 
 use super::{ParseError, Parser, RawOutput, Reading, parse_number};
 
-pub struct JsonPointer {
+pub(crate) struct JsonPointer {
     pointer: String,
 }
 

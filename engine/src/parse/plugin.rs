@@ -8,7 +8,7 @@ use super::{ParseError, Parser, RawOutput, Reading};
 use crate::plugin::host::Sandbox;
 use crate::plugin::{Kind, Limits, Plugin};
 
-pub struct PluginParser {
+pub(crate) struct PluginParser {
     plugin: Plugin,
     /// As the profile names it (`dbench.wasm`).
     name: String,

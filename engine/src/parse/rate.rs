@@ -4,7 +4,7 @@
 use super::{ParseError, Parser, RawOutput, Reading};
 use crate::units;
 
-pub struct Rate {
+pub(crate) struct Rate {
     /// What one trial moved: bytes for a size, else the number as written.
     amount: f64,
     /// What the amount is shown as (`1GiB`), for messages.

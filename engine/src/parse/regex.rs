@@ -5,7 +5,7 @@
 use super::{ParseError, Parser, RawOutput, Reading, parse_number, pick};
 use crate::model::profile::Pick;
 
-pub struct RegexParser {
+pub(crate) struct RegexParser {
     re: regex::Regex,
     pick: Pick,
 }

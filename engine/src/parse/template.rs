@@ -5,7 +5,7 @@
 use super::{ParseError, Parser, RawOutput, Reading, parse_number, pick};
 use crate::model::profile::Pick;
 
-pub struct TemplateParser {
+pub(crate) struct TemplateParser {
     tokens: Vec<String>,
     index: usize,
     before: String,

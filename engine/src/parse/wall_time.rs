@@ -2,7 +2,7 @@
 
 use super::{ParseError, Parser, RawOutput, Reading};
 
-pub struct WallTime;
+pub(crate) struct WallTime;
 
 impl Parser for WallTime {
     fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError> {

@@ -19,15 +19,15 @@ use wasmtime::component::{Linker, Resource, ResourceTable, ResourceType, WasmLis
 /// The interface's name in the linker.
 const INTERFACE: &str = "engine:plugin/files@0.1.0";
 /// Most bytes one `read-at` moves; the host buffer grows to it at most.
-pub const MAX_READ: i64 = 64 << 20;
+pub(crate) const MAX_READ: i64 = 64 << 20;
 /// Most files a plugin may hold open at once.
-pub const MAX_OPEN: usize = 256;
+pub(crate) const MAX_OPEN: usize = 256;
 /// What the escape classifier looks for (`plugin::ESCAPE_SIGNS`).
-pub const ESCAPE: &str = "leaves the scratch directory";
+pub(crate) const ESCAPE: &str = "leaves the scratch directory";
 
 /// An open file of a plugin: a `files.file` resource.
 #[derive(Debug)]
-pub struct OpenFile {
+pub(crate) struct OpenFile {
     fd: OwnedFd,
     path: String,
 }
@@ -205,7 +205,7 @@ type Res<T> = wasmtime::Result<(Result<T, wit::Error>,)>;
 
 /// What the `files` interface needs of a store's data: its resource table
 /// and the scratch directory's files.
-pub trait FilesView: Send + 'static {
+pub(crate) trait FilesView: Send + 'static {
     fn table(&self) -> &ResourceTable;
     fn files_mut(&mut self) -> (&mut ResourceTable, &mut Files);
 }

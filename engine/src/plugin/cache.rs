@@ -31,7 +31,7 @@ pub struct Loaded {
 }
 
 /// Most bytes of compiled code the cache keeps.
-pub const MAX_CACHE_BYTES: u64 = 512 << 20;
+pub(crate) const MAX_CACHE_BYTES: u64 = 512 << 20;
 
 pub struct Cache {
     dir: PathBuf,

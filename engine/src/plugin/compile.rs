@@ -13,13 +13,13 @@
 use thiserror::Error;
 
 /// Largest `.wasm` engine compiles.
-pub const MAX_WASM_BYTES: usize = 16 << 20;
+pub(crate) const MAX_WASM_BYTES: usize = 16 << 20;
 /// Largest body of one function.
-pub const MAX_FUNCTION_BYTES: usize = 1 << 20;
+pub(crate) const MAX_FUNCTION_BYTES: usize = 1 << 20;
 /// Deepest nesting of blocks, loops and ifs in one function.
-pub const MAX_NESTING: usize = 1024;
+pub(crate) const MAX_NESTING: usize = 1024;
 /// Threads that compile one plugin's functions.
-pub const THREADS: usize = 2;
+pub(crate) const THREADS: usize = 2;
 
 #[derive(Debug, Error)]
 pub enum CompileError {

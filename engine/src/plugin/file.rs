@@ -8,7 +8,7 @@ use thiserror::Error;
 
 /// Why a plugin path does not name a usable file in the profile's folder.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PluginFileError {
+pub(crate) enum PluginFileError {
     #[error("plugin file `{0}` does not exist")]
     Missing(String),
     #[error("plugin path `{0}` is a directory, not a `.wasm` file")]
@@ -39,7 +39,7 @@ pub(crate) fn plugin_file(dir: &std::path::Path, rel: &str) -> Result<std::path:
 
 /// Why a profile's plugin cannot be used.
 #[derive(Debug, Error)]
-pub enum PluginPathError {
+pub(crate) enum PluginPathError {
     #[error("profile {profile} is built into engine and has no folder for plugin `{rel}`")]
     Builtin { profile: String, rel: String },
     #[error("profile {profile}: {source}")]

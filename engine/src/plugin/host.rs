@@ -13,7 +13,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 pub use super::bindings::{parser_world, wit, workload_world};
 
 /// Where the scratch directory appears inside the sandbox.
-pub const SCRATCH: &str = "/scratch";
+pub(crate) const SCRATCH: &str = "/scratch";
 /// Most bytes a plugin may write in one call, over its stdout, stderr,
 /// log, progress notes and report lines together; more fails its test (a
 /// plugin that floods its output is broken, not measured).

@@ -26,7 +26,7 @@ impl Default for Limits {
 /// The trap raised when a plugin grows its memory past the cap.
 #[derive(Debug, thiserror::Error)]
 #[error("memory cap exceeded: tried to grow to {desired} bytes, cap {cap} bytes")]
-pub struct MemoryCapExceeded {
+pub(crate) struct MemoryCapExceeded {
     pub cap: u64,
     pub desired: u64,
 }
@@ -34,7 +34,7 @@ pub struct MemoryCapExceeded {
 /// The trap raised when the epoch callback finds the time is up.
 #[derive(Debug, thiserror::Error)]
 #[error("time limit reached")]
-pub struct TimeUp;
+pub(crate) struct TimeUp;
 
 /// The trap raised when the epoch callback finds the user pressed Ctrl-C.
 #[derive(Debug, thiserror::Error)]
@@ -43,19 +43,19 @@ pub struct Interrupted;
 
 /// Most table elements of all a plugin's tables together (a table element
 /// takes 8 bytes or more on the host; these count towards the memory cap too).
-pub const MAX_TABLE_ELEMENTS: u64 = 1 << 20;
+pub(crate) const MAX_TABLE_ELEMENTS: u64 = 1 << 20;
 /// Most core instances, memories and tables one plugin's instantiation may
 /// make: a component built with the SDK makes a handful of each.
-pub const MAX_INSTANCES: usize = 64;
-pub const MAX_MEMORIES: usize = 16;
-pub const MAX_TABLES: usize = 64;
+pub(crate) const MAX_INSTANCES: usize = 64;
+pub(crate) const MAX_MEMORIES: usize = 16;
+pub(crate) const MAX_TABLES: usize = 64;
 /// What a table element is counted as against the memory cap.
 const TABLE_ELEMENT_BYTES: u64 = 16;
 
 /// The trap raised when a plugin's tables grow past [`MAX_TABLE_ELEMENTS`].
 #[derive(Debug, thiserror::Error)]
 #[error("table limit exceeded: tried to hold {desired} table elements, limit {limit}")]
-pub struct TableLimitExceeded {
+pub(crate) struct TableLimitExceeded {
     pub limit: u64,
     pub desired: u64,
 }
@@ -64,7 +64,7 @@ pub struct TableLimitExceeded {
 /// for all its linear memories together (a module with sixteen memories
 /// gets no sixteen caps) plus its tables, which are bounded in elements
 /// too; instances, memories and tables are counted.
-pub struct Limiter {
+pub(crate) struct Limiter {
     cap: u64,
     /// Bytes of linear memory and table elements held now.
     used: u64,

@@ -147,7 +147,7 @@ pub struct Plugin {
 
 /// What a plugin declares, asked before the first trial.
 #[derive(Debug, Clone)]
-pub struct Interface {
+pub(crate) struct Interface {
     pub keys: Vec<String>,
     pub results: Vec<String>,
 }

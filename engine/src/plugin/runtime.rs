@@ -7,7 +7,7 @@ use std::time::Duration;
 /// How often the epoch advances: the resolution of time limits, of
 /// Ctrl-C reaching a plugin that never calls the host, and the cost of
 /// the checks (one callback per tick while a plugin runs).
-pub const TICK: Duration = Duration::from_millis(10);
+pub(crate) const TICK: Duration = Duration::from_millis(10);
 
 /// The engine, made on first use, with its ticker thread.
 pub(crate) fn engine() -> &'static wasmtime::Engine {
@@ -45,7 +45,7 @@ pub(crate) fn fingerprint() -> String {
 }
 
 /// The wasmtime version linked in (checked against Cargo.lock by a test).
-pub const WASMTIME_VERSION: &str = "48.0.8";
+pub(crate) const WASMTIME_VERSION: &str = "48.0.8";
 
 #[cfg(test)]
 mod tests {

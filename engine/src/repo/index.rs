@@ -16,9 +16,9 @@ use thiserror::Error;
 /// Version of the index format this engine reads and writes.
 pub const FORMAT: u32 = 1;
 /// Largest index accepted (16 MiB: about 40,000 entries).
-pub const MAX_INDEX_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_INDEX_BYTES: u64 = 16 << 20;
 /// Largest archive an index may list (64 MiB).
-pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 
 /// A repository's index.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

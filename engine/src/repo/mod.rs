@@ -27,7 +27,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 /// Names a repository may not take: they start other references.
-pub const RESERVED: &[&str] =
+pub(crate) const RESERVED: &[&str] =
     &["suite", "suites", "result", "results", "profile", "profiles", "test-profiles", "repo", "repos", "local"];
 
 #[derive(Debug, Error)]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// The mtime of every packed entry: 2000-01-01T00:00:00Z.
-pub const FIXED_MTIME: u64 = 946_684_800;
+pub(crate) const FIXED_MTIME: u64 = 946_684_800;
 
 #[derive(Debug, Error)]
 pub enum PackError {

@@ -45,7 +45,7 @@ pub struct Change {
     pub status: Status,
 }
 
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     pub dir: &'a Path,
     pub out: &'a Path,
     pub key: &'a SecretKey,

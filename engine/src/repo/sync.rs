@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 /// What a sync did.
 #[derive(Debug, Default)]
-pub struct Synced {
+pub(crate) struct Synced {
     /// The index had not changed (one conditional request).
     pub unchanged: bool,
     /// Archives fetched and unpacked.
@@ -155,7 +155,7 @@ fn fetch_archive(
 /// How much a repository archive may unpack to: it holds a profile's
 /// folder, a suite or a result file (engine reads none larger than 64 MiB),
 /// all of which compress far less than 100 times.
-pub const UNPACK_LIMITS: extract::Limits = extract::Limits {
+pub(crate) const UNPACK_LIMITS: extract::Limits = extract::Limits {
     max_bytes: crate::store::MAX_RESULT_BYTES,
     max_ratio: 100,
     note: "a repository archive holds a profile, a suite or a result, never this much: it is damaged or hostile",

@@ -9,7 +9,7 @@ use crate::analysis::gate::worse_by_at_least;
 use crate::model::result::ResultFile;
 use std::fmt::Write;
 
-pub struct Junit;
+pub(crate) struct Junit;
 
 impl Exporter for Junit {
     fn export(&self, r: &ResultFile, view: &View) -> String {

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// Width of every chart, in pixels.
-pub const WIDTH: u32 = 900;
+pub(crate) const WIDTH: u32 = 900;
 const ROW_H: f64 = 24.0;
 /// Identifiers, right-aligned left of the bars.
 const LABEL_W: f64 = 240.0;
@@ -27,7 +27,8 @@ const TITLE_CHARS: usize = 90;
 const LINE_CHARS: usize = 125;
 
 /// Bar colors by the identifier's position in the result file.
-pub const PALETTE: [&str; 8] = ["#3465a4", "#f57900", "#4e9a06", "#cc0000", "#75507b", "#c4a000", "#06989a", "#8f5902"];
+pub(crate) const PALETTE: [&str; 8] =
+    ["#3465a4", "#f57900", "#4e9a06", "#cc0000", "#75507b", "#c4a000", "#06989a", "#8f5902"];
 
 /// One bar: an identifier and its value.
 #[derive(Debug, Clone, PartialEq)]

@@ -44,7 +44,7 @@ pub enum LogPolicy {
 
 /// Settings of one run that apply to every test.
 #[derive(Debug, Clone)]
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     /// `--runs N`.
     pub runs: Option<u32>,
     /// `--budget`: the time each test's trials may take.
@@ -252,7 +252,7 @@ fn write_trials_logs(pending: Vec<(PathBuf, String)>) -> Result<(), TestFailure>
 }
 
 /// The file a test's trial logs go into (one per identifier).
-pub const TRIALS_LOG: &str = "trials.log";
+pub(crate) const TRIALS_LOG: &str = "trials.log";
 
 /// The test's own folder in `target` (removed when dropped), named so that
 /// what a kill -9 leaves is found and removed.

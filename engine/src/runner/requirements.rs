@@ -126,7 +126,7 @@ pub(crate) fn missing_root(p: &Profile) -> Option<Unmet> {
 }
 
 #[derive(Debug, Error)]
-pub enum TargetError {
+pub(crate) enum TargetError {
     #[error("target directory {path} cannot be created: {source}")]
     Create { path: String, source: std::io::Error },
     #[error("target directory {path} is not writable: {source}")]

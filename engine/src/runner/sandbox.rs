@@ -90,7 +90,7 @@ pub(crate) fn applies(mode: Mode, p: &LoadedProfile) -> bool {
 /// has not granted: the field (a path into the profile), what it asks, and
 /// the grant that would allow it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Widening {
+pub(crate) struct Widening {
     pub field: Vec<Seg>,
     pub asks: String,
     pub grant: String,

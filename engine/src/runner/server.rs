@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long a server may take to become ready, unless the step says.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a server may take to stop before it is killed, unless it says.
-pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(50);
 
 /// When a server is ready (every condition given must hold).
@@ -58,7 +58,7 @@ pub struct Spec<'a> {
 }
 
 /// A running server; stopped (and its data removed) by [`Server::stop`] or on drop.
-pub struct Server {
+pub(crate) struct Server {
     name: String,
     pid: i32,
     signal: i32,

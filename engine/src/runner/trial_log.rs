@@ -15,9 +15,9 @@
 use std::path::Path;
 
 /// Starts the standard output section.
-pub const STDOUT: &str = "--- stdout ---\n";
+pub(crate) const STDOUT: &str = "--- stdout ---\n";
 /// Starts the standard error section (the last section of a log).
-pub const STDERR: &str = "--- stderr ---\n";
+pub(crate) const STDERR: &str = "--- stderr ---\n";
 
 /// The command and where it ran.
 pub(crate) fn header(command_line: &str, cwd: &Path) -> String {

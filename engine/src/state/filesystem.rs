@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// File systems engine knows how to make (`mkfs.<name>`).
-pub const KNOWN: &[&str] =
+pub(crate) const KNOWN: &[&str] =
     &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "vfat", "exfat", "jfs", "nilfs2", "bcachefs"];
 
 /// `ext4:data=writeback,noatime` → file system `ext4`, mount options `data=writeback,noatime`.
@@ -87,7 +87,7 @@ impl FsSpec {
 }
 
 /// `spec` made on `device` and mounted at `mount_point`.
-pub struct FsState {
+pub(crate) struct FsState {
     pub spec: FsSpec,
     pub device: String,
     pub mount_point: PathBuf,

@@ -5,7 +5,7 @@ use std::path::Path;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum HygieneError {
+pub(crate) enum HygieneError {
     #[error("cannot drop caches (needs root): {0}")]
     DropCaches(std::io::Error),
     #[error("cannot run fstrim: {0}")]

@@ -35,7 +35,7 @@ struct File {
 }
 
 #[derive(Debug, Error)]
-pub enum JournalError {
+pub(crate) enum JournalError {
     #[error("cannot write the journal {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
     #[error("cannot read the journal {path}: {msg}")]
@@ -146,7 +146,7 @@ impl Journal {
 }
 
 /// Journals left by earlier runs (or running ones) that still hold changes.
-pub struct Leftover {
+pub(crate) struct Leftover {
     pub path: PathBuf,
     pub pid: u32,
     pub alive: bool,
@@ -220,7 +220,7 @@ pub(crate) fn recover(l: &Leftover) -> (Vec<String>, Vec<String>) {
 
 /// One run at a time changes system state: held for the whole sweep (and by
 /// `engine recover`), so two sweeps cannot both pass the pending-changes check.
-pub struct StateLock {
+pub(crate) struct StateLock {
     _file: crate::sys::lock::LockFile,
 }
 

@@ -17,7 +17,7 @@ pub struct Spec {
 }
 
 /// An attached loop device.
-pub struct Attached {
+pub(crate) struct Attached {
     pub guard: Guard,
     pub device: String,
     /// Direct I/O was asked for and the backing file system refused it: the

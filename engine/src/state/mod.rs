@@ -25,7 +25,7 @@ use thiserror::Error;
 pub struct SpecError(pub String);
 
 #[derive(Debug, Error)]
-pub enum StateError {
+pub(crate) enum StateError {
     #[error(transparent)]
     Journal(#[from] journal::JournalError),
     #[error("{0}")]
@@ -35,7 +35,7 @@ pub enum StateError {
 }
 
 /// One state of a sweep dimension.
-pub trait SystemState {
+pub(crate) trait SystemState {
     /// Label for identifiers (`BFQ low_latency=0`, `ext4 nobarrier`).
     fn label(&self) -> String;
     /// Puts the machine in this state (journaled first); the guard restores it.
@@ -44,7 +44,7 @@ pub trait SystemState {
 
 /// Undoes the changes it holds when dropped, newest first.
 #[must_use = "dropping the guard restores the state at once"]
-pub struct Guard {
+pub(crate) struct Guard {
     journal: Shared,
     ids: Vec<u64>,
     /// Problems met while restoring (reported by `finish`).

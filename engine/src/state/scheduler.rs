@@ -50,7 +50,7 @@ impl Scheduler {
 
 /// A scheduler applied to a set of queues (`/sys/block/<dev>/queue`), plus
 /// `--set iosched/…` settings, which only exist while a scheduler is active.
-pub struct SchedulerState {
+pub(crate) struct SchedulerState {
     pub scheduler: Scheduler,
     pub queues: Vec<String>,
     pub iosched: Vec<Setting>,

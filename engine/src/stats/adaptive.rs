@@ -17,14 +17,14 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::time::Duration;
 
 /// Default target: the 95 % CI half-width, percent of the mean.
-pub const TARGET_CI: f64 = 5.0;
+pub(crate) const TARGET_CI: f64 = 5.0;
 /// Default time budget of a test's trials: quick trials get many, hour-long
 /// builds their scheduled ones.
-pub const BUDGET: Duration = Duration::from_secs(60);
+pub(crate) const BUDGET: Duration = Duration::from_secs(60);
 /// Default cap on the count, for trials of a millisecond or less.
-pub const SAFETY_CAP: u32 = 1000;
+pub(crate) const SAFETY_CAP: u32 = 1000;
 /// Fewest trials for a drift to be judged.
-pub const DRIFT_MIN_N: usize = 6;
+pub(crate) const DRIFT_MIN_N: usize = 6;
 /// Significance of each look for drift. Drift is judged at 6, 12, 24, …
 /// trials (not after every trial, which would find one in any long enough
 /// run of noise), so the false alarms of all looks together stay under 5 %.

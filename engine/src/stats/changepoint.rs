@@ -38,7 +38,7 @@ pub const ALPHA: f64 = 0.01;
 pub const PERMUTATIONS: u32 = 199;
 /// Fewest points on each side of a change: a history of fewer than twice
 /// this many points is not analysed.
-pub const MIN_SIZE: usize = 3;
+pub(crate) const MIN_SIZE: usize = 3;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -48,7 +48,7 @@ impl Default for Settings {
 
 /// A change point: the history changes from point `index` on.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ChangePoint {
+pub(crate) struct ChangePoint {
     /// First point after the change.
     pub index: usize,
     /// Permutation p-value when it was found.
@@ -84,7 +84,7 @@ pub(crate) fn e_divisive(values: &[f64], s: &Settings) -> Vec<ChangePoint> {
 
 /// Points more than this many noise deviations from their neighbours'
 /// median are outliers ([`guard`]).
-pub const OUTLIER_SIGMAS: f64 = 5.0;
+pub(crate) const OUTLIER_SIGMAS: f64 = 5.0;
 
 /// The history with single outliers set aside (a Hampel filter): a point
 /// farther than [`OUTLIER_SIGMAS`] from the median of itself and its two

@@ -4,7 +4,7 @@
 use super::summary::median;
 
 /// The threshold on |M| above which a value is an outlier.
-pub const THRESHOLD: f64 = 3.5;
+pub(crate) const THRESHOLD: f64 = 3.5;
 
 /// Modified z-scores of `values`. When the MAD is zero (more than half the
 /// values equal), the mean absolute deviation scaled by 1.253314 stands in for

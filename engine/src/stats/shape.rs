@@ -6,7 +6,7 @@ use super::summary::Summary;
 
 /// Two groups of values with a gap between them much wider than either's spread.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bimodal {
+pub(crate) struct Bimodal {
     pub low: (usize, f64),
     pub high: (usize, f64),
 }
@@ -51,7 +51,7 @@ pub(crate) fn bimodal(values: &[f64]) -> Option<Bimodal> {
 }
 
 /// Fewest values for outliers to be named.
-pub const OUTLIER_MIN_N: usize = 5;
+pub(crate) const OUTLIER_MIN_N: usize = 5;
 
 /// What a report should say about the shape of `values`: a warm-up first
 /// trial, other outliers, two groups. Information, never a reason to add trials.
@@ -78,7 +78,7 @@ pub(crate) fn notes(values: &[f64]) -> Vec<String> {
 }
 
 /// How notes that mark a result as measured at its tool's resolution begin.
-pub const RESOLUTION_LIMITED: &str = "resolution-limited";
+pub(crate) const RESOLUTION_LIMITED: &str = "resolution-limited";
 
 /// Trials that sit on the tool's resolution instead of varying: every one
 /// the same (PostMark's transactions over a whole second), or at most two

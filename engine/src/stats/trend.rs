@@ -5,7 +5,7 @@
 
 /// A monotonic trend across trials.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Trend {
+pub(crate) struct Trend {
     /// Kendall's S: concordant minus discordant pairs (index, value).
     pub s: i64,
     /// Two-sided p-value of S under "no trend".

@@ -5,7 +5,7 @@ use crate::model::result::ResultFile;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum EditError {
+pub(crate) enum EditError {
     #[error("no identifier `{0}` in this result")]
     NoIdentifier(String),
     #[error("identifier `{0}` already exists")]

@@ -15,7 +15,7 @@ use thiserror::Error;
 /// Result files larger than this are refused before they are read, so a
 /// hostile or runaway file cannot make engine allocate without bound. The
 /// largest real result here (3,000 results imported from PTS) is under 5 MiB.
-pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_RESULT_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -50,13 +50,39 @@ pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A result name, checked once where it is given (`--save`, `--compare-to`):
+/// the rules of [`check_name`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultName(String);
+
+impl std::str::FromStr for ResultName {
+    type Err = StoreError;
+    fn from_str(s: &str) -> Result<Self, StoreError> {
+        check_name(s)?;
+        Ok(ResultName(s.to_string()))
+    }
+}
+
+impl std::ops::Deref for ResultName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ResultName {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The folder that holds all saved results.
 pub struct Store {
     root: PathBuf,
 }
 
 /// An exclusive lock on one result folder; released when dropped.
-pub struct Lock {
+pub(crate) struct Lock {
     _file: LockFile,
 }
 

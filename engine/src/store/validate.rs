@@ -46,7 +46,7 @@ pub struct Invalid {
 }
 
 /// The result schema, compiled once.
-pub struct Validator {
+pub(crate) struct Validator {
     schema: jsonschema::Validator,
 }
 

@@ -148,7 +148,7 @@ pub struct Plan {
 }
 
 #[derive(Debug, Error)]
-pub enum SweepError {
+pub(crate) enum SweepError {
     #[error("{0}")]
     Usage(String),
     #[error("not root: {0}")]
@@ -304,7 +304,7 @@ pub(crate) fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<
 
 /// The order of states in a round: only needs to vary (fastrand, seeded
 /// from the OS).
-pub struct Shuffler(fastrand::Rng);
+pub(crate) struct Shuffler(fastrand::Rng);
 
 impl Shuffler {
     #[allow(clippy::new_without_default)]

@@ -152,7 +152,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// One command's cgroup, in every hierarchy of the layout.
 #[derive(Debug)]
-pub struct Cgroup {
+pub(crate) struct Cgroup {
     v2: Option<PathBuf>,
     v1: Vec<(&'static str, PathBuf)>,
 }

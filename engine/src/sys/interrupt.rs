@@ -16,7 +16,7 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// The signals [`install`] handles (a child resets them before it runs its program).
-pub const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub(crate) const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Installs the handlers, early in a command that runs tests or downloads;
 /// later calls do nothing (each signal must count once).

@@ -9,13 +9,13 @@ use std::path::Path;
 
 /// A held lock; released when dropped.
 #[derive(Debug)]
-pub struct LockFile {
+pub(crate) struct LockFile {
     file: File,
 }
 
 /// What [`try_lock`] found.
 #[derive(Debug)]
-pub enum TryLock {
+pub(crate) enum TryLock {
     Held(LockFile),
     /// Another open file description holds it; `holder` is what it wrote.
     Busy {

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// The user unprivileged steps run as.
-pub const USER: &str = "nobody";
+pub(crate) const USER: &str = "nobody";
 
 /// CAP_DAC_READ_SEARCH (linux/capability.h).
 const CAP_DAC_READ_SEARCH: u32 = 2;
@@ -42,7 +42,7 @@ pub struct Unprivileged {
 /// The unprivileged user does not exist on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("engine runs as root and this test runs a program as the unprivileged user `{USER}`, which does not exist")]
-pub struct NoSuchUser;
+pub(crate) struct NoSuchUser;
 
 /// The unprivileged user when engine runs as root (`None` otherwise: then
 /// commands run as engine's own user, which is what they need).

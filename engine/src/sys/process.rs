@@ -34,7 +34,7 @@ pub struct Usage {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct Finished {
+pub(crate) struct Finished {
     pub exit: Exit,
     pub wall: Duration,
     pub usage: Usage,

@@ -92,7 +92,7 @@ const NEW_NAMESPACES: [u64; 8] = [
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// The compiled programs, in the order they are loaded.
-pub struct Filters {
+pub(crate) struct Filters {
     programs: Vec<BpfProgram>,
 }
 

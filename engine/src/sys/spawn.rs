@@ -54,7 +54,7 @@ fn resolve(program: &OsStr, path: Option<&OsStr>) -> io::Result<PathBuf> {
 }
 
 /// A command ready to start: everything the child needs, allocated.
-pub struct Launch {
+pub(crate) struct Launch {
     p: Box<Prepared>,
     _args: Vec<CString>,
     _env: Rc<EnvBlock>,

@@ -189,7 +189,7 @@ pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
 /// [`xml`] on one line: line breaks and tabs as spaces (a chart's text is
 /// one line), written without a string of its own (charts of a thousand
 /// identifiers are written bar by bar).
-pub struct XmlLine<'a>(pub &'a str);
+pub(crate) struct XmlLine<'a>(pub &'a str);
 
 impl fmt::Display for XmlLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -15,7 +15,7 @@ pub const BASE: u32 = 0x6E00_0000;
 /// How many ids are mapped: every 16-bit id a tool may switch to.
 pub const SIZE: u32 = 65536;
 /// The id `nobody` has inside (unprivileged steps run as it).
-pub const NOBODY: u32 = 65534;
+pub(crate) const NOBODY: u32 = 65534;
 
 /// The host uid (and gid) that `inside` is.
 pub(crate) fn host_id(inside: u32) -> u32 {

@@ -6,7 +6,7 @@ use crate::sys::process;
 use std::ffi::OsStr;
 use std::time::Duration;
 
-pub const TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// stdout and stderr of `program args`, if it ran and exited 0.
 pub(crate) fn output(program: &str, args: &[&str]) -> Option<(String, String)> {

@@ -10,7 +10,7 @@ use std::path::Path;
 use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum DeviceError {
+pub(crate) enum DeviceError {
     #[error("no mount holds {0}")]
     NoMount(String),
     #[error("{path} is on {fstype} ({what}), which has no block device")]

@@ -20,7 +20,7 @@ const SECTOR: u64 = 512;
 
 /// One device's counters at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stat {
+pub(crate) struct Stat {
     pub reads: u64,
     pub read_sectors: u64,
     pub writes: u64,
@@ -51,12 +51,12 @@ pub(crate) fn delta(name: &str, before: Stat, after: Stat) -> DeviceIo {
 }
 
 /// The open counters of the devices under a directory.
-pub struct Counters {
+pub(crate) struct Counters {
     devices: Vec<(String, File)>,
 }
 
 /// A snapshot of every counted device, in [`Counters::names`] order.
-pub type Snapshot = Vec<Stat>;
+pub(crate) type Snapshot = Vec<Stat>;
 
 impl Counters {
     /// The counters of the devices under `dir`; why there are none when

@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long each part of a capture took (`engine system-info --timings`).
-pub type Timings = Vec<(&'static str, Duration)>;
+pub(crate) type Timings = Vec<(&'static str, Duration)>;
 
 /// Physical disks in /sys/block (virtual ones left out).
 pub(crate) fn disks(src: &dyn Source) -> Vec<Disk> {
@@ -55,7 +55,7 @@ fn memory_total(src: &dyn Source) -> Option<u64> {
 
 /// The environment engine was started with (read once, where the command
 /// line is turned into a request).
-pub type Environ = std::collections::BTreeMap<String, String>;
+pub(crate) type Environ = std::collections::BTreeMap<String, String>;
 
 /// Collects everything from `src`; `target` is the directory tests run in,
 /// `env` the environment variables profiles declared relevant, read from `environ`.

@@ -4,7 +4,7 @@
 use super::source::{self, Source};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PciDevice {
+pub(crate) struct PciDevice {
     pub class: u32,
     pub vendor: u16,
     pub device: u16,

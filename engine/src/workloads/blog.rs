@@ -22,7 +22,7 @@ const ARTICLES: u64 = 8;
 const PICTURES: u64 = 8;
 
 #[derive(Debug)]
-pub struct Blog {
+pub(crate) struct Blog {
     writers: u32,
     rewriters: u32,
     commenters: u32,

@@ -80,7 +80,7 @@ pub mod testing {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    pub struct Cx {
+    pub(crate) struct Cx {
         pub dir: PathBuf,
         start: Instant,
     }

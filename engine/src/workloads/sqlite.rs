@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub struct Sqlite {
+pub(crate) struct Sqlite {
     copies: u32,
     inserts: u64,
     passes: u32,

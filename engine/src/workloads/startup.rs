@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 #[derive(Debug)]
-pub struct Startup {
+pub(crate) struct Startup {
     files: u32,
     size: u64,
     readers: u32,

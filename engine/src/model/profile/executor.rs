@@ -28,25 +28,25 @@ pub struct WasmExecutor {
     /// The plugin's `.wasm` file, relative to the profile's folder and inside it.
     pub plugin: String,
     /// Its configuration (the keys the plugin reads); values may hold placeholders.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub config: IndexMap<String, Scalar>,
     /// What one trial may use.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub limits: PluginLimits,
     /// Environment variables the plugin sees; it sees no others.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub env: IndexMap<String, String>,
 }
 
 /// Limits of one plugin call (a trial, or a parse).
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginLimits {
     /// Linear memory of the instance (`256MiB`, the default).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Size>,
     /// Wall-clock time of one call (`60s`; default 10m); the plugin is stopped after it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<Duration>,
 }
 
@@ -57,14 +57,14 @@ pub struct PluginParserDef {
     /// The plugin's `.wasm` file, relative to the profile's folder and inside it.
     pub path: String,
     /// Its configuration (the keys the parser reads); values may hold placeholders.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub config: IndexMap<String, Scalar>,
     /// Which of the values the plugin returns this parser takes (default:
     /// the one named like the parser's `result`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// What one parse may use.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub limits: PluginLimits,
 }
 
@@ -75,10 +75,10 @@ pub struct BuiltinExecutor {
     /// The workload: `io`, `files`, `compile`, `sqlite`, `startup-time`.
     pub workload: String,
     /// Its configuration (the workload's keys); values may hold placeholders.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub config: IndexMap<String, Scalar>,
     /// Longest a trial may take (`90s`, `10m`); the workload is asked to stop after it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
 }
 
@@ -137,30 +137,30 @@ pub struct ExternalExecutor {
     pub program: String,
     /// Arguments; `{{name}}` placeholders are filled by name from the chosen entries
     /// and the built-ins `scratch_dir`, `test_dir`, `target_dir`, `profile_dir`, `num_cpus`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Extra environment variables (values may hold placeholders).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub env: IndexMap<String, String>,
     /// File (relative to the scratch directory) fed to the program's standard input.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
     /// Longest a trial may take (`90s`, `10m`); the whole process group is killed after it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
     /// Steps run once per test, before its first trial, in the test's directory
     /// (`{{test_dir}}`): prepare data every trial shares (with `scratch: per_test`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_test: Vec<Step>,
     /// Steps run before every trial (warm-ups included), in the trial's scratch
     /// directory; not timed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_trial: Vec<Step>,
     /// Steps run after every trial, also a failed one; not timed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post_trial: Vec<Step>,
     /// Steps run once per test, after its last trial, also after a failure.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post_test: Vec<Step>,
 }
 
@@ -169,28 +169,28 @@ pub struct ExternalExecutor {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
     /// Longest the step may take (default 10m); for a `server` step, how
     /// long it may take to become ready (default 60s).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
     /// When engine runs as root, run this step (or server) as an
     /// unprivileged user (`nobody`) that keeps only the right to traverse
     /// directories; engine hands it the test's directories. Programs that
     /// refuse root (PostgreSQL's `initdb`, `postgres`) need this. Without
     /// root it changes nothing.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unprivileged: bool,
     /// Start a server (a database, a web server) that runs until the end of
     /// the step's scope: a `pre_test` server until after `post_test`, a
     /// `pre_trial` one until after `post_trial`. It is journaled, so
     /// `engine recover` stops it after a `kill -9`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerDef>,
 }
 
@@ -208,23 +208,23 @@ pub struct ServerDef {
     /// Program name (looked up on PATH) or path.
     pub program: String,
     /// Arguments; placeholders as in `args`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Extra environment variables (values may hold placeholders).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub env: IndexMap<String, String>,
     /// When the server counts as ready; every condition given must hold.
     pub ready: ReadyDef,
     /// Signal that asks it to stop (`TERM`, the default; `INT` is
     /// PostgreSQL's fast shutdown; `QUIT`, `HUP`, `WINCH`, `USR1`, `USR2`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
     /// How long it may take to stop before it is killed (default 30s).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_timeout: Option<Duration>,
     /// Paths removed once it stopped (a database cluster); `engine recover`
     /// removes them too. They must lie inside the test's directory.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove: Vec<String>,
 }
 
@@ -233,13 +233,13 @@ pub struct ServerDef {
 #[serde(deny_unknown_fields)]
 pub struct ReadyDef {
     /// A Unix socket it listens on (accepts a connection).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<String>,
     /// A TCP port on 127.0.0.1 that it (not another process) listens on.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<String>,
     /// A command (program, then arguments) that must succeed, tried until it
     /// does (`[pg_isready, -h, "{{test_dir}}"]`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
 }

@@ -20,21 +20,21 @@ pub struct Profile {
     /// Title shown above every result (`Flexible IO Tester`).
     pub title: String,
     /// What the test measures.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub description: String,
     /// Version of the tool the profile runs, shown after the title (`3.33`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_version: Option<Scalar>,
     /// Kind of test.
     pub test_type: TestType,
     /// Home page of the tool.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_url: Option<String>,
     /// License of the tool (SPDX).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
     /// Menus the user picks from; the chosen entries expand into tests.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<OptionDef>,
     /// How one trial runs.
     pub executor: ExecutorDef,
@@ -43,27 +43,27 @@ pub struct Profile {
     /// How each result is read from a trial's output.
     pub parsers: Vec<ParserDef>,
     /// How many trials to run.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub trials: Trials,
     /// Whether every trial gets a fresh scratch directory (`per_trial`, the
     /// default: state one trial leaves cannot bias the next) or all trials of
     /// a test share one (`per_test`: for data prepared once by `pre_test`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub scratch: ScratchScope,
     /// What must be present before the test can run.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub requirements: Requirements,
     /// What to do between trials and tests.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub hygiene: HygieneDef,
     /// Environment variables that change this test's results (`CC`, `CFLAGS`);
     /// their values are recorded in the system's Environment Notes.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relevant_env: Vec<String>,
     /// What to install before the test can run: system packages by generic
     /// name, downloads verified by sha256, and build steps run in the
     /// profile's install directory (`{{install_dir}}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<Install>,
     /// Run the external executor, its steps and servers confined (README,
     /// "Sandbox"): `true`, or what the test needs beyond the sandbox's

@@ -14,15 +14,15 @@ pub struct Install {
     /// System packages by generic name (`build-utilities`, `flex`), mapped per
     /// distribution family in `packages.yaml`; each has a check that skips it
     /// when present.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packages: Vec<PackageItem>,
     /// Files to fetch into the download cache, verify, and extract (archives)
     /// or copy into the install directory.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<Download>,
     /// Steps run in the install directory after the downloads, with
     /// `NUM_CPU_CORES` and the like set, logged to `install.log`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub build: Vec<BuildStep>,
 }
 
@@ -89,28 +89,28 @@ pub struct Download {
     /// folders): `tiobench-0.4.2.tar.gz`.
     pub file: String,
     /// Its SHA-256 (64 hex digits). Required: a download is never used unverified.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
     /// Its size in bytes (checked before and after the transfer).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// Mirrors, tried in order (`https://`; `http://` only with `insecure: true`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub urls: Vec<String>,
     /// Allow `http://` mirrors (the sha256 still guards the content).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure: bool,
     /// Only on these platforms: `linux`, `x86_64`, `linux-aarch64`, or a
     /// comma-separated list; elsewhere the download is left out.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
     /// Unpack an archive (`.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`, `.tar.zst`,
     /// `.zip`) into the install directory (the default for those names);
     /// `false` copies the file as it is.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extract: Option<bool>,
     /// Only for tests whose option values match (`{source: kernel-org}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub when: IndexMap<String, Scalar>,
 }
 
@@ -119,16 +119,16 @@ pub struct Download {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuildStep {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Longest the step may take (default 60m).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
     /// Only for tests whose option values match.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub when: IndexMap<String, Scalar>,
 }

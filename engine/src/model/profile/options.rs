@@ -12,12 +12,12 @@ pub struct OptionDef {
     pub id: String,
     /// Name shown in descriptions (`Block Size` → `Block Size: 4KB`).
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The menu entries.
     pub entries: Vec<Entry>,
     /// Labels of the entries that run in batch mode; empty means every entry.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub default: Vec<String>,
 }
 
@@ -28,10 +28,10 @@ pub struct Entry {
     /// What people see (`4KB`, `Random Read`).
     pub label: String,
     /// The value of the placeholder named after the option's id.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Scalar>,
     /// Further named values: `{rw: randread, direction: read}` fills `{{rw}}` and `{{direction}}`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub values: IndexMap<String, Scalar>,
 }
 

@@ -37,11 +37,11 @@ pub struct ResultDef {
     /// `HIB` (higher is better) or `LIB` (lower is better).
     pub proportion: Proportion,
     /// Text added to the test description for this result (`Read Latency`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Values may be negative (a difference, a temperature). Otherwise a
     /// negative value fails its trial, as does a value that is not finite.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub signed: bool,
 }
 
@@ -53,50 +53,50 @@ pub struct ParserDef {
     /// The result (by id) this parser yields.
     pub result: String,
     /// A regular expression with a named capture `value`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<String>,
     /// A JSON pointer into the output (`/jobs/0/read/bw_bytes`); may hold placeholders.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_pointer: Option<String>,
     /// A PTS-style sample line with `#_RESULT_#` where the value is.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
     /// With `template`: only lines containing this text.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_hint: Option<String>,
     /// With `template`: only the line right after a line containing this text.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_before_hint: Option<String>,
     /// With `template`: only the line right before a line containing this text.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_after_hint: Option<String>,
     /// The trial's wall time in seconds.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wall_time: bool,
     /// An amount over the trial's wall time: `{amount: "{{size}}", per:
     /// wall_time}` gives a size per second in the result's byte-rate unit
     /// (`MB/s`, `MiB/s`), a plain number per second otherwise.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateDef>,
     /// A parser plugin (WASM) that reads the trial's stdout, stderr and exit
     /// status and returns values by result id; this parser takes the one
     /// named by `result`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin: Option<PluginParserDef>,
     /// Which match to use when there are several: `last` (default), `first`, `mean`, `sum`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub pick: Pick,
     /// Read standard error instead of standard output.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub stream: Stream,
     /// Multiply the value (unit conversion).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multiply_by: Option<f64>,
     /// Divide the value (unit conversion: bytes/s ÷ 1000000 = MB/s).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divide_by: Option<f64>,
     /// Use this parser only for tests whose values match (`{direction: read}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub when: IndexMap<String, Scalar>,
 }
 

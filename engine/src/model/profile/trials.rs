@@ -5,39 +5,43 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How many trials run (the statistics rule is in the README).
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Trials {
     /// Trials scheduled (default 3): they run before anything is judged.
     #[serde(default = "default_times")]
     pub times: u32,
     /// Fewest trials when the budget is spent (default: `times`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<u32>,
     /// Most trials whatever the budget (default 1000): a safety cap for
     /// trials of a millisecond or less.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u32>,
     /// Time the trials may take (`30s`, `10 min`; default 60 s). Trials are
     /// added while the target is not reached and the budget can reach it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Duration>,
     /// Trials are added while the 95 % confidence interval of the mean is
     /// wider than ± this percentage of the mean (default 5).
-    #[serde(default = "default_target_ci")]
+    #[serde(default = "default_target_ci", skip_serializing_if = "is_default_target_ci")]
     pub target_ci: f64,
     /// Trials run first and discarded.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::model::is_default")]
     pub warmup: u32,
     /// How long one trial runs when its options fix it, for estimates before
     /// it has ever run: durations and numbers (seconds) joined by `*` and
     /// `+`, with placeholders (`{{iterations}} * {{frequency}}`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_time: Option<String>,
 }
 
 fn default_times() -> u32 {
     3
+}
+
+fn is_default_target_ci(v: &f64) -> bool {
+    *v == default_target_ci()
 }
 
 fn default_target_ci() -> f64 {
@@ -68,70 +72,70 @@ impl Trials {
 }
 
 /// Between trials and tests (the command line can turn these on for every test).
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HygieneDef {
     /// Sync and drop the page cache before every trial (needs root).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub drop_caches: bool,
     /// `fstrim` the target's file system before the test (needs root).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fstrim: bool,
     /// Pause before the test (`5s`), to let the device settle.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<Duration>,
 }
 
 /// What must be present before the test runs.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Requirements {
     /// Programs that must be on PATH.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<ProgramReq>,
     /// The test must run as root.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub root: bool,
     /// Free space needed in the target directory (`512MiB`, `2GB`; exact units).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_space: Option<String>,
     /// Files that must exist (data a package ships, such as a source tarball).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileReq>,
 }
 
 /// A file the test needs, and the package that provides it.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FileReq {
     /// Absolute path.
     pub path: String,
     /// Debian/Ubuntu package that provides it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apt: Option<String>,
     /// Fedora/RHEL package that provides it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dnf: Option<String>,
 }
 
 /// A program the test needs, and how to get it.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ProgramReq {
     pub name: String,
     /// Debian/Ubuntu package that provides it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apt: Option<String>,
     /// Fedora/RHEL package that provides it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dnf: Option<String>,
     /// Directories where the package puts it when not on PATH (`*` matches
     /// one path component: `/usr/lib/postgresql/*/bin`); found there, the
     /// directory is added to PATH for the test's commands.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dirs: Vec<String>,
     /// Generic package (from `packages.yaml`) that provides it, for every
     /// distribution family: `engine install-deps` installs it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
 }

@@ -101,13 +101,14 @@ pub(super) fn choose(cx: &Context, req: &Request, flags: &Flags, work: &Work) ->
     let key = key(req, &flags.target);
     let runs = Runs::new(cx.home.runs());
     let results = cx.home.results();
-    let unfinished = runs.find(&key, &results).filter(|u| match (&req.save, &work.rerun) {
-        (Some(n), _) | (None, Some(n)) => u.name == *n,
+    let unfinished = runs.find(&key, &results).filter(|u| match (req.save.as_deref(), work.rerun.as_deref()) {
+        (Some(n), _) | (None, Some(n)) => u.name == n,
         (None, None) => true,
     });
     let name = req
         .save
-        .clone()
+        .as_ref()
+        .map(|n| n.to_string())
         .or(work.rerun.clone())
         .or(unfinished.as_ref().map(|u| u.name.clone()))
         .unwrap_or_else(|| new_name(cx, &req.refs));

@@ -14,13 +14,6 @@ pub(super) struct Flags {
 }
 
 pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
-    if let Some(n) = &req.save {
-        crate::store::check_name(n)
-            .map_err(|e| Failure::usage(e.to_string()).hint("use a plain name such as `disk-2026-11`"))?;
-    }
-    if req.identifier.as_deref().is_some_and(|id| id.trim().is_empty()) {
-        return Err(Failure::usage("the identifier is empty").hint("name the system state: `--identifier 'vda: BFQ'`"));
-    }
     let (target, default_target) = match &req.target_dir {
         Some(t) => (t.clone(), false),
         None => (cx.home.default_target_dir(), true),

@@ -16,7 +16,7 @@ pub struct Request {
     /// `--option KEY=A,B`.
     pub options: Vec<crate::expand::Preset>,
     /// The result to save to (default: a new name from the references and the time).
-    pub save: Option<String>,
+    pub save: Option<crate::store::ResultName>,
     /// The label of this system state (default: the host name, or the resumed one).
     pub identifier: Option<String>,
     /// Exactly this many trials per test.

@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashSet};
 
 /// Placeholders a build step may use: the install is shared by all tests of
 /// the profile, so option values are not among them.
-pub const BUILD_VARS: &[&str] = &["install_dir", "num_cpus", "profile_dir"];
+pub(crate) const BUILD_VARS: &[&str] = &["install_dir", "num_cpus", "profile_dir"];
 
 pub(super) fn check_package_name(c: &mut Checker, at: Path, name: &str) {
     let catalog = c.packages;

@@ -47,7 +47,7 @@ pub struct Plan {
 }
 
 /// Directories every plan hides (those that exist).
-pub const HIDDEN: [&str; 7] = ["/root", "/home", "/run", "/var/run", "/mnt", "/media", "/srv/engine"];
+pub(crate) const HIDDEN: [&str; 7] = ["/root", "/home", "/run", "/var/run", "/mnt", "/media", "/srv/engine"];
 
 impl Plan {
     /// The hidden places every plan starts with, and its private /tmp and
@@ -77,7 +77,7 @@ impl Plan {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfineError {
+pub(crate) enum ConfineError {
     #[error("the sandbox needs {0}, which this system lacks")]
     Missing(String),
     #[error("cannot set up the sandbox: {what}: {source}")]
@@ -244,7 +244,7 @@ struct Bind {
 }
 
 /// A plan ready for the child: nothing left to allocate.
-pub struct Prepared {
+pub(crate) struct Prepared {
     cgroups: Vec<OwnedFd>,
     net: RawFd,
     ipc: RawFd,

@@ -6,7 +6,7 @@ const SUB_BITS: u32 = 6;
 const SUB: usize = 1 << SUB_BITS;
 
 #[derive(Clone)]
-pub struct Histogram {
+pub(crate) struct Histogram {
     counts: Vec<u64>,
     pub n: u64,
     sum_ns: u128,

@@ -80,7 +80,7 @@ impl Tally {
 }
 
 /// Where the next operations go, and whether they read or write.
-pub struct Pattern {
+pub(crate) struct Pattern {
     x: u64,
     next_seq: u64,
     size: u64,

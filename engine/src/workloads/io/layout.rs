@@ -9,10 +9,10 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Buffer alignment: a page, which satisfies every O_DIRECT device.
-pub const ALIGN: usize = 4096;
+pub(crate) const ALIGN: usize = 4096;
 
 /// A zero-initialised buffer aligned for O_DIRECT.
-pub struct Aligned {
+pub(crate) struct Aligned {
     ptr: *mut u8,
     len: usize,
 }

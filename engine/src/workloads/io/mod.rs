@@ -30,7 +30,7 @@ pub enum Engine {
 }
 
 #[derive(Debug)]
-pub struct Io {
+pub(crate) struct Io {
     pub sequential: bool,
     /// Percentage of reads: 100 read, 0 write, between for a mix.
     pub read_pct: u32,
