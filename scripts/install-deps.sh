@@ -20,6 +20,8 @@ if [ -n "$tests" ]; then pkgs+=(mawk hyperfine xfsprogs chromium fonts-dejavu-co
   # The seeds' other tools (issue 13): nginx and Apache httpd with ab, the
   # compressors, and the kernel tarball unpack-linux extracts.
   nginx-light apache2 apache2-utils
+  # Monitors (issue 40): iostat reads the same counters, checked against engine's.
+  sysstat
   gzip pbzip2 p7zip-full zstd xz-utils tar linux-source-6.1
   # Fleets (issue 16): the tests' SSH hosts, and Python for Ansible.
   openssh-server openssh-client python3 python3-venv

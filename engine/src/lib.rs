@@ -9,7 +9,8 @@
 //! - capabilities: `profile` (loading and validation), `catalog` (finding
 //!   profiles and suites by reference), `expand`, `install`, `parse`, `plugin`,
 //!   `workloads`, `runner`, `state` (system states and their undo), `sweep`,
-//!   `sysinfo`, `store` (saved results), `analysis`, `report`, `repo`,
+//!   `sysinfo`, `monitor` (time series around every trial), `store` (saved
+//!   results), `analysis`, `report`, `repo`,
 //!   `interop`, `authoring`, `schema`.
 //! - `ops`: the commands as library functions, built on a `Context`.
 //!
@@ -36,6 +37,7 @@ pub mod home;
 pub mod install;
 pub mod interop;
 pub mod model;
+pub mod monitor;
 pub mod ops;
 pub mod parse;
 pub mod plugin;

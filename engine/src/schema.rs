@@ -20,6 +20,10 @@ pub fn all() -> Vec<(&'static str, String)> {
             schema_json::<crate::events::wire::EventLine>("https://engine.invalid/schemas/progress.schema.json"),
         ),
         (
+            "monitor.schema.json",
+            schema_json::<crate::model::series::Series>("https://engine.invalid/schemas/monitor.schema.json"),
+        ),
+        (
             "repository-index.schema.json",
             schema_json::<crate::repo::index::Index>("https://engine.invalid/schemas/repository-index.schema.json"),
         ),

@@ -31,6 +31,18 @@ impl LoopFs {
         LoopFs::create(size_mb, &["--direct-io=on"], &[], Some(mount_opts))
     }
 
+    /// As [`LoopFs::direct`], with the inode tables and journal written by
+    /// mkfs instead of a kernel thread after mount: nothing but the test's
+    /// own I/O reaches the device.
+    pub fn direct_quiet(size_mb: u64, mount_opts: &str) -> LoopFs {
+        LoopFs::create(
+            size_mb,
+            &["--direct-io=on"],
+            &["-E", "lazy_itable_init=0,lazy_journal_init=0"],
+            Some(mount_opts),
+        )
+    }
+
     /// A small ext4 with no blocks reserved for root (root would otherwise
     /// write on into the reserve), mounted with the defaults.
     pub fn without_reserve(size_mb: u64) -> LoopFs {

@@ -18,6 +18,7 @@ mod history;
 mod install;
 mod interruption;
 mod layout;
+mod monitors;
 mod orchestration;
 mod package;
 mod parsers;

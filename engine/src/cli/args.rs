@@ -109,6 +109,25 @@ pub fn tag_key(k: &str) -> Result<String, String> {
     Ok(k.to_string())
 }
 
+/// `--monitor`: sample around every trial, or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Monitor {
+    /// The devices under test and the system, every `--monitor-interval`.
+    On,
+    /// No sampler.
+    None,
+}
+
+/// A sampling interval from 100ms to 10s (`--monitor-interval`).
+pub fn monitor_interval(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    let (lo, hi) = engine::monitor::INTERVALS;
+    if d < lo || d > hi {
+        return Err(format!("{} is not from 100ms to 10s", engine::units::exact_duration(d)));
+    }
+    Ok(d)
+}
+
 /// What `--normalize` makes 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NormalizeTo {

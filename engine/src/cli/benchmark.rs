@@ -40,6 +40,8 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         target_dir: a.target_dir,
         title: a.title,
         description: a.description,
+        monitor: (a.monitor == super::args::Monitor::On)
+            .then(|| a.monitor_interval.unwrap_or(engine::monitor::INTERVAL)),
         logs: match a.logs {
             Logs::All => LogPolicy::All,
             Logs::Failed => LogPolicy::Failed,

@@ -119,6 +119,13 @@ pub struct BenchmarkArgs {
     /// Pause before every test (`5s`)
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
+    /// Sample the devices under test and the system around every trial (`on`, the
+    /// default) or not (`none`); `engine result monitor NAME` shows the series
+    #[arg(long, value_enum, default_value_t = args::Monitor::On, help_heading = "Monitors")]
+    pub monitor: args::Monitor,
+    /// How often the monitors sample, from 100ms to 10s (default 1s)
+    #[arg(long, value_name = "DURATION", value_parser = args::monitor_interval, help_heading = "Monitors")]
+    pub monitor_interval: Option<Duration>,
     /// A label recorded with the run (repeatable): `--tag commit=abc123 --tag firmware=2.1`;
     /// `kernel` and `engine` are recorded by themselves; `list results --tag K=V` filters
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = args::tag)]

@@ -65,6 +65,8 @@ impl CommandLine<'_> {
         out.flag("--no-sandbox", a.no_sandbox);
         out.each("--grant", &a.grants.iter().flat_map(|g| g.args()).collect::<Vec<_>>());
         out.opt("--settle", a.settle.map(exact_duration));
+        out.opt("--monitor", (a.monitor != super::args::Monitor::On).then(|| value_name(&a.monitor)));
+        out.opt("--monitor-interval", a.monitor_interval.map(exact_duration));
         out.each("--tag", &a.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
         out.opt("--compare-to", a.compare_to.as_deref());
         match a.fail_on_regression {
@@ -169,6 +171,10 @@ mod tests {
             "time=90s",
             "--settle",
             "1500ms",
+            "--monitor",
+            "none",
+            "--monitor-interval",
+            "250ms",
             "--tag",
             "commit=a b",
             "--compare-to",
@@ -219,6 +225,8 @@ mod tests {
             ("--settle", "400 days", "longer than engine allows"),
             ("--grant", "memory=4q", "`4q` is not a size"),
             ("--runs", "0", "0 is not in 1.."),
+            ("--monitor-interval", "20ms", "is not from 100ms to 10s"),
+            ("--monitor", "off", "possible values: on, none"),
             ("--tag", "novalue", "KEY=VALUE"),
             ("--option", "bs", "`--option bs` has no `=`"),
             ("--option", "bs=,", "names no option or no entry"),

@@ -38,6 +38,7 @@ mod info;
 mod install;
 mod list;
 mod man;
+mod monitor;
 mod plugin;
 mod profile;
 mod progress_json;

@@ -109,6 +109,9 @@ pub enum ResultCommand {
     /// Each result's value over saved results in time order (or a tag's), with the change
     /// points E-Divisive with means finds: before/after means and their ratio interval
     History(super::history::HistoryArgs),
+    /// The devices' and the system's time series around each test's trials
+    /// (iostat's columns, CPU, dirty pages, pressure): sparklines, CSV or JSON
+    Monitor(super::monitor::MonitorArgs),
     /// Import a PTS/OpenBenchmarking composite.xml as a saved result
     Import {
         file: PathBuf,
@@ -249,6 +252,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
             super::list::run(cx, super::list::ListArgs { what: super::list::What::Results, tags })
         }
         ResultCommand::History(args) => super::history::run(cx, args),
+        ResultCommand::Monitor(args) => super::monitor::run(cx, args),
         ResultCommand::Import { file, save } => {
             let (name, f) = result::import(cx, &file, save)?;
             imported(&name, &f);

@@ -10,6 +10,7 @@ pub mod grant;
 pub mod names;
 pub mod profile;
 pub mod result;
+pub mod series;
 pub mod system;
 pub mod template;
 pub mod version;

@@ -329,6 +329,10 @@ pub struct ResultEntry {
     /// Folder of the per-trial logs, relative to the result folder.
     #[serde(default)]
     pub logs: Option<String>,
+    /// The time series of the devices and the system around the trials
+    /// (`monitor.json.gz`, relative to the result folder; README, "Monitors").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<String>,
 }
 
 impl ResultEntry {
@@ -368,6 +372,7 @@ impl ResultEntry {
             served_from_memory: None,
             timestamp,
             logs: None,
+            monitor: None,
         })
     }
 }

@@ -12,6 +12,7 @@ pub mod gate;
 pub mod history;
 pub mod info;
 pub mod install;
+pub mod monitor;
 pub mod plugin;
 pub mod recover;
 pub mod repo;

@@ -175,6 +175,9 @@ pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Fai
     let mut file = edit::merge(files, &m.save);
     file.left_out.extend(declared);
     file.left_out.extend(refused.iter().cloned());
+    for why in store::series::carry(&mut file, &cx.store.dir(&m.save)) {
+        events.message(&format!("warning: {why}"));
+    }
     cx.store.save(&m.save, &file)?;
     Ok(Merged { inputs, file, refused: refused.len() })
 }
@@ -218,11 +221,15 @@ fn load_checked(
             Err(e) => return Err(Checked::Failed(e.into())),
         }
     };
-    let f = validator
+    let mut f = validator
         .check_file(&path)
         .map_err(|e| Checked::Refused { label: label.clone(), reason: format!("{}: {}", path.display(), e.reason) })?;
     for r in &f.repaired {
         events.message(&format!("warning: {label}: {r}"));
+    }
+    // Its series are copied into the merged result from where they are.
+    for why in store::series::anchor(&mut f, path.parent().unwrap_or(Path::new("."))) {
+        events.message(&format!("warning: {label}: {why}"));
     }
     Ok((label, f))
 }

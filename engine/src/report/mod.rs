@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod monitor;
 pub mod png;
 pub mod pts_xml;
 pub mod summary;

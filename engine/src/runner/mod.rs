@@ -59,6 +59,9 @@ pub(crate) struct RunSettings {
     pub logs: LogPolicy,
     /// Sync and drop the page cache before every trial (needs root).
     pub drop_caches: bool,
+    /// Sample the devices and the system this often around every trial
+    /// (`--monitor-interval`); `None` is `--monitor none`.
+    pub monitor: Option<std::time::Duration>,
 }
 
 /// What running a test needs from outside it.

@@ -9,6 +9,7 @@ use crate::expand::Test;
 use crate::model::profile::{ParserDef, ResultDef, ScratchScope, Stream};
 use crate::model::result::TrialIo;
 use crate::model::template;
+use crate::monitor::{Mark, Recorder};
 use crate::parse::{Configured, Plugins, RawOutput};
 use crate::stats::adaptive::Stop;
 use crate::stats::{AdaptivePlan, Decision};
@@ -136,6 +137,8 @@ pub(super) struct TrialData {
     pub io: Vec<TrialIo>,
     /// Why there are no device counters, when there are none.
     pub no_counters: Option<String>,
+    /// The series file written beside the logs, or why there is none.
+    pub monitor: Option<Result<(), String>>,
 }
 
 impl TrialData {
@@ -149,6 +152,7 @@ impl TrialData {
             warmups: Vec::new(),
             io: Vec::new(),
             no_counters: no_counters.clone(),
+            monitor: None,
         }
     }
 }
@@ -216,6 +220,9 @@ struct Trials<'a> {
     scratch_kept: Option<Dir>,
     /// The test's bindings with `scratch_dir` (the same path every trial).
     bindings: Option<indexmap::IndexMap<String, String>>,
+    /// The sampler around the trials, and the state they run in now.
+    monitor: Option<Recorder>,
+    state: usize,
 }
 
 impl Trials<'_> {
@@ -239,10 +246,19 @@ impl Trials<'_> {
 
     /// A measured trial, with what reached the device and the CPU it took
     /// (counters that fail to read mid-test leave the devices out).
-    fn counted(&mut self, k: &str) -> Result<(TrialRun, TrialIo), ExecError> {
+    fn counted(&mut self, trial: u32, k: &str) -> Result<(TrialRun, TrialIo), ExecError> {
+        let state = self.state;
+        let mark = move |begin| Mark { state, trial, begin };
         let before = self.counters.as_ref().and_then(|c| c.snapshot().ok());
         let (u0, s0) = crate::sys::process::cpu_with_children();
-        let run = self.one(k)?;
+        if let Some(m) = &self.monitor {
+            m.mark(mark(true));
+        }
+        let run = self.one(k);
+        if let Some(m) = &self.monitor {
+            m.mark(mark(false));
+        }
+        let run = run?;
         let (u1, s1) = crate::sys::process::cpu_with_children();
         let devices = match (&self.counters, before) {
             (Some(c), Some(b)) => c.snapshot().map(|a| c.between(&b, &a)).unwrap_or_default(),
@@ -260,7 +276,7 @@ impl Trials<'_> {
     /// Measured trial `k`, its values, time and counters added to `d`.
     fn measured(&mut self, k: u32, d: &mut TrialData) -> Result<Duration, ExecError> {
         let label = k.to_string();
-        let (mut run, io) = self.counted(&label)?;
+        let (mut run, io) = self.counted(k, &label)?;
         d.io.push(io);
         let parsed = read_values(self.sources, &run, &label);
         self.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
@@ -376,6 +392,7 @@ pub(super) fn run(
         Err(why) => (None, Some(why)),
     };
     let logs0 = logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf());
+    let devices: Vec<String> = counters.iter().flat_map(|c| c.names().map(str::to_string)).collect();
     let mut t = Trials {
         test,
         env,
@@ -387,6 +404,8 @@ pub(super) fn run(
         logs: logs0,
         scratch_kept: None,
         bindings: None,
+        monitor: None,
+        state: 0,
     };
     let n = switch.count();
     let mut data: Vec<TrialData> = (0..n).map(|_| TrialData::new(sources.len(), &plan, &no_counters)).collect();
@@ -395,6 +414,7 @@ pub(super) fn run(
     switch.enter(first).map_err(ExecError::Setup)?;
     t.logs = logs[first].to_path_buf();
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
+    t.monitor = settings.monitor.and_then(|every| crate::monitor::start(&devices, every));
     let mut going = vec![true; n];
     let mut elapsed = vec![Duration::ZERO; n];
     for k in 1u32.. {
@@ -410,6 +430,7 @@ pub(super) fn run(
                 switch.enter(i).map_err(ExecError::Setup)?;
                 t.logs = logs[i].to_path_buf();
             }
+            t.state = i;
             events.trial_started(k, settings.runs.unwrap_or(profile.trials.times), false);
             let d = &mut data[i];
             let wall = t.measured(k, d)?;
@@ -425,6 +446,14 @@ pub(super) fn run(
             break;
         }
         order = switch.order();
+    }
+    if let Some(rec) = t.monitor.take().and_then(Recorder::finish) {
+        for (i, d) in data.iter_mut().enumerate() {
+            let series = crate::monitor::derive::series(&rec, i);
+            let path = logs[i].join(crate::store::series::FILE);
+            d.monitor =
+                Some(crate::store::series::write(&path, &series).map_err(|e| format!("{}: {e}", path.display())));
+        }
     }
     Ok(data)
 }

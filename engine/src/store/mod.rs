@@ -4,6 +4,7 @@
 //! the check of a result file from elsewhere against the schema.
 
 pub mod edit;
+pub mod series;
 pub mod validate;
 
 use crate::model::result::ResultFile;

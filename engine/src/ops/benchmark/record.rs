@@ -190,6 +190,7 @@ impl Record {
             target_dir: target.to_path_buf(),
             logs: req.logs,
             drop_caches: req.drop_caches,
+            monitor: req.monitor,
         };
         let runner = runner::Env {
             installed: &parts.installed,

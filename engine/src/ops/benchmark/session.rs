@@ -8,7 +8,7 @@ use crate::expand::Test;
 use crate::model::result::{FailedTest, FailureStatus, ResultFile, System};
 use crate::runner::{self, Logs, Outcome, RunSettings, Switch};
 use crate::store::{self, Store, StoreError};
-use crate::sys::{hash, interrupt};
+use crate::sys::interrupt;
 use crate::sysinfo::Environ;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -79,8 +79,7 @@ pub(super) struct Finished {
 
 /// Where a test of `identifier` keeps its logs, relative to the result folder.
 fn logs_rel(test: &Test, identifier: &str) -> String {
-    let profile = store::slug(&test.profile.profile.id);
-    format!("logs/{}/{profile}-{}", store::unique_slug(identifier), hash::short_hash(&test.key()))
+    store::series::logs_rel(&test.profile.profile.id, &test.key(), identifier)
 }
 
 /// The record of `test` having no results for `identifier`.
