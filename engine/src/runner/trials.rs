@@ -287,6 +287,17 @@ impl Trials<'_> {
         Ok(run.wall)
     }
 
+    /// Stops the sampler and writes each state's series beside its logs.
+    fn write_series(&mut self, logs: &[&Path], data: &mut [TrialData]) {
+        let Some(rec) = self.monitor.take().and_then(Recorder::finish) else { return };
+        for (i, d) in data.iter_mut().enumerate() {
+            let series = crate::monitor::derive::series(&rec, i);
+            let path = logs[i].join(crate::store::series::FILE);
+            d.monitor =
+                Some(crate::store::series::write(&path, &series).map_err(|e| format!("{}: {e}", path.display())));
+        }
+    }
+
     /// `n` warm-up trials; the first result's values are kept apart.
     fn warmups(&mut self, n: u32, events: &dyn Events, data: &mut TrialData) -> Result<(), ExecError> {
         for w in 1..=n {
@@ -391,7 +402,6 @@ pub(super) fn run(
         Ok(c) => (Some(c), None),
         Err(why) => (None, Some(why)),
     };
-    let logs0 = logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf());
     let devices: Vec<String> = counters.iter().flat_map(|c| c.names().map(str::to_string)).collect();
     let mut t = Trials {
         test,
@@ -401,7 +411,7 @@ pub(super) fn run(
         drop_caches,
         pending,
         counters,
-        logs: logs0,
+        logs: logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf()),
         scratch_kept: None,
         bindings: None,
         monitor: None,
@@ -447,14 +457,7 @@ pub(super) fn run(
         }
         order = switch.order();
     }
-    if let Some(rec) = t.monitor.take().and_then(Recorder::finish) {
-        for (i, d) in data.iter_mut().enumerate() {
-            let series = crate::monitor::derive::series(&rec, i);
-            let path = logs[i].join(crate::store::series::FILE);
-            d.monitor =
-                Some(crate::store::series::write(&path, &series).map_err(|e| format!("{}: {e}", path.display())));
-        }
-    }
+    t.write_series(logs, &mut data);
     Ok(data)
 }
 
