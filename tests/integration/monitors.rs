@@ -202,3 +202,42 @@ fn a_series_path_outside_the_result_is_not_followed() {
     assert!(m.stderr.contains("is not inside the result folder"), "{m:?}");
     assert!(env.result("x")["results"][0]["entries"][0].get("monitor").is_none());
 }
+
+/// On a terminal (`script` gives the run one), the device line runs under
+/// the progress line: MB/s each way, IOPS, utilisation, queue depth.
+#[test]
+fn a_terminal_shows_the_live_device_line() {
+    let env = Env::new();
+    env.profile(
+        "dd",
+        r#"id: dd
+version: 1.0.0
+title: dd
+test_type: disk
+executor:
+  external:
+    program: sh
+    args: ["-c", "dd if=/dev/zero of={{scratch_dir}}/f bs=1M count=150 oflag=direct 2>/dev/null; echo value: 1"]
+results: [{id: x, unit: U, proportion: HIB}]
+parsers: [{result: x, regex: 'value: (?P<value>\d+)'}]
+"#,
+    );
+    let run = env.cmd(&[]);
+    let target = env.target.path().to_str().unwrap();
+    let line = format!("{} benchmark -y --target-dir {target} dd --runs 2 --save l --monitor-interval 100ms", bin());
+    let mut script = std::process::Command::new("script");
+    script.args(["-qec", &line, "/dev/null"]);
+    for (k, v) in run.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let out = script.output().expect("script (bsdutils) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let live =
+        regex::Regex::new(r"  \S+  read [0-9.]+ MB/s  write [0-9.]+ MB/s  [0-9]+ IOPS  util [0-9]+ %  queue [0-9.]+")
+            .unwrap();
+    assert!(live.is_match(&text), "no device line: {text}");
+}

@@ -4,14 +4,14 @@
 //! ends, with the result blocks on stdout.
 
 use super::ui::Prompts;
-use engine::events::{Events, TestEnd, TestStart};
+use engine::events::{Events, Live, LiveReading, TestEnd, TestStart};
 use engine::model::profile::{LoadedProfile, OptionDef};
 use engine::model::result::{ResultFile, System};
 use engine::report::{systems, text};
 use engine::sys::text::one_line;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The test running now, as the display tracks it.
@@ -30,6 +30,8 @@ pub struct TermEvents {
     width: usize,
     prompts: Prompts,
     current: Mutex<Option<Current>>,
+    /// The device line under the progress line while monitors run.
+    live: Mutex<Option<Arc<Live>>>,
 }
 
 /// What a run prints on standard output as each test finishes.
@@ -45,7 +47,7 @@ pub enum Shown {
 
 impl TermEvents {
     pub fn new(tty: bool, shown: Shown, width: usize, prompts: Prompts) -> Self {
-        TermEvents { tty, shown, width, prompts, current: Mutex::new(None) }
+        TermEvents { tty, shown, width, prompts, current: Mutex::new(None), live: Mutex::new(None) }
     }
 }
 
@@ -102,7 +104,44 @@ fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> S
     format!("{}{warm}{tail}", fit(what, room))
 }
 
+/// The device line: `vda  read 512.3 MB/s  write 0 MB/s  131012 IOPS  util 100 %  queue 1.2`.
+fn live_line(device: &str, r: &LiveReading) -> String {
+    format!(
+        "{}  read {:.1} MB/s  write {:.1} MB/s  {:.0} IOPS  util {:.0} %  queue {:.1}",
+        one_line(device),
+        r.read_mb_s,
+        r.write_mb_s,
+        r.iops,
+        r.util_pct,
+        r.queue_depth
+    )
+}
+
+/// The progress line's style: one line, or two with the device line under it.
+fn style(live: Option<Arc<Live>>) -> ProgressStyle {
+    match live {
+        None => ProgressStyle::with_template("{spinner} {msg}").unwrap(),
+        Some(live) => ProgressStyle::with_template("{spinner} {msg}\n  {live}").unwrap().with_key(
+            "live",
+            move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let text = live.get().map(|r| live_line(&live.device, &r));
+                let _ = w.write_str(text.as_deref().unwrap_or("…"));
+            },
+        ),
+    }
+}
+
 impl Events for TermEvents {
+    fn monitoring(&self, live: Option<Arc<Live>>) {
+        if !self.tty {
+            return;
+        }
+        *self.live.lock().unwrap() = live.clone();
+        if let Some(Current::Line { bar: Some(bar), .. }) = self.current.lock().unwrap().as_ref() {
+            bar.set_style(style(live));
+        }
+    }
+
     fn system_captured(&self, s: &System) {
         if self.shown != Shown::Nothing {
             outln!("{}", systems::brief(s));
@@ -127,7 +166,7 @@ impl Events for TermEvents {
         let msg = line(what, starts, k, planned, warmup);
         let bar = bar.get_or_insert_with(|| {
             let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
+            b.set_style(style(self.live.lock().unwrap().clone()));
             b.enable_steady_tick(Duration::from_millis(120));
             b
         });

@@ -51,6 +51,43 @@ pub enum TestEnd<'a> {
     Interrupted,
 }
 
+/// The device line a display may show while trials run: the first device
+/// under test, as the monitor's sampler last read it (README, "Monitors").
+#[derive(Debug)]
+pub struct Live {
+    /// `vda`, `loop3`.
+    pub device: String,
+    reading: std::sync::Mutex<Option<LiveReading>>,
+}
+
+/// The device over the last sampling interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LiveReading {
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    /// Reads and writes completed per second.
+    pub iops: f64,
+    pub util_pct: f64,
+    pub queue_depth: f64,
+}
+
+impl Live {
+    pub fn new(device: &str) -> Live {
+        Live { device: device.to_string(), reading: std::sync::Mutex::new(None) }
+    }
+
+    pub(crate) fn set(&self, r: LiveReading) {
+        if let Ok(mut g) = self.reading.lock() {
+            *g = Some(r);
+        }
+    }
+
+    /// The last reading; `None` before the first interval ends.
+    pub fn get(&self) -> Option<LiveReading> {
+        self.reading.lock().ok().and_then(|g| *g)
+    }
+}
+
 /// What a run tells the outside. Every method has a default that does nothing
 /// (or answers "no"), so an implementation says only what it shows.
 pub trait Events {
@@ -60,6 +97,9 @@ pub trait Events {
     fn test_started(&self, _test: &TestStart<'_>) {}
     /// Trial `k` of `planned` starts (`warmup`: a discarded warm-up trial).
     fn trial_started(&self, _k: u32, _planned: u32, _warmup: bool) {}
+    /// The monitors started for a test (`Some`: its device line, updated
+    /// every interval from another thread) or stopped (`None`).
+    fn monitoring(&self, _live: Option<std::sync::Arc<Live>>) {}
     /// Trial `k` ended and its values were read; `seconds` is its wall time.
     fn trial_done(&self, _k: u32, _warmup: bool, _seconds: f64) {}
     fn test_done(&self, _test: &TestStart<'_>, _end: TestEnd<'_>) {}

@@ -84,6 +84,22 @@ const DEVICE: &[(&str, &str, DeviceFormula)] = &[
     }),
 ];
 
+/// The device whose counters start at `at`, between two rows, for the live line.
+pub(crate) fn live(prev: &[u64], now: &[u64], at: usize) -> Option<crate::events::LiveReading> {
+    let dt = now[Layout::TIME].saturating_sub(prev[Layout::TIME]) as f64 / 1e9;
+    if dt <= 0.0 {
+        return None;
+    }
+    let f = |name: &str| DEVICE.iter().find(|(n, ..)| *n == name).and_then(|(_, _, f)| f(prev, now, dt, at));
+    Some(crate::events::LiveReading {
+        read_mb_s: f("read_mb_s")?,
+        write_mb_s: f("write_mb_s")?,
+        iops: f("reads_s")? + f("writes_s")?,
+        util_pct: f("util")?,
+        queue_depth: f("queue_depth")?,
+    })
+}
+
 /// The series of state `state`: the samples inside its trials, each
 /// trial's first one (its start) without values of its own.
 pub(crate) fn series(rec: &Recording, state: usize) -> Series {

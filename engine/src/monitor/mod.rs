@@ -8,8 +8,10 @@ pub(crate) mod derive;
 pub(crate) mod probe;
 pub(crate) mod sampler;
 
+use crate::events::Live;
 pub(crate) use sampler::{Mark, Recorder};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The shortest and longest sampling interval.
@@ -18,8 +20,9 @@ pub const INTERVALS: (Duration, Duration) = (Duration::from_millis(100), Duratio
 /// The default sampling interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 
-/// A sampler of `devices` and the system every `interval`; `None` when its
-/// thread cannot start (the test runs unmonitored).
-pub(crate) fn start(devices: &[String], interval: Duration) -> Option<Recorder> {
-    Recorder::start(probe::Probes::open(Path::new("/"), devices), interval).ok()
+/// A sampler of `devices` and the system every `interval`, telling `live`
+/// the first device's line; `None` when its thread cannot start (the test
+/// runs unmonitored).
+pub(crate) fn start(devices: &[String], interval: Duration, live: Option<Arc<Live>>) -> Option<Recorder> {
+    Recorder::start(probe::Probes::open(Path::new("/"), devices), interval, live).ok()
 }

@@ -3,6 +3,8 @@
 //! slice begins and ends on a sample of its own.
 
 use super::probe::{Layout, Probes};
+use crate::events::Live;
+use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -61,11 +63,13 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    /// Starts sampling `probes` every `interval`.
-    pub(crate) fn start(probes: Probes, interval: Duration) -> std::io::Result<Recorder> {
+    /// Starts sampling `probes` every `interval`; each interval's reading
+    /// of the first device goes to `live`.
+    pub(crate) fn start(probes: Probes, interval: Duration, live: Option<Arc<Live>>) -> std::io::Result<Recorder> {
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new().name("engine-monitor".into()).spawn(move || {
             let mut s = Sampling::new(probes, interval);
+            s.live = live;
             s.take();
             let mut next = Instant::now() + interval;
             loop {
@@ -78,6 +82,7 @@ impl Recorder {
                     Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                     Err(RecvTimeoutError::Timeout) => {
                         s.take();
+                        s.tell();
                         next += interval;
                         let now = Instant::now();
                         if now > next {
@@ -121,6 +126,7 @@ struct Sampling {
     row: Vec<u64>,
     start: Instant,
     rec: Recording,
+    live: Option<Arc<Live>>,
 }
 
 impl Sampling {
@@ -136,7 +142,7 @@ impl Sampling {
             thinned: 0,
             unavailable: probes.unavailable.clone(),
         };
-        Sampling { row: vec![0; layout.width()], probes, start: Instant::now(), rec }
+        Sampling { row: vec![0; layout.width()], probes, start: Instant::now(), rec, live: None }
     }
 
     fn len(&self) -> usize {
@@ -151,6 +157,17 @@ impl Sampling {
         self.probes.read(&mut self.row);
         self.row[Layout::TIME] = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.rec.rows.extend_from_slice(&self.row);
+    }
+
+    /// The first device over the last interval, to the live line.
+    fn tell(&self) {
+        let (Some(live), n) = (&self.live, self.len()) else { return };
+        if n < 2 || self.rec.devices.is_empty() {
+            return;
+        }
+        if let Some(r) = super::derive::live(self.rec.row(n - 2), self.rec.row(n - 1), self.rec.layout.device(0)) {
+            live.set(r);
+        }
     }
 
     /// Drops every other row that no mark holds, in place.
@@ -203,7 +220,7 @@ mod tests {
     #[test]
     fn a_recorder_samples_marks_and_stops() {
         let root = tempfile::tempdir().unwrap();
-        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(5)).unwrap();
+        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(5), None).unwrap();
         std::thread::sleep(Duration::from_millis(30));
         r.mark(Mark { state: 1, trial: 1, begin: true });
         r.mark(Mark { state: 1, trial: 1, begin: false });

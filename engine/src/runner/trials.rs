@@ -424,7 +424,11 @@ pub(super) fn run(
     switch.enter(first).map_err(ExecError::Setup)?;
     t.logs = logs[first].to_path_buf();
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
-    t.monitor = settings.monitor.and_then(|every| crate::monitor::start(&devices, every));
+    let live = devices.first().map(|d| std::sync::Arc::new(crate::events::Live::new(d)));
+    t.monitor = settings.monitor.and_then(|every| crate::monitor::start(&devices, every, live.clone()));
+    if t.monitor.is_some() {
+        events.monitoring(live);
+    }
     let mut going = vec![true; n];
     let mut elapsed = vec![Duration::ZERO; n];
     for k in 1u32.. {
@@ -458,6 +462,7 @@ pub(super) fn run(
         order = switch.order();
     }
     t.write_series(logs, &mut data);
+    events.monitoring(None);
     Ok(data)
 }
 
