@@ -241,3 +241,59 @@ parsers: [{result: x, regex: 'value: (?P<value>\d+)'}]
             .unwrap();
     assert!(live.is_match(&text), "no device line: {text}");
 }
+
+/// The HTML report charts the series under each test — a line per
+/// identifier, trials shaded — and its menu switches the metric, in
+/// Chromium (`#metric=NAME` in the address picks it as the menu would).
+#[test]
+fn the_html_report_charts_the_series_and_the_menu_switches_them() {
+    let env = Env::new();
+    env.profile("sleepy", &counter_profile("sleepy", "sleep 0.2; echo value: 5", ""));
+    for id in ["one", "two"] {
+        let r = env.bench(&["sleepy", "--runs", "2", "--save", "h", "--identifier", id, "--monitor-interval", "100ms"]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let html = env.target.path().join("report.html");
+    let r = env.run(&["result", "show", "h", "--format", "html", "-o", html.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let text = std::fs::read_to_string(&html).unwrap();
+    let page = &text[..text.find("<script").unwrap()];
+    assert_eq!(page.matches("<details class=\"monitor\">").count(), 1, "one block for the one test");
+    let util = page.find("<figure data-metric=\"cpu_user\"").expect("the CPU chart");
+    assert!(
+        page[util..].starts_with("<figure data-metric=\"cpu_user\" hidden>"),
+        "only the first metric shows at first"
+    );
+    let chart = &page[util..util + page[util..].find("</figure>").unwrap()];
+    assert_eq!(chart.matches("<path ").count(), 2, "a line per identifier: {chart}");
+    assert!(chart.contains("<title>one</title>") && chart.contains("<title>two</title>"), "{chart}");
+    assert_eq!(chart.matches("<rect ").count(), 1, "the second trial shaded: {chart}");
+
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {c}")])
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .expect("chromium is installed (scripts/install-deps.sh)");
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium)
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}#metric=cpu_user", html.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    assert!(dom.contains("<figure data-metric=\"cpu_user\">"), "the menu showed the CPU chart: {dom}");
+    assert!(dom.contains("hidden=\"\"") || dom.contains(" hidden>"), "and hid the others");
+    let first = dom.find("<figure data-metric=\"").unwrap();
+    assert!(!dom[first..].starts_with("<figure data-metric=\"cpu_user\""), "cpu_user is not the first chart");
+    assert!(dom[first..first + 80].contains("hidden"), "the first chart is hidden now: {}", &dom[first..first + 80]);
+    assert!(dom.contains("<label class=\"pick\">"), "the menu is shown once the script runs");
+}

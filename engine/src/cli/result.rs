@@ -121,7 +121,8 @@ pub enum ResultCommand {
     },
 }
 
-fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
+/// Renders `file` as `v` asks; `monitors` are its series (for HTML).
+fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::Recorded>) -> Result<i32, Failure> {
     let format = v.format.0;
     let exporter = format.exporter(ui::width());
     // An image on a terminal is garbage on the screen: refuse before any work.
@@ -170,6 +171,7 @@ fn render(file: &ResultFile, v: &ViewArgs) -> Result<i32, Failure> {
         notable: v.notable,
         regression_pct: v.fail_on_regression.flatten(),
         detail: v.detail,
+        monitors,
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
     super::ui::emit(&bytes, v.output.as_deref(), "the report")?;
@@ -202,12 +204,21 @@ pub(super) fn print_judged(j: &engine::ops::gate::Judged) {
 pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
     match cmd {
-        ResultCommand::Show { name, view } => render(&result::load(cx, &name, &events)?.1, &view),
+        ResultCommand::Show { name, view } => {
+            let file = result::load(cx, &name, &events)?.1;
+            // Only the HTML page charts the series: other formats skip reading them.
+            let monitors = if view.format.0 == engine::report::Format::Html {
+                engine::ops::monitor::readable(cx, &name, &file)
+            } else {
+                Vec::new()
+            };
+            render(&file, &view, monitors)
+        }
         ResultCommand::Compare { names, view } => {
             let files: Vec<(String, ResultFile)> =
                 names.iter().map(|n| result::load(cx, n, &events)).collect::<Result<_, _>>()?;
             let title = files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ");
-            render(&edit::merge(files, &title), &view)
+            render(&edit::merge(files, &title), &view, Vec::new())
         }
         ResultCommand::Merge { names, save, strict, left_out, replace } => {
             let m = result::merge(cx, &Merge { names, save: save.clone(), strict, left_out, replace }, &events)?;

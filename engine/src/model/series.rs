@@ -63,9 +63,30 @@ pub struct TrialSpan {
     pub trial: u32,
     pub start_ms: f64,
     pub end_ms: f64,
+    /// The index of its first sample (its start) in `t_ms`; its samples run
+    /// to the next trial's first.
+    pub first: usize,
+}
+
+/// A test's series for one identifier, as reports take it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The test's identity (`results[].test`).
+    pub test: String,
+    pub identifier: String,
+    pub series: Series,
 }
 
 impl Series {
+    /// Each trial with the index range of its samples after its start.
+    pub fn trial_samples(&self) -> impl Iterator<Item = (&TrialSpan, std::ops::Range<usize>)> {
+        let n = self.t_ms.len();
+        self.trials.iter().enumerate().map(move |(k, t)| {
+            let end = self.trials.get(k + 1).map_or(n, |next| next.first).min(n);
+            (t, (t.first + 1).min(end)..end)
+        })
+    }
+
     /// The metric `key` names: `source:name`, or a bare name (the first
     /// source's).
     pub fn metric(&self, key: &str) -> Option<&Metric> {

@@ -108,7 +108,9 @@ pub(crate) fn series(rec: &Recording, state: usize) -> Series {
     let mut columns: Vec<Vec<Option<f64>>> = vec![Vec::new(); SYSTEM.len() + DEVICE.len() * rec.devices.len()];
     // Microseconds are more than a sample's time resolves.
     let ms = |r: usize| round(rec.row(r)[Layout::TIME] as f64 / 1e6);
+    let mut firsts = Vec::new();
     for &(_, from, to) in &spans {
+        firsts.push(t_ms.len());
         t_ms.push(ms(from));
         columns.iter_mut().for_each(|c| c.push(None));
         for r in from + 1..=to {
@@ -143,7 +145,8 @@ pub(crate) fn series(rec: &Recording, state: usize) -> Series {
         metrics,
         trials: spans
             .iter()
-            .map(|&(trial, from, to)| TrialSpan { trial, start_ms: ms(from), end_ms: ms(to) })
+            .zip(firsts)
+            .map(|(&(trial, from, to), first)| TrialSpan { trial, start_ms: ms(from), end_ms: ms(to), first })
             .collect(),
         unavailable: rec.unavailable.clone(),
         late: rec.late,
@@ -227,7 +230,7 @@ mod tests {
         assert_eq!(col("loop9:await")[1], Some(1.5), "300 ms over 200 requests");
         assert_eq!(col("loop9:reads_s")[1], Some(100.0));
         assert!(s.metric("system:cpu_user").is_none(), "a metric never available is left out");
-        assert_eq!(s.trials, [TrialSpan { trial: 1, start_ms: 0.0, end_ms: 2500.0 }]);
+        assert_eq!(s.trials, [TrialSpan { trial: 1, start_ms: 0.0, end_ms: 2500.0, first: 0 }]);
     }
 
     /// Each state gets its own trials; samples between them are left out.
@@ -248,7 +251,7 @@ mod tests {
         );
         let a = series(&rec, 0);
         assert_eq!(a.t_ms, [0.0, 10.0, 40.0, 50.0]);
-        assert_eq!(a.trials.iter().map(|t| t.trial).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(a.trials.iter().map(|t| (t.trial, t.first)).collect::<Vec<_>>(), [(1, 0), (2, 2)]);
         assert_eq!(series(&rec, 1).t_ms, [20.0, 30.0]);
         assert!(series(&rec, 2).t_ms.is_empty());
     }

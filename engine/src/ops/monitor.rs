@@ -2,7 +2,8 @@
 //! one per test and identifier.
 
 use crate::events::Events;
-use crate::model::series::Series;
+use crate::model::result::ResultFile;
+use crate::model::series::{Recorded, Series};
 use crate::ops::{Context, Failure};
 use std::path::{Path, PathBuf};
 
@@ -20,7 +21,27 @@ pub struct Monitored {
 /// `tests` name (all when empty), in the file's order.
 pub fn series(cx: &Context, what: &str, tests: &[String], events: &dyn Events) -> Result<Vec<Monitored>, Failure> {
     let (_, file) = super::result::load(cx, what, events)?;
-    let folder = folder_of(cx, what);
+    let out = of_file(&file, &folder_of(cx, what), tests);
+    if out.is_empty() {
+        let which = if tests.is_empty() { String::new() } else { format!(" for {}", tests.join(", ")) };
+        return Err(Failure::usage(format!("`{what}` has no monitor series{which}")).hint(
+            "series are recorded by `engine benchmark` (monitors are on unless --monitor none); results from before they existed have none",
+        ));
+    }
+    Ok(out)
+}
+
+/// The series of `file` that can be read, for a report: none is no error.
+pub fn readable(cx: &Context, what: &str, file: &ResultFile) -> Vec<Recorded> {
+    of_file(file, &folder_of(cx, what), &[])
+        .into_iter()
+        .filter_map(|m| Some(Recorded { test: m.test, identifier: m.identifier, series: m.series.ok()? }))
+        .collect()
+}
+
+/// The series `file`'s entries name (paths relative to `folder`), of the
+/// tests `tests` name (all when empty), in the file's order.
+fn of_file(file: &ResultFile, folder: &Path, tests: &[String]) -> Vec<Monitored> {
     let mut out: Vec<Monitored> = Vec::new();
     for r in file.results.iter().filter(|r| tests.is_empty() || tests.iter().any(|t| r.matches(t))) {
         for e in &r.entries {
@@ -35,13 +56,7 @@ pub fn series(cx: &Context, what: &str, tests: &[String], events: &dyn Events) -
             out.push(Monitored { test: r.test.clone(), heading, identifier: e.identifier.clone(), series });
         }
     }
-    if out.is_empty() {
-        let which = if tests.is_empty() { String::new() } else { format!(" for {}", tests.join(", ")) };
-        return Err(Failure::usage(format!("`{what}` has no monitor series{which}")).hint(
-            "series are recorded by `engine benchmark` (monitors are on unless --monitor none); results from before they existed have none",
-        ));
-    }
-    Ok(out)
+    out
 }
 
 /// The folder a result's relative paths start from.

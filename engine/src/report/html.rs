@@ -44,7 +44,7 @@ table.systems{table-layout:fixed;width:100%;font-size:12px} table.systems th:fir
 table.systems td div{max-height:12em;overflow:auto;overflow-wrap:anywhere}
 details.changes-list{margin:.5em 0}
 tr.changed td{background:#fff6d6} .controls{position:sticky;top:0;background:#f4f6f8;padding:.6em 1em;border:1px solid #dde;margin:1em 0}
-.controls[hidden]{display:none} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
+.controls[hidden]{display:none} .monitor{margin:.5em 0 1.5em} .monitor figure{margin:.3em 0} .monitor figure[hidden],.monitor label[hidden]{display:none} .monitor figcaption{font-size:12px;color:#555} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
 .unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0;max-width:100%;height:auto} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
 .changes{color:#7a5b00;font-size:13px}
 .meta{color:#555;margin:.2em 0 1em} section.answer{background:#f7f9fb;border:1px solid #dde;padding:.6em 1.2em;margin:1em 0}
@@ -126,6 +126,18 @@ function render(){
 const ids = ['normalize', 'hide-noisy', 'sort'];
 ids.forEach(id => document.getElementById(id).addEventListener('change', render));
 document.querySelector('.controls').hidden = false;
+// Monitor charts: the menu shows one metric's chart at a time.
+// `#metric=NAME` in the address opens every test's monitors on that metric.
+const wanted = new URLSearchParams(location.hash.slice(1)).get('metric');
+document.querySelectorAll('.monitor select.metric').forEach(sel => {
+  sel.closest('label').hidden = false;
+  sel.addEventListener('change', () => sel.closest('.monitor').querySelectorAll('figure').forEach(f => { f.hidden = f.dataset.metric !== sel.value; }));
+  if (wanted && [...sel.options].some(o => o.value === wanted)) {
+    sel.value = wanted;
+    sel.dispatchEvent(new Event('change'));
+    sel.closest('.monitor').open = true;
+  }
+});
 // Settings a browser restored on reload are not the drawn default view.
 if (document.getElementById('normalize').value !== 'none' || document.getElementById('hide-noisy').checked || document.getElementById('sort').value !== 'identifier') render();
 })();
@@ -234,7 +246,8 @@ impl Exporter for Html {
         let mut open: Option<&str> = None;
         for ((t, row), said) in r.results.iter().zip(&m.rows).zip(&verdicts) {
             if open != Some(t.test.as_str()) {
-                if open.is_some() {
+                if let Some(test) = open {
+                    super::monitor_chart::write_block(&mut h, test, &m.ids, &view.monitors);
                     h.push_str("</div>");
                 }
                 h.push_str("<div class=\"test\">");
@@ -242,7 +255,8 @@ impl Exporter for Html {
             }
             section(&mut h, t, &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
         }
-        if open.is_some() {
+        if let Some(test) = open {
+            super::monitor_chart::write_block(&mut h, test, &m.ids, &view.monitors);
             h.push_str("</div>");
         }
         h.push_str("</div>");

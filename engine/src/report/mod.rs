@@ -9,6 +9,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod monitor;
+pub(crate) mod monitor_chart;
 pub mod png;
 pub mod pts_xml;
 pub mod summary;

@@ -111,19 +111,8 @@ fn sparkline(s: &Series, m: &Metric, width: usize) -> (String, Option<f64>, Opti
     let hi = known.iter().copied().reduce(f64::max);
     let mean = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     // Each trial's samples: those from its start to its end.
-    let trials: Vec<Vec<Option<f64>>> = s
-        .trials
-        .iter()
-        .map(|t| {
-            s.t_ms
-                .iter()
-                .zip(&m.values)
-                .filter(|(at, _)| **at > t.start_ms && **at <= t.end_ms)
-                .map(|(_, v)| *v)
-                .collect()
-        })
-        .collect();
-    let total: usize = trials.iter().map(Vec::len).sum::<usize>().max(1);
+    let trials: Vec<&[Option<f64>]> = s.trial_samples().map(|(_, r)| &m.values[r]).collect();
+    let total: usize = trials.iter().map(|t| t.len()).sum::<usize>().max(1);
     let room = width.saturating_sub(trials.len().saturating_sub(1)).max(trials.len());
     let mut line = String::new();
     for (i, t) in trials.iter().enumerate() {
@@ -148,13 +137,18 @@ fn sparkline(s: &Series, m: &Metric, width: usize) -> (String, Option<f64>, Opti
     (line, lo, hi, mean)
 }
 
+/// The trial sample `i` belongs to (its start sample included).
+fn trial_of(s: &Series, i: usize) -> Option<u32> {
+    s.trial_samples().find(|(t, r)| i == t.first || r.contains(&i)).map(|(t, _)| t.trial)
+}
+
 /// One row per sample and metric: test, identifier, trial, t_ms, metric, unit, value.
 pub fn csv(shown: &[(&str, &str, &Series)], wanted: &[String]) -> String {
     let mut out = text::csv_row(&["test", "identifier", "trial", "t_ms", "metric", "unit", "value"]);
     for (test, identifier, s) in shown {
         for m in s.metrics.iter().filter(|m| wanted.is_empty() || chosen(m, wanted)) {
-            for (at, v) in s.t_ms.iter().zip(&m.values) {
-                let trial = s.trials.iter().find(|t| *at >= t.start_ms && *at <= t.end_ms).map(|t| t.trial.to_string());
+            for (i, (at, v)) in s.t_ms.iter().zip(&m.values).enumerate() {
+                let trial = trial_of(s, i).map(|t| t.to_string());
                 out.push_str(&text::csv_row(&[
                     test.to_string(),
                     identifier.to_string(),
@@ -205,8 +199,8 @@ mod tests {
                 values: vec![None, Some(0.0), Some(50.0), Some(100.0), None, Some(100.0), Some(0.0)],
             }],
             trials: vec![
-                TrialSpan { trial: 1, start_ms: 0.0, end_ms: 3000.0 },
-                TrialSpan { trial: 2, start_ms: 3000.0, end_ms: 5000.0 },
+                TrialSpan { trial: 1, start_ms: 0.0, end_ms: 3000.0, first: 0 },
+                TrialSpan { trial: 2, start_ms: 3000.0, end_ms: 5000.0, first: 4 },
             ],
             unavailable: vec!["temperature: no hwmon sensor on this machine".into()],
             late: 0,

@@ -22,6 +22,8 @@ pub struct View {
     /// Every system field whole (compiler flags, kernel command line,
     /// security notes); else the text report cuts long ones to a line.
     pub detail: bool,
+    /// The monitor series the HTML report charts under each test.
+    pub monitors: Vec<crate::model::series::Recorded>,
 }
 
 impl Default for View {
@@ -33,6 +35,7 @@ impl Default for View {
             notable: 5,
             regression_pct: None,
             detail: false,
+            monitors: Vec::new(),
         }
     }
 }

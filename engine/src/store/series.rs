@@ -52,6 +52,9 @@ fn read_within(path: &Path, max_unpacked: u64) -> Result<Series, String> {
     if let Some(m) = s.metrics.iter().find(|m| m.values.len() != n) {
         return Err(format!("{}: `{}` has {} values for {n} samples", path.display(), m.key(), m.values.len()));
     }
+    if s.trials.iter().any(|t| t.first >= n) || s.trials.windows(2).any(|w| w[0].first >= w[1].first) {
+        return Err(format!("{}: its trials do not point at its samples in order", path.display()));
+    }
     Ok(s)
 }
 
@@ -135,7 +138,7 @@ mod tests {
                 unit: "%".into(),
                 values: vec![None, Some(12.5)],
             }],
-            trials: vec![TrialSpan { trial: 1, start_ms: 0.0, end_ms: 1000.0 }],
+            trials: vec![TrialSpan { trial: 1, start_ms: 0.0, end_ms: 1000.0, first: 0 }],
             unavailable: vec![],
             late: 0,
             thinned: 0,
