@@ -297,3 +297,96 @@ fn the_html_report_charts_the_series_and_the_menu_switches_them() {
     assert!(dom[first..first + 80].contains("hidden"), "the first chart is hidden now: {}", &dom[first..first + 80]);
     assert!(dom.contains("<label class=\"pick\">"), "the menu is shown once the script runs");
 }
+
+/// engine's io workload for 3 s: `rw` with `engine` at `depth`, direct or not.
+fn io_profile(id: &str, rw: &str, direct: &str) -> String {
+    format!(
+        r#"id: {id}
+version: 1.0.0
+title: io {id}
+test_type: disk
+executor:
+  builtin:
+    workload: io
+    config: {{rw: {rw}, bs: 4k, iodepth: "16", numjobs: "1", direct: "{direct}", size: 64MiB, runtime: 3s, ramp_time: "0", ioengine: io_uring}}
+results:
+  - {{id: bandwidth, unit: MB/s, proportion: HIB}}
+  - {{id: iops, unit: IOPS, proportion: HIB}}
+parsers: []
+"#
+    )
+}
+
+/// The bound of a result's first entry: (by, evidence).
+fn bound_of(env: &Env, name: &str) -> (String, String) {
+    let e = &env.result(name)["results"][0]["entries"][0];
+    let b = &e["bound"];
+    assert!(b.is_object(), "no bound: {e}");
+    (b["by"].as_str().unwrap().to_string(), b["evidence"].as_str().unwrap().to_string())
+}
+
+/// What bounded each number, on cases built to be each: direct random
+/// reads through a loop device over a file on the disk (the device), the
+/// same over a file in memory (the CPU that copies), a buffered re-read of
+/// a cached file (memory), and the device case while a CPU hog runs
+/// (contention) — shown in the result, the report and the compact line.
+#[test]
+#[ignore = "needs root"]
+fn each_result_says_what_bounded_it() {
+    let env = Env::new();
+    env.profile("direct", &io_profile("direct", "randread", "yes"));
+    env.profile("cached", &io_profile("cached", "read", "no"));
+    let run = |fs: &str, p: &str, save: &str| {
+        let r = env.run(&[
+            "benchmark",
+            "-y",
+            "--target-dir",
+            fs,
+            p,
+            "--runs",
+            "2",
+            "--save",
+            save,
+            "--monitor-interval",
+            "250ms",
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+        r
+    };
+    let disk = LoopFs::direct(300, "relatime");
+    let r = run(disk.path(), "direct", "device");
+    let (by, evidence) = bound_of(&env, "device");
+    assert_eq!(by, "device", "{evidence}");
+    assert!(
+        evidence.starts_with(&format!("{} busy ", disk.name())) && evidence.contains("requests queued"),
+        "{evidence}"
+    );
+    assert!(r.stdout.contains("device-bound") || r.stdout.contains("bound by device"), "{}", r.stdout);
+    let shown = env.run(&["result", "show", "device"]);
+    assert!(shown.stdout.contains(&format!("bound by device: {evidence}")), "{}", shown.stdout);
+
+    let memory = LoopFs::in_memory(300);
+    run(memory.path(), "direct", "cpu");
+    let (by, evidence) = bound_of(&env, "cpu");
+    assert_eq!(by, "cpu", "{evidence}");
+    assert!(evidence.contains("core(s) busy in engine (the built-in workload)"), "{evidence}");
+
+    // A buffered sequential re-read: the io workload's file stays cached
+    // from its layout, so the device sees nearly nothing.
+    run(disk.path(), "cached", "memory");
+    let (by, evidence) = bound_of(&env, "memory");
+    assert_eq!(by, "memory", "{evidence}");
+
+    let mut hog = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+    let mut hog2 = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+    run(disk.path(), "direct", "contention");
+    let _ = (hog.kill(), hog2.kill(), hog.wait(), hog2.wait());
+    let (by, evidence) = bound_of(&env, "contention");
+    assert_eq!(by, "contention", "{evidence}");
+    assert!(evidence.contains("core(s) of user time outside the test"), "{evidence}");
+    let html = env.run(&["result", "show", "contention", "--format", "html"]);
+    assert!(
+        html.stdout.contains("<div class=\"bound\">") && html.stdout.contains("bound by contention"),
+        "HTML says it"
+    );
+}

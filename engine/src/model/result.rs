@@ -227,6 +227,43 @@ impl TestResult {
     }
 }
 
+/// What bounded a result, and the numbers that show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bound {
+    pub by: BoundBy,
+    /// `vda busy 98 % of the time, 1.9 requests queued on average`.
+    pub evidence: String,
+}
+
+/// The resource at its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundBy {
+    /// The device: busy nearly all the time with requests queued, the CPU not saturated.
+    Device,
+    /// The CPU: a core (or every core) saturated by the test.
+    Cpu,
+    /// The page cache: the device saw far less than the result claims.
+    Memory,
+    /// Others: the hypervisor's steal, or tasks waiting for a CPU others held.
+    Contention,
+    /// The device at its limit while the CPU was nearly so too.
+    Mixed,
+}
+
+impl BoundBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundBy::Device => "device",
+            BoundBy::Cpu => "cpu",
+            BoundBy::Memory => "memory",
+            BoundBy::Contention => "contention",
+            BoundBy::Mixed => "mixed",
+        }
+    }
+}
+
 /// What one trial cost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -324,6 +361,10 @@ pub struct ResultEntry {
     /// claims: `served from memory: the device read 12 MB while …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_from_memory: Option<String>,
+    /// What bounded the result during its trials, from the monitors and the
+    /// counters (README, "Monitors"); absent when nothing was at its limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
     /// When the test finished (RFC 3339, UTC).
     pub timestamp: String,
     /// Folder of the per-trial logs, relative to the result folder.
@@ -373,6 +414,7 @@ impl ResultEntry {
             timestamp,
             logs: None,
             monitor: None,
+            bound: None,
         })
     }
 }

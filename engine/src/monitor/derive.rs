@@ -3,7 +3,7 @@
 //! sample before it, within the trials of one state.
 
 use super::probe::{CPU, Layout, NA};
-use super::sampler::Recording;
+use super::recording::Recording;
 use crate::model::series::{FORMAT, Metric, Series, TrialSpan};
 
 /// The block layer's sectors are 512 bytes whatever the device's own.

@@ -4,8 +4,10 @@
 //! at each trial's start and end; each state's trials become one
 //! [`Series`](crate::model::series::Series) (README, "Monitors").
 
+pub(crate) mod bound;
 pub(crate) mod derive;
 pub(crate) mod probe;
+pub(crate) mod recording;
 pub(crate) mod sampler;
 
 use crate::events::Live;

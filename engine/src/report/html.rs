@@ -44,7 +44,7 @@ table.systems{table-layout:fixed;width:100%;font-size:12px} table.systems th:fir
 table.systems td div{max-height:12em;overflow:auto;overflow-wrap:anywhere}
 details.changes-list{margin:.5em 0}
 tr.changed td{background:#fff6d6} .controls{position:sticky;top:0;background:#f4f6f8;padding:.6em 1em;border:1px solid #dde;margin:1em 0}
-.controls[hidden]{display:none} .monitor{margin:.5em 0 1.5em} .monitor figure{margin:.3em 0} .monitor figure[hidden],.monitor label[hidden]{display:none} .monitor figcaption{font-size:12px;color:#555} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
+.controls[hidden]{display:none} .bound{font-size:12px;color:#555} .monitor{margin:.5em 0 1.5em} .monitor figure{margin:.3em 0} .monitor figure[hidden],.monitor label[hidden]{display:none} .monitor figcaption{font-size:12px;color:#555} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
 .unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0;max-width:100%;height:auto} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
 .changes{color:#7a5b00;font-size:13px}
 .meta{color:#555;margin:.2em 0 1em} section.answer{background:#f7f9fb;border:1px solid #dde;padding:.6em 1.2em;margin:1em 0}
@@ -210,6 +210,11 @@ fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<
         .iter()
         .flat_map(|e| e.served_from_memory.iter().chain(&e.warning).map(move |w| (e.identifier.as_str(), w)))
         .collect();
+    for e in &t.entries {
+        if let Some(b) = super::text::bound_line(e) {
+            write!(h, "<div class=\"bound\"><b>{}</b>: {}</div>", esc(&e.identifier), esc(&b)).unwrap();
+        }
+    }
     if !warned.is_empty() {
         // Folded: the same budget line under every metric of a test is read once.
         write!(h, "<details class=\"warnings\"><summary>{} warning(s)</summary><ul>", warned.len()).unwrap();

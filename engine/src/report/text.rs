@@ -10,7 +10,7 @@ use super::format::se_text;
 use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
-use crate::model::result::{ResultFile, TestResult};
+use crate::model::result::{BoundBy, ResultFile, TestResult};
 use crate::sys::text::{one_line, pad, pad_left, terminal, width as text_width};
 use crate::units::{decimals_for, fixed};
 use std::fmt::Write;
@@ -123,9 +123,10 @@ fn result_block(
             bars(out, &rows, width, dec);
             for e in &entries {
                 let id = one_line(&e.identifier);
-                let marked = e.warning.iter().chain(&e.served_from_memory).map(|w| ('!', w));
-                for (mark, text) in marked.chain(e.notes.iter().map(|n| ('·', n))) {
-                    mark_lines(out, mark, &format!("{id}: {}", one_line(text)), width);
+                let marked = e.warning.iter().chain(&e.served_from_memory).map(|w| ('!', w.clone()));
+                let noted = bound_line(e).into_iter().chain(e.notes.iter().cloned()).map(|n| ('·', n));
+                for (mark, text) in marked.chain(noted) {
+                    mark_lines(out, mark, &format!("{id}: {}", one_line(&text)), width);
                 }
             }
         }
@@ -317,11 +318,18 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
     // What a mark means, said under the table: the warning and the notes.
     for (t, e) in &rows {
         let name = super::verdict::result_name(t, desc);
-        for w in e.warning.iter().chain(&e.served_from_memory).chain(&e.notes) {
-            writeln!(out, "    {}: {}", one_line(&name), one_line(w)).unwrap();
+        for w in
+            e.warning.iter().chain(&e.served_from_memory).cloned().chain(bound_line(e)).chain(e.notes.iter().cloned())
+        {
+            writeln!(out, "    {}: {}", one_line(&name), one_line(&w)).unwrap();
         }
     }
     terminal(&out).into_owned()
+}
+
+/// `bound by device: vda busy 98 % …`; memory is said by its own line.
+pub(crate) fn bound_line(e: &crate::model::result::ResultEntry) -> Option<String> {
+    e.bound.as_ref().filter(|b| b.by != BoundBy::Memory).map(|b| format!("bound by {}: {}", b.by.name(), b.evidence))
 }
 
 /// The short marks of an entry: why its trials stopped short of the
@@ -340,6 +348,13 @@ fn marks(e: &crate::model::result::ResultEntry) -> String {
     }
     if e.served_from_memory.is_some() {
         m.push("served from memory");
+    }
+    match e.bound.as_ref().map(|b| b.by) {
+        Some(BoundBy::Device) => m.push("device-bound"),
+        Some(BoundBy::Cpu) => m.push("cpu-bound"),
+        Some(BoundBy::Contention) => m.push("contention"),
+        Some(BoundBy::Mixed) => m.push("device+cpu"),
+        Some(BoundBy::Memory) | None => {}
     }
     let limited = e.notes.iter().any(|n| n.starts_with(crate::stats::shape::RESOLUTION_LIMITED));
     if limited {

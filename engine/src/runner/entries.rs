@@ -66,6 +66,7 @@ pub(super) fn build(
             &walls,
             &data.io,
         );
+        entry.bound = crate::monitor::bound::bound(&data.signals, entry.served_from_memory.as_deref());
         entry.notes = crate::stats::shape::notes(&data.values[i]);
         entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());

@@ -139,6 +139,8 @@ pub(super) struct TrialData {
     pub no_counters: Option<String>,
     /// The series file written beside the logs, or why there is none.
     pub monitor: Option<Result<(), String>>,
+    /// What the series showed at its limit (for what bounded the results).
+    pub signals: crate::monitor::bound::Signals,
 }
 
 impl TrialData {
@@ -153,6 +155,7 @@ impl TrialData {
             io: Vec::new(),
             no_counters: no_counters.clone(),
             monitor: None,
+            signals: Default::default(),
         }
     }
 }
@@ -287,11 +290,23 @@ impl Trials<'_> {
         Ok(run.wall)
     }
 
+    /// Starts the sampler (every `interval`, if any) and hands the display its device line.
+    fn start_monitor(&mut self, interval: Option<Duration>, devices: &[String], events: &dyn Events) {
+        let live = devices.first().map(|d| std::sync::Arc::new(crate::events::Live::new(d)));
+        self.monitor = interval.and_then(|every| crate::monitor::start(devices, every, live.clone()));
+        if self.monitor.is_some() {
+            events.monitoring(live);
+        }
+    }
+
     /// Stops the sampler and writes each state's series beside its logs.
     fn write_series(&mut self, logs: &[&Path], data: &mut [TrialData]) {
         let Some(rec) = self.monitor.take().and_then(Recorder::finish) else { return };
+        let in_process = self.test.profile.profile.executor.returns_values();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         for (i, d) in data.iter_mut().enumerate() {
             let series = crate::monitor::derive::series(&rec, i);
+            d.signals = crate::monitor::bound::signals(&series, &d.io, &d.walls, in_process, cpus);
             let path = logs[i].join(crate::store::series::FILE);
             d.monitor =
                 Some(crate::store::series::write(&path, &series).map_err(|e| format!("{}: {e}", path.display())));
@@ -424,11 +439,7 @@ pub(super) fn run(
     switch.enter(first).map_err(ExecError::Setup)?;
     t.logs = logs[first].to_path_buf();
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
-    let live = devices.first().map(|d| std::sync::Arc::new(crate::events::Live::new(d)));
-    t.monitor = settings.monitor.and_then(|every| crate::monitor::start(&devices, every, live.clone()));
-    if t.monitor.is_some() {
-        events.monitoring(live);
-    }
+    t.start_monitor(settings.monitor, &devices, events);
     let mut going = vec![true; n];
     let mut elapsed = vec![Duration::ZERO; n];
     for k in 1u32.. {
