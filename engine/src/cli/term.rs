@@ -182,6 +182,8 @@ impl Events for TermEvents {
     }
 
     fn test_done(&self, t: &TestStart<'_>, end: TestEnd<'_>) {
+        // A test that failed before its monitors stopped leaves no stale line.
+        *self.live.lock().unwrap() = None;
         // Piped, the failure's reason is left to the report at the end, so it is said once.
         let mut said = false;
         match self.current.lock().unwrap().take() {

@@ -202,6 +202,7 @@ mod tests {
             late: 0,
             thinned: 0,
             unavailable: vec![],
+            cpus: 2,
         }
     }
 

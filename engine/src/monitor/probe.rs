@@ -61,6 +61,9 @@ pub(crate) struct Probes {
     buf: Vec<u8>,
     /// What this machine does not expose, said once.
     pub unavailable: Vec<String>,
+    /// CPUs `/proc/stat` counts (its shares are of these, whatever this
+    /// process's affinity or cgroup quota).
+    pub cpus: usize,
 }
 
 impl Probes {
@@ -94,7 +97,15 @@ impl Probes {
         if temps.is_empty() {
             unavailable.push("temperature: no hwmon sensor on this machine".into());
         }
-        Probes { stat, meminfo, psi, freqs, temps, devices, buf: vec![0; 4096], unavailable }
+        let cpus = std::fs::read_to_string(root.join("proc/stat"))
+            .map(|t| {
+                t.lines()
+                    .filter(|l| l.strip_prefix("cpu").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())))
+                    .count()
+            })
+            .unwrap_or(0);
+        let cpus = if cpus > 0 { cpus } else { std::thread::available_parallelism().map_or(1, |n| n.get()) };
+        Probes { stat, meminfo, psi, freqs, temps, devices, buf: vec![0; 4096], unavailable, cpus }
     }
 
     /// The devices read, in row order.
@@ -283,6 +294,7 @@ mod tests {
         std::fs::write(root.path().join("sys/class/block/vdz/stat"), "1 0 8 3 4 0 16 5 0 7 9\n").unwrap();
         let mut p = Probes::open(root.path(), &["vdz".to_string(), "gone".to_string()]);
         assert_eq!(p.device_names(), ["vdz"]);
+        assert_eq!(p.cpus, 1, "the cpuN lines of /proc/stat");
         let mut row = vec![0; p.layout().width()];
         p.read(&mut row);
         assert_eq!(row[Layout::CPU..Layout::CPU + CPU], [1, 2, 3, 4, 5, 6, 7, 8]);

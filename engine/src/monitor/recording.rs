@@ -27,6 +27,8 @@ pub(crate) struct Recording {
     /// How many times the rows were thinned by half.
     pub thinned: u32,
     pub unavailable: Vec<String>,
+    /// CPUs the system's CPU shares are of.
+    pub cpus: usize,
 }
 
 impl Recording {

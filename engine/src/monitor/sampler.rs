@@ -105,6 +105,7 @@ impl Sampling {
             late: 0,
             thinned: 0,
             unavailable: probes.unavailable.clone(),
+            cpus: probes.cpus,
         };
         Sampling { row: vec![0; layout.width()], probes, start: Instant::now(), rec, live: None }
     }
@@ -115,7 +116,7 @@ impl Sampling {
 
     /// One row now.
     fn take(&mut self) {
-        if self.len() == MAX_ROWS {
+        if self.len() >= MAX_ROWS {
             self.thin();
         }
         self.probes.read(&mut self.row);
@@ -150,8 +151,10 @@ impl Sampling {
                 keep += 1;
             }
         }
-        self.rec.rows.truncate(keep * w);
-        self.rec.thinned += 1;
+        if keep < n {
+            self.rec.rows.truncate(keep * w);
+            self.rec.thinned += 1;
+        }
     }
 }
 

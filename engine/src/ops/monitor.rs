@@ -49,9 +49,7 @@ fn of_file(file: &ResultFile, folder: &Path, tests: &[String]) -> Vec<Monitored>
             if out.iter().any(|m| m.test == r.test && m.identifier == e.identifier) {
                 continue;
             }
-            let series = crate::store::series::inside(rel)
-                .ok_or_else(|| format!("`{}` is not a path inside the result folder", crate::sys::text::one_line(rel)))
-                .and_then(|p| crate::store::series::read(&folder.join(p)));
+            let series = crate::store::series::read_in(folder, rel);
             let heading = r.heading(&r.title);
             out.push(Monitored { test: r.test.clone(), heading, identifier: e.identifier.clone(), series });
         }

@@ -149,8 +149,9 @@ pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Fai
     let validator = Validator::new();
     let mut files: Vec<(String, ResultFile)> = Vec::new();
     let mut refused = Vec::new();
+    let mut sources = store::series::Sources::default();
     for n in &m.names {
-        match load_checked(cx, &validator, n, events) {
+        match load_checked(cx, &validator, n, events, &mut sources) {
             Ok(f) => files.push(f),
             Err(Checked::Refused { label, reason }) if !m.strict => {
                 events.message(&format!("left out {label}: {reason}"));
@@ -175,7 +176,7 @@ pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Fai
     let mut file = edit::merge(files, &m.save);
     file.left_out.extend(declared);
     file.left_out.extend(refused.iter().cloned());
-    for why in store::series::carry(&mut file, &cx.store.dir(&m.save)) {
+    for why in store::series::carry(&mut file, &cx.store.dir(&m.save), &sources) {
         events.message(&format!("warning: {why}"));
     }
     cx.store.save(&m.save, &file)?;
@@ -197,6 +198,7 @@ fn load_checked(
     validator: &Validator,
     what: &str,
     events: &dyn Events,
+    sources: &mut store::series::Sources,
 ) -> Result<(String, ResultFile), Checked> {
     let p = Path::new(what);
     let is_file = looks_like_file(what) && p.is_file();
@@ -228,7 +230,7 @@ fn load_checked(
         events.message(&format!("warning: {label}: {r}"));
     }
     // Its series are copied into the merged result from where they are.
-    for why in store::series::anchor(&mut f, path.parent().unwrap_or(Path::new("."))) {
+    for why in store::series::anchor(&mut f, path.parent().unwrap_or(Path::new(".")), sources) {
         events.message(&format!("warning: {label}: {why}"));
     }
     Ok((label, f))

@@ -62,7 +62,7 @@ pub fn text(shown: &[Shown], wanted: &[String], width: usize) -> String {
         };
         let metrics: Vec<&Metric> = series.metrics.iter().filter(|m| chosen(m, wanted)).collect();
         if metrics.is_empty() {
-            let _ = writeln!(out, "    none of the metrics asked for (it has {})", keys(series));
+            let _ = writeln!(out, "    none of the metrics asked for (it has {})", text::one_line(&keys(series)));
         }
         let label_w = metrics.iter().map(|m| text::width(&label(m))).max().unwrap_or(0);
         for m in metrics {
@@ -137,22 +137,22 @@ fn sparkline(s: &Series, m: &Metric, width: usize) -> (String, Option<f64>, Opti
     (line, lo, hi, mean)
 }
 
-/// The trial sample `i` belongs to (its start sample included).
-fn trial_of(s: &Series, i: usize) -> Option<u32> {
-    s.trial_samples().find(|(t, r)| i == t.first || r.contains(&i)).map(|(t, _)| t.trial)
-}
-
 /// One row per sample and metric: test, identifier, trial, t_ms, metric, unit, value.
 pub fn csv(shown: &[(&str, &str, &Series)], wanted: &[String]) -> String {
     let mut out = text::csv_row(&["test", "identifier", "trial", "t_ms", "metric", "unit", "value"]);
     for (test, identifier, s) in shown {
+        let mut trial_at: Vec<String> = vec![String::new(); s.t_ms.len()];
+        for (t, r) in s.trial_samples() {
+            for i in std::iter::once(t.first).chain(r) {
+                trial_at[i] = t.trial.to_string();
+            }
+        }
         for m in s.metrics.iter().filter(|m| wanted.is_empty() || chosen(m, wanted)) {
             for (i, (at, v)) in s.t_ms.iter().zip(&m.values).enumerate() {
-                let trial = trial_of(s, i).map(|t| t.to_string());
                 out.push_str(&text::csv_row(&[
                     test.to_string(),
                     identifier.to_string(),
-                    trial.unwrap_or_default(),
+                    trial_at[i].clone(),
                     at.to_string(),
                     m.key(),
                     m.unit.clone(),

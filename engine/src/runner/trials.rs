@@ -230,7 +230,7 @@ struct Trials<'a> {
 
 impl Trials<'_> {
     /// Trial `k` (`1`, `warmup-2`): its run, its log kept for later.
-    fn one(&mut self, k: &str) -> Result<TrialRun, ExecError> {
+    fn one(&mut self, k: &str, measured: Option<u32>) -> Result<TrialRun, ExecError> {
         if self.drop_caches {
             crate::state::hygiene::drop_caches().map_err(|e| ExecError::Setup(e.to_string()))?;
         }
@@ -242,7 +242,13 @@ impl Trials<'_> {
         });
         let tenv =
             TrialEnv { bindings: b, scratch: &dir.path, dir: &dir.dir, test: self.env.dir, logs: &self.logs, label: k };
+        // The monitors' slice of a measured trial: the executor's trial,
+        // not the cache drop or the scratch directory around it.
+        let (state, monitor) = (self.state, self.monitor.as_ref().filter(|_| measured.is_some()));
+        let mark = |begin| monitor.map(|m| m.mark(Mark { state, trial: measured.unwrap_or(0), begin }));
+        mark(true);
         let run = self.exec.trial(&tenv);
+        mark(false);
         self.scratch_kept = dir.finish(self.env.dir);
         run
     }
@@ -250,18 +256,9 @@ impl Trials<'_> {
     /// A measured trial, with what reached the device and the CPU it took
     /// (counters that fail to read mid-test leave the devices out).
     fn counted(&mut self, trial: u32, k: &str) -> Result<(TrialRun, TrialIo), ExecError> {
-        let state = self.state;
-        let mark = move |begin| Mark { state, trial, begin };
         let before = self.counters.as_ref().and_then(|c| c.snapshot().ok());
         let (u0, s0) = crate::sys::process::cpu_with_children();
-        if let Some(m) = &self.monitor {
-            m.mark(mark(true));
-        }
-        let run = self.one(k);
-        if let Some(m) = &self.monitor {
-            m.mark(mark(false));
-        }
-        let run = run?;
+        let run = self.one(k, Some(trial))?;
         let (u1, s1) = crate::sys::process::cpu_with_children();
         let devices = match (&self.counters, before) {
             (Some(c), Some(b)) => c.snapshot().map(|a| c.between(&b, &a)).unwrap_or_default(),
@@ -303,10 +300,9 @@ impl Trials<'_> {
     fn write_series(&mut self, logs: &[&Path], data: &mut [TrialData]) {
         let Some(rec) = self.monitor.take().and_then(Recorder::finish) else { return };
         let in_process = self.test.profile.profile.executor.returns_values();
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         for (i, d) in data.iter_mut().enumerate() {
             let series = crate::monitor::derive::series(&rec, i);
-            d.signals = crate::monitor::bound::signals(&series, &d.io, &d.walls, in_process, cpus);
+            d.signals = crate::monitor::bound::signals(&series, &d.io, &d.walls, in_process, rec.cpus);
             let path = logs[i].join(crate::store::series::FILE);
             d.monitor =
                 Some(crate::store::series::write(&path, &series).map_err(|e| format!("{}: {e}", path.display())));
@@ -318,7 +314,7 @@ impl Trials<'_> {
         for w in 1..=n {
             events.trial_started(w, n, true);
             let k = format!("warmup-{w}");
-            let mut run = self.one(&k)?;
+            let mut run = self.one(&k, None)?;
             if let Ok(v) = read_values(self.sources, &run, &k) {
                 data.warmups.extend(v.first());
             }

@@ -25,13 +25,20 @@ pub(crate) fn write(path: &Path, s: &Series) -> std::io::Result<()> {
     crate::sys::fs::write_atomic(path, &gz.finish()?)
 }
 
-/// Reads the series at `path`; why not, in words a view can show.
-pub fn read(path: &Path) -> Result<Series, String> {
-    read_within(path, MAX_UNPACKED)
+/// Reads the series `rel` names in result folder `folder` (no symlink is
+/// followed, only a regular file is read); why not, in words a view can show.
+pub fn read_in(folder: &Path, rel: &str) -> Result<Series, String> {
+    let rel = inside(rel)
+        .ok_or_else(|| format!("`{}` is not a path inside the result folder", crate::sys::text::one_line(rel)))?;
+    let path = folder.join(rel);
+    let f = crate::sys::safepath::Dir::open(folder)
+        .and_then(|d| d.open_regular(rel))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    decode(f, &path, MAX_UNPACKED)
 }
 
-fn read_within(path: &Path, max_unpacked: u64) -> Result<Series, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+/// The series in `f` (read from `path`), at most `max_unpacked` bytes of JSON.
+fn decode(f: std::fs::File, path: &Path, max_unpacked: u64) -> Result<Series, String> {
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_PACKED {
         return Err(format!("{} is larger than {} MiB", path.display(), MAX_PACKED >> 20));
@@ -50,7 +57,8 @@ fn read_within(path: &Path, max_unpacked: u64) -> Result<Series, String> {
     }
     let n = s.t_ms.len();
     if let Some(m) = s.metrics.iter().find(|m| m.values.len() != n) {
-        return Err(format!("{}: `{}` has {} values for {n} samples", path.display(), m.key(), m.values.len()));
+        let key = crate::sys::text::one_line(&m.key()).into_owned();
+        return Err(format!("{}: `{key}` has {} values for {n} samples", path.display(), m.values.len()));
     }
     if s.trials.iter().any(|t| t.first >= n) || s.trials.windows(2).any(|w| w[0].first >= w[1].first) {
         return Err(format!("{}: its trials do not point at its samples in order", path.display()));
@@ -71,17 +79,22 @@ pub(crate) fn logs_rel(profile: &str, test: &str, identifier: &str) -> String {
     format!("logs/{}/{}-{}", super::unique_slug(identifier), super::slug(profile), crate::sys::hash::short_hash(test))
 }
 
-/// Each entry's series of `file` (read from `folder`) as an absolute path,
+/// The series of a merge's inputs: an entry's `monitor` holds an index
+/// into this while the merge runs (never saved).
+#[derive(Debug, Default)]
+pub(crate) struct Sources(Vec<(std::path::PathBuf, String)>);
+
+/// Each entry's series of `file` (read from `folder`) noted in `sources`,
 /// for a merge to copy; a path leaving the folder is dropped, and said.
-pub(crate) fn anchor(file: &mut crate::model::result::ResultFile, folder: &Path) -> Vec<String> {
+pub(crate) fn anchor(file: &mut crate::model::result::ResultFile, folder: &Path, sources: &mut Sources) -> Vec<String> {
     let mut dropped = Vec::new();
     for e in file.results.iter_mut().flat_map(|r| r.entries.iter_mut()) {
-        if let Some(rel) = e.monitor.take() {
-            match inside(&rel) {
-                Some(p) => e.monitor = Some(folder.join(p).display().to_string()),
-                None => dropped
-                    .push(format!("series `{}` is not inside the result folder", crate::sys::text::one_line(&rel))),
-            }
+        let Some(rel) = e.monitor.take() else { continue };
+        if inside(&rel).is_some() {
+            e.monitor = Some(sources.0.len().to_string());
+            sources.0.push((folder.to_path_buf(), rel));
+        } else {
+            dropped.push(format!("series `{}` is not inside the result folder", crate::sys::text::one_line(&rel)));
         }
     }
     dropped
@@ -92,19 +105,22 @@ pub(crate) fn anchor(file: &mut crate::model::result::ResultFile, folder: &Path)
 /// there; a series that cannot be copied is left out, and said. Each is
 /// read and written anew, not copied as bytes: a series from another
 /// machine is checked (format, limits) before it lands.
-pub(crate) fn carry(file: &mut crate::model::result::ResultFile, folder: &Path) -> Vec<String> {
+pub(crate) fn carry(file: &mut crate::model::result::ResultFile, folder: &Path, sources: &Sources) -> Vec<String> {
     let mut copied: Vec<(String, String)> = Vec::new();
     let mut missing = Vec::new();
     for r in file.results.iter_mut() {
         for e in r.entries.iter_mut() {
-            let Some(from) = e.monitor.take() else { continue };
-            if let Some((_, to)) = copied.iter().find(|(f, _)| *f == from) {
+            let Some(token) = e.monitor.take() else { continue };
+            if let Some((_, to)) = copied.iter().find(|(t, _)| *t == token) {
                 e.monitor = Some(to.clone());
                 continue;
             }
+            let Some((from_folder, from)) = token.parse::<usize>().ok().and_then(|i| sources.0.get(i)) else {
+                continue;
+            };
             let rel = format!("{}/{FILE}", logs_rel(&r.profile, &r.test, &e.identifier));
             let to = folder.join(&rel);
-            let done = read(Path::new(&from)).and_then(|s| {
+            let done = read_in(from_folder, from).and_then(|s| {
                 to.parent()
                     .map_or(Ok(()), std::fs::create_dir_all)
                     .and_then(|()| write(&to, &s))
@@ -112,10 +128,14 @@ pub(crate) fn carry(file: &mut crate::model::result::ResultFile, folder: &Path) 
             });
             match done {
                 Ok(()) => {
-                    copied.push((from, rel.clone()));
+                    copied.push((token, rel.clone()));
                     e.monitor = Some(rel);
                 }
-                Err(why) => missing.push(format!("series of {} for {} left out: {why}", r.test, e.identifier)),
+                Err(why) => missing.push(format!(
+                    "series of {} for {} left out: {why}",
+                    crate::sys::text::one_line(&r.test),
+                    crate::sys::text::one_line(&e.identifier)
+                )),
             }
         }
     }
@@ -149,19 +169,38 @@ mod tests {
     fn a_series_reads_back_and_bad_files_say_why() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(FILE);
+        let read = |rel: &str| read_in(dir.path(), rel);
         write(&p, &sample()).unwrap();
-        assert_eq!(read(&p).unwrap(), sample());
+        assert_eq!(read(FILE).unwrap(), sample());
         std::fs::write(&p, b"not gzip").unwrap();
-        assert!(read(&p).unwrap_err().contains("not a gzip file"));
+        assert!(read(FILE).unwrap_err().contains("not a gzip file"));
         let mut bad = sample();
         bad.metrics[0].values.pop();
+        bad.metrics[0].source = "vda\u{1b}]0;x\u{7}".into();
         write(&p, &bad).unwrap();
-        assert!(read(&p).unwrap_err().contains("`vda:util` has 1 values for 2 samples"));
-        assert!(read(&dir.path().join("gone")).unwrap_err().starts_with("cannot read"));
+        let e = read(FILE).unwrap_err();
+        assert!(e.contains("has 1 values for 2 samples") && !e.contains('\u{1b}'), "{e:?}");
+        for (first, second) in [(2, 0), (1, 1)] {
+            let mut bad = sample();
+            bad.trials[0].first = first;
+            bad.trials.push(TrialSpan { trial: 2, start_ms: 0.0, end_ms: 0.0, first: second });
+            write(&p, &bad).unwrap();
+            assert!(read(FILE).unwrap_err().contains("do not point at its samples in order"), "{first} {second}");
+        }
+        assert!(read("gone").unwrap_err().starts_with("cannot read"));
+        assert!(read("../x").unwrap_err().contains("is not a path inside the result folder"));
+        // A link or a FIFO where the series should be: refused, not followed or waited on.
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+        assert!(read("link").unwrap_err().starts_with("cannot read"));
+        let fifo = std::ffi::CString::new(dir.path().join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert!(read("fifo").unwrap_err().contains("not a regular file"));
         // A bomb: a small file that unpacks past the limit is refused, not read whole.
         let mut gz = GzEncoder::new(Vec::new(), Compression::best());
         gz.write_all(&vec![b' '; 3 << 20]).unwrap();
         std::fs::write(&p, gz.finish().unwrap()).unwrap();
-        assert!(read_within(&p, 2 << 20).unwrap_err().contains("unpacks to more than 2 MiB"));
+        let f = std::fs::File::open(&p).unwrap();
+        assert!(decode(f, &p, 2 << 20).unwrap_err().contains("unpacks to more than 2 MiB"));
     }
 }

@@ -172,6 +172,17 @@ impl Dir {
         Ok(File::from(open_beneath(self.fd(), &rel, libc::O_RDONLY | libc::O_NOCTTY, 0)?))
     }
 
+    /// The regular file `rel` beneath this one, for reading: a FIFO or a
+    /// device there is refused (never waited on).
+    pub(crate) fn open_regular(&self, rel: &Path) -> io::Result<File> {
+        let rel = self.relative(rel)?;
+        let f = File::from(open_beneath(self.fd(), &rel, libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK, 0)?);
+        if !f.metadata()?.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        Ok(f)
+    }
+
     /// The parent of `rel` beneath this one, and `rel`'s last name.
     fn parent_of(&self, rel: &Path) -> io::Result<(Dir, CString)> {
         let rel = self.relative(rel)?;
