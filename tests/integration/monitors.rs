@@ -274,8 +274,8 @@ fn the_html_report_charts_the_series_and_the_menu_switches_them() {
         .find(|c| {
             std::process::Command::new("sh")
                 .args(["-c", &format!("command -v {c}")])
-                .status()
-                .is_ok_and(|s| s.success())
+                .output()
+                .is_ok_and(|o| o.status.success())
         })
         .expect("chromium is installed (scripts/install-deps.sh)");
     let profile = tempfile::tempdir().unwrap();
