@@ -3,7 +3,8 @@
 # `--monitor none`, alternating in one invocation, medians and ratios of
 #   1. the per-trial cost of /bin/true as a test's trials (bench-core.sh's
 #      slope: the wall time between SMALL and SMALL + N trials, over N);
-#   2. engine's io workload, 4 KB random reads at queue depth 32 (IOPS).
+#   2. engine's io workload, 4 KB direct random reads at queue depth 32,
+#      2-second trials (IOPS).
 # Usage: scripts/bench-monitor.sh [ROUNDS] [N] [--target-dir DIR]
 #   (default 7 rounds, N = 300; the io test runs in DIR, default a folder
 #   under /var/tmp, on the disk)
@@ -48,7 +49,7 @@ def trials(k, mode):
 def iops(mode, k):
     name = f"io-{mode}-{k}"
     run(["benchmark", "io", "-o", "type=randread", "-o", "engine=io_uring", "-o", "direct=yes",
-         "-o", "block_size=4KB", "-o", "depth=32", "-o", "jobs=1", "-o", "file_size=256MiB",
+         "-o", "block_size=4KB", "-o", "depth=32", "-o", "jobs=1", "-o", "file_size=256 MiB", "-o", "runtime=2 Seconds",
          "--runs", "3", "-y", "--save", name, "--target-dir", target, *modes[mode]])
     f = json.load(open(os.path.join(work, "home", "results", name, "result.json")))
     return next(r for r in f["results"] if r["result"] == "iops")["entries"][0]["value"]

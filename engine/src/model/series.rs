@@ -66,6 +66,14 @@ pub struct TrialSpan {
     /// The index of its first sample (its start) in `t_ms`; its samples run
     /// to the next trial's first.
     pub first: usize,
+    /// How many trials the span holds: trials shorter than a quarter of
+    /// the sampling interval share the samples around them.
+    #[serde(default = "one")]
+    pub trials: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// A test's series for one identifier, as reports take it.

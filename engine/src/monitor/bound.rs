@@ -136,7 +136,7 @@ mod tests {
                     values: vec![None, Some(*v), Some(*v)],
                 })
                 .collect(),
-            trials: vec![TrialSpan { trial: 1, start_ms: 0.0, end_ms: 2000.0, first: 0 }],
+            trials: vec![TrialSpan { trial: 1, start_ms: 0.0, end_ms: 2000.0, first: 0, trials: 1 }],
             unavailable: vec![],
             late: 0,
             thinned: 0,

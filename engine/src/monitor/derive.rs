@@ -109,7 +109,7 @@ pub(crate) fn series(rec: &Recording, state: usize) -> Series {
     // Microseconds are more than a sample's time resolves.
     let ms = |r: usize| round(rec.row(r)[Layout::TIME] as f64 / 1e6);
     let mut firsts = Vec::new();
-    for &(_, from, to) in &spans {
+    for &(_, _, from, to) in &spans {
         firsts.push(t_ms.len());
         t_ms.push(ms(from));
         columns.iter_mut().for_each(|c| c.push(None));
@@ -146,7 +146,13 @@ pub(crate) fn series(rec: &Recording, state: usize) -> Series {
         trials: spans
             .iter()
             .zip(firsts)
-            .map(|(&(trial, from, to), first)| TrialSpan { trial, start_ms: ms(from), end_ms: ms(to), first })
+            .map(|(&(trial, trials, from, to), first)| TrialSpan {
+                trial,
+                start_ms: ms(from),
+                end_ms: ms(to),
+                first,
+                trials,
+            })
             .collect(),
         unavailable: rec.unavailable.clone(),
         late: rec.late,
@@ -159,16 +165,30 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// (trial, first row, last row) of each of `state`'s trials that has both marks.
-fn spans(rec: &Recording, state: usize) -> Vec<(u32, usize, usize)> {
-    let mut out = Vec::new();
+/// (first trial, trials, first row, last row) of `state`'s trials that
+/// have both marks. A trial that began and ended on one row (shorter than
+/// the sampling resolves) takes the interval after it; trials whose rows
+/// overlap share one span.
+fn spans(rec: &Recording, state: usize) -> Vec<(u32, u32, usize, usize)> {
+    let last = rec.len().saturating_sub(1);
+    let mut out: Vec<(u32, u32, usize, usize)> = Vec::new();
     let mut open: Option<(u32, usize)> = None;
     for &(m, row) in rec.marks.iter().filter(|(m, _)| m.state == state) {
         match (m.begin, open) {
             (true, _) => open = Some((m.trial, row)),
-            (false, Some((t, from))) if t == m.trial && row > from => {
-                out.push((t, from, row));
+            (false, Some((t, from))) if t == m.trial => {
                 open = None;
+                let to = row.max((from + 1).min(last));
+                if to <= from {
+                    continue;
+                }
+                match out.last_mut() {
+                    Some(prev) if from < prev.3 => {
+                        prev.1 += 1;
+                        prev.3 = prev.3.max(to);
+                    }
+                    _ => out.push((t, 1, from, to)),
+                }
             }
             _ => open = None,
         }
@@ -231,7 +251,7 @@ mod tests {
         assert_eq!(col("loop9:await")[1], Some(1.5), "300 ms over 200 requests");
         assert_eq!(col("loop9:reads_s")[1], Some(100.0));
         assert!(s.metric("system:cpu_user").is_none(), "a metric never available is left out");
-        assert_eq!(s.trials, [TrialSpan { trial: 1, start_ms: 0.0, end_ms: 2500.0, first: 0 }]);
+        assert_eq!(s.trials, [TrialSpan { trial: 1, start_ms: 0.0, end_ms: 2500.0, first: 0, trials: 1 }]);
     }
 
     /// Each state gets its own trials; samples between them are left out.
@@ -255,5 +275,18 @@ mod tests {
         assert_eq!(a.trials.iter().map(|t| (t.trial, t.first)).collect::<Vec<_>>(), [(1, 0), (2, 2)]);
         assert_eq!(series(&rec, 1).t_ms, [20.0, 30.0]);
         assert!(series(&rec, 2).t_ms.is_empty());
+    }
+
+    /// Trials shorter than the sampling resolves share the interval after
+    /// their row, in one span.
+    #[test]
+    fn short_trials_share_a_span() {
+        let m = |trial, begin| Mark { state: 0, trial, begin };
+        let z = [0u64; DEV];
+        let marks = (1..=5).flat_map(|t| [(m(t, true), 1), (m(t, false), 1)]).collect();
+        let rec = recording(&[(0, z), (10, z), (20, z)], marks);
+        let s = series(&rec, 0);
+        assert_eq!(s.trials, [TrialSpan { trial: 1, start_ms: 10.0, end_ms: 20.0, first: 0, trials: 5 }]);
+        assert_eq!(s.t_ms, [10.0, 20.0]);
     }
 }

@@ -1,12 +1,15 @@
-//! The sampler thread: a row of counters every interval, and one at each
-//! trial's start and end as the trial thread marks them, so every trial's
-//! slice begins and ends on a sample of its own.
+//! The sampler thread: a row of counters every interval, and one at a
+//! trial's start and end when the last row is older than a quarter of the
+//! interval — so a trial long enough to resolve begins and ends on a sample
+//! of its own, while trials far shorter than the interval (a micro-benchmark's
+//! thousand a second) cost a lock and a push each, never a wake-up.
 
 use super::probe::{Layout, Probes};
 pub(crate) use super::recording::{Mark, Recording};
 use crate::events::Live;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -16,14 +19,27 @@ use std::time::{Duration, Instant};
 pub(crate) const MAX_ROWS: usize = 8192;
 
 enum Msg {
-    Mark(Mark),
+    /// A mark that wants a row of its own.
+    Wake,
     Stop,
+}
+
+/// What the trial thread and the sampler share.
+struct Shared {
+    start: Instant,
+    /// Marks not yet given a row, and whether each asked for one of its own.
+    pending: Mutex<Vec<(Mark, bool)>>,
+    /// When the last row was taken, ns since `start`.
+    last_ns: AtomicU64,
+    /// A mark wants its own row when the last is older than this.
+    gap_ns: u64,
 }
 
 /// A running sampler; stopped by [`Recorder::finish`] or when dropped.
 pub(crate) struct Recorder {
     tx: Sender<Msg>,
     thread: Option<JoinHandle<Recording>>,
+    shared: Arc<Shared>,
 }
 
 impl Recorder {
@@ -31,18 +47,22 @@ impl Recorder {
     /// of the first device goes to `live`.
     pub(crate) fn start(probes: Probes, interval: Duration, live: Option<Arc<Live>>) -> std::io::Result<Recorder> {
         let (tx, rx) = mpsc::channel();
+        let gap_ns = u64::try_from(interval.as_nanos() / 4).unwrap_or(u64::MAX);
+        let shared = Arc::new(Shared {
+            start: Instant::now(),
+            pending: Mutex::new(Vec::new()),
+            last_ns: AtomicU64::new(0),
+            gap_ns,
+        });
+        let mine = shared.clone();
         let thread = std::thread::Builder::new().name("engine-monitor".into()).spawn(move || {
-            let mut s = Sampling::new(probes, interval);
+            let mut s = Sampling::new(probes, interval, mine);
             s.live = live;
             s.take();
             let mut next = Instant::now() + interval;
             loop {
                 match rx.recv_timeout(next.saturating_duration_since(Instant::now())) {
-                    Ok(Msg::Mark(m)) => {
-                        s.take();
-                        let at = s.len() - 1;
-                        s.rec.marks.push((m, at));
-                    }
+                    Ok(Msg::Wake) => s.take(),
                     Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
                     Err(RecvTimeoutError::Timeout) => {
                         s.take();
@@ -59,13 +79,23 @@ impl Recorder {
             s.take();
             s.rec
         })?;
-        Ok(Recorder { tx, thread: Some(thread) })
+        Ok(Recorder { tx, thread: Some(thread), shared })
     }
 
-    /// Marks a trial's start or end (a sample is taken for it at once).
+    /// Marks a trial's start or end: a row is taken for it at once when
+    /// the last is older than a quarter of the interval; else it belongs to
+    /// the last row (the trial is shorter than the sampling resolves).
     pub(crate) fn mark(&self, m: Mark) {
-        // A stopped sampler records nothing more; the trial goes on.
-        let _ = self.tx.send(Msg::Mark(m));
+        let sh = &self.shared;
+        let now = u64::try_from(sh.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let wake = now.saturating_sub(sh.last_ns.load(Ordering::Relaxed)) >= sh.gap_ns;
+        if let Ok(mut p) = sh.pending.lock() {
+            p.push((m, wake));
+        }
+        if wake {
+            // A stopped sampler records nothing more; the trial goes on.
+            let _ = self.tx.send(Msg::Wake);
+        }
     }
 
     /// Stops the sampler: what it recorded (`None` if its thread died).
@@ -88,13 +118,15 @@ impl Drop for Recorder {
 struct Sampling {
     probes: Probes,
     row: Vec<u64>,
-    start: Instant,
+    shared: Arc<Shared>,
     rec: Recording,
     live: Option<Arc<Live>>,
+    /// Marks taken from `pending`, reused (no allocation per sample).
+    marks: Vec<(Mark, bool)>,
 }
 
 impl Sampling {
-    fn new(probes: Probes, interval: Duration) -> Sampling {
+    fn new(probes: Probes, interval: Duration, shared: Arc<Shared>) -> Sampling {
         let layout = probes.layout();
         let rec = Recording {
             layout,
@@ -107,21 +139,31 @@ impl Sampling {
             unavailable: probes.unavailable.clone(),
             cpus: probes.cpus,
         };
-        Sampling { row: vec![0; layout.width()], probes, start: Instant::now(), rec, live: None }
+        Sampling { row: vec![0; layout.width()], probes, shared, rec, live: None, marks: Vec::with_capacity(64) }
     }
 
     fn len(&self) -> usize {
         self.rec.len()
     }
 
-    /// One row now.
+    /// One row now; the marks made since the last row belong to it if
+    /// they asked for a row of their own, else to the last.
     fn take(&mut self) {
         if self.len() >= MAX_ROWS {
             self.thin();
         }
+        if let Ok(mut p) = self.shared.pending.lock() {
+            std::mem::swap(&mut *p, &mut self.marks);
+        }
+        let before = self.len().saturating_sub(1);
+        for (m, own) in self.marks.drain(..) {
+            self.rec.marks.push((m, if own { before + 1 } else { before }));
+        }
         self.probes.read(&mut self.row);
-        self.row[Layout::TIME] = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now = u64::try_from(self.shared.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.row[Layout::TIME] = now;
         self.rec.rows.extend_from_slice(&self.row);
+        self.shared.last_ns.store(now, Ordering::Relaxed);
     }
 
     /// The first device over the last interval, to the live line.
@@ -167,7 +209,13 @@ mod tests {
     fn marked_rows_survive_thinning() {
         let root = tempfile::tempdir().unwrap();
         let probes = Probes::open(root.path(), &[]);
-        let mut s = Sampling::new(probes, Duration::from_millis(1));
+        let shared = Arc::new(Shared {
+            start: Instant::now(),
+            pending: Mutex::new(Vec::new()),
+            last_ns: AtomicU64::new(0),
+            gap_ns: 0,
+        });
+        let mut s = Sampling::new(probes, Duration::from_millis(1), shared);
         for i in 0..MAX_ROWS {
             s.take();
             if i % 1000 == 7 {
@@ -184,16 +232,26 @@ mod tests {
         assert!(t.windows(2).all(|w| w[0] <= w[1]), "rows stay in time order");
     }
 
+    /// A trial longer than a quarter of the interval gets rows of its own;
+    /// a thousand trials far shorter wake the sampler for none of theirs.
     #[test]
-    fn a_recorder_samples_marks_and_stops() {
+    fn long_trials_get_their_own_rows_and_short_ones_wake_nothing() {
         let root = tempfile::tempdir().unwrap();
-        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(5), None).unwrap();
-        std::thread::sleep(Duration::from_millis(30));
+        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(400), None).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
         r.mark(Mark { state: 1, trial: 1, begin: true });
+        std::thread::sleep(Duration::from_millis(150));
         r.mark(Mark { state: 1, trial: 1, begin: false });
+        std::thread::sleep(Duration::from_millis(20));
+        for t in 2..1002 {
+            r.mark(Mark { state: 1, trial: t, begin: true });
+            r.mark(Mark { state: 1, trial: t, begin: false });
+        }
         let rec = r.finish().unwrap();
-        assert!(rec.len() >= 4, "{}", rec.len());
-        assert_eq!(rec.marks.len(), 2);
-        assert!(rec.marks[0].1 < rec.marks[1].1, "{:?}", rec.marks);
+        assert_eq!(rec.marks.len(), 2002);
+        let (b, e) = (rec.marks[0].1, rec.marks[1].1);
+        assert!(b >= 1 && e > b, "the long trial's own rows: {:?}", &rec.marks[..2]);
+        assert!(rec.len() <= e + 4, "the short trials took no rows of their own: {} rows", rec.len());
+        assert!(rec.marks.windows(2).all(|w| w[0].1 <= w[1].1), "marks keep their order");
     }
 }

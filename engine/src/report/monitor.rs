@@ -199,8 +199,8 @@ mod tests {
                 values: vec![None, Some(0.0), Some(50.0), Some(100.0), None, Some(100.0), Some(0.0)],
             }],
             trials: vec![
-                TrialSpan { trial: 1, start_ms: 0.0, end_ms: 3000.0, first: 0 },
-                TrialSpan { trial: 2, start_ms: 3000.0, end_ms: 5000.0, first: 4 },
+                TrialSpan { trial: 1, start_ms: 0.0, end_ms: 3000.0, first: 0, trials: 1 },
+                TrialSpan { trial: 2, start_ms: 3000.0, end_ms: 5000.0, first: 4, trials: 1 },
             ],
             unavailable: vec!["temperature: no hwmon sensor on this machine".into()],
             late: 0,

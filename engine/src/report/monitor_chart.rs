@@ -189,8 +189,14 @@ mod tests {
                 t_ms,
                 metrics: vec![Metric { name: "util".into(), source: "vda".into(), unit: "%".into(), values }],
                 trials: vec![
-                    TrialSpan { trial: 1, start_ms: 0.0, end_ms: n as f64 * 50.0, first: 0 },
-                    TrialSpan { trial: 2, start_ms: n as f64 * 50.0, end_ms: n as f64 * 100.0, first: n / 2 },
+                    TrialSpan { trial: 1, start_ms: 0.0, end_ms: n as f64 * 50.0, first: 0, trials: 1 },
+                    TrialSpan {
+                        trial: 2,
+                        start_ms: n as f64 * 50.0,
+                        end_ms: n as f64 * 100.0,
+                        first: n / 2,
+                        trials: 1,
+                    },
                 ],
                 unavailable: vec![],
                 late: 0,

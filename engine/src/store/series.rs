@@ -158,7 +158,7 @@ mod tests {
                 unit: "%".into(),
                 values: vec![None, Some(12.5)],
             }],
-            trials: vec![TrialSpan { trial: 1, start_ms: 0.0, end_ms: 1000.0, first: 0 }],
+            trials: vec![TrialSpan { trial: 1, start_ms: 0.0, end_ms: 1000.0, first: 0, trials: 1 }],
             unavailable: vec![],
             late: 0,
             thinned: 0,
@@ -183,7 +183,7 @@ mod tests {
         for (first, second) in [(2, 0), (1, 1)] {
             let mut bad = sample();
             bad.trials[0].first = first;
-            bad.trials.push(TrialSpan { trial: 2, start_ms: 0.0, end_ms: 0.0, first: second });
+            bad.trials.push(TrialSpan { trial: 2, start_ms: 0.0, end_ms: 0.0, first: second, trials: 1 });
             write(&p, &bad).unwrap();
             assert!(read(FILE).unwrap_err().contains("do not point at its samples in order"), "{first} {second}");
         }
