@@ -3,8 +3,10 @@
 //! the tests write, checks on result files, the root check, and waiting.
 
 use serde_json::Value;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 pub struct Env {
@@ -12,6 +14,66 @@ pub struct Env {
     pub target: tempfile::TempDir,
     /// Extra profile root (`test-profiles/`, `suites/`) on ENGINE_PROFILE_PATH.
     pub profiles: tempfile::TempDir,
+    _shared: Shared,
+}
+
+/// Tests that judge the machine's own load (what bounded a result, the
+/// monitors against iostat) run with no other test's engine running: they
+/// hold this for writing ([`alone`]); every [`Env`] holds it for reading,
+/// once per thread.
+static MACHINE: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// This thread's read guard and how many Envs share it; whether it
+    /// holds the machine alone.
+    static READ: RefCell<(usize, Option<RwLockReadGuard<'static, ()>>)> = const { RefCell::new((0, None)) };
+    static ALONE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// An Env's share of the machine.
+struct Shared;
+
+impl Shared {
+    fn take() -> Shared {
+        if !ALONE.get() {
+            READ.with_borrow_mut(|(n, guard)| {
+                if *n == 0 {
+                    *guard = Some(MACHINE.read().unwrap_or_else(|e| e.into_inner()));
+                }
+                *n += 1;
+            });
+        }
+        Shared
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if !ALONE.get() {
+            READ.with_borrow_mut(|(n, guard)| {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    *guard = None;
+                }
+            });
+        }
+    }
+}
+
+/// The machine to this test alone (until the guard drops): it waits for the
+/// tests running now, and tests that start later wait for it.
+pub struct Alone(#[allow(dead_code)] RwLockWriteGuard<'static, ()>);
+
+pub fn alone() -> Alone {
+    let g = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+    ALONE.set(true);
+    Alone(g)
+}
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        ALONE.set(false);
+    }
 }
 
 pub struct Run {
@@ -63,6 +125,7 @@ impl Env {
             home: tempfile::tempdir().unwrap(),
             target: tempfile::tempdir().unwrap(),
             profiles: tempfile::tempdir().unwrap(),
+            _shared: Shared::take(),
         }
     }
 

@@ -55,6 +55,7 @@ parsers: [{{result: seconds, wall_time: true}}]
 #[test]
 #[ignore = "needs root"]
 fn a_known_load_sums_to_what_was_written_and_agrees_with_iostat() {
+    let _alone = alone();
     // lazytime: a trial's mtime stays in memory, not a journal write.
     let fs = LoopFs::direct_quiet(300, "noatime,lazytime");
     let env = Env::new();
@@ -333,6 +334,7 @@ fn bound_of(env: &Env, name: &str) -> (String, String) {
 #[test]
 #[ignore = "needs root"]
 fn each_result_says_what_bounded_it() {
+    let _alone = alone();
     let env = Env::new();
     env.profile("direct", &io_profile("direct", "randread", "yes"));
     env.profile("cached", &io_profile("cached", "read", "no"));

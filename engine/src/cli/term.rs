@@ -9,15 +9,16 @@ use engine::model::profile::{LoadedProfile, OptionDef};
 use engine::model::result::{ResultFile, System};
 use engine::report::{systems, text};
 use engine::sys::text::one_line;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The test running now, as the display tracks it.
 enum Current {
-    /// A progress line redrawn in place.
-    Line { what: String, bar: Option<ProgressBar>, starts: Vec<Instant> },
+    /// A progress line redrawn in place (and the device line under it
+    /// while monitors run).
+    Line { what: String, bar: Option<ProgressBar>, starts: Vec<Instant>, live: Option<ProgressBar> },
     /// Piped: trials that ended (not warm-ups; an interrupted one does not count).
     Piped { prefix: String, start: Instant, trials: u32 },
 }
@@ -30,8 +31,8 @@ pub struct TermEvents {
     width: usize,
     prompts: Prompts,
     current: Mutex<Option<Current>>,
-    /// The device line under the progress line while monitors run.
-    live: Mutex<Option<Arc<Live>>>,
+    /// The lines drawn in place: the progress line, the device line under it.
+    multi: MultiProgress,
 }
 
 /// What a run prints on standard output as each test finishes.
@@ -47,7 +48,7 @@ pub enum Shown {
 
 impl TermEvents {
     pub fn new(tty: bool, shown: Shown, width: usize, prompts: Prompts) -> Self {
-        TermEvents { tty, shown, width, prompts, current: Mutex::new(None), live: Mutex::new(None) }
+        TermEvents { tty, shown, width, prompts, current: Mutex::new(None), multi: MultiProgress::new() }
     }
 }
 
@@ -117,29 +118,30 @@ fn live_line(device: &str, r: &LiveReading) -> String {
     )
 }
 
-/// The progress line's style: one line, or two with the device line under it.
-fn style(live: Option<Arc<Live>>) -> ProgressStyle {
-    match live {
-        None => ProgressStyle::with_template("{spinner} {msg}").unwrap(),
-        Some(live) => ProgressStyle::with_template("{spinner} {msg}\n  {live}").unwrap().with_key(
-            "live",
-            move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let text = live.get().map(|r| live_line(&live.device, &r));
-                let _ = w.write_str(text.as_deref().unwrap_or("…"));
-            },
-        ),
-    }
+/// The device line under the progress line: redrawn from the sampler's
+/// last reading, cut to `width`.
+fn live_bar(live: Arc<Live>, width: usize) -> ProgressBar {
+    let style = ProgressStyle::with_template("  {live}").unwrap().with_key(
+        "live",
+        move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let text = live.get().map(|r| live_line(&live.device, &r));
+            let _ = w.write_str(&fit(text.as_deref().unwrap_or("…"), width.saturating_sub(3)));
+        },
+    );
+    let b = ProgressBar::new_spinner();
+    b.set_style(style);
+    b.enable_steady_tick(Duration::from_millis(250));
+    b
 }
 
 impl Events for TermEvents {
     fn monitoring(&self, live: Option<Arc<Live>>) {
-        if !self.tty {
-            return;
+        let mut g = self.current.lock().unwrap();
+        let Some(Current::Line { live: line, .. }) = g.as_mut() else { return };
+        if let Some(old) = line.take() {
+            old.finish_and_clear();
         }
-        *self.live.lock().unwrap() = live.clone();
-        if let Some(Current::Line { bar: Some(bar), .. }) = self.current.lock().unwrap().as_ref() {
-            bar.set_style(style(live));
-        }
+        *line = live.map(|l| self.multi.add(live_bar(l, self.width.min(100))));
     }
 
     fn system_captured(&self, s: &System) {
@@ -151,7 +153,7 @@ impl Events for TermEvents {
     fn test_started(&self, t: &TestStart<'_>) {
         let prefix = position(t);
         let c = if self.tty {
-            Current::Line { what: format!("{prefix} {}", one_line(t.label)), bar: None, starts: Vec::new() }
+            Current::Line { what: format!("{prefix} {}", one_line(t.label)), bar: None, starts: Vec::new(), live: None }
         } else {
             errln!("{prefix} {} ({}): started", one_line(t.label), one_line(t.identifier));
             Current::Piped { prefix, start: Instant::now(), trials: 0 }
@@ -161,12 +163,13 @@ impl Events for TermEvents {
 
     fn trial_started(&self, k: u32, planned: u32, warmup: bool) {
         let mut g = self.current.lock().unwrap();
-        let Some(Current::Line { what, bar, starts }) = g.as_mut() else { return };
+        let Some(Current::Line { what, bar, starts, .. }) = g.as_mut() else { return };
         starts.push(Instant::now());
         let msg = line(what, starts, k, planned, warmup);
         let bar = bar.get_or_insert_with(|| {
-            let b = ProgressBar::new_spinner();
-            b.set_style(style(self.live.lock().unwrap().clone()));
+            // Above the device line, whichever came first.
+            let b = self.multi.insert(0, ProgressBar::new_spinner());
+            b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
             b.enable_steady_tick(Duration::from_millis(120));
             b
         });
@@ -182,12 +185,15 @@ impl Events for TermEvents {
     }
 
     fn test_done(&self, t: &TestStart<'_>, end: TestEnd<'_>) {
-        // A test that failed before its monitors stopped leaves no stale line.
-        *self.live.lock().unwrap() = None;
         // Piped, the failure's reason is left to the report at the end, so it is said once.
         let mut said = false;
         match self.current.lock().unwrap().take() {
-            Some(Current::Line { bar: Some(b), .. }) => b.finish_and_clear(),
+            Some(Current::Line { bar, live, .. }) => {
+                // A test that failed before its monitors stopped leaves no stale line.
+                for b in bar.into_iter().chain(live) {
+                    b.finish_and_clear();
+                }
+            }
             Some(Current::Piped { prefix, start, trials }) => {
                 errln!("{prefix} {}", end_line(&end, trials, start.elapsed()));
                 said = true;

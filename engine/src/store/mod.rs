@@ -179,7 +179,12 @@ impl Store {
             if check_name(&name).is_ok()
                 && let Ok(_lock) = self.lock_quiet(&name)
             {
-                out.extend(crate::sys::fs::remove_stale_temps(&self.dir(&name)));
+                let dir = self.dir(&name);
+                out.extend(crate::sys::fs::remove_stale_temps(&dir));
+                // A test's series is written atomically beside its logs.
+                for test_dir in subdirs(&dir.join("logs")).iter().flat_map(|d| subdirs(d)) {
+                    out.extend(crate::sys::fs::remove_stale_temps(&test_dir));
+                }
             }
         }
         out
@@ -240,6 +245,12 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
 /// [`crate::sys::fs::write_atomic`], its error naming `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     crate::sys::fs::write_atomic(path, bytes).map_err(|source| StoreError::Write { path: path.to_path_buf(), source })
+}
+
+/// The folders in `dir` (not symlinks to folders).
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else { return Vec::new() };
+    rd.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
 }
 
 /// A name fit for a folder: lower case, `-` for runs of other characters,
