@@ -1,6 +1,6 @@
 //! What a running trial can ask of the engine.
 
-use crate::Error;
+use crate::{Error, Figure};
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,6 +19,16 @@ pub trait Context {
     fn progress(&self, _fraction: f64, _note: &str) {}
     /// A line for the trial's log.
     fn log(&self, _line: &str) {}
+    /// How often the engine records the workload's own figures (the
+    /// monitors' interval); `None` when it does not, and a workload skips
+    /// the bookkeeping.
+    fn interval_every(&self) -> Option<Duration> {
+        None
+    }
+    /// The workload's own figures over the interval that ended `at` (time
+    /// since the trial started, as [`Context::elapsed`]); it began where the
+    /// last one ended, or at the trial's start. See [`crate::Rates`].
+    fn interval(&self, _at: Duration, _figures: &[Figure]) {}
     /// Flushes dirty pages and drops the page cache (needs root); an error
     /// says why it cannot (not root, or not offered to plugins).
     fn drop_caches(&self) -> Result<(), Error> {

@@ -29,6 +29,8 @@ pub trait Host {
     fn cancelled() -> bool;
     fn progress(fraction: f64, note: &str);
     fn log(line: &str);
+    fn interval_ms() -> u32;
+    fn interval(at_ns: u64, figures: &[crate::Figure]);
     /// `files.file.open`; only workloads import it (a parser has no files).
     fn open_file(name: &str, _create: bool) -> Result<Box<dyn ScratchFile>, Error> {
         Err(Error::unsupported(format!("cannot open {name}: a parser plugin has no files")))
@@ -128,6 +130,12 @@ impl<H: Host> Context for GuestContext<H> {
     }
     fn log(&self, line: &str) {
         H::log(line)
+    }
+    fn interval_every(&self) -> Option<Duration> {
+        Some(Duration::from_millis(u64::from(H::interval_ms()))).filter(|d| !d.is_zero())
+    }
+    fn interval(&self, at: Duration, figures: &[crate::Figure]) {
+        H::interval(u64::try_from(at.as_nanos()).unwrap_or(u64::MAX), figures)
     }
     fn open_file(&self, name: &str, create: bool) -> Result<Box<dyn ScratchFile>, Error> {
         // `cx.scratch_dir().join(name)` names the same file (a whole
@@ -343,6 +351,14 @@ interface types {
         log: string,
     }
 
+    /// One of a workload's own figures over an interval (`iops` 1/s,
+    /// `lat_p99` µs). A name is 1 to 40 letters, digits and `_`.
+    record figure {
+        name: string,
+        unit: string,
+        value: f64,
+    }
+
     /// One trial of an external program, as a parser plugin reads it.
     record trial-output {
         stdout: string,
@@ -355,6 +371,8 @@ interface types {
 /// What engine offers a running plugin, besides WASI: the plugin's only
 /// directory is its scratch directory, preopened as `/scratch`.
 interface host {
+    use types.{figure};
+
     /// Nanoseconds since the trial started, from a monotonic clock.
     elapsed-ns: func() -> u64;
     /// Whether the user asked to stop, or the trial's time is up: return
@@ -364,6 +382,12 @@ interface host {
     progress: func(fraction: f64, note: string);
     /// A line for the trial's log.
     log: func(line: string);
+    /// How often engine records the workload's own figures, milliseconds;
+    /// 0 when it does not.
+    interval-ms: func() -> u32;
+    /// The workload's own figures over the interval that ended AT-NS after
+    /// the trial started (as `elapsed-ns`). At most 32 figures a call.
+    interval: func(at-ns: u64, figures: list<figure>);
 }
 
 /// Bulk file I/O in the scratch directory, for workloads that measure the
@@ -447,6 +471,20 @@ world parser-plugin {
             }
             fn log(line: &str) {
                 engine::plugin::host::log(line)
+            }
+            fn interval_ms() -> u32 {
+                engine::plugin::host::interval_ms()
+            }
+            fn interval(at_ns: u64, figures: &[$crate::Figure]) {
+                let figures: Vec<engine::plugin::types::Figure> = figures
+                    .iter()
+                    .map(|f| engine::plugin::types::Figure {
+                        name: f.name.to_string(),
+                        unit: f.unit.to_string(),
+                        value: f.value,
+                    })
+                    .collect();
+                engine::plugin::host::interval(at_ns, &figures)
             }
             $(
                 fn open_file(

@@ -41,6 +41,7 @@ mod context;
 mod error;
 #[cfg(feature = "guest")]
 pub mod guest;
+mod interval;
 mod report;
 pub mod units;
 
@@ -48,6 +49,7 @@ pub use bytes::same_bytes;
 pub use config::Config;
 pub use context::{Context, ScratchFile};
 pub use error::{Error, ErrorKind};
+pub use interval::{Figure, Rates, valid_name as valid_figure_name};
 pub use report::{Measurement, Report};
 
 /// A workload: made from its configuration, run once per trial.

@@ -543,7 +543,8 @@ fn a_regression_fails_the_gate_and_shows_in_junit_and_the_summary() {
     assert!(r.stdout.contains("**1 regression(s)**") && r.stdout.contains("| after | 0.80"), "{}", r.stdout);
     let r = env.run(&["result", "compare", "base", "same", "--format", "summary"]);
     assert!(
-        r.stdout.contains("**No regressions**") && r.stdout.contains("1 result(s) without a significant change"),
+        r.stdout.contains("**No regressions**")
+            && r.stdout.contains("1 result(s) equivalent within ±2 %, 0 undecided."),
         "{}",
         r.stdout
     );

@@ -356,16 +356,34 @@ fn each_result_says_what_bounded_it() {
         r
     };
     let disk = LoopFs::direct(300, "relatime");
-    let r = run(disk.path(), "direct", "device");
-    let (by, evidence) = bound_of(&env, "device");
-    assert_eq!(by, "device", "{evidence}");
-    assert!(
-        evidence.starts_with(&format!("{} busy ", disk.name())) && evidence.contains("requests queued"),
-        "{evidence}"
-    );
-    assert!(r.stdout.contains("device-bound") || r.stdout.contains("bound by device"), "{}", r.stdout);
-    let shown = env.run(&["result", "show", "device"]);
-    assert!(shown.stdout.contains(&format!("bound by device: {evidence}")), "{}", shown.stdout);
+    // The hypervisor may take this VM's CPUs (steal); while it does,
+    // `contention` is the right label. Up to three runs for a quiet one.
+    let mut tries = 0;
+    let (r, evidence) = loop {
+        tries += 1;
+        let r = run(disk.path(), "direct", "device");
+        let (by, evidence) = bound_of(&env, "device");
+        let stolen = by == "contention" && evidence.starts_with("steal ");
+        if stolen && tries < 3 {
+            eprintln!("run {tries}: {evidence}; again");
+            continue;
+        }
+        if stolen {
+            eprintln!("the host stole CPU time in three runs: contention is the right label ({evidence})");
+            break (r, String::new());
+        }
+        assert_eq!(by, "device", "{evidence}");
+        break (r, evidence);
+    };
+    if !evidence.is_empty() {
+        assert!(
+            evidence.starts_with(&format!("{} busy ", disk.name())) && evidence.contains("requests queued"),
+            "{evidence}"
+        );
+        assert!(r.stdout.contains("device-bound") || r.stdout.contains("bound by device"), "{}", r.stdout);
+        let shown = env.run(&["result", "show", "device"]);
+        assert!(shown.stdout.contains(&format!("bound by device: {evidence}")), "{}", shown.stdout);
+    }
 
     let memory = LoopFs::in_memory(300);
     run(memory.path(), "direct", "cpu");
@@ -391,4 +409,100 @@ fn each_result_says_what_bounded_it() {
         html.stdout.contains("<div class=\"bound\">") && html.stdout.contains("bound by contention"),
         "HTML says it"
     );
+}
+
+/// Figure name → (trial, value) per interval.
+type Figures = std::collections::BTreeMap<String, Vec<(u64, f64)>>;
+
+/// A workload's own figures per interval from a run's first series: name →
+/// (trial, value) per interval, and the intervals' times.
+fn own(env: &Env, name: &str) -> (Figures, Vec<f64>) {
+    let s = &series(env, name)[0]["series"];
+    let w = &s["workload"];
+    assert!(w.is_object(), "no workload intervals: {s}");
+    let trials: Vec<u64> = w["trial"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+    let t: Vec<f64> = w["t_ms"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
+    let by = w["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let vals = m["values"].as_array().unwrap().iter().zip(&trials);
+            (m["name"].as_str().unwrap().to_string(), vals.filter_map(|(v, t)| Some((*t, v.as_f64()?))).collect())
+        })
+        .collect();
+    (by, t)
+}
+
+/// The io workload's own intervals, as fio's `write_iops_log`/`write_bw_log`/
+/// `write_lat_log` with `log_avg_msec`: IOPS, MB/s and latency per interval
+/// of each trial, consistent with each other and with the trial's number.
+#[test]
+fn the_io_workload_reports_its_own_intervals() {
+    let env = Env::new();
+    env.profile("own", &io_profile("own", "randread", "no"));
+    let r = env.bench(&["own", "--runs", "2", "--save", "o", "--monitor-interval", "500ms"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let (by, t) = own(&env, "o");
+    let names: Vec<&str> = by.keys().map(String::as_str).collect();
+    assert_eq!(names, ["iops", "lat_mean", "lat_p50", "lat_p99", "read_mb_s"], "reads only: no write column");
+    for trial in [1, 2] {
+        let n = by["iops"].iter().filter(|(k, _)| *k == trial).count();
+        assert!((5..=8).contains(&n), "about six half-second intervals in a 3 s trial: {n}");
+    }
+    for (((_, iops), (_, mb)), ((_, p50), (_, p99))) in
+        by["iops"].iter().zip(&by["read_mb_s"]).zip(by["lat_p50"].iter().zip(&by["lat_p99"]))
+    {
+        assert!((iops * 4096.0 / 1e6 - mb).abs() <= 1e-4 * mb.max(1.0), "4 KiB a read: {iops} IOPS, {mb} MB/s");
+        assert!(p50 <= p99 && *p50 > 0.0, "{p50} ≤ {p99}");
+    }
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "in time order: {t:?}");
+    // The intervals' IOPS, over the whole intervals, agree with the trial's.
+    let f = env.result("o");
+    let e = &f["results"].as_array().unwrap().iter().find(|r| r["result"] == "iops").unwrap()["entries"][0];
+    for (k, trial) in e["trials"].as_array().unwrap().iter().enumerate() {
+        let whole: Vec<f64> = {
+            let mine: Vec<f64> = by["iops"].iter().filter(|(t, _)| *t == k as u64 + 1).map(|x| x.1).collect();
+            mine[..mine.len() - 1].to_vec()
+        };
+        let mean = whole.iter().sum::<f64>() / whole.len() as f64;
+        let got = trial.as_f64().unwrap();
+        assert!((mean / got - 1.0).abs() < 0.25, "trial {}: intervals {mean:.0} vs result {got:.0} IOPS", k + 1);
+    }
+    let text = env.run(&["result", "monitor", "o", "--metric", "iops", "--metric", "workload:lat_p99"]);
+    assert!(
+        text.stdout.contains("workload iops 1/s") && text.stdout.contains("workload lat_p99 µs"),
+        "{}",
+        text.stdout
+    );
+    assert_eq!(text.stdout.matches('│').count(), 2, "two trials apart, per metric: {}", text.stdout);
+    let csv = env.run(&["result", "monitor", "o", "--format", "csv", "--metric", "workload:iops"]);
+    assert_eq!(csv.stdout.lines().count(), 1 + by["iops"].len(), "{}", csv.stdout);
+    assert!(csv.stdout.lines().nth(1).unwrap().contains(",workload:iops,1/s,"), "{}", csv.stdout);
+}
+
+/// fio's own interval logs become the fio profile's intervals: engine adds
+/// `--write_bw_log`/`--write_iops_log`/`--log_avg_msec` to a measured trial
+/// (not to `--dry-run`'s command, which stays PTS's) and sums the jobs' logs.
+#[test]
+fn fios_interval_logs_are_the_fio_profiles_intervals() {
+    let env = Env::new();
+    let quick = ["fio", "--option", "type=Random Read", "--option", "block_size=4KB (engine quick)"];
+    let dry = env.run(&[&["benchmark", "--dry-run"][..], &quick].concat());
+    assert!(!dry.stdout.contains("write_bw_log"), "{}", dry.stdout);
+    let r = env.bench(
+        &[&quick[..], &["--option", "engine=Sync", "--runs", "2", "--save", "f", "--monitor-interval", "200ms"]]
+            .concat(),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let (by, _) = own(&env, "f");
+    assert!(by.contains_key("iops") && by.contains_key("read_mb_s") && !by.contains_key("write_mb_s"), "{by:?}");
+    for trial in [1, 2] {
+        let v: Vec<f64> = by["iops"].iter().filter(|(k, _)| *k == trial).map(|x| x.1).collect();
+        assert!((3..=7).contains(&v.len()) && v.iter().all(|x| *x > 0.0), "five 200 ms intervals in 1 s: {v:?}");
+    }
+    let e = &env.result("f")["results"][0]["entries"][0];
+    let logs = env.home.path().join("results/f").join(e["logs"].as_str().unwrap());
+    let log = std::fs::read_to_string(logs.join("trials.log")).unwrap();
+    assert!(log.contains("--log_avg_msec=200"), "the trials' command: {log}");
 }

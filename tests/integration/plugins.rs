@@ -565,3 +565,81 @@ fn the_io_plugin_runs_under_a_scheduler_sweep() {
         assert!(entries.iter().all(|e| e["n"].as_u64().unwrap() >= 2), "{r}");
     }
 }
+
+/// The workload's figures of one run's first series, as `result monitor
+/// --format json` gives them: name → (trial, value) per interval.
+fn own_intervals(env: &Env, name: &str) -> std::collections::BTreeMap<String, Vec<(u64, f64)>> {
+    let r = env.run(&["result", "monitor", name, "--format", "json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let all: Value = serde_json::from_str(&r.stdout).unwrap();
+    let w = &all[0]["series"]["workload"];
+    assert!(w.is_object(), "no workload intervals: {}", all[0]["series"]);
+    let trials: Vec<u64> = w["trial"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+    w["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            assert_eq!(m["source"], "workload");
+            let vals = m["values"].as_array().unwrap().iter().zip(&trials);
+            (m["name"].as_str().unwrap().to_string(), vals.filter_map(|(v, t)| Some((*t, v.as_f64()?))).collect())
+        })
+        .collect()
+}
+
+/// A plugin reports its own intervals through `host.interval` (the SDK's
+/// `Rates`): seq-io's MB/s written and read land beside the monitors, under
+/// each trial, and the terminal view draws them.
+#[test]
+fn a_plugin_reports_its_own_intervals_beside_the_monitors() {
+    let env = Env::new();
+    wasm_profile(
+        &env,
+        "wasm-seq",
+        Some("seq_io_plugin"),
+        "executor:\n  wasm:\n    plugin: plugin.wasm\n    config: {size: 64MiB, block: 1MiB}\nresults:\n  - {id: write, unit: MB/s, proportion: HIB}\n  - {id: read, unit: MB/s, proportion: HIB}\nparsers: []\n",
+    );
+    let r = env.bench(&["wasm-seq", "--runs", "2", "--save", "s", "--monitor-interval", "100ms"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let own = own_intervals(&env, "s");
+    for name in ["write_mb_s", "read_mb_s"] {
+        let v = &own[name];
+        assert!(v.iter().any(|(t, _)| *t == 1) && v.iter().any(|(t, _)| *t == 2), "{name} in both trials: {v:?}");
+        assert!(v.iter().all(|(_, x)| *x > 0.0 && x.is_finite()), "{name}: {v:?}");
+    }
+    let text = env.run(&["result", "monitor", "s"]);
+    assert!(text.stdout.contains("workload write_mb_s MB/s"), "{}", text.stdout);
+    // --monitor none: the plugin is told no interval and nothing is kept.
+    let off = env.bench(&["wasm-seq", "--runs", "1", "--save", "off", "--monitor", "none"]);
+    assert_eq!(off.code, 0, "{off:?}");
+    assert!(env.result("off")["results"][0]["entries"][0].get("monitor").is_none());
+}
+
+/// A plugin's figures are text from outside: a name that is not a plain
+/// key, a NaN, and figures past 32 in one call are refused and counted in
+/// the trial's log; a unit with control characters lands inert; a time
+/// ahead of the clock is taken as now.
+#[test]
+fn a_plugins_hostile_figures_are_refused_or_made_inert() {
+    let env = Env::new();
+    abuse(&env, "abuse-intervals", "intervals", "{}");
+    let r = env.bench(&["abuse-intervals", "--runs", "1", "--save", "a", "--monitor-interval", "100ms"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let own = own_intervals(&env, "a");
+    assert_eq!(own["ok_s"], [(1, 7.0)]);
+    assert!(!own.keys().any(|k| k.contains('\u{1b}') || k == "nan_s"), "{:?}", own.keys());
+    assert_eq!(own.len(), 32, "32 figures of one call kept: {:?}", own.keys());
+    let e = &env.result("a")["results"][0]["entries"][0];
+    let logs = env.home.path().join("results/a").join(e["logs"].as_str().unwrap());
+    let log = std::fs::read_to_string(logs.join("trials.log")).unwrap();
+    assert!(log.contains("# 71 interval figure(s) refused"), "{log}");
+    for format in ["text", "csv", "json"] {
+        let out = env.run(&["result", "monitor", "a", "--format", format, "--metric", "ok_s"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{7}'), "{format}: {:?}", out.stdout);
+    }
+    let json: Value = serde_json::from_str(&env.run(&["result", "monitor", "a", "--format", "json"]).stdout).unwrap();
+    let s = &json[0]["series"];
+    let (t, trial) = (s["workload"]["t_ms"][0].as_f64().unwrap(), &s["trials"][0]);
+    assert!(t <= trial["end_ms"].as_f64().unwrap() + 50.0, "a time ahead is now: {t} vs {trial}");
+}

@@ -187,15 +187,11 @@ fn verdicts_on_real_trials() {
     assert!(r.stdout.contains("B  10.0 % higher (1.10× [1.09, 1.11]), p < 0.001"), "{}", r.stdout);
     assert!(r.stdout.contains(": better by 10.0 %"), "{}", r.stdout);
     // The verdict on one line, the change with its interval.
-    assert!(
-        r.stdout.contains("  B vs A: 1 better (Counter base +10 % [+9, +11]), 0 no significant difference"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("  B vs A: 1 better (Counter base +10 % [+9, +11]), 0 equivalent\n"), "{}", r.stdout);
     assert!(r.stdout.contains("  B  1 win, 0 losses"), "{}", r.stdout);
     let r = merged("base", "same");
     assert!(
-        r.stdout.contains("C  unchanged, p = 1.000") || r.stdout.contains(": no significant difference"),
+        r.stdout.contains("C  unchanged, p = 1.000") || r.stdout.contains(": equivalent within ±2 %"),
         "{}",
         r.stdout
     );
@@ -245,6 +241,6 @@ fn two_metrics_of_one_test_are_one_effect() {
     let r = env.run(&["result", "show", "two"]);
     let verdict = r.stdout.lines().find(|l| l.starts_with("  B vs A: ")).unwrap_or_else(|| panic!("{}", r.stdout));
     assert!(verdict.starts_with("  B vs A: 1 worse (Two — bw -20 % ["), "{verdict}");
-    assert!(verdict.contains(", iops -20 % [") && verdict.ends_with("0 no significant difference"), "{verdict}");
+    assert!(verdict.contains(", iops -20 % [") && verdict.ends_with("0 equivalent"), "{verdict}");
     assert!(r.stdout.contains("  A  1 win, 0 losses") && r.stdout.contains("  B  0 wins, 1 loss\n"), "{}", r.stdout);
 }

@@ -22,8 +22,12 @@ pub struct Change<'a> {
 pub struct Gate<'a> {
     pub regressions: Vec<Change<'a>>,
     pub improvements: Vec<Change<'a>>,
-    /// Comparisons that are neither (including too few trials to tell).
-    pub unchanged: usize,
+    /// Comparisons equivalent within the margin (worse ones under the
+    /// gate's percentage count here only when their interval says so).
+    pub equivalent: usize,
+    /// The others: a worse that is not worse enough, undecided, too few
+    /// trials, at the tool's resolution.
+    pub undecided: usize,
 }
 
 /// Whether `c` is worse than its baseline by at least `pct` percent.
@@ -51,8 +55,10 @@ pub(crate) fn gate(comparisons: &[(usize, Vec<(String, Comparison)>)], pct: f64)
                 g.regressions.push(change);
             } else if matches!(c.verdict, Verdict::Better(_)) {
                 g.improvements.push(change);
+            } else if matches!(c.verdict, Verdict::Equivalent(_)) {
+                g.equivalent += 1;
             } else {
-                g.unchanged += 1;
+                g.undecided += 1;
             }
         }
     }
@@ -89,7 +95,7 @@ mod tests {
         assert!(worse_by_at_least(&lib, 5.0) && !worse_by_at_least(&lib, 7.0));
         // Improvements and no verdict never fail.
         assert!(!worse_by_at_least(&cmp(1.2, Some((1.1, 1.3)), Verdict::Better(20.0), hib), 0.0));
-        assert!(!worse_by_at_least(&cmp(0.7, Some((0.3, 1.1)), Verdict::NoSignificantDifference, hib), 0.0));
+        assert!(!worse_by_at_least(&cmp(0.7, Some((0.3, 1.1)), Verdict::Undecided(None), hib), 0.0));
         let all = vec![
             (
                 0,
@@ -98,10 +104,10 @@ mod tests {
                     ("c".to_string(), cmp(1.2, Some((1.1, 1.3)), Verdict::Better(20.0), hib)),
                 ],
             ),
-            (1, vec![("b".to_string(), cmp(1.0, Some((0.98, 1.02)), Verdict::NoSignificantDifference, hib))]),
+            (1, vec![("b".to_string(), cmp(1.0, Some((0.98, 1.02)), Verdict::Undecided(None), hib))]),
         ];
         let g = gate(&all, 5.0);
-        assert_eq!((g.regressions.len(), g.improvements.len(), g.unchanged), (1, 1, 1));
+        assert_eq!((g.regressions.len(), g.improvements.len(), g.undecided), (1, 1, 1));
         assert_eq!((g.regressions[0].result, g.regressions[0].identifier), (0, "b"));
     }
 }

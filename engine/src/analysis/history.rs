@@ -556,7 +556,7 @@ fn sides(s: &Series, values: &[f64], kept: &[(usize, f64)], noise_pct: f64) -> V
         .enumerate()
         .map(|(k, &(at, p))| {
             let (before, after) = (&values[bounds[k]..at], &values[at..bounds[k + 2]]);
-            let c = significance::compare(after, before, s.proportion, &s.unit, noise_pct)?;
+            let c = significance::compare(after, before, s.proportion, &s.unit, significance::Rule::noise(noise_pct))?;
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
             Some(Change {
                 row: s.points[at].0,

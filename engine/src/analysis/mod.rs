@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn wins_and_losses_by_hand() {
         let f = file();
-        let t = wins::tally(&f, &Matrix::new(&f), 1.0);
+        let t = wins::tally(&f, &Matrix::new(&f), crate::analysis::significance::Rule::noise(1.0));
         // t1: B wins (HIB 200). t2: A wins (LIB 2). t3: tie, nobody. t4: one entry.
         assert_eq!((t[0].wins, t[0].losses), (1, 1));
         assert_eq!((t[1].wins, t[1].losses), (1, 1));
@@ -200,7 +200,7 @@ mod tests {
         f.results.truncate(1);
         f.results[0].entries =
             vec![entry_of("A", 100.0, &[90.0, 110.0, 100.0]), entry_of("B", 104.0, &[94.0, 114.0, 104.0])];
-        let t = wins::tally(&f, &Matrix::new(&f), 1.0);
+        let t = wins::tally(&f, &Matrix::new(&f), crate::analysis::significance::Rule::noise(1.0));
         assert_eq!((t[0].wins, t[0].losses, t[1].wins, t[1].losses), (0, 0, 0, 0));
     }
 

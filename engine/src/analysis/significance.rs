@@ -18,6 +18,13 @@
 //! and asymmetric as a ratio's uncertainty is (Kalibera & Jones 2013, 2020).
 //! A change is called only when the whole interval lies beyond the noise
 //! threshold.
+//!
+//! Three verdicts, not two: `better`/`worse` as above; `equivalent within
+//! ±M %` when the ratio's 90 % Fieller interval lies inside [1 − M, 1 + M]
+//! — two one-sided tests at 5 % each (Schuirmann's TOST), so "equivalent" is
+//! wrong at most 5 % of the time when the true ratio sits on the margin —;
+//! and `undecided` otherwise: the interval is too wide to say either, with
+//! how many trials a side would likely settle it.
 
 use crate::model::profile::Proportion;
 use crate::stats::Summary;
@@ -27,6 +34,29 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 pub const NOISE_PCT: f64 = 1.0;
 /// Significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
+/// Default equivalence margin, percent of the baseline mean.
+pub const EQUIVALENCE_PCT: f64 = 2.0;
+
+/// What a verdict asks of a change: beyond `noise_pct` to be called a
+/// change, within `equivalence_pct` to be called the same.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub noise_pct: f64,
+    pub equivalence_pct: f64,
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Rule { noise_pct: NOISE_PCT, equivalence_pct: EQUIVALENCE_PCT }
+    }
+}
+
+impl Rule {
+    /// The default equivalence margin with noise threshold `noise_pct`.
+    pub fn noise(noise_pct: f64) -> Rule {
+        Rule { noise_pct, ..Rule::default() }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -34,7 +64,11 @@ pub enum Verdict {
     Better(f64),
     /// Worse than the baseline by this many percent.
     Worse(f64),
-    NoSignificantDifference,
+    /// The ratio's 90 % interval lies within ±this many percent (TOST).
+    Equivalent(f64),
+    /// Neither: the interval is too wide. About how many trials a side
+    /// would likely settle it (none when no number of trials is likely to).
+    Undecided(Option<u32>),
     /// One side has a single trial: nothing can be said.
     NotEnoughTrials,
     /// A side's trials sit on its tool's resolution (every one the same):
@@ -47,9 +81,31 @@ impl std::fmt::Display for Verdict {
         match self {
             Verdict::Better(p) => write!(f, "better by {p:.1} %"),
             Verdict::Worse(p) => write!(f, "worse by {p:.1} %"),
-            Verdict::NoSignificantDifference => f.write_str("no significant difference"),
+            Verdict::Equivalent(m) => write!(f, "equivalent within ±{}", pct(*m)),
+            Verdict::Undecided(_) => f.write_str("undecided"),
             Verdict::NotEnoughTrials => f.write_str("not enough trials to tell"),
             Verdict::AtResolution => f.write_str("cannot tell: at the tool's resolution"),
+        }
+    }
+}
+
+/// `2 %`, `0.5 %`.
+fn pct(m: f64) -> String {
+    format!("{m} %")
+}
+
+impl Verdict {
+    /// Whether it calls a change (better or worse).
+    pub fn is_change(&self) -> bool {
+        matches!(self, Verdict::Better(_) | Verdict::Worse(_))
+    }
+
+    /// What would settle an undecided verdict, in words.
+    pub fn would_take(&self) -> Option<String> {
+        match self {
+            Verdict::Undecided(Some(n)) => Some(format!("about {n} trials a side would likely settle it")),
+            Verdict::Undecided(None) => Some("more trials are unlikely to settle it at this spread".into()),
+            _ => None,
         }
     }
 }
@@ -170,10 +226,15 @@ fn ratio_num(r: f64) -> String {
 /// with Welch's `df`. `None` for the interval when mean(b) is within its
 /// own interval of zero (the set of ratios is then unbounded).
 pub(crate) fn fieller(a: &[f64], b: &[f64], df: f64) -> Option<(f64, f64)> {
+    fieller_at(a, b, df, ALPHA)
+}
+
+/// Fieller's interval at level 1 − `alpha`.
+fn fieller_at(a: &[f64], b: &[f64], df: f64, alpha: f64) -> Option<(f64, f64)> {
     let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
     let (x, y) = (sa.mean, sb.mean);
     let (va, vb) = (sa.sd?.powi(2) / a.len() as f64, sb.sd?.powi(2) / b.len() as f64);
-    let t = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(1.0 - ALPHA / 2.0);
+    let t = StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(1.0 - alpha / 2.0);
     let t2 = t * t;
     // (x − ρy)² ≤ t²(va + ρ²vb)  ⇔  (y² − t²vb)ρ² − 2xyρ + (x² − t²va) ≤ 0.
     let a2 = y * y - t2 * vb;
@@ -214,13 +275,7 @@ pub(crate) fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
 }
 
 /// Compares `trials` with the `baseline` trials of a result with proportion `p` and `unit`.
-pub(crate) fn compare(
-    trials: &[f64],
-    baseline: &[f64],
-    p: Proportion,
-    unit: &str,
-    noise_pct: f64,
-) -> Option<Comparison> {
+pub(crate) fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &str, rule: Rule) -> Option<Comparison> {
     let (s, b) = (Summary::of(trials)?, Summary::of(baseline)?);
     if b.mean == 0.0 || !b.mean.is_finite() || !s.mean.is_finite() {
         return None;
@@ -244,7 +299,7 @@ pub(crate) fn compare(
     let ratio_ci = if w.se == 0.0 { Some((base.ratio, base.ratio)) } else { fieller(trials, baseline, w.df) };
     // Changed only when the whole interval lies beyond the noise threshold.
     let beyond = ratio_ci.is_some_and(|(lo, hi)| {
-        let n = noise_pct / 100.0;
+        let n = rule.noise_pct / 100.0;
         w.p < ALPHA && (lo >= 1.0 + n || hi <= 1.0 - n)
     });
     let verdict = if beyond {
@@ -254,9 +309,36 @@ pub(crate) fn compare(
         };
         if better { Verdict::Better(change_pct.abs()) } else { Verdict::Worse(change_pct.abs()) }
     } else {
-        Verdict::NoSignificantDifference
+        same_or_undecided(trials, baseline, base.ratio, &w, rule)
     };
     Some(Comparison { p_value: Some(w.p), ci: Some(w.ci), ratio_ci, verdict, ..base })
+}
+
+/// Equivalent when the ratio's 90 % interval lies within the margin (two
+/// one-sided tests at 5 %); else undecided, with the trials a side at which
+/// the interval, shrinking as 1/√n, would likely fit inside the margin or
+/// clear the noise threshold.
+fn same_or_undecided(trials: &[f64], baseline: &[f64], ratio: f64, w: &Welch, rule: Rule) -> Verdict {
+    let m = rule.equivalence_pct / 100.0;
+    let ci90 = if w.se == 0.0 { Some((ratio, ratio)) } else { fieller_at(trials, baseline, w.df, 2.0 * ALPHA) };
+    let Some((lo, hi)) = ci90 else { return Verdict::Undecided(None) };
+    if lo >= 1.0 - m && hi <= 1.0 + m {
+        return Verdict::Equivalent(rule.equivalence_pct);
+    }
+    // The interval narrows as 1/√n: the trials a side at which it would
+    // fit inside the margin, or clear the noise threshold (at 95 %, about
+    // 1.19 times the 90 % half-width).
+    let half = (hi - lo) / 2.0;
+    let off = (ratio - 1.0).abs();
+    let n = trials.len().min(baseline.len()) as f64;
+    let at = |h: f64, room: f64| (room > 0.0 && h > 0.0).then(|| (n * (h / room).powi(2)).ceil());
+    let same = at(half, m - off);
+    let change = at(1.19 * half, off - rule.noise_pct / 100.0);
+    let needed = match (same, change) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Verdict::Undecided(needed.filter(|k| *k <= 10_000.0).map(|k| k.max(n + 1.0) as u32))
 }
 
 #[cfg(test)]
@@ -291,8 +373,8 @@ mod tests {
         assert!((w.t + 3.0 / 2.5f64.sqrt()).abs() < 1e-12);
         assert!((w.df - 6.25 / 1.0625).abs() < 1e-12);
         assert!(w.p > 0.05 && w.p < 0.2, "{}", w.p);
-        let c = compare(&b, &a, Proportion::Hib, "MB/s", 1.0).unwrap();
-        assert_eq!(c.verdict, Verdict::NoSignificantDifference, "+60 % is not significant with this spread");
+        let c = compare(&b, &a, Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap();
+        assert!(matches!(c.verdict, Verdict::Undecided(_)), "+60 % is not significant with this spread");
         assert!((c.change_pct - 60.0).abs() < 1e-9);
     }
 
@@ -310,41 +392,47 @@ mod tests {
     fn verdicts_follow_the_proportion_and_the_noise_threshold() {
         let base = [100.0, 101.0, 99.0, 100.5, 99.5];
         let faster = [110.0, 111.0, 109.0, 110.5, 109.5];
-        assert_eq!(compare(&faster, &base, Proportion::Hib, "MB/s", 1.0).unwrap().verdict, Verdict::Better(10.0));
+        assert_eq!(
+            compare(&faster, &base, Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap().verdict,
+            Verdict::Better(10.0)
+        );
         // The same numbers as seconds: more is worse.
-        let c = compare(&faster, &base, Proportion::Lib, "Seconds", 1.0).unwrap();
+        let c = compare(&faster, &base, Proportion::Lib, "Seconds", Rule::noise(1.0)).unwrap();
         assert_eq!(c.verdict, Verdict::Worse(10.0));
         assert!(
             c.describe().starts_with("10.0 % more time (slower) (1.10× [1.09, 1.11]), p < 0.001"),
             "{}",
             c.describe()
         );
-        let c = compare(&base, &faster, Proportion::Lib, "Seconds", 1.0).unwrap();
+        let c = compare(&base, &faster, Proportion::Lib, "Seconds", Rule::noise(1.0)).unwrap();
         assert!(c.describe().starts_with("9.1 % less time (faster)"), "{}", c.describe());
-        let c = compare(&faster, &base, Proportion::Lib, "Joules", 1.0).unwrap();
+        let c = compare(&faster, &base, Proportion::Lib, "Joules", Rule::noise(1.0)).unwrap();
         assert!(c.describe().starts_with("10.0 % more ("), "{}", c.describe());
         // Significant, but under a 15 % noise threshold.
+        assert!(matches!(
+            compare(&faster, &base, Proportion::Hib, "MB/s", Rule::noise(15.0)).unwrap().verdict,
+            Verdict::Undecided(_)
+        ));
         assert_eq!(
-            compare(&faster, &base, Proportion::Hib, "MB/s", 15.0).unwrap().verdict,
-            Verdict::NoSignificantDifference
+            compare(&[1.0], &base, Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap().verdict,
+            Verdict::NotEnoughTrials
         );
-        assert_eq!(compare(&[1.0], &base, Proportion::Hib, "MB/s", 1.0).unwrap().verdict, Verdict::NotEnoughTrials);
         // PostMark's whole seconds: 2500 tps three times on each side is no "unchanged [1.00, 1.00]".
-        let c = compare(&[2500.0; 3], &[2500.0; 3], Proportion::Hib, "tps", 1.0).unwrap();
+        let c = compare(&[2500.0; 3], &[2500.0; 3], Proportion::Hib, "tps", Rule::noise(1.0)).unwrap();
         assert_eq!(c.verdict, Verdict::AtResolution);
     }
 
     #[test]
     fn small_samples_use_welch_too() {
-        let c = compare(&[20.0, 20.2, 20.1], &[10.0, 10.1, 10.2], Proportion::Hib, "MB/s", 1.0).unwrap();
+        let c = compare(&[20.0, 20.2, 20.1], &[10.0, 10.1, 10.2], Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap();
         assert!(c.p_value.unwrap() < 0.001);
         let (lo, hi) = c.ci.unwrap();
         assert!(lo > 9.7 && hi < 10.3, "{lo} {hi}");
         assert_eq!(c.verdict, Verdict::Better(c.change_pct));
         // Wide spread: +0 % on the means, nothing to report.
-        let c = compare(&[10.0, 20.0, 15.0], &[12.0, 18.0, 14.0], Proportion::Hib, "MB/s", 1.0).unwrap();
-        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
-        assert_eq!(c.describe().split(':').next_back().unwrap().trim(), "no significant difference");
+        let c = compare(&[10.0, 20.0, 15.0], &[12.0, 18.0, 14.0], Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap();
+        assert!(matches!(c.verdict, Verdict::Undecided(_)));
+        assert_eq!(c.describe().split(':').next_back().unwrap().trim(), "undecided");
     }
 
     #[test]
@@ -357,7 +445,7 @@ mod tests {
         assert!(hi - 11.0 / 21.0 > 11.0 / 21.0 - lo);
         // A baseline whose mean is within its own interval of zero: no bounded interval.
         assert_eq!(fieller(&[10.0, 11.0, 12.0], &[-1.0, 0.5, 2.0], 4.0), None);
-        let c = compare(&[10.0, 11.0, 12.0], &[20.0, 21.0, 22.0], Proportion::Hib, "MB/s", 1.0).unwrap();
+        let c = compare(&[10.0, 11.0, 12.0], &[20.0, 21.0, 22.0], Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap();
         assert_eq!(c.ratio_text(), "0.524× [0.440, 0.613]");
         assert!(c.describe().starts_with("47.6 % lower (0.524× [0.440, 0.613]), p < 0.001"), "{}", c.describe());
     }
@@ -384,15 +472,15 @@ mod tests {
         // +3 % with a tight spread: the interval is about [1.02, 1.04].
         let base = [100.0, 100.4, 99.6, 100.2, 99.8];
         let up = [103.0, 103.4, 102.6, 103.2, 102.8];
-        let c = compare(&up, &base, Proportion::Hib, "MB/s", 1.0).unwrap();
+        let c = compare(&up, &base, Proportion::Hib, "MB/s", Rule::noise(1.0)).unwrap();
         let (lo, hi) = c.ratio_ci.unwrap();
         assert!(lo > 1.02 && hi < 1.04, "{lo} {hi}");
         assert_eq!(c.verdict, Verdict::Better(c.change_pct));
         // With a 3 % threshold the interval reaches inside it: no verdict,
         // although the mean change (3.0 %) is at the threshold.
-        let c = compare(&up, &base, Proportion::Hib, "MB/s", 3.0).unwrap();
+        let c = compare(&up, &base, Proportion::Hib, "MB/s", Rule::noise(3.0)).unwrap();
         assert!(c.change_pct >= 3.0 && c.ratio_ci.unwrap().0 < 1.03);
-        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+        assert!(matches!(c.verdict, Verdict::Undecided(_)), "{:?}", c.verdict);
     }
 
     #[test]
@@ -403,7 +491,7 @@ mod tests {
             ci: Some((-45.8667, 251.8)),
             ratio: 2.32,
             ratio_ci: Some((0.61, 4.1)),
-            verdict: Verdict::NoSignificantDifference,
+            verdict: Verdict::Undecided(None),
             proportion: Proportion::Hib,
             unit: "Files/s".into(),
         };
@@ -443,7 +531,7 @@ mod tests {
         for _ in 0..reps {
             let a: Vec<f64> = (0..na).map(|_| draw(rng) * shift).collect();
             let b: Vec<f64> = (0..nb).map(|_| draw(rng)).collect();
-            let c = compare(&a, &b, Proportion::Hib, "MB/s", NOISE_PCT).unwrap();
+            let c = compare(&a, &b, Proportion::Hib, "MB/s", Rule::noise(NOISE_PCT)).unwrap();
             sig += (c.p_value.unwrap() < ALPHA) as usize;
             verdicts += matches!(c.verdict, Verdict::Better(_) | Verdict::Worse(_)) as usize;
         }
@@ -509,5 +597,52 @@ mod tests {
         for n in 3..10 {
             assert!(at[&(n + 1)] + 0.03 >= at[&n], "power grows with n");
         }
+    }
+
+    /// The share of `reps` pairs (n a side, SD `sd` % of 100, the first
+    /// side scaled by `shift`) that each verdict kind takes:
+    /// (equivalent, a change, undecided).
+    fn kinds(rng: &mut Rng, shift: f64, sd: f64, n: usize, reps: usize) -> (f64, f64, f64) {
+        let (mut eq, mut ch, mut un) = (0, 0, 0);
+        for _ in 0..reps {
+            let a: Vec<f64> = (0..n).map(|_| (100.0 + sd * rng.normal()) * shift).collect();
+            let b: Vec<f64> = (0..n).map(|_| 100.0 + sd * rng.normal()).collect();
+            match compare(&a, &b, Proportion::Hib, "MB/s", Rule::default()).unwrap().verdict {
+                Verdict::Equivalent(_) => eq += 1,
+                Verdict::Better(_) | Verdict::Worse(_) => ch += 1,
+                _ => un += 1,
+            }
+        }
+        let r = reps as f64;
+        (eq as f64 / r, ch as f64 / r, un as f64 / r)
+    }
+
+    /// Two one-sided tests: equal pairs are called equivalent within ±2 %
+    /// once the interval is narrow enough; pairs whose true ratio is on the
+    /// margin (1.02) are called equivalent at most 5 % of the time (TOST's
+    /// size); pairs 3 % apart are never equivalent and mostly a change.
+    #[test]
+    fn equivalence_by_two_one_sided_tests() {
+        const REPS: usize = 4_000;
+        let mut rng = Rng(0x5EED_0000_0000_0003);
+        let (eq, ch, _) = kinds(&mut rng, 1.0, 1.0, 8, REPS);
+        assert!(eq > 0.9 && ch < 0.05, "equal, SD 1 %, 8 a side: {eq} equivalent, {ch} changes");
+        for n in [3, 5, 8, 12] {
+            let (eq, _, _) = kinds(&mut rng, 1.02, 2.0, n, REPS);
+            eprintln!("true ratio 1.02 (SD 2 %), {n} a side: called equivalent {:.1} %", eq * 100.0);
+            assert!(eq <= ALPHA + 0.01, "on the margin, {n} a side: {eq} called equivalent");
+        }
+        let (eq, ch, _) = kinds(&mut rng, 1.03, 1.0, 8, REPS);
+        assert!(eq < 0.01 && ch > 0.9, "3 % apart: {eq} equivalent, {ch} changes");
+        // Too few trials for either: undecided, saying what would settle it.
+        let c =
+            compare(&[99.0, 103.0, 101.0], &[100.0, 98.0, 102.0], Proportion::Hib, "MB/s", Rule::default()).unwrap();
+        let Verdict::Undecided(Some(n)) = c.verdict else { panic!("{:?}", c.verdict) };
+        assert!(n > 3, "{n}");
+        assert!(c.verdict.would_take().unwrap().contains(&format!("about {n} trials a side")));
+        // No spread at all and the same mean: equivalent; a wider margin says so.
+        let wide = Rule { equivalence_pct: 5.0, ..Rule::default() };
+        let c = compare(&[100.0, 103.0, 101.0, 100.5], &[100.0, 101.0, 102.0, 100.5], Proportion::Hib, "MB/s", wide);
+        assert_eq!(c.unwrap().verdict.to_string(), "equivalent within ±5 %");
     }
 }

@@ -18,8 +18,8 @@ pub struct Tally {
 }
 
 /// Whether `a` is significantly better (`Some(true)`) or worse than `b`.
-fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, noise_pct: f64) -> Option<bool> {
-    match significance::compare(&a.trials, &b.trials, p, "", noise_pct)?.verdict {
+fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, rule: significance::Rule) -> Option<bool> {
+    match significance::compare(&a.trials, &b.trials, p, "", rule)?.verdict {
         Verdict::Better(_) => Some(true),
         Verdict::Worse(_) => Some(false),
         _ => None,
@@ -28,7 +28,7 @@ fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, noise_pct: f64) -> Opt
 
 /// Wins and losses per identifier, a test counting once: io's bandwidth and
 /// IOPS, or pgbench's TPS and latency, are one effect, not two.
-pub(crate) fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally> {
+pub(crate) fn tally(f: &ResultFile, m: &Matrix<'_>, rule: significance::Rule) -> Vec<Tally> {
     let mut t: Vec<Tally> = m.ids.iter().map(|id| Tally { identifier: id.clone(), wins: 0, losses: 0 }).collect();
     // (identifier, test) already counted as a win, as a loss.
     let (mut won, mut lost) = (HashSet::new(), HashSet::new());
@@ -64,13 +64,13 @@ pub(crate) fn tally(f: &ResultFile, m: &Matrix<'_>, noise_pct: f64) -> Vec<Tally
         for (i, v) in vals {
             let e = row[i].unwrap();
             if v == best
-                && after_best.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(true))
+                && after_best.is_some_and(|n| beats(e, n, r.proportion, rule) == Some(true))
                 && won.insert((i, r.test.as_str()))
             {
                 t[i].wins += 1;
             }
             if v == worst
-                && before_worst.is_some_and(|n| beats(e, n, r.proportion, noise_pct) == Some(false))
+                && before_worst.is_some_and(|n| beats(e, n, r.proportion, rule) == Some(false))
                 && lost.insert((i, r.test.as_str()))
             {
                 t[i].losses += 1;

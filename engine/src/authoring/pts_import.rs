@@ -492,6 +492,7 @@ impl Importer<'_> {
             env: Default::default(),
             stdin: None,
             timeout: None,
+            interval_logs: None,
             pre_test: Vec::new(),
             pre_trial: Vec::new(),
             post_trial: Vec::new(),

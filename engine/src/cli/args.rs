@@ -156,6 +156,15 @@ pub fn identifier(s: &str) -> Result<String, String> {
 }
 
 /// A percentage from 0 to 100 (`--fail-on-regression 5`).
+/// An equivalence margin: a percentage above 0 and below 100.
+pub fn margin(s: &str) -> Result<f64, String> {
+    let p = percent(s)?;
+    if p <= 0.0 {
+        return Err(format!("{p} is no margin: use a percentage above 0 and below 100 (e.g. 2)"));
+    }
+    Ok(p)
+}
+
 pub fn percent(s: &str) -> Result<f64, String> {
     let p: f64 = s.trim_end_matches('%').trim().parse().map_err(|_| format!("`{s}` is not a percentage (e.g. 5)"))?;
     if !(0.0..100.0).contains(&p) {

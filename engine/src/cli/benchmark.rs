@@ -82,7 +82,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
 pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
     let format = args.format;
     let progress = args.progress;
-    let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression)?;
+    let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression, args.equivalence)?;
     let req = request(&args, install);
     let line = CommandLine { args: &args, install };
     let (code, saved) = run_request(cx, &req, &line, (format, progress), gate.as_ref())?;

@@ -138,6 +138,10 @@ pub struct BenchmarkArgs {
     /// least PCT (default: the noise threshold)
     #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to", value_parser = args::percent)]
     pub fail_on_regression: Option<Option<f64>>,
+    /// With --compare-to: the largest difference called `equivalent`, percent (the
+    /// ratio's 90 % interval within ±PCT); otherwise a result is `undecided`
+    #[arg(long, value_name = "PCT", requires = "compare_to", default_value_t = engine::analysis::significance::EQUIVALENCE_PCT, value_parser = args::margin)]
+    pub equivalence: f64,
     /// What is printed: `text` (on a terminal a compact table per test as it finishes —
     /// value, ±CI, N, marks — then the comparison; piped, the whole report once at the
     /// end), `bars` (each test's bar charts as it finishes), or a report format at the end

@@ -252,6 +252,13 @@ mod tests {
             (&["result", "import", "f.xml", "--save", ".."], "--save", "result name `..` is not allowed"),
             (&["result", "history", "--by", "a b"], "--by", "is not a tag key"),
             (&["result", "show", "r", "--normalize", "median"], "--normalize", "possible values: lowest, baseline"),
+            (&["result", "show", "r", "--equivalence", "0"], "--equivalence", "0 is no margin"),
+            (&["result", "compare", "a", "b", "--equivalence", "100"], "--equivalence", "is not from 0 to 100"),
+            (
+                &["benchmark", "fio", "--compare-to", "a", "--equivalence", "250"],
+                "--equivalence",
+                "is not from 0 to 100",
+            ),
         ] {
             let e = crate::cli::Cli::try_parse_from(std::iter::once("engine").chain(args.iter().copied())).unwrap_err();
             let text = e.to_string();

@@ -38,6 +38,10 @@ pub struct ViewArgs {
     /// Smallest change reported as real, percent
     #[arg(long, value_name = "PCT", default_value_t = engine::analysis::significance::NOISE_PCT)]
     pub noise: f64,
+    /// Largest difference called `equivalent`, percent: the ratio's 90 % interval must
+    /// lie within ±PCT (two one-sided tests); otherwise a result is `undecided`
+    #[arg(long, value_name = "PCT", default_value_t = engine::analysis::significance::EQUIVALENCE_PCT, value_parser = super::args::margin)]
+    pub equivalence: f64,
     /// How many notable results to list
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub notable: usize,
@@ -168,6 +172,7 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
             NormalizeTo::Lowest => Reference::Lowest,
         }),
         noise_pct: v.noise,
+        equivalence_pct: v.equivalence,
         notable: v.notable,
         regression_pct: v.fail_on_regression.flatten(),
         detail: v.detail,
@@ -189,9 +194,11 @@ pub(super) fn print_judged(j: &engine::ops::gate::Judged) {
     let (baseline, pct) = (&j.baseline, j.pct);
     if j.regressions.is_empty() {
         errln!(
-            "no regressions against `{baseline}` (significantly worse by {pct} % or more); {} improvement(s), {} unchanged",
+            "no regressions against `{baseline}` (significantly worse by {pct} % or more); {} improvement(s), {} equivalent within ±{} %, {} undecided",
             j.improvements,
-            j.unchanged
+            j.equivalent,
+            j.margin,
+            j.undecided
         );
         return;
     }

@@ -56,7 +56,9 @@ pub struct ComparisonRecord {
     /// Welch's two-sided p-value.
     #[serde(default)]
     pub p_value: Option<f64>,
-    /// `better`, `worse`, `no significant difference`, `not enough trials`.
+    /// `better`, `worse`, `equivalent` (within the equivalence margin),
+    /// `undecided`, `not enough trials to tell`, `cannot tell: at the tool's
+    /// resolution`.
     pub verdict: String,
 }
 

@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
 
 /// What a series file says it is.
 pub const FORMAT: &str = "engine-monitor/1";
@@ -30,6 +31,31 @@ pub struct Series {
     #[serde(default)]
     pub late: u64,
     /// How many times the samples were thinned by half to stay bounded.
+    #[serde(default)]
+    pub thinned: u32,
+    /// The workload's own figures per interval (io's IOPS and latency
+    /// percentiles, fio's interval logs), when it reported any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Intervals>,
+}
+
+/// The source name of a workload's own figures.
+pub const WORKLOAD: &str = "workload";
+
+/// A workload's own figures, one row per interval it reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Intervals {
+    /// When each interval ended: milliseconds since the recording started
+    /// (the clock of `t_ms` above). It began where the row before it ended,
+    /// or at its trial's start.
+    pub t_ms: Vec<f64>,
+    /// The measured trial each interval belongs to.
+    pub trial: Vec<u32>,
+    /// One column per figure (source `workload`); null where an interval
+    /// did not report it.
+    pub metrics: Vec<Metric>,
+    /// Rows merged pairwise to stay bounded, how many times.
     #[serde(default)]
     pub thinned: u32,
 }
@@ -76,6 +102,9 @@ fn one() -> u32 {
     1
 }
 
+/// A trial span, and the times and values of one metric inside it.
+pub type TrialSlice<'a> = (&'a TrialSpan, &'a [f64], &'a [Option<f64>]);
+
 /// A test's series for one identifier, as reports take it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
@@ -96,8 +125,87 @@ impl Series {
     }
 
     /// The metric `key` names: `source:name`, or a bare name (the first
-    /// source's).
+    /// source's; the workload's last).
     pub fn metric(&self, key: &str) -> Option<&Metric> {
-        self.metrics.iter().find(|m| m.key() == key).or_else(|| self.metrics.iter().find(|m| m.name == key))
+        let all = || self.columns();
+        all().find(|m| m.key() == key).or_else(|| all().find(|m| m.name == key))
+    }
+
+    /// Every metric: the system's and devices', then the workload's.
+    pub fn columns(&self) -> impl Iterator<Item = &Metric> {
+        self.metrics.iter().chain(self.workload.iter().flat_map(|w| &w.metrics))
+    }
+
+    /// Each trial span with the times and values of `m` inside it (a
+    /// system metric's samples after the span's start; a workload figure's
+    /// intervals of the span's trials).
+    pub fn per_trial<'a>(&'a self, m: &'a Metric) -> Vec<TrialSlice<'a>> {
+        match (&self.workload, m.source == WORKLOAD) {
+            (Some(w), true) => self
+                .trials
+                .iter()
+                .map(|span| {
+                    let holds = |t: &u32| *t >= span.trial && *t < span.trial + span.trials.max(1);
+                    let from = w.trial.iter().position(holds).unwrap_or(w.trial.len());
+                    let to = from + w.trial[from..].iter().take_while(|t| holds(t)).count();
+                    (span, &w.t_ms[from..to], &m.values[from.min(m.values.len())..to.min(m.values.len())])
+                })
+                .collect(),
+            _ => self
+                .trial_samples()
+                .map(|(span, r)| {
+                    (span, &self.t_ms[r.clone()], &m.values[r.start.min(m.values.len())..r.end.min(m.values.len())])
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One of a workload's own figures: (name, unit, value).
+pub type Figure = (String, String, f64);
+
+/// Most figures kept from one report, and reports from one trial (a
+/// plugin that reports more is cut off there, and its log says so).
+const MAX_FIGURES: usize = 32;
+const MAX_REPORTS: usize = 100_000;
+
+/// What a workload reported of its own intervals during one trial, checked
+/// as it came (the names and units are the workload's: a plugin's are text
+/// from outside).
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// When the trial started, on the clock the reports' times count from.
+    pub origin: Instant,
+    /// (time since `origin`, figures).
+    pub rows: Vec<(Duration, Vec<Figure>)>,
+    /// Figures refused (bad name, unit or value; over the limits).
+    pub refused: u64,
+}
+
+impl Reported {
+    pub fn new(origin: Instant) -> Reported {
+        Reported { origin, rows: Vec::new(), refused: 0 }
+    }
+
+    /// Takes one report of figures over the interval that ended `at` (no
+    /// later than now: a time ahead of the clock is now).
+    pub fn push<'a>(&mut self, at: Duration, figures: impl Iterator<Item = (&'a str, &'a str, f64)>) {
+        let at = at.min(self.origin.elapsed());
+        let mut kept = Vec::new();
+        for (name, unit, value) in figures {
+            let ok = kept.len() < MAX_FIGURES
+                && self.rows.len() < MAX_REPORTS
+                && engine_sdk::valid_figure_name(name)
+                && unit.chars().count() <= 16
+                && value.is_finite();
+            if ok {
+                kept.push((name.to_string(), crate::sys::text::one_line(unit).into_owned(), value));
+            } else {
+                self.refused += 1;
+            }
+        }
+        if !kept.is_empty() {
+            self.rows.push((at, kept));
+        }
     }
 }

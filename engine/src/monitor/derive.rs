@@ -157,6 +157,7 @@ pub(crate) fn series(rec: &Recording, state: usize) -> Series {
         unavailable: rec.unavailable.clone(),
         late: rec.late,
         thinned: rec.thinned,
+        workload: super::own::intervals(rec, state),
     }
 }
 
@@ -223,6 +224,7 @@ mod tests {
             thinned: 0,
             unavailable: vec![],
             cpus: 2,
+            workload: vec![],
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod bound;
 pub(crate) mod derive;
+pub(crate) mod own;
 pub(crate) mod probe;
 pub(crate) mod recording;
 pub(crate) mod sampler;

@@ -29,7 +29,12 @@ pub(crate) struct Recording {
     pub unavailable: Vec<String>,
     /// CPUs the system's CPU shares are of.
     pub cpus: usize,
+    /// The workloads' own intervals: (state, trial, ms since the
+    /// recording started, figures).
+    pub workload: Vec<(usize, u32, f64, Vec<Figure>)>,
 }
+
+pub(crate) use crate::model::series::Figure;
 
 impl Recording {
     pub(crate) fn row(&self, i: usize) -> &[u64] {

@@ -7,9 +7,10 @@
 use super::probe::{Layout, Probes};
 pub(crate) use super::recording::{Mark, Recording};
 use crate::events::Live;
+use crate::model::series::Reported;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -33,13 +34,28 @@ struct Shared {
     last_ns: AtomicU64,
     /// A mark wants its own row when the last is older than this.
     gap_ns: u64,
+    /// Marks that asked for a row of their own (counted under the
+    /// `pending` lock, so in the order they were pushed), and how many of
+    /// them have their row, with a signal at each row: such a mark waits
+    /// for its row, so a trial starts (and the next waits) only once its
+    /// boundary is read, however late the sampler's thread is scheduled.
+    asked: AtomicU64,
+    rowed: Mutex<u64>,
+    row_taken: Condvar,
 }
+
+/// Longest a trial waits for its boundary row (a sampler that died or
+/// stalls must not hold the run).
+const MARK_WAIT: Duration = Duration::from_millis(100);
 
 /// A running sampler; stopped by [`Recorder::finish`] or when dropped.
 pub(crate) struct Recorder {
     tx: Sender<Msg>,
     thread: Option<JoinHandle<Recording>>,
     shared: Arc<Shared>,
+    every: Duration,
+    /// The workloads' own intervals, handed over after each trial.
+    workload: Vec<(usize, u32, f64, Vec<super::recording::Figure>)>,
 }
 
 impl Recorder {
@@ -53,6 +69,9 @@ impl Recorder {
             pending: Mutex::new(Vec::new()),
             last_ns: AtomicU64::new(0),
             gap_ns,
+            asked: AtomicU64::new(0),
+            rowed: Mutex::new(0),
+            row_taken: Condvar::new(),
         });
         let mine = shared.clone();
         let thread = std::thread::Builder::new().name("engine-monitor".into()).spawn(move || {
@@ -79,7 +98,7 @@ impl Recorder {
             s.take();
             s.rec
         })?;
-        Ok(Recorder { tx, thread: Some(thread), shared })
+        Ok(Recorder { tx, thread: Some(thread), shared, every: interval, workload: Vec::new() })
     }
 
     /// Marks a trial's start or end: a row is taken for it at once when
@@ -89,19 +108,42 @@ impl Recorder {
         let sh = &self.shared;
         let now = u64::try_from(sh.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let wake = now.saturating_sub(sh.last_ns.load(Ordering::Relaxed)) >= sh.gap_ns;
+        let mut ticket = None;
         if let Ok(mut p) = sh.pending.lock() {
             p.push((m, wake));
+            if wake {
+                ticket = Some(sh.asked.fetch_add(1, Ordering::Relaxed) + 1);
+            }
         }
-        if wake {
-            // A stopped sampler records nothing more; the trial goes on.
-            let _ = self.tx.send(Msg::Wake);
+        // A stopped sampler records nothing more; the trial goes on.
+        if let Some(t) = ticket
+            && self.tx.send(Msg::Wake).is_ok()
+            && let Ok(g) = sh.rowed.lock()
+        {
+            let _ = sh.row_taken.wait_timeout_while(g, MARK_WAIT, |done| *done < t);
         }
+    }
+
+    /// How often it samples.
+    pub(crate) fn interval(&self) -> Duration {
+        self.every
+    }
+
+    /// The interval figures a workload reported during trial `trial` of
+    /// state `state` (after the trial: nothing is shared while it runs).
+    pub(crate) fn intervals(&mut self, state: usize, trial: u32, iv: Reported) {
+        let origin = iv.origin.saturating_duration_since(self.shared.start);
+        self.workload.extend(
+            iv.rows.into_iter().map(|(at, figures)| (state, trial, (origin + at).as_secs_f64() * 1000.0, figures)),
+        );
     }
 
     /// Stops the sampler: what it recorded (`None` if its thread died).
     pub(crate) fn finish(mut self) -> Option<Recording> {
         let _ = self.tx.send(Msg::Stop);
-        self.thread.take()?.join().ok()
+        let mut rec = self.thread.take()?.join().ok()?;
+        rec.workload = std::mem::take(&mut self.workload);
+        Some(rec)
     }
 }
 
@@ -138,6 +180,7 @@ impl Sampling {
             thinned: 0,
             unavailable: probes.unavailable.clone(),
             cpus: probes.cpus,
+            workload: Vec::new(),
         };
         Sampling { row: vec![0; layout.width()], probes, shared, rec, live: None, marks: Vec::with_capacity(64) }
     }
@@ -156,6 +199,7 @@ impl Sampling {
             std::mem::swap(&mut *p, &mut self.marks);
         }
         let before = self.len().saturating_sub(1);
+        let own_rows = self.marks.iter().filter(|m| m.1).count() as u64;
         for (m, own) in self.marks.drain(..) {
             self.rec.marks.push((m, if own { before + 1 } else { before }));
         }
@@ -164,6 +208,12 @@ impl Sampling {
         self.row[Layout::TIME] = now;
         self.rec.rows.extend_from_slice(&self.row);
         self.shared.last_ns.store(now, Ordering::Relaxed);
+        if own_rows > 0 {
+            if let Ok(mut g) = self.shared.rowed.lock() {
+                *g += own_rows;
+            }
+            self.shared.row_taken.notify_all();
+        }
     }
 
     /// The first device over the last interval, to the live line.
@@ -214,6 +264,9 @@ mod tests {
             pending: Mutex::new(Vec::new()),
             last_ns: AtomicU64::new(0),
             gap_ns: 0,
+            asked: AtomicU64::new(0),
+            rowed: Mutex::new(0),
+            row_taken: Condvar::new(),
         });
         let mut s = Sampling::new(probes, Duration::from_millis(1), shared);
         for i in 0..MAX_ROWS {

@@ -14,6 +14,8 @@ pub struct Gate {
     base: String,
     /// `--fail-on-regression [PCT]` (`Some(None)`: the default percentage).
     fail: Option<Option<f64>>,
+    /// `--equivalence PCT`.
+    margin: f64,
 }
 
 /// One regression, in words.
@@ -37,7 +39,11 @@ pub struct Judged {
     pub pct: f64,
     pub regressions: Vec<Regression>,
     pub improvements: usize,
-    pub unchanged: usize,
+    /// Equivalent within the margin, and neither way decided.
+    pub equivalent: usize,
+    pub undecided: usize,
+    /// The equivalence margin, percent.
+    pub margin: f64,
 }
 
 impl Judged {
@@ -71,7 +77,9 @@ pub fn judge(file: &ResultFile, view: &View) -> Judged {
         pct,
         regressions,
         improvements: g.improvements.len(),
-        unchanged: g.unchanged,
+        equivalent: g.equivalent,
+        undecided: g.undecided,
+        margin: view.equivalence_pct,
     }
 }
 
@@ -81,13 +89,14 @@ impl Gate {
         cx: &Context,
         compare_to: Option<crate::store::ResultName>,
         fail: Option<Option<f64>>,
+        margin: f64,
     ) -> Result<Option<Gate>, Failure> {
         let Some(base) = compare_to.map(|n| n.to_string()) else { return Ok(None) };
         if !cx.store.exists(&base) {
             return Err(Failure::usage(format!("--compare-to: no saved result `{base}`"))
                 .hint("`engine list results` lists them; save a baseline first with --save NAME"));
         }
-        Ok(Some(Gate { base, fail }))
+        Ok(Some(Gate { base, fail, margin }))
     }
 
     /// The baseline and the run's result `new` (named `name`) in one file,
@@ -98,7 +107,8 @@ impl Gate {
             vec![(self.base.clone(), base), (name.to_string(), new.clone())],
             &format!("{} vs {name}", self.base),
         );
-        Some((merged, View { regression_pct: self.fail.flatten(), ..Default::default() }))
+        let view = View { regression_pct: self.fail.flatten(), equivalence_pct: self.margin, ..Default::default() };
+        Some((merged, view))
     }
 
     /// Whether the gate decides the exit code (`--fail-on-regression`),

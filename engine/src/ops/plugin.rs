@@ -334,8 +334,13 @@ pub fn inspect(cx: &Context, req: &InspectRequest) -> Result<Inspection, Failure
     let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
     let dir = crate::sys::safepath::Dir::open(scratch.path())
         .map_err(|e| Failure::new(exit::ERROR, format!("temporary directory: {e}")))?;
-    let sb =
-        Sandbox { scratch: Some(&dir), env: &[], limits: req.limits, interrupted: crate::sys::interrupt::requested };
+    let sb = Sandbox {
+        scratch: Some(&dir),
+        env: &[],
+        limits: req.limits,
+        interrupted: crate::sys::interrupt::requested,
+        interval: None,
+    };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;
     let ran = req.run.then(|| {

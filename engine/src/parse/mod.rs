@@ -1,6 +1,7 @@
 //! Parsers: a trial's raw output → one value per result. One file per kind;
 //! the runner sees only [`Parser`].
 
+pub(crate) mod fio_log;
 mod json_pointer;
 mod number;
 mod plugin;

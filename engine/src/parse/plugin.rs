@@ -31,7 +31,8 @@ impl PluginParser {
         let fail = |message: String| ParseError::Plugin { plugin: name.to_string(), message };
         let plugin = Plugin::load(path, cache).map_err(|e| fail(e.to_string()))?;
         plugin.expect(Kind::Parser).map_err(|e| fail(e.to_string()))?;
-        let sb = Sandbox { scratch: None, env: &[], limits, interrupted: crate::sys::interrupt::requested };
+        let sb =
+            Sandbox { scratch: None, env: &[], limits, interrupted: crate::sys::interrupt::requested, interval: None };
         let iface = plugin.check(&config, &sb).0.map_err(|e| fail(e.to_string()))?;
         if let Some((k, _)) = config.iter().find(|(k, _)| !iface.keys.contains(k)) {
             return Err(fail(format!(
@@ -50,8 +51,13 @@ impl Parser for PluginParser {
     fn parse(&self, out: &RawOutput<'_>) -> Result<Reading, ParseError> {
         // A trial reaches its parsers only when its program exited 0.
         let output = engine_sdk::TrialOutput { stdout: out.stdout, stderr: out.stderr, exit_code: 0 };
-        let sb =
-            Sandbox { scratch: None, env: &[], limits: self.limits, interrupted: crate::sys::interrupt::requested };
+        let sb = Sandbox {
+            scratch: None,
+            env: &[],
+            limits: self.limits,
+            interrupted: crate::sys::interrupt::requested,
+            interval: None,
+        };
         let fail = |message: String| ParseError::Plugin { plugin: self.name.clone(), message };
         let report = self.plugin.parse(&self.config, &output, &sb).0.map_err(|e| fail(e.to_string()))?;
         let value = report.get(&self.result).ok_or_else(|| fail(format!("returned no value for `{}`", self.result)))?;

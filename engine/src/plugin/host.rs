@@ -33,6 +33,8 @@ pub struct Sandbox<'a> {
     pub limits: Limits,
     /// Whether the user asked to stop (Ctrl-C).
     pub interrupted: fn() -> bool,
+    /// How often a workload's own figures are recorded; `None`: not.
+    pub interval: Option<std::time::Duration>,
 }
 
 /// A store's data: WASI state, limits, and what the host imports record.
@@ -52,6 +54,9 @@ pub struct State {
     /// The plugin logged more than [`OUTPUT_CAP`]: its test fails, as one
     /// that writes that much to stdout or stderr does.
     pub log_overflow: bool,
+    pub(super) interval: Option<std::time::Duration>,
+    /// The workload's own intervals (`host.interval`).
+    pub intervals: crate::model::series::Reported,
 }
 
 impl super::bulk::FilesView for State {
@@ -103,6 +108,21 @@ impl workload_world::engine::plugin::host::Host for State {
         self.log.push_str("log: ");
         self.log.push_str(&crate::sys::text::one_line(&line));
         self.log.push('\n');
+    }
+    fn interval_ms(&mut self) -> u32 {
+        self.interval.map_or(0, |d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1))
+    }
+    fn interval(&mut self, at_ns: u64, figures: Vec<workload_world::engine::plugin::types::Figure>) {
+        // The figures are the plugin's text: they count towards its output.
+        self.written += figures.iter().map(|f| f.name.len() + f.unit.len() + 8).sum::<usize>();
+        if self.written > OUTPUT_CAP {
+            self.log_overflow = true;
+            return;
+        }
+        if self.interval.is_some() {
+            let at = std::time::Duration::from_nanos(at_ns);
+            self.intervals.push(at, figures.iter().map(|f| (f.name.as_str(), f.unit.as_str(), f.value)));
+        }
     }
 }
 
@@ -157,6 +177,8 @@ impl Call {
             written: 0,
             log_overflow: false,
             progress: None,
+            interval: sb.interval,
+            intervals: crate::model::series::Reported::new(now),
         };
         let mut store = Store::new(super::runtime::engine(), state);
         store.limiter(|s| &mut s.limiter);
@@ -182,6 +204,7 @@ impl Call {
         let s = self.store.data_mut();
         s.start = now;
         s.deadline = now + limits.time;
+        s.intervals.origin = now;
     }
 
     /// Whether everything it wrote — stdout, stderr, log lines and notes,

@@ -128,6 +128,8 @@ pub struct Output {
     pub call: Duration,
     /// Bytes it wrote to stdout, stderr, its log and notes (towards the cap).
     pub written: usize,
+    /// The workload's own intervals, when they were asked for.
+    pub intervals: Option<crate::model::series::Reported>,
 }
 
 enum Pre {
@@ -302,6 +304,10 @@ impl Plugin {
         // ignored error), the test fails for what it was.
         let r = if data.log_overflow || overflowed { Err(PluginError::OutputCap) } else { r };
         out.log = std::mem::take(&mut data.log);
+        if data.interval.is_some() {
+            let origin = data.intervals.origin;
+            out.intervals = Some(std::mem::replace(&mut data.intervals, crate::model::series::Reported::new(origin)));
+        }
         if let Some((fraction, note)) = data.progress.take() {
             out.log.push_str(&format!("# last progress: {:.0} % {note}\n", fraction * 100.0));
         }

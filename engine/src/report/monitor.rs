@@ -1,7 +1,7 @@
 //! The monitor series as text (a sparkline per metric and identifier,
 //! trials separated by `│`), CSV (one row per sample and metric) and JSON.
 
-use crate::model::series::{Metric, Series};
+use crate::model::series::{Metric, Series, WORKLOAD};
 use crate::sys::text;
 use std::fmt::Write;
 
@@ -34,10 +34,11 @@ pub struct Shown<'a> {
     pub series: Result<&'a Series, &'a str>,
 }
 
-/// Whether metric `m` is shown for `wanted` (`--metric`; empty: the default set).
+/// Whether metric `m` is shown for `wanted` (`--metric`; empty: the
+/// default set and every figure of the workload's own).
 fn chosen(m: &Metric, wanted: &[String]) -> bool {
     if wanted.is_empty() {
-        DEFAULT.contains(&m.name.as_str())
+        DEFAULT.contains(&m.name.as_str()) || m.source == WORKLOAD
     } else {
         wanted.iter().any(|w| *w == m.key() || *w == m.name)
     }
@@ -60,7 +61,7 @@ pub fn text(shown: &[Shown], wanted: &[String], width: usize) -> String {
                 continue;
             }
         };
-        let metrics: Vec<&Metric> = series.metrics.iter().filter(|m| chosen(m, wanted)).collect();
+        let metrics: Vec<&Metric> = series.columns().filter(|m| chosen(m, wanted)).collect();
         if metrics.is_empty() {
             let _ = writeln!(out, "    none of the metrics asked for (it has {})", text::one_line(&keys(series)));
         }
@@ -92,7 +93,7 @@ fn label(m: &Metric) -> String {
 }
 
 fn keys(s: &Series) -> String {
-    s.metrics.iter().map(Metric::key).collect::<Vec<_>>().join(", ")
+    s.columns().map(Metric::key).collect::<Vec<_>>().join(", ")
 }
 
 fn num(x: Option<f64>) -> String {
@@ -111,7 +112,7 @@ fn sparkline(s: &Series, m: &Metric, width: usize) -> (String, Option<f64>, Opti
     let hi = known.iter().copied().reduce(f64::max);
     let mean = (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64);
     // Each trial's samples: those from its start to its end.
-    let trials: Vec<&[Option<f64>]> = s.trial_samples().map(|(_, r)| &m.values[r]).collect();
+    let trials: Vec<&[Option<f64>]> = s.per_trial(m).into_iter().map(|(_, _, v)| v).collect();
     let total: usize = trials.iter().map(|t| t.len()).sum::<usize>().max(1);
     let room = width.saturating_sub(trials.len().saturating_sub(1)).max(trials.len());
     let mut line = String::new();
@@ -153,6 +154,20 @@ pub fn csv(shown: &[(&str, &str, &Series)], wanted: &[String]) -> String {
                     test.to_string(),
                     identifier.to_string(),
                     trial_at[i].clone(),
+                    at.to_string(),
+                    m.key(),
+                    m.unit.clone(),
+                    v.map(|v| v.to_string()).unwrap_or_default(),
+                ]));
+            }
+        }
+        let Some(w) = &s.workload else { continue };
+        for m in w.metrics.iter().filter(|m| wanted.is_empty() || chosen(m, wanted)) {
+            for ((at, trial), v) in w.t_ms.iter().zip(&w.trial).zip(&m.values) {
+                out.push_str(&text::csv_row(&[
+                    test.to_string(),
+                    identifier.to_string(),
+                    trial.to_string(),
                     at.to_string(),
                     m.key(),
                     m.unit.clone(),
@@ -205,6 +220,7 @@ mod tests {
             unavailable: vec!["temperature: no hwmon sensor on this machine".into()],
             late: 0,
             thinned: 0,
+            workload: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! the page; a menu picks the metric shown.
 
 use super::svg::PALETTE;
-use crate::model::series::{Metric, Recorded, Series};
+use crate::model::series::{Metric, Recorded, Series, WORKLOAD};
 use crate::sys::text::xml as esc;
 use std::fmt::Write;
 
@@ -33,9 +33,10 @@ const H: f64 = 170.0;
 const LEFT: f64 = 56.0;
 const BOTTOM: f64 = 22.0;
 
-/// The metric `name` of `s`: the system's, else its first device's.
+/// The metric `name` of `s`: the system's, else its first device's; a
+/// workload's own figure by its key (`workload:iops`).
 fn metric<'a>(s: &'a Series, name: &str) -> Option<&'a Metric> {
-    s.metrics.iter().find(|m| m.name == name)
+    s.columns().find(|m| m.name == name && m.source != WORKLOAD || m.key() == name)
 }
 
 /// Runs of (seconds into the identifier's trials, value), broken where a
@@ -47,9 +48,9 @@ fn line(s: &Series, m: &Metric) -> (Runs, Vec<f64>) {
     let mut runs = Vec::new();
     let mut ends = Vec::new();
     let mut offset = 0.0;
-    for (t, range) in s.trial_samples() {
+    for (t, times, values) in s.per_trial(m) {
         let mut run = Vec::new();
-        for (at, v) in s.t_ms[range.clone()].iter().zip(&m.values[range]) {
+        for (at, v) in times.iter().zip(values) {
             let x = offset + (at - t.start_ms) / 1000.0;
             match v {
                 Some(v) => run.push((x, *v)),
@@ -83,18 +84,23 @@ fn thin(run: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 /// Appends the monitor block of test `test` (nothing when it has no series).
 pub(crate) fn write_block(h: &mut String, test: &str, ids: &[String], all: &[Recorded]) {
     let mine: Vec<&Recorded> = all.iter().filter(|r| r.test == test).collect();
-    let charted: Vec<&str> =
-        CHARTED.iter().copied().filter(|n| mine.iter().any(|r| metric(&r.series, n).is_some())).collect();
+    let mut charted: Vec<String> =
+        CHARTED.iter().filter(|n| mine.iter().any(|r| metric(&r.series, n).is_some())).map(|n| n.to_string()).collect();
+    for m in mine.iter().filter_map(|r| r.series.workload.as_ref()).flat_map(|w| &w.metrics) {
+        if !charted.contains(&m.key()) {
+            charted.push(m.key());
+        }
+    }
     if charted.is_empty() {
         return;
     }
     h.push_str("<details class=\"monitor\"><summary>Monitors</summary><label class=\"pick\" hidden>Metric <select class=\"metric\">");
     for n in &charted {
-        write!(h, "<option value=\"{n}\">{}</option>", esc(&title(&mine, n))).unwrap();
+        write!(h, "<option value=\"{}\">{}</option>", esc(n), esc(&title(&mine, n))).unwrap();
     }
     h.push_str("</select></label>");
     for (k, n) in charted.iter().enumerate() {
-        write!(h, "<figure data-metric=\"{n}\"{}>", if k == 0 { "" } else { " hidden" }).unwrap();
+        write!(h, "<figure data-metric=\"{}\"{}>", esc(n), if k == 0 { "" } else { " hidden" }).unwrap();
         chart(h, &mine, ids, n);
         write!(h, "<figcaption>{}</figcaption></figure>", esc(&title(&mine, n))).unwrap();
     }
@@ -201,6 +207,7 @@ mod tests {
                 unavailable: vec![],
                 late: 0,
                 thinned: 0,
+                workload: None,
             },
         }
     }
@@ -221,5 +228,31 @@ mod tests {
         write_block(&mut none, "other", &ids, &all);
         assert!(none.is_empty(), "a test without series gets no block");
         assert_eq!((nice(0.0), nice(7.3), nice(100.0), nice(101.0)), (1.0, 10.0, 100.0, 200.0));
+    }
+
+    /// A workload's own figures get a chart of their own, drawn at their
+    /// intervals' times within each trial.
+    #[test]
+    fn the_workloads_figures_are_charted_too() {
+        let mut r = rec("a", 10);
+        r.series.workload = Some(crate::model::series::Intervals {
+            t_ms: vec![200.0, 500.0, 700.0, 1000.0],
+            trial: vec![1, 1, 2, 2],
+            metrics: vec![Metric {
+                name: "iops".into(),
+                source: WORKLOAD.into(),
+                unit: "1/s".into(),
+                values: vec![Some(10.0), Some(20.0), Some(30.0), None],
+            }],
+            thinned: 0,
+        });
+        let mut h = String::new();
+        write_block(&mut h, "t", &["a".to_string()], &[r]);
+        assert!(h.contains("<option value=\"workload:iops\">workload iops (1/s)</option>"), "{h}");
+        let fig = &h[h.find("data-metric=\"workload:iops\"").unwrap()..];
+        let path = &fig[fig.find(" d=\"").unwrap() + 4..];
+        let path = &path[..path.find('"').unwrap()];
+        assert_eq!(path.matches(['M', 'L']).count(), 3, "three known values, in two runs: {path}");
+        assert_eq!(path.matches('M').count(), 2, "a run per trial: {path}");
     }
 }

@@ -54,7 +54,12 @@ impl Exporter for Summary {
             }
             out.push('\n');
         }
-        writeln!(out, "{} result(s) without a significant change.", g.unchanged).unwrap();
+        writeln!(
+            out,
+            "{} result(s) equivalent within ±{} %, {} undecided.",
+            g.equivalent, view.equivalence_pct, g.undecided
+        )
+        .unwrap();
         out
     }
 }

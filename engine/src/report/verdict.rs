@@ -44,7 +44,14 @@ struct VerdictTally {
     worse: Vec<String>,
     better: Vec<String>,
     mixed: Vec<String>,
+    /// Tests all of whose metrics are equivalent, and the margin.
     same: usize,
+    margin: Option<f64>,
+    /// Undecided tests, those of them more trials would likely settle, and
+    /// the trials a side the most demanding of those needs.
+    undecided: usize,
+    settle: usize,
+    settle_at: u32,
     unknown: usize,
     at_resolution: usize,
 }
@@ -86,7 +93,27 @@ impl VerdictTally {
             (false, true) => self.worse.push(line(&w)),
             (true, false) => self.better.push(line(&b)),
             (false, false) => self.mixed.push(line(&[w, b].concat())),
-            _ if any(|v| matches!(v, Verdict::NoSignificantDifference)) => self.same += 1,
+            _ if any(|v| matches!(v, Verdict::Undecided(_))) => {
+                self.undecided += 1;
+                let needs: Option<Vec<u32>> = cs
+                    .iter()
+                    .filter_map(|(_, c)| match c.verdict {
+                        Verdict::Undecided(n) => Some(n),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(n) = needs.and_then(|v| v.into_iter().max()) {
+                    self.settle += 1;
+                    self.settle_at = self.settle_at.max(n);
+                }
+            }
+            _ if any(|v| matches!(v, Verdict::Equivalent(_))) => {
+                self.same += 1;
+                self.margin = cs.iter().find_map(|(_, c)| match c.verdict {
+                    Verdict::Equivalent(m) => Some(m),
+                    _ => None,
+                });
+            }
             _ if any(|v| matches!(v, Verdict::NotEnoughTrials)) => self.unknown += 1,
             _ => self.at_resolution += 1,
         }
@@ -102,7 +129,18 @@ impl VerdictTally {
                 parts.push(format!("{n} {word} ({}{more})", shown.join("; ")));
             }
         }
-        parts.push(format!("{} no significant difference", self.same));
+        let margin = self.margin.map(|m| format!(" within ±{m} %")).unwrap_or_default();
+        parts.push(format!("{} equivalent{margin}", self.same));
+        if self.undecided > 0 {
+            let settle = match self.settle {
+                0 => String::new(),
+                n if n == self.undecided => {
+                    format!(": about {} trials a side would likely settle them", self.settle_at)
+                }
+                n => format!(": {n} of them with about {} trials a side", self.settle_at),
+            };
+            parts.push(format!("{} undecided{settle}", self.undecided));
+        }
         if self.unknown > 0 {
             parts.push(format!("{} with too few trials to tell", self.unknown));
         }

@@ -15,6 +15,8 @@ pub struct View {
     pub normalize: Option<Reference>,
     /// Smallest change reported as real, percent.
     pub noise_pct: f64,
+    /// Largest difference still called equivalent, percent.
+    pub equivalence_pct: f64,
     /// How many notable results to list.
     pub notable: usize,
     /// A regression is worse by at least this, percent (default: `noise_pct`).
@@ -32,6 +34,7 @@ impl Default for View {
             baseline: None,
             normalize: None,
             noise_pct: significance::NOISE_PCT,
+            equivalence_pct: significance::EQUIVALENCE_PCT,
             notable: 5,
             regression_pct: None,
             detail: false,
@@ -41,6 +44,11 @@ impl Default for View {
 }
 
 impl View {
+    /// What a verdict asks of a change.
+    pub(crate) fn rule(&self) -> significance::Rule {
+        significance::Rule { noise_pct: self.noise_pct, equivalence_pct: self.equivalence_pct }
+    }
+
     /// The percentage a regression is worse by at least.
     pub(crate) fn gate_pct(&self) -> f64 {
         self.regression_pct.unwrap_or(self.noise_pct)
@@ -87,7 +95,7 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
                     let e = (*e)?;
                     Some((
                         ids[j].clone(),
-                        significance::compare(&e.trials, &base.trials, r.proportion, &r.unit, v.noise_pct)?,
+                        significance::compare(&e.trials, &base.trials, r.proportion, &r.unit, v.rule())?,
                     ))
                 })
                 .collect();
@@ -99,14 +107,8 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
     // Notable results lead with the significant differences (a wide spread
     // that the trials cannot tell from noise comes after them).
     let mut notable = notable::notable(f, m, usize::MAX);
-    let significant = |i: usize| {
-        comparisons.iter().any(|(r, cs)| {
-            *r == i
-                && cs.iter().any(|(_, c)| {
-                    matches!(c.verdict, significance::Verdict::Better(_) | significance::Verdict::Worse(_))
-                })
-        })
-    };
+    let significant =
+        |i: usize| comparisons.iter().any(|(r, cs)| *r == i && cs.iter().any(|(_, c)| c.verdict.is_change()));
     notable.sort_by_key(|(i, _)| !significant(*i));
     notable.truncate(v.notable);
     Analysis {
@@ -114,7 +116,7 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
         harmonic: means::harmonic(f, m),
         shared: means::shared_count(m),
         shared_tests: means::shared_tests(f, m),
-        wins: wins::tally(f, m, v.noise_pct),
+        wins: wins::tally(f, m, v.rule()),
         notable,
         comparisons,
         baseline,
@@ -142,6 +144,8 @@ pub(crate) fn comparison_records(r: &ResultFile, view: &View) -> Vec<crate::mode
                 verdict: match c.verdict {
                     significance::Verdict::Better(_) => "better".into(),
                     significance::Verdict::Worse(_) => "worse".into(),
+                    significance::Verdict::Equivalent(_) => "equivalent".into(),
+                    significance::Verdict::Undecided(_) => "undecided".into(),
                     ref v => v.to_string(),
                 },
             });

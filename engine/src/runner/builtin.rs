@@ -85,6 +85,8 @@ struct Trial<'a> {
     start: Instant,
     deadline: Option<Instant>,
     log: RefCell<String>,
+    interval: Option<Duration>,
+    intervals: RefCell<crate::model::series::Reported>,
 }
 
 impl Context for Trial<'_> {
@@ -104,6 +106,14 @@ impl Context for Trial<'_> {
         let mut l = self.log.borrow_mut();
         l.push_str(line);
         l.push('\n');
+    }
+    fn interval_every(&self) -> Option<Duration> {
+        self.interval
+    }
+    fn interval(&self, at: Duration, figures: &[engine_sdk::Figure]) {
+        if self.interval.is_some() {
+            self.intervals.borrow_mut().push(at, figures.iter().map(|f| (f.name, f.unit, f.value)));
+        }
     }
     fn drop_caches(&self) -> Result<(), Error> {
         if !crate::sys::is_root() {
@@ -148,6 +158,8 @@ impl Executor for Builtin {
             start,
             deadline: timeout.map(|t| start + t),
             log: RefCell::new(String::new()),
+            interval: env.interval,
+            intervals: RefCell::new(crate::model::series::Reported::new(start)),
         };
         let (u0, s0, _) = cpu_now();
         let w = self.workload.as_mut().expect("setup made the workload");
@@ -170,6 +182,10 @@ impl Executor for Builtin {
         for m in &report.measurements {
             text.push_str(&format!("# {} = {}\n", m.result, m.value));
         }
+        let intervals = cx.intervals.into_inner();
+        if intervals.refused > 0 {
+            text.push_str(&format!("# {} interval figure(s) refused (name, unit or value)\n", intervals.refused));
+        }
         Ok(TrialRun {
             stdout: report.log.clone(),
             stderr: String::new(),
@@ -179,6 +195,7 @@ impl Executor for Builtin {
             log,
             log_text: text,
             cgroup: None,
+            intervals: env.interval.map(|_| intervals),
         })
     }
 

@@ -36,6 +36,9 @@ pub struct TrialEnv<'a> {
     pub logs: &'a Path,
     /// Names the trial's log: `1`, `2`, `warmup-1`.
     pub label: &'a str,
+    /// How often the workload's own figures are recorded (a measured
+    /// trial under monitors); `None`: they are not.
+    pub interval: Option<Duration>,
 }
 
 /// What one trial produced.
@@ -54,6 +57,8 @@ pub struct TrialRun {
     pub log_text: String,
     /// A confined trial's cgroup figures.
     pub cgroup: Option<crate::sys::cgroup::Usage>,
+    /// The workload's own intervals, when it reported any.
+    pub intervals: Option<crate::model::series::Reported>,
 }
 
 #[derive(Debug, Error)]

@@ -123,17 +123,26 @@ struct Place<'a> {
     logs: &'a Path,
     /// The test's directory, held open.
     test: &'a crate::sys::safepath::Dir,
+    /// A measured trial's scratch directory, held open, and how often the
+    /// program's own interval logs are written (under monitors).
+    intervals: Option<(&'a crate::sys::safepath::Dir, std::time::Duration)>,
 }
 
 impl<'a> From<&'a TestEnv<'a>> for Place<'a> {
     fn from(e: &'a TestEnv<'a>) -> Self {
-        Place { bindings: e.bindings, cwd: e.test_dir, logs: e.logs, test: e.dir }
+        Place { bindings: e.bindings, cwd: e.test_dir, logs: e.logs, test: e.dir, intervals: None }
     }
 }
 
 impl<'a> From<&'a TrialEnv<'a>> for Place<'a> {
     fn from(e: &'a TrialEnv<'a>) -> Self {
-        Place { bindings: e.bindings, cwd: e.scratch, logs: e.logs, test: e.test }
+        Place {
+            bindings: e.bindings,
+            cwd: e.scratch,
+            logs: e.logs,
+            test: e.test,
+            intervals: e.interval.map(|every| (e.dir, every)),
+        }
     }
 }
 
@@ -443,7 +452,11 @@ impl Executor for External<'_> {
 impl External<'_> {
     fn run_program(&mut self, env: Place<'_>, label: &str) -> Result<TrialRun, ExecError> {
         let program = fill(&self.def.program, env, false)?;
-        let args = fill_args(&self.def.args, env)?;
+        let mut args = fill_args(&self.def.args, env)?;
+        let logs = env.intervals.filter(|_| self.def.interval_logs.is_some());
+        if let Some((_, every)) = logs {
+            args.extend(crate::parse::fio_log::args(every));
+        }
         let envs = self.env(env)?;
         let stdin_path = self.def.stdin.as_ref().map(|s| fill(s, env, false).map(|f| env.cwd.join(f))).transpose()?;
         // A confined command opens it itself, with its own rights, inside its
@@ -456,6 +469,7 @@ impl External<'_> {
         let log = env.logs.join(format!("trial-{label}.log"));
         let (out, err) = self.capture().map_err(io("cannot capture output"))?;
         let timeout = self.timeout();
+        let origin = std::time::Instant::now();
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),
             args: &args,
@@ -492,6 +506,7 @@ impl External<'_> {
             log,
             log_text,
             cgroup: fin.cgroup,
+            intervals: logs.map(|(dir, every)| crate::parse::fio_log::read(dir, origin, every)),
         })
     }
 }

@@ -240,16 +240,28 @@ impl Trials<'_> {
             b.insert("scratch_dir".into(), dir.path.display().to_string());
             b
         });
-        let tenv =
-            TrialEnv { bindings: b, scratch: &dir.path, dir: &dir.dir, test: self.env.dir, logs: &self.logs, label: k };
         // The monitors' slice of a measured trial: the executor's trial,
         // not the cache drop or the scratch directory around it.
         let (state, monitor) = (self.state, self.monitor.as_ref().filter(|_| measured.is_some()));
+        let tenv = TrialEnv {
+            bindings: b,
+            scratch: &dir.path,
+            dir: &dir.dir,
+            test: self.env.dir,
+            logs: &self.logs,
+            label: k,
+            interval: monitor.map(Recorder::interval),
+        };
         let mark = |begin| monitor.map(|m| m.mark(Mark { state, trial: measured.unwrap_or(0), begin }));
         mark(true);
-        let run = self.exec.trial(&tenv);
+        let mut run = self.exec.trial(&tenv);
         mark(false);
         self.scratch_kept = dir.finish(self.env.dir);
+        if let (Some(m), Some(trial), Ok(r)) = (self.monitor.as_mut(), measured, run.as_mut())
+            && let Some(iv) = r.intervals.take()
+        {
+            m.intervals(state, trial, iv);
+        }
         run
     }
 

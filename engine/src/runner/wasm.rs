@@ -86,6 +86,27 @@ fn cpu_now() -> (Duration, Duration, u64) {
     (u.user, u.system, u.max_rss_kib)
 }
 
+impl Wasm<'_> {
+    /// The head of a trial's log: the plugin, its config, where it ran,
+    /// how long and what it cost.
+    fn log_header(&self, env: &TrialEnv<'_>, out: &crate::plugin::Output, usage: &Usage) -> String {
+        let plugin = self.plugin.as_ref().expect("setup loaded the plugin");
+        format!(
+            "# plugin {} (sha256 {}, {:?}) {}\n# scratch: {} (seen as /scratch)\n# instantiate {:.3} ms, call {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n",
+            self.def.plugin,
+            plugin.sha256,
+            plugin.loaded.source,
+            self.config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+            env.scratch.display(),
+            out.instantiate.as_secs_f64() * 1e3,
+            out.call.as_secs_f64(),
+            usage.user.as_secs_f64(),
+            usage.system.as_secs_f64(),
+            usage.max_rss_kib,
+        )
+    }
+}
+
 impl Executor for Wasm<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
         let path = crate::plugin::file::plugin_path(&self.profile, &self.def.plugin)
@@ -101,8 +122,13 @@ impl Executor for Wasm<'_> {
         // leaves (a link named `trial`) is ever used by engine.
         let io = |source| ExecError::Io { what: format!("cannot prepare {}", env.test_dir.display()), source };
         let own = env.dir.fresh_dir(CHECK_DIR, None).map_err(io)?;
-        let sb =
-            Sandbox { scratch: Some(&own), env: &self.env, limits: self.limits, interrupted: interrupt::requested };
+        let sb = Sandbox {
+            scratch: Some(&own),
+            env: &self.env,
+            limits: self.limits,
+            interrupted: interrupt::requested,
+            interval: None,
+        };
         let (iface, _) = plugin.check(&self.config, &sb);
         drop(own);
         env.dir.remove(std::path::Path::new(CHECK_DIR)).map_err(io)?;
@@ -142,26 +168,21 @@ impl Executor for Wasm<'_> {
 
     fn trial(&mut self, env: &TrialEnv<'_>) -> Result<TrialRun, ExecError> {
         let plugin = self.plugin.as_ref().expect("setup loaded the plugin");
-        let sb =
-            Sandbox { scratch: Some(env.dir), env: &self.env, limits: self.limits, interrupted: interrupt::requested };
+        let sb = Sandbox {
+            scratch: Some(env.dir),
+            env: &self.env,
+            limits: self.limits,
+            interrupted: interrupt::requested,
+            interval: env.interval,
+        };
         let start = Instant::now();
         let (u0, s0, _) = cpu_now();
         let (r, out) = plugin.run(&self.config, &sb);
         let wall = start.elapsed();
         let (u1, s1, rss) = cpu_now();
         let log = env.logs.join(format!("trial-{}.log", env.label));
-        let mut text = format!(
-            "# plugin {} (sha256 {}, {:?}) {}\n# scratch: {} (seen as /scratch)\n# instantiate {:.3} ms, call {:.6} s (user {:.3} s, system {:.3} s, max RSS {rss} KiB)\n",
-            self.def.plugin,
-            plugin.sha256,
-            plugin.loaded.source,
-            self.config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
-            env.scratch.display(),
-            out.instantiate.as_secs_f64() * 1e3,
-            out.call.as_secs_f64(),
-            (u1 - u0).as_secs_f64(),
-            (s1 - s0).as_secs_f64(),
-        );
+        let usage = Usage { user: u1 - u0, system: s1 - s0, max_rss_kib: rss };
+        let mut text = self.log_header(env, &out, &usage);
         text.push_str(&out.log);
         let streams = super::trial_log::streams(
             &crate::sys::text::terminal(&out.stdout),
@@ -195,6 +216,9 @@ impl Executor for Wasm<'_> {
         for m in &report.measurements {
             text.push_str(&format!("# {} = {}\n", crate::sys::text::one_line(&m.result), crate::units::exact(m.value)));
         }
+        if let Some(iv) = out.intervals.as_ref().filter(|iv| iv.refused > 0) {
+            text.push_str(&format!("# {} interval figure(s) refused (name, unit or value)\n", iv.refused));
+        }
         text.push_str(&streams);
         if let Some(m) = report.measurements.iter().find(|m| !self.declared.contains(&m.result)) {
             let e = PluginError::Undeclared(crate::sys::text::one_line(&m.result).into_owned());
@@ -206,11 +230,12 @@ impl Executor for Wasm<'_> {
             stdout: format!("{}{}", out.stdout, report.log),
             stderr: out.stderr,
             wall,
-            usage: Usage { user: u1 - u0, system: s1 - s0, max_rss_kib: rss },
+            usage,
             values: report.measurements.iter().map(|m| (m.result.clone(), m.value)).collect(),
             log,
             log_text: text,
             cgroup: None,
+            intervals: out.intervals,
         })
     }
 

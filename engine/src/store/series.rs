@@ -162,6 +162,7 @@ mod tests {
             unavailable: vec![],
             late: 0,
             thinned: 0,
+            workload: None,
         }
     }
 

@@ -340,12 +340,15 @@ impl Blog {
     fn iterate(&self, cx: &dyn Context, sh: &Shared, t0: Instant) -> Vec<String> {
         let mut lines = Vec::new();
         let (mut w0, mut r0) = (0, 0);
+        let mut rates = engine_sdk::Rates::new(cx, &[("writes_s", "1/s", 1.0), ("reads_s", "1/s", 1.0)]);
+        let totals = || [sh.writes.load(Ordering::Relaxed), sh.reads.load(Ordering::Relaxed)];
         for it in 1..=self.iterations {
             let end = self.frequency * it;
             while t0.elapsed() < end && !sh.stop.load(Ordering::Relaxed) {
                 if cx.cancelled() {
                     sh.stop.store(true, Ordering::Relaxed);
                 }
+                rates.tick(cx, &totals());
                 std::thread::sleep(Duration::from_millis(20));
             }
             let (w, r) = (sh.writes.load(Ordering::Relaxed), sh.reads.load(Ordering::Relaxed));
@@ -361,6 +364,7 @@ impl Blog {
                 break;
             }
         }
+        rates.finish(cx, &totals());
         lines
     }
 

@@ -18,7 +18,7 @@
 //! size (compilebench replays recorded object sizes, which we do not have;
 //! the ratio is a stated assumption and a config key).
 
-use engine_sdk::{Config, Context, Error, Report, Workload};
+use engine_sdk::{Config, Context, Error, Figure, Report, Workload};
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -170,7 +170,9 @@ impl Workload for Compile {
         let tree = &t.tree;
         let buf = text_buffer();
         let (created, create_s) = timed(cx, || create(cx, &t, &buf))?;
+        let created_at = cx.elapsed();
         let (objects, compile_s) = timed(cx, || self.compile(cx, &t, &buf))?;
+        let compiled_at = cx.elapsed();
         let paths = compiled_files(&t);
         let cold = match cx.drop_caches() {
             Ok(()) => "dropped (root)",
@@ -182,12 +184,21 @@ impl Workload for Compile {
             }
         };
         let (read, read_s) = timed(cx, || read_all(&paths))?;
+        // Its own intervals: one per phase that moves data, at its end.
+        let mb = |b: u64, s: f64| b as f64 / s / 1e6;
+        if cx.interval_every().is_some() {
+            let ends = [created_at, compiled_at, cx.elapsed()];
+            for ((bytes, secs), end) in
+                [(created, create_s), (objects, compile_s), (read, read_s)].into_iter().zip(ends)
+            {
+                cx.interval(end, &[Figure::new("mb_s", "MB/s", mb(bytes, secs))]);
+            }
+        }
         if cx.cancelled() {
             return Err(Error::cancelled());
         }
         let ((), stat_s) = timed(cx, || stat_all(&t, &paths))?;
         let ((), delete_s) = timed(cx, || delete(&t))?;
-        let mb = |b: u64, s: f64| b as f64 / s / 1e6;
         Ok(Report::new()
             .value("initial_create", mb(created, create_s))
             .value("compile", mb(objects, compile_s))

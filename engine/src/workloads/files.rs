@@ -56,16 +56,17 @@ impl Workload for Files {
         let per = self.files.div_ceil(self.threads as u64);
         let t0 = Instant::now();
         let (size, dirs, fsync, threads, files) = (self.size, self.dirs, self.fsync, self.threads, self.files);
+        let ops = super::Ops::new(&[("files_s", "1/s", 1.0)]);
         let results: Vec<Result<u64, Error>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let n = per.min(files.saturating_sub(per * t as u64));
                     let dir = if threads > 1 { root.join(format!("{t:02}")) } else { root.clone() };
-                    let stop = &stop;
-                    s.spawn(move || write_files(&dir, n, size, dirs, fsync, t as u64, stop))
+                    let w = Watch { stop: &stop, ops: &ops };
+                    s.spawn(move || write_files(&dir, n, size, dirs, fsync, t as u64, w))
                 })
                 .collect();
-            super::join_watching(cx, &stop, handles, "a files thread")
+            super::join_watching(cx, &stop, handles, "a files thread", Some(&ops))
         });
         let secs = t0.elapsed().as_secs_f64();
         if cx.cancelled() {
@@ -106,16 +107,15 @@ fn cpath(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).expect("paths have no NUL")
 }
 
+/// What every files thread shares: when to stop, what it counted.
+struct Watch<'a> {
+    stop: &'a AtomicBool,
+    ops: &'a super::Ops,
+}
+
 /// One thread's files, with fs_mark's system calls.
-fn write_files(
-    dir: &Path,
-    n: u64,
-    size: u64,
-    dirs: u32,
-    fsync: bool,
-    seed: u64,
-    stop: &AtomicBool,
-) -> Result<u64, Error> {
+fn write_files(dir: &Path, n: u64, size: u64, dirs: u32, fsync: bool, seed: u64, w: Watch<'_>) -> Result<u64, Error> {
+    let Watch { stop, ops } = w;
     // The thread's own folder, once (fs_mark makes it before timing too).
     std::fs::create_dir_all(dir).map_err(|e| Error::io(&format!("mkdir {}", dir.display()), &e))?;
     let buf = vec![0u8; CHUNK];
@@ -167,6 +167,7 @@ fn write_files(
             return Err(Error::io(&format!("close {}", path.display()), &std::io::Error::last_os_error()));
         }
         made += 1;
+        ops.add(0, 1);
     }
     Ok(made)
 }

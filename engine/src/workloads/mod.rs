@@ -43,23 +43,58 @@ pub static ALL: &[Entry] = &[
     entry::<startup::Startup>("startup-time", "cold start of an application-sized set of files under background I/O"),
 ];
 
+/// A workload's operations so far, counted by its threads (which cannot
+/// see the context) and reported per interval by the thread that waits for
+/// them ([`join_watching`]).
+pub(crate) struct Ops {
+    names: &'static [(&'static str, &'static str, f64)],
+    counts: Vec<std::sync::atomic::AtomicU64>,
+}
+
+impl Ops {
+    /// Counters for the figures `names` ((name, unit, divisor) of each
+    /// rate, as [`engine_sdk::Rates`] takes them).
+    pub(crate) fn new(names: &'static [(&'static str, &'static str, f64)]) -> Ops {
+        Ops { names, counts: names.iter().map(|_| Default::default()).collect() }
+    }
+
+    /// `n` more operations of figure `k`.
+    #[inline]
+    pub(crate) fn add(&self, k: usize, n: u64) {
+        self.counts[k].fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn totals(&self) -> Vec<u64> {
+        self.counts.iter().map(|c| c.load(std::sync::atomic::Ordering::Relaxed)).collect()
+    }
+}
+
 /// Waits for a workload's threads, passing the context's cancellation on to
-/// them through `stop` (threads cannot see the context); `what` names a
-/// thread in the error when one panics.
+/// them through `stop` (threads cannot see the context) and reporting the
+/// rates of `ops` per interval; `what` names a thread in the error when one
+/// panics.
 pub(crate) fn join_watching<T>(
     cx: &dyn engine_sdk::Context,
     stop: &std::sync::atomic::AtomicBool,
     handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T, Error>>>,
     what: &str,
+    ops: Option<&Ops>,
 ) -> Vec<Result<T, Error>> {
+    let mut rates = ops.map(|o| engine_sdk::Rates::new(cx, o.names));
     while !handles.iter().all(|h| h.is_finished()) {
         if cx.cancelled() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        if let (Some(r), Some(o)) = (&mut rates, ops) {
+            r.tick(cx, &o.totals());
         }
         // Rarely: on a 2-core machine a watcher waking every 5 ms took the
         // CPU from the I/O thread or the device's worker often enough to
         // show at queue depth 1. Ctrl-C is still seen within 50 ms.
         std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if let (Some(r), Some(o)) = (&mut rates, ops) {
+        r.finish(cx, &o.totals());
     }
     handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::failed(format!("{what} panicked"))))).collect()
 }

@@ -86,15 +86,16 @@ impl Workload for Sqlite {
         let stop = AtomicBool::new(false);
         let this = &*self;
         let t0 = Instant::now();
+        let ops = super::Ops::new(&[("inserts_s", "1/s", 1.0)]);
         let ends: Vec<Result<Instant, Error>> = std::thread::scope(|s| {
             let handles: Vec<_> = (1..=this.copies)
                 .map(|i| {
                     let path = cx.scratch_dir().join(format!("benchmark-{i}.db"));
-                    let (sql, stop) = (&sql, &stop);
-                    s.spawn(move || this.copy(&path, sql, stop).map(|()| Instant::now()))
+                    let (sql, stop, ops) = (&sql, &stop, &ops);
+                    s.spawn(move || this.copy(&path, sql, stop, ops).map(|()| Instant::now()))
                 })
                 .collect();
-            super::join_watching(cx, &stop, handles, "an SQLite copy")
+            super::join_watching(cx, &stop, handles, "an SQLite copy", Some(&ops))
         });
         if cx.cancelled() {
             return Err(Error::cancelled());
@@ -116,7 +117,8 @@ impl Workload for Sqlite {
 
 impl Sqlite {
     /// One connection, as one sqlite3 shell: open, run `sql`, close.
-    fn session(&self, path: &Path, sql: &[String], stop: &AtomicBool) -> Result<(), Error> {
+    /// Each statement of `sql` counts one operation in `ops`, when given.
+    fn session(&self, path: &Path, sql: &[String], stop: &AtomicBool, ops: Option<&super::Ops>) -> Result<(), Error> {
         let conn = rusqlite::Connection::open(path).map_err(|e| db(&format!("open {}", path.display()), e))?;
         conn.pragma_update(None, "synchronous", self.synchronous).map_err(|e| db("PRAGMA synchronous", e))?;
         for (k, s) in sql.iter().enumerate() {
@@ -124,16 +126,19 @@ impl Sqlite {
                 return Err(Error::cancelled());
             }
             conn.execute_batch(s).map_err(|e| db(&format!("statement {}", k + 1), e))?;
+            if let Some(o) = ops {
+                o.add(0, 1);
+            }
         }
         conn.close().map_err(|(_, e)| db("close", e))
     }
 
     /// One copy: the table, the journal mode, then the passes.
-    fn copy(&self, path: &Path, sql: &[String], stop: &AtomicBool) -> Result<(), Error> {
-        self.session(path, &[CREATE.to_string()], stop)?;
-        self.session(path, &[format!("PRAGMA journal_mode='{}';", self.journal.to_lowercase())], stop)?;
+    fn copy(&self, path: &Path, sql: &[String], stop: &AtomicBool, ops: &super::Ops) -> Result<(), Error> {
+        self.session(path, &[CREATE.to_string()], stop, None)?;
+        self.session(path, &[format!("PRAGMA journal_mode='{}';", self.journal.to_lowercase())], stop, None)?;
         for _ in 0..self.passes {
-            self.session(path, sql, stop)?;
+            self.session(path, sql, stop, Some(ops))?;
         }
         Ok(())
     }

@@ -13,9 +13,10 @@
 //! `fd-flood` opens files through WASI until refused; `text` fails with an
 //! error, log lines and a result name holding terminal escapes and line
 //! breaks; `undeclared` returns a value for a result it does not declare;
-//! `absurd` returns 1e308.
+//! `absurd` returns 1e308; `intervals` reports figures with a hostile
+//! name, unit and value, far too many of them, at a time far ahead.
 
-use engine_sdk::{Config, Context, Error, Report, Workload};
+use engine_sdk::{Config, Context, Error, Figure, Report, Workload};
 
 const MODES: &[&str] = &[
     "escape",
@@ -35,6 +36,7 @@ const MODES: &[&str] = &[
     "text",
     "undeclared",
     "absurd",
+    "intervals",
     "ok",
 ];
 
@@ -152,6 +154,20 @@ impl Workload for Abuse {
             }
             "undeclared" => Ok(Report::new().value("value", 1.0).value("other\nforged", 2.0)),
             "absurd" => Ok(Report::new().value("value", 1e308)),
+            "intervals" => {
+                // Hostile figures: a name with an escape, a unit that would
+                // set the terminal's title, a NaN, a time far ahead, and
+                // far more figures in one call than are kept.
+                let mut many: Vec<Figure> = vec![
+                    Figure::new("\x1b[2Jbad", "1/s", 1.0),
+                    Figure::new("ok_s", "\x1b]0;pwned\x07", 7.0),
+                    Figure::new("nan_s", "1/s", f64::NAN),
+                ];
+                let names: Vec<String> = (0..100).map(|i| format!("f{i}")).collect();
+                many.extend(names.iter().map(|n| Figure::new(n, "1/s", 1.0)));
+                cx.interval(std::time::Duration::from_secs(1 << 40), &many);
+                Ok(Report::new().value("value", 1.0))
+            }
             "bulk-past-end" => {
                 // Named as `/scratch/data`: the same file as `data`.
                 let mut f = cx.open_file(&cx.scratch_dir().join("data").to_string_lossy(), true)?;

@@ -5,8 +5,12 @@
 //! engine's bulk calls (`Context::open_file`), `api: std` uses `std::fs`
 //! (WASI's file streams in a plugin). Reports write and read MB/s (10^6 B/s).
 
-use engine_sdk::{Config, Context, Error, Report, Workload};
+use engine_sdk::{Config, Context, Error, Rates, Report, Workload};
 use std::io::{Read, Write};
+
+/// The figures of its own intervals: bytes as MB/s (10^6 B/s).
+const WRITE: &[(&str, &str, f64)] = &[("write_mb_s", "MB/s", 1e6)];
+const READ: &[(&str, &str, f64)] = &[("read_mb_s", "MB/s", 1e6)];
 
 pub struct SeqIo {
     size: u64,
@@ -39,6 +43,7 @@ impl Workload for SeqIo {
         } else {
             self.write_blocks(cx, &buf)?;
         }
+
         let write = (cx.elapsed() - t0).as_secs_f64().max(1e-9);
         let t1 = cx.elapsed();
         let got = if self.std { self.read_std(cx)? } else { self.read_blocks(cx)? };
@@ -52,26 +57,35 @@ impl Workload for SeqIo {
 }
 
 impl SeqIo {
+    /// Writes the file; its own intervals are the MB/s written in each.
     fn write_blocks(&self, cx: &dyn Context, buf: &[u8]) -> Result<(), Error> {
+        let mut rates = Rates::new(cx, WRITE);
         let mut f = cx.open_file("data", true)?;
         let mut at = 0;
         while at < self.size {
             let k = (self.size - at).min(buf.len() as u64) as usize;
             f.write_at(at, &buf[..k])?;
             at += k as u64;
+            rates.tick(cx, &[at]);
         }
-        f.sync()
+        f.sync()?;
+        rates.finish(cx, &[at]);
+        Ok(())
     }
 
+    /// Reads the file back; its own intervals are the MB/s read in each.
     fn read_blocks(&self, cx: &dyn Context) -> Result<u64, Error> {
+        let mut rates = Rates::new(cx, READ);
         let mut f = cx.open_file("data", false)?;
         let mut at = 0u64;
         loop {
             let k = f.read_block(at, self.block)?.len();
             if k == 0 {
+                rates.finish(cx, &[at]);
                 return Ok(at);
             }
             at += k as u64;
+            rates.tick(cx, &[at]);
         }
     }
 

@@ -148,6 +148,12 @@ pub struct ExternalExecutor {
     /// Longest a trial may take (`90s`, `10m`); the whole process group is killed after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
+    /// The program's own interval logs, recorded beside the monitors as
+    /// the workload's intervals: `fio` adds `--write_bw_log`,
+    /// `--write_iops_log` and `--log_avg_msec` (the monitors' interval) to
+    /// a measured trial's arguments and reads the logs fio writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_logs: Option<IntervalLogs>,
     /// Steps run once per test, before its first trial, in the test's directory
     /// (`{{test_dir}}`): prepare data every trial shares (with `scratch: per_test`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -162,6 +168,14 @@ pub struct ExternalExecutor {
     /// Steps run once per test, after its last trial, also after a failure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post_test: Vec<Step>,
+}
+
+/// Interval logs engine knows how to ask for and read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalLogs {
+    /// fio's bandwidth and IOPS logs.
+    Fio,
 }
 
 /// A helper command: either `program` + `args`, or a `shell` line run by `/bin/sh -c`

@@ -1,6 +1,7 @@
 //! One job (thread) of the I/O workload: what it does and what it counted.
 
 use super::hist::Histogram;
+use super::slices::Slices;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -27,6 +28,8 @@ pub struct Job<'a> {
     /// once `size` bytes were issued.
     pub until: Option<Instant>,
     pub stop: &'a AtomicBool,
+    /// Count completions per interval this long (the monitors'), if any.
+    pub every: Option<Duration>,
 }
 
 /// What one job counted.
@@ -45,9 +48,25 @@ pub struct Tally {
     /// The thread's CPU time at its first counted completion: the ramp's
     /// CPU is not the counted I/Os' (fio leaves it out too).
     pub cpu_from: Option<Duration>,
+    /// Completions per interval, when asked for.
+    pub slices: Option<Slices>,
 }
 
 impl Tally {
+    pub(crate) fn new(job: &Job<'_>) -> Tally {
+        Tally { slices: job.every.map(|e| Slices::new(job.count_from, e)), ..Tally::default() }
+    }
+
+    /// The job's end: its last interval closed, its CPU time taken.
+    pub(crate) fn end(mut self, cpu0: Duration) -> Tally {
+        let totals = [self.reads, self.writes, self.read_bytes, self.write_bytes];
+        if let Some(s) = &mut self.slices {
+            s.finish(self.last, totals);
+        }
+        self.cpu = thread_cpu().saturating_sub(self.cpu_from.unwrap_or(cpu0));
+        self
+    }
+
     pub(crate) fn merge(&mut self, o: &Tally) {
         self.reads += o.reads;
         self.writes += o.writes;
@@ -67,6 +86,11 @@ impl Tally {
         if self.cpu_from.is_none() {
             self.cpu_from = Some(thread_cpu());
         }
+        let ns = (now - started).as_nanos() as u64;
+        if let Some(s) = &mut self.slices {
+            s.roll(now, [self.reads, self.writes, self.read_bytes, self.write_bytes]);
+            s.latency(ns);
+        }
         if write {
             self.writes += 1;
             self.write_bytes += bytes;
@@ -74,7 +98,7 @@ impl Tally {
             self.reads += 1;
             self.read_bytes += bytes;
         }
-        self.lat.record((now - started).as_nanos() as u64);
+        self.lat.record(ns);
         self.last = Some(now);
     }
 }

@@ -14,6 +14,7 @@ mod hist;
 mod job;
 pub mod layout;
 mod psync;
+mod slices;
 mod uring;
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
@@ -145,9 +146,13 @@ impl Workload for Io {
             return Err(Error::cancelled());
         }
         let mut t = Tally::default();
+        let mut slices = Vec::new();
         for r in results {
-            t.merge(&r?);
+            let mut r = r?;
+            t.merge(&r);
+            slices.extend(r.slices.take());
         }
+        slices::report(cx, count_from, slices, self.read_pct > 0, self.read_pct < 100);
         let end = t.last.unwrap_or_else(Instant::now);
         let secs = end.saturating_duration_since(if self.ramp.is_zero() { start } else { count_from }).as_secs_f64();
         let total_ops = t.reads + t.writes;
@@ -249,6 +254,7 @@ impl Io {
                         count_from,
                         until,
                         stop: &stop,
+                        every: cx.interval_every(),
                     };
                     let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
                     s.spawn(move || match engine {
@@ -257,7 +263,7 @@ impl Io {
                     })
                 })
                 .collect();
-            super::join_watching(cx, &stop, handles, "an I/O job")
+            super::join_watching(cx, &stop, handles, "an I/O job", None)
         })
     }
 

@@ -11,7 +11,7 @@ pub(crate) fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
     let mut buf = Aligned::new(job.bs as usize);
     fill_random(buf.as_mut_slice(), job.seed);
     let mut p = Pattern::new(job);
-    let mut t = Tally::default();
+    let mut t = Tally::new(job);
     let mut since_sync = 0;
     while p.more(job, Instant::now()) {
         let (off, len, write) = p.next();
@@ -40,6 +40,5 @@ pub(crate) fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
             }
         }
     }
-    t.cpu = thread_cpu().saturating_sub(t.cpu_from.unwrap_or(cpu0));
-    Ok(t)
+    Ok(t.end(cpu0))
 }

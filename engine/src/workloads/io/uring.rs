@@ -68,9 +68,7 @@ pub(crate) fn run(job: &Job<'_>, name: &str) -> Result<Tally, Error> {
     } else {
         drop(slots);
     }
-    let mut t = result?;
-    t.cpu = thread_cpu().saturating_sub(t.cpu_from.unwrap_or(cpu0));
-    Ok(t)
+    Ok(result?.end(cpu0))
 }
 
 /// Keeps `depth` operations in flight until the job is done.
@@ -89,7 +87,7 @@ fn drive(
         fixed,
         registered_file,
         p: Pattern::new(job),
-        t: Tally::default(),
+        t: Tally::new(job),
         in_flight: 0,
         free: (0..slots.len()).rev().collect(),
         since_sync: 0,
