@@ -649,12 +649,55 @@ fn kill_9_mid_round_then_recover_restores_the_scheduler() {
 }
 
 #[test]
-fn interleave_with_a_file_system_sweep_is_a_usage_error() {
+fn interleave_with_no_scheduler_to_alternate_is_a_usage_error() {
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["1"]));
-    let r = env.bench(&["echo", "--filesystem", "ext4", "--device", "loop:64M", "--interleave"]);
+    let r = env.bench(&["echo", "--filesystem", "ext4,xfs", "--device", "loop:64M", "--interleave"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("--interleave cannot switch file systems"), "{}", r.stderr);
+    assert!(r.stderr.contains("--interleave alternates I/O schedulers between trials"), "{}", r.stderr);
+}
+
+/// The seeds' experiment as a user writes it (issue 41 item 3): one file
+/// system made once on a loop device engine creates, the schedulers
+/// alternating trial by trial on it — each trial reads the scheduler of the
+/// device its own directory is on.
+#[test]
+#[ignore = "needs root"]
+fn one_file_system_on_a_device_interleaves_the_schedulers() {
+    let env = Env::new();
+    let log = env.target.path().join("order.log");
+    let log = log.to_str().unwrap();
+    env.profile(
+        "whichdev",
+        &format!(
+            "id: whichdev\nversion: 1.0.0\ntitle: Which device\ntest_type: disk\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'd=$(basename $(findmnt -n -o SOURCE --target .)); echo trial $(sed \"s/.*\\[\\(.*\\)\\].*/\\1/\" /sys/block/$d/queue/scheduler) $(findmnt -n -o FSTYPE --target .) >> {log}; echo value: 1']\n    pre_test: [{{shell: 'echo setup >> {log}'}}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+        ),
+    );
+    let r = env.bench(&["whichdev", "--runs", "3", "--save", "one", "--device", "loop:64M", "--scheduler", "none,bfq"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("Trials interleaved round-robin across 2 states"), "{}", r.stderr);
+    let lines: Vec<String> = std::fs::read_to_string(log).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(
+        lines.iter().filter(|l| *l == "setup").count(),
+        1,
+        "the file system and the test set up once: {lines:?}"
+    );
+    let trials: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("trial ")).collect();
+    assert_eq!(trials.len(), 6, "{lines:?}");
+    for round in trials.chunks(2) {
+        let mut r = round.to_vec();
+        r.sort();
+        assert_eq!(r, ["bfq ext4", "none ext4"], "each round runs both schedulers on ext4: {trials:?}");
+    }
+    let f = env.result("one");
+    let ids = identifiers(&f);
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids[0].ends_with(": ext4 / NONE") && ids[1].ends_with(": ext4 / BFQ"), "{ids:?}");
+    let rec = env.run(&["recover"]);
+    assert!(
+        rec.stdout.contains("nothing to recover"),
+        "the loop device, file system and schedulers were undone: {rec:?}"
+    );
 }
 
 /// `--rounds 2` runs the file-system blocks twice, in a new order, each

@@ -2,6 +2,7 @@
 //! wins and losses, normalization, noise filters, notable results, and
 //! whether a difference against a baseline is real. One statistic per file.
 
+pub(crate) mod fdr;
 pub mod gate;
 pub mod history;
 pub mod means;

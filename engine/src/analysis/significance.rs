@@ -69,6 +69,9 @@ pub enum Verdict {
     /// Neither: the interval is too wide. About how many trials a side
     /// would likely settle it (none when no number of trials is likely to).
     Undecided(Option<u32>),
+    /// Better or worse on its own, but not a discovery across the `family`
+    /// of tests compared at once (Benjamini–Hochberg; `analysis::fdr`).
+    Held { better: bool, pct: f64, family: usize },
     /// One side has a single trial: nothing can be said.
     NotEnoughTrials,
     /// A side's trials sit on its tool's resolution (every one the same):
@@ -83,6 +86,11 @@ impl std::fmt::Display for Verdict {
             Verdict::Worse(p) => write!(f, "worse by {p:.1} %"),
             Verdict::Equivalent(m) => write!(f, "equivalent within ±{}", pct(*m)),
             Verdict::Undecided(_) => f.write_str("undecided"),
+            Verdict::Held { better, pct, family } => write!(
+                f,
+                "{} by {pct:.1} % alone; not across the {family} tests compared (Benjamini–Hochberg, 5 %)",
+                if *better { "better" } else { "worse" }
+            ),
             Verdict::NotEnoughTrials => f.write_str("not enough trials to tell"),
             Verdict::AtResolution => f.write_str("cannot tell: at the tool's resolution"),
         }

@@ -61,7 +61,7 @@ pub struct BenchmarkArgs {
     /// with mount options as `ext4:nobarrier` or `ext4:data=writeback,noatime`
     #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
     pub filesystem: Vec<engine::sweep::FsList>,
-    /// The device file systems are made on: a spare `/dev/X` (refused if mounted, part of the
+    /// The device file systems are made on (ext4 unless --filesystem says): a spare `/dev/X` (refused if mounted, part of the
     /// root disk, or holding data without --force-destroy-data), or `loop:SIZE` (e.g. `loop:4G`)
     /// for a loop device over a file engine creates and removes, with direct I/O on the file
     /// (`loop:4G,cached` keeps the page cache)
@@ -82,7 +82,7 @@ pub struct BenchmarkArgs {
     pub shuffle: bool,
     /// Run each test's trials round-robin across the scheduler states (set up once, a
     /// fresh random order each round), so drift hits every state alike; the default
-    /// for scheduler sweeps, refused with --filesystem
+    /// for scheduler sweeps, on one file system or inside each of --filesystem's blocks
     #[arg(long, overrides_with = "no_interleave", help_heading = "System-state sweeps (root)")]
     pub interleave: bool,
     /// Run each state's trials in one block instead

@@ -373,6 +373,7 @@ fn answer(h: &mut String, r: &ResultFile, a: &super::view::Analysis, geomean: Op
         h.push_str(&format!("<li><b>{}</b> vs {}: {}</li>", esc(&id), esc(b), esc(&parts.join(", "))));
     }
     h.push_str("</ul>");
+    h.push_str(&format!("<p class=\"meta\">{}</p>", esc(super::verdict::RULE)));
     if let Some(g) = geomean
         && let Some((_, base)) = g.iter().find(|(id, _)| id == b)
     {

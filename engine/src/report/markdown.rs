@@ -90,7 +90,7 @@ fn comparison(out: &mut String, r: &ResultFile, a: &Analysis) {
     if let Some(b) = &a.baseline
         && !a.comparisons.is_empty()
     {
-        writeln!(out, "\n## Against {}\n", cell(b)).unwrap();
+        writeln!(out, "\n## Against {}\n\n{}.\n", cell(b), super::verdict::RULE).unwrap();
         writeln!(out, "| Result | Identifier | Change | Ratio (95 % CI) | Verdict |\n|---|---|---:|---:|---|").unwrap();
         for (i, cs) in &a.comparisons {
             let t = &r.results[*i];

@@ -210,7 +210,7 @@ fn analysis_block(out: &mut String, f: &ResultFile, a: &Analysis, width: usize) 
     {
         writeln!(
             out,
-            "\nAgainst {} (ratio of means [95 % interval]; Welch's t-test at 5 %; a change counts when the whole interval is beyond the noise threshold)",
+            "\nAgainst {} (ratio of means [95 % interval]; Welch's t-test at 5 %; a change counts when the whole interval is beyond the noise threshold and, across the tests compared, by Benjamini–Hochberg at 5 %)",
             one_line(b)
         )
         .unwrap();

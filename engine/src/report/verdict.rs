@@ -38,6 +38,9 @@ fn by_test<'a>(f: &'a ResultFile, a: &'a Analysis, id: &str) -> Vec<(&'a str, Ve
     groups
 }
 
+/// How the verdicts were decided, for the reports to say.
+pub(crate) const RULE: &str = "Welch's t-test at 5 %, a change beyond the noise threshold; equivalent when the ratio's 90 % interval is within the margin (two one-sided tests); across the tests compared, Benjamini–Hochberg at 5 % (a test's metrics as one, by Simes)";
+
 /// Tests by what their comparisons say.
 #[derive(Default)]
 struct VerdictTally {
@@ -50,6 +53,8 @@ struct VerdictTally {
     /// Undecided tests, those of them more trials would likely settle, and
     /// the trials a side the most demanding of those needs.
     undecided: usize,
+    /// Tests changed alone but not across the family (Benjamini–Hochberg).
+    held: usize,
     settle: usize,
     settle_at: u32,
     unknown: usize,
@@ -93,6 +98,7 @@ impl VerdictTally {
             (false, true) => self.worse.push(line(&w)),
             (true, false) => self.better.push(line(&b)),
             (false, false) => self.mixed.push(line(&[w, b].concat())),
+            _ if any(|v| matches!(v, Verdict::Held { .. })) => self.held += 1,
             _ if any(|v| matches!(v, Verdict::Undecided(_))) => {
                 self.undecided += 1;
                 let needs: Option<Vec<u32>> = cs
@@ -140,6 +146,9 @@ impl VerdictTally {
                 n => format!(": {n} of them with about {} trials a side", self.settle_at),
             };
             parts.push(format!("{} undecided{settle}", self.undecided));
+        }
+        if self.held > 0 {
+            parts.push(format!("{} changed alone, not across the tests compared (Benjamini–Hochberg)", self.held));
         }
         if self.unknown > 0 {
             parts.push(format!("{} with too few trials to tell", self.unknown));

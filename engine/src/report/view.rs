@@ -103,6 +103,8 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
                 comparisons.push((i, c));
             }
         }
+        let tests: Vec<&str> = f.results.iter().map(|r| r.test.as_str()).collect();
+        crate::analysis::fdr::hold_back(&tests, &mut comparisons);
     }
     // Notable results lead with the significant differences (a wide spread
     // that the trials cannot tell from noise comes after them).
@@ -146,6 +148,7 @@ pub(crate) fn comparison_records(r: &ResultFile, view: &View) -> Vec<crate::mode
                     significance::Verdict::Worse(_) => "worse".into(),
                     significance::Verdict::Equivalent(_) => "equivalent".into(),
                     significance::Verdict::Undecided(_) => "undecided".into(),
+                    significance::Verdict::Held { .. } => "undecided".into(),
                     ref v => v.to_string(),
                 },
             });

@@ -171,12 +171,7 @@ impl Plan {
     /// flags together, root, the device, the file-system tools; a loop
     /// device's file goes in `loop_dir`.
     pub(crate) fn new(a: &SweepRequest, loop_dir: PathBuf, hygiene: Hygiene) -> Result<Plan, SweepError> {
-        let (schedulers, filesystems, settings) = (a.schedulers.clone(), a.filesystems.clone(), a.settings.clone());
-        if a.device.is_some() && filesystems.is_empty() {
-            return Err(SweepError::Usage(
-                "--device needs --filesystem: engine makes a file system on it for each state".into(),
-            ));
-        }
+        let (schedulers, filesystems, settings) = (a.schedulers.clone(), filesystems_of(a), a.settings.clone());
         if !filesystems.is_empty() && a.device.is_none() {
             return Err(SweepError::Usage(
                 "--filesystem needs --device (a spare device, or loop:SIZE for a loop device engine creates)".into(),
@@ -302,6 +297,15 @@ pub(crate) fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<
     }
 }
 
+/// The file systems a sweep makes: `--filesystem`'s, or for a `--device`
+/// without it the common case, ext4 with its defaults.
+fn filesystems_of(a: &SweepRequest) -> Vec<FsSpec> {
+    if a.device.is_some() && a.filesystems.is_empty() {
+        return vec![FsSpec { fstype: "ext4".into(), options: Vec::new() }];
+    }
+    a.filesystems.clone()
+}
+
 /// The order of states in a round: only needs to vary (fastrand, seeded
 /// from the OS).
 pub(crate) struct Shuffler(fastrand::Rng);
@@ -316,23 +320,26 @@ impl Shuffler {
     }
 }
 
-/// How the states take turns: interleaved trial by trial (the default for
-/// scheduler sweeps; impossible across file systems), and in how many rounds
-/// of blocks.
+/// How the states take turns: the schedulers interleaved trial by trial on
+/// each file system (the default for scheduler sweeps: one file system,
+/// made once, with the schedulers alternating; several file systems run
+/// as blocks, each made fresh, the schedulers interleaved inside each), and
+/// in how many rounds of blocks.
 fn order(a: &SweepRequest, filesystems: &[FsSpec], schedulers: &Schedulers) -> Result<(bool, u32), SweepError> {
-    if a.interleave == Some(true) && !filesystems.is_empty() {
+    let varies_fs = filesystems.len() > 1;
+    if a.interleave == Some(true) && *schedulers == Schedulers::Keep {
         return Err(SweepError::Usage(
-            "--interleave cannot switch file systems between trials (each is made fresh with mkfs); \
-             drop --interleave, or sweep schedulers on one file system"
+            "--interleave alternates I/O schedulers between trials, and no --scheduler is swept; \
+             file systems cannot alternate (each is made fresh with mkfs), so they run as blocks"
                 .into(),
         ));
     }
-    let interleave = a.interleave.unwrap_or(filesystems.is_empty() && *schedulers != Schedulers::Keep);
+    let interleave = a.interleave.unwrap_or(*schedulers != Schedulers::Keep);
     let rounds = a.rounds.unwrap_or(1);
     if rounds == 0 {
         return Err(SweepError::Usage("--rounds must be at least 1".into()));
     }
-    if rounds > 1 && interleave {
+    if rounds > 1 && interleave && !varies_fs {
         return Err(SweepError::Usage(
             "--rounds repeats blocks of states; interleaved trials already alternate the states every trial \
              (add --no-interleave to run blocks in rounds)"
@@ -369,7 +376,17 @@ mod tests {
     fn flags_that_need_each_other() {
         let plan = |a: &SweepRequest| Plan::new(a, PathBuf::from("/tmp"), Hygiene::default());
         let a = SweepRequest { device: Some("loop:1G".parse().unwrap()), ..Default::default() };
-        assert!(matches!(plan(&a), Err(SweepError::Usage(m)) if m.starts_with("--device needs --filesystem")));
+        assert_eq!(filesystems_of(&a), [FsSpec { fstype: "ext4".into(), options: vec![] }], "a device alone: ext4");
+        let sched = |s: &str| s.parse::<Schedulers>().unwrap();
+        let one = filesystems_of(&a);
+        let two = "ext4,xfs".parse::<FsList>().unwrap().0;
+        let ask = |interleave| SweepRequest { interleave, ..Default::default() };
+        assert_eq!(order(&ask(None), &one, &sched("none,bfq")).unwrap(), (true, 1), "one file system interleaves");
+        assert_eq!(order(&ask(None), &two, &sched("none,bfq")).unwrap(), (true, 1), "inside each block");
+        assert_eq!(order(&ask(None), &two, &Schedulers::Keep).unwrap(), (false, 1), "file systems alone: blocks");
+        assert!(
+            matches!(order(&ask(Some(true)), &two, &Schedulers::Keep), Err(SweepError::Usage(m)) if m.contains("no --scheduler is swept"))
+        );
         let a = SweepRequest { filesystems: "ext4".parse::<FsList>().unwrap().0, ..Default::default() };
         assert!(matches!(plan(&a), Err(SweepError::Usage(m)) if m.starts_with("--filesystem needs --device")));
         assert!(!plan(&SweepRequest::default()).unwrap().is_active());
