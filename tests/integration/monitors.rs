@@ -506,3 +506,38 @@ fn fios_interval_logs_are_the_fio_profiles_intervals() {
     let log = std::fs::read_to_string(logs.join("trials.log")).unwrap();
     assert!(log.contains("--log_avg_msec=200"), "the trials' command: {log}");
 }
+
+/// The interval a profile or a suite asks for (`trials.monitor_interval`,
+/// a suite's `monitor_interval` over it), `--monitor-interval` over both;
+/// one out of range is refused at its line and column.
+#[test]
+fn a_profile_or_suite_sets_the_monitors_interval_and_the_flag_wins() {
+    let env = Env::new();
+    let trials = "trials: {times: 2, monitor_interval: 150ms}";
+    env.profile("paced", &counter_profile("paced", "sleep 0.3; echo value: 5", trials));
+    let interval_of = |name: &str| series(&env, name)[0]["series"]["interval_ms"].as_u64().unwrap();
+    assert_eq!(env.bench(&["paced", "--save", "p"]).code, 0);
+    assert_eq!(interval_of("p"), 150, "the profile's");
+    assert_eq!(env.bench(&["paced", "--save", "f", "--monitor-interval", "400ms"]).code, 0);
+    assert_eq!(interval_of("f"), 400, "the flag's");
+    env.suite("slow-sampling", "title: Slow sampling\nmonitor_interval: 2s\ntests:\n  - profile: paced\n");
+    assert_eq!(env.bench(&["suite/slow-sampling", "--save", "s"]).code, 0);
+    assert_eq!(interval_of("s"), 2000, "the suite's over the profile's");
+
+    env.profile("hasty", &counter_profile("hasty", "echo value: 5", "trials: {monitor_interval: 20ms}"));
+    let r = env.bench(&["hasty"]);
+    assert_eq!(r.code, 3, "an invalid profile: {r:?}");
+    assert!(
+        r.stderr.contains("profile.yaml:") && r.stderr.contains("monitor_interval 20ms is not from 100ms to 10s"),
+        "{}",
+        r.stderr
+    );
+    env.suite("hasty-suite", "title: Hasty\nmonitor_interval: 30s\ntests:\n  - profile: paced\n");
+    let r = env.bench(&["suite/hasty-suite"]);
+    assert_eq!(r.code, 3, "an invalid suite: {r:?}");
+    assert!(
+        r.stderr.contains("hasty-suite.yaml:2:") && r.stderr.contains("monitor_interval 30s is not from 100ms to 10s"),
+        "{}",
+        r.stderr
+    );
+}

@@ -537,6 +537,9 @@ pub struct Planned {
     /// The trials' time budget the suite gives it (the outermost suite
     /// that sets one).
     pub budget: Option<std::time::Duration>,
+    /// The monitors' interval the suite gives it (the outermost suite that
+    /// sets one).
+    pub monitor_interval: Option<std::time::Duration>,
     /// From a suite: its options resolve from the presets and the profile's
     /// defaults, never a menu (a suite runs unattended).
     pub from_suite: bool,
@@ -591,6 +594,7 @@ pub fn flatten_suite(
                     presets: presets_of(suite, i, item),
                     optional: item.optional,
                     budget: None,
+                    monitor_interval: None,
                 }),
                 Err(Item::Diag(d)) => diags.push(item_diag(suite, i, "profile", d)),
                 Err(Item::Stop(e)) => return Err(e),
@@ -610,6 +614,19 @@ pub fn flatten_suite(
             );
         } else {
             out.iter_mut().for_each(|p| p.budget = Some(b.get()));
+        }
+    }
+    if let Some(m) = &suite.suite.monitor_interval {
+        match crate::monitor::check_interval(m.get()) {
+            Ok(every) => out.iter_mut().for_each(|p| p.monitor_interval = Some(every)),
+            Err(why) => diags.push(
+                Diagnostic::new(
+                    &suite.display,
+                    suite.index.value(&[crate::profile::yaml_index::Seg::from("monitor_interval")]),
+                    why,
+                )
+                .with_hint("how often the monitors sample, such as `250ms`".to_string()),
+            ),
         }
     }
     if !diags.is_empty() {

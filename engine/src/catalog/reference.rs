@@ -62,6 +62,7 @@ fn one(p: crate::model::profile::LoadedProfile) -> Resolved {
         presets: Vec::new(),
         optional: false,
         budget: None,
+        monitor_interval: None,
         from_suite: false,
     }])
 }

@@ -40,8 +40,10 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         target_dir: a.target_dir,
         title: a.title,
         description: a.description,
-        monitor: (a.monitor == super::args::Monitor::On)
-            .then(|| a.monitor_interval.unwrap_or(engine::monitor::INTERVAL)),
+        monitor: match a.monitor {
+            super::args::Monitor::On => engine::monitor::Monitoring::On(a.monitor_interval),
+            super::args::Monitor::None => engine::monitor::Monitoring::Off,
+        },
         logs: match a.logs {
             Logs::All => LogPolicy::All,
             Logs::Failed => LogPolicy::Failed,

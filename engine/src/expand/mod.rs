@@ -65,6 +65,8 @@ pub struct Test {
     pub choice: Vec<usize>,
     /// The time budget of its trials a suite gives it (over the profile's).
     pub budget: Option<std::time::Duration>,
+    /// The monitors' interval a suite gives it (over the profile's).
+    pub monitor_interval: Option<std::time::Duration>,
 }
 
 impl Test {
@@ -296,7 +298,10 @@ pub fn expand(
         }
         combos = next;
     }
-    Ok(combos.into_iter().map(|choice| Test { profile: profile.clone(), choice, budget: None }).collect())
+    Ok(combos
+        .into_iter()
+        .map(|choice| Test { profile: profile.clone(), choice, budget: None, monitor_interval: None })
+        .collect())
 }
 
 /// As `--option` takes it: `block_size=4KB,2MB`.
@@ -352,7 +357,7 @@ pub(crate) fn test_from_choices(profile: &Arc<LoadedProfile>, choices: &[OptionC
         });
         choice.push(by_values.or_else(|| o.entries.iter().position(|e| e.label == c.entry))?);
     }
-    Some(Test { profile: profile.clone(), choice, budget: None })
+    Some(Test { profile: profile.clone(), choice, budget: None, monitor_interval: None })
 }
 
 #[cfg(test)]

@@ -23,6 +23,48 @@ pub const INTERVALS: (Duration, Duration) = (Duration::from_millis(100), Duratio
 /// The default sampling interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 
+/// `every` when it is within [`INTERVALS`], else why not.
+pub fn check_interval(every: Duration) -> Result<Duration, String> {
+    let (lo, hi) = INTERVALS;
+    if every < lo || every > hi {
+        return Err(format!(
+            "monitor_interval {} is not from {} to {}",
+            humantime::format_duration(every),
+            humantime::format_duration(lo),
+            humantime::format_duration(hi)
+        ));
+    }
+    Ok(every)
+}
+
+/// Whether the monitors run, and at what interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Monitoring {
+    /// `--monitor none`.
+    Off,
+    /// On, every `--monitor-interval` when given, else every the test's
+    /// own (`trials.monitor_interval` of its profile, or its suite's), else
+    /// every [`INTERVAL`].
+    On(Option<Duration>),
+}
+
+impl Default for Monitoring {
+    fn default() -> Self {
+        Monitoring::On(None)
+    }
+}
+
+impl Monitoring {
+    /// The interval for a test whose profile or suite asks for `test`;
+    /// `None` when off.
+    pub fn interval(self, test: Option<Duration>) -> Option<Duration> {
+        match self {
+            Monitoring::Off => None,
+            Monitoring::On(flag) => Some(flag.or(test).unwrap_or(INTERVAL)),
+        }
+    }
+}
+
 /// A sampler of `devices` and the system every `interval`, telling `live`
 /// the first device's line; `None` when its thread cannot start (the test
 /// runs unmonitored).

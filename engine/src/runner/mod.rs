@@ -59,9 +59,9 @@ pub(crate) struct RunSettings {
     pub logs: LogPolicy,
     /// Sync and drop the page cache before every trial (needs root).
     pub drop_caches: bool,
-    /// Sample the devices and the system this often around every trial
-    /// (`--monitor-interval`); `None` is `--monitor none`.
-    pub monitor: Option<std::time::Duration>,
+    /// Whether and how often the devices and the system are sampled
+    /// around every trial.
+    pub monitor: crate::monitor::Monitoring,
 }
 
 /// What running a test needs from outside it.

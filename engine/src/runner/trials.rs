@@ -299,8 +299,11 @@ impl Trials<'_> {
         Ok(run.wall)
     }
 
-    /// Starts the sampler (every `interval`, if any) and hands the display its device line.
-    fn start_monitor(&mut self, interval: Option<Duration>, devices: &[String], events: &dyn Events) {
+    /// Starts the sampler (when on, every the flag's interval, else the
+    /// test's suite's or profile's) and hands the display its device line.
+    fn start_monitor(&mut self, on: crate::monitor::Monitoring, devices: &[String], events: &dyn Events) {
+        let own = self.test.profile.profile.trials.monitor_interval.as_ref().map(crate::units::Duration::get);
+        let interval = on.interval(self.test.monitor_interval.or(own));
         let live = devices.first().map(|d| std::sync::Arc::new(crate::events::Live::new(d)));
         self.monitor = interval.and_then(|every| crate::monitor::start(devices, every, live.clone()));
         if self.monitor.is_some() {

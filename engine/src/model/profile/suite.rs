@@ -20,6 +20,11 @@ pub struct Suite {
     /// budgets; `--budget` overrides it. The outermost suite that sets one wins.
     #[serde(default)]
     pub budget: Option<Duration>,
+    /// How often the monitors sample during each test's trials (`250ms`;
+    /// 100ms to 10s), over the profiles' own; `--monitor-interval`
+    /// overrides it. The outermost suite that sets one wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor_interval: Option<Duration>,
     pub tests: Vec<SuiteItem>,
 }
 

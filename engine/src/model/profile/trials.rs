@@ -34,6 +34,11 @@ pub struct Trials {
     /// `+`, with placeholders (`{{iterations}} * {{frequency}}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_time: Option<String>,
+    /// How often the monitors sample during its trials (`250ms`; 100ms to
+    /// 10s): a test of one-second trials wants more than the default 1 s
+    /// gives. `--monitor-interval` overrides it; a suite's over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor_interval: Option<Duration>,
 }
 
 fn default_times() -> u32 {
@@ -58,6 +63,7 @@ impl Default for Trials {
             target_ci: default_target_ci(),
             warmup: 0,
             run_time: None,
+            monitor_interval: None,
         }
     }
 }

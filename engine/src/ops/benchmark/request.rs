@@ -54,9 +54,9 @@ pub struct Request {
     pub fstrim: bool,
     /// Pause before every test.
     pub settle: Option<Duration>,
-    /// `--monitor-interval`: how often the devices and the system are
-    /// sampled around every trial; `None` is `--monitor none`.
-    pub monitor: Option<Duration>,
+    /// `--monitor`, `--monitor-interval`: whether and how often the devices
+    /// and the system are sampled around every trial.
+    pub monitor: crate::monitor::Monitoring,
     /// The command as the user would type it (rendered from its flags): the
     /// host lock names it.
     pub command: String,

@@ -66,7 +66,7 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
                     // open takes the profile's defaults.
                     let chooser: &dyn Chooser = if item.from_suite { &Batch } else { chooser };
                     let mut t = expand::expand(&item.profile, &all, chooser, true)?;
-                    t.iter_mut().for_each(|t| t.budget = item.budget);
+                    t.iter_mut().for_each(|t| (t.budget, t.monitor_interval) = (item.budget, item.monitor_interval));
                     if t.is_empty() {
                         events.message(&format!(
                             "nothing chosen for {}: its tests are left out",

@@ -86,6 +86,13 @@ pub(super) fn check_trials(c: &mut Checker, p: &Profile) {
             Some("the time the trials may take, such as `30s` or `10 min`".into()),
         );
     }
+    if let Some(Err(why)) = t.monitor_interval.as_ref().map(|m| crate::monitor::check_interval(m.get())) {
+        c.at_value(
+            path!["trials", "monitor_interval"],
+            why,
+            Some("how often the monitors sample during its trials, such as `250ms`".into()),
+        );
+    }
     if !(t.target_ci.is_finite() && t.target_ci > 0.0) {
         c.at_value(
             path!["trials", "target_ci"],
