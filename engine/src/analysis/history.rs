@@ -90,7 +90,7 @@ pub struct Change {
     pub ratio: f64,
     pub ratio_ci: Option<(f64, f64)>,
     pub change_pct: f64,
-    /// `better by 8.1 %`, `worse by 3.0 %`, or `no significant difference`.
+    /// `better by 8.1 %`, `worse by 3.0 %`, `equivalent within ±2 %` or `undecided`.
     pub verdict: String,
     #[serde(skip)]
     pub comparison: Comparison,

@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn only_a_real_difference_wins() {
-        // B's mean is higher, but the spread makes it no significant difference.
+        // B's mean is higher, but the spread makes it undecided.
         let mut f = file();
         f.results.truncate(1);
         f.results[0].entries =

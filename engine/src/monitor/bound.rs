@@ -10,9 +10,10 @@
 //!   the test, such as a loop device's, is system time and does not count);
 //! - else `cpu` when the test kept a core busy (its processes, or engine's
 //!   own threads for a built-in workload: ≥ 0.9 core) or every core was busy
-//!   (≥ 90 % of all, the kernel's work for it included), or saturated a
-//!   loop device with no block device under it (a file in memory: its
-//!   "device time" is a kernel thread's copying); steal ≥ 10 % is
+//!   (≥ 90 % of all, the kernel's work for it included), or kept a loop
+//!   device with no block device under it (a file in memory) busy ≥ 50 %
+//!   of the time — its "device time" is CPU work, the test's or the loop's
+//!   kernel thread's, never a device's limit; steal ≥ 10 % is
 //!   named in its evidence (the hypervisor took part of the CPU it needed);
 //! - else `contention` when steal was ≥ 10 %;
 //! - else `device` when a device under test was busy ≥ 80 % of the time
@@ -32,6 +33,7 @@ const OTHERS_CORES: f64 = 0.5;
 const CORE: f64 = 0.9;
 const ALL_CORES: f64 = 0.9;
 const UTIL_PCT: f64 = 80.0;
+const OVER_MEMORY_PCT: f64 = 50.0;
 const QUEUED: f64 = 0.9;
 const MOST_OF_A_CORE: f64 = 0.6;
 
@@ -60,7 +62,9 @@ fn median(s: &Series, source: &str, name: &str) -> Option<f64> {
 
 /// The busiest device under test when it was saturated: (name, median
 /// utilisation, median queue, whether it is a loop device over memory —
-/// a loop device and no block device found under it).
+/// a loop device and no block device found under it). A loop device over
+/// memory counts from [`OVER_MEMORY_PCT`]: its device time is all CPU (the
+/// test's thread or the loop's kernel thread), never a device's limit.
 fn saturated(s: &Series) -> Option<(&str, f64, f64, bool)> {
     let sources: Vec<&str> =
         s.metrics.iter().filter(|m| m.name == "util" && m.source != "system").map(|m| m.source.as_str()).collect();
@@ -69,7 +73,8 @@ fn saturated(s: &Series) -> Option<(&str, f64, f64, bool)> {
         .filter_map(|d| Some((*d, median(s, d, "util")?, median(s, d, "queue_depth").unwrap_or(0.0))))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let over_memory = d.starts_with("loop") && sources.len() == 1;
-    (util >= UTIL_PCT && queued >= QUEUED).then_some((d, util, queued, over_memory))
+    let busy = if over_memory { util >= OVER_MEMORY_PCT } else { util >= UTIL_PCT && queued >= QUEUED };
+    busy.then_some((d, util, queued, over_memory))
 }
 
 /// The signals of one state: its series, its trials' CPU time and wall
@@ -192,6 +197,13 @@ mod tests {
             "{}",
             b.evidence
         );
+        // Busy three quarters of the time, the test's thread at half a core
+        // and the loop's kernel thread copying: still the CPU, not the device.
+        let shm_fast = [quiet[0], quiet[1], ("loop2", "util", 73.0), ("loop2", "queue_depth", 0.6)];
+        let b = bound(&signals(&series(&shm_fast), &cpu(0.9), &two, true, 2), None).unwrap();
+        assert_eq!(b.by, BoundBy::Cpu, "{b:?}");
+        let idle_shm = [quiet[0], quiet[1], ("loop2", "util", 20.0), ("loop2", "queue_depth", 0.1)];
+        assert_eq!(bound(&signals(&series(&idle_shm), &cpu(0.2), &two, true, 2), None), None, "no I/O to speak of");
 
         let b = bound(&signals(&series(&disk), &cpu(1.4), &two, false, 2), None).unwrap();
         assert_eq!(b.by, BoundBy::Mixed, "{b:?}");

@@ -14,9 +14,13 @@ use std::time::{Duration, Instant};
 
 /// The logs' names in the scratch directory: `engine-intervals_bw.1.log` …
 const PREFIX: &str = "engine-intervals";
-/// Most bytes read of one log, and most jobs' logs read.
+/// Most bytes read of one log and of all together, most jobs' logs read,
+/// and most intervals kept (the program writing them is the profile's:
+/// its logs are text from outside).
 const MAX_BYTES: u64 = 16 << 20;
+const MAX_TOTAL: u64 = 64 << 20;
 const MAX_JOBS: u32 = 1024;
+const MAX_INTERVALS: usize = 100_000;
 
 /// The arguments that make fio write its logs every `every`.
 pub(crate) fn args(every: Duration) -> Vec<String> {
@@ -37,12 +41,14 @@ pub(crate) fn read(dir: &Dir, origin: Instant, every: Duration) -> Reported {
     let mut out = Reported::new(origin);
     let ms = u64::try_from(every.as_millis().max(1)).unwrap_or(u64::MAX);
     let mut sums = Sums::new();
+    let mut left = MAX_TOTAL;
     for job in 1..=MAX_JOBS {
         let mut found = false;
         for (kind, at) in [("iops", 0), ("bw", 2)] {
             let rel = format!("{PREFIX}_{kind}.{job}.log");
-            let Some(text) = slurp(dir, Path::new(&rel)) else { continue };
+            let Some(text) = slurp(dir, Path::new(&rel), left) else { continue };
             found = true;
+            left = left.saturating_sub(text.len() as u64);
             out.refused += add(&text, ms, at, &mut sums);
         }
         if !found {
@@ -64,12 +70,12 @@ pub(crate) fn read(dir: &Dir, origin: Instant, every: Duration) -> Reported {
     out
 }
 
-/// The text of log `rel` beneath `dir` (at most [`MAX_BYTES`]), removed
-/// after; `None` when there is none or it is not a regular file.
-fn slurp(dir: &Dir, rel: &Path) -> Option<String> {
+/// The text of log `rel` beneath `dir` (at most [`MAX_BYTES`] and `left`),
+/// removed after; `None` when there is none or it is not a regular file.
+fn slurp(dir: &Dir, rel: &Path, left: u64) -> Option<String> {
     let f = dir.open_regular(rel).ok()?;
     let mut bytes = Vec::new();
-    f.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
+    f.take(MAX_BYTES.min(left)).read_to_end(&mut bytes).ok()?;
     let _ = dir.remove(rel);
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -86,8 +92,12 @@ fn add(text: &str, ms: u64, at: usize, sums: &mut Sums) -> u64 {
         match (t, v, d) {
             (Some(t), Some(v), Some("0" | "1")) => {
                 // Jobs log a millisecond or two apart: the nearest interval.
-                let k = (t + ms / 2) / ms;
-                sums.entry(k.max(1)).or_default()[at + usize::from(d == Some("1"))] += v;
+                let k = (t.saturating_add(ms / 2) / ms).max(1);
+                if sums.len() >= MAX_INTERVALS && !sums.contains_key(&k) {
+                    bad += 1;
+                    continue;
+                }
+                sums.entry(k).or_default()[at + usize::from(d == Some("1"))] += v;
             }
             (Some(_), Some(_), Some(_)) => {} // trims (direction 2)
             _ => bad += 1,
