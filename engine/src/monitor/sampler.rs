@@ -54,6 +54,10 @@ pub(crate) struct Recorder {
     thread: Option<JoinHandle<Recording>>,
     shared: Arc<Shared>,
     every: Duration,
+    /// When the last trial began, ns since the recording started: a trial
+    /// long enough to resolve ends on a row of its own, whenever the last
+    /// periodic row was taken.
+    begun_ns: AtomicU64,
     /// The workloads' own intervals, handed over after each trial.
     workload: Vec<(usize, u32, f64, Vec<super::recording::Figure>)>,
 }
@@ -98,16 +102,31 @@ impl Recorder {
             s.take();
             s.rec
         })?;
-        Ok(Recorder { tx, thread: Some(thread), shared, every: interval, workload: Vec::new() })
+        Ok(Recorder {
+            tx,
+            thread: Some(thread),
+            shared,
+            every: interval,
+            begun_ns: AtomicU64::new(0),
+            workload: Vec::new(),
+        })
     }
 
-    /// Marks a trial's start or end: a row is taken for it at once when
-    /// the last is older than a quarter of the interval; else it belongs to
-    /// the last row (the trial is shorter than the sampling resolves).
+    /// Marks a trial's start or end: a row is taken for it at once (and
+    /// waited for) when the last is older than a quarter of the interval,
+    /// and for the end of a trial at least that long; else a start belongs
+    /// to the last row and an end to the next (the trial is shorter than
+    /// the sampling resolves).
     pub(crate) fn mark(&self, m: Mark) {
         let sh = &self.shared;
         let now = u64::try_from(sh.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let wake = now.saturating_sub(sh.last_ns.load(Ordering::Relaxed)) >= sh.gap_ns;
+        let long = |since: u64| now.saturating_sub(since) >= sh.gap_ns;
+        let wake = if m.begin {
+            self.begun_ns.store(now, Ordering::Relaxed);
+            long(sh.last_ns.load(Ordering::Relaxed))
+        } else {
+            long(sh.last_ns.load(Ordering::Relaxed)) || long(self.begun_ns.load(Ordering::Relaxed))
+        };
         let mut ticket = None;
         if let Ok(mut p) = sh.pending.lock() {
             p.push((m, wake));
@@ -189,8 +208,8 @@ impl Sampling {
         self.rec.len()
     }
 
-    /// One row now; the marks made since the last row belong to it if
-    /// they asked for a row of their own, else to the last.
+    /// One row now, and the marks made since the last row placed on it or
+    /// on the last (see below).
     fn take(&mut self) {
         if self.len() >= MAX_ROWS {
             self.thin();
@@ -198,10 +217,14 @@ impl Sampling {
         if let Ok(mut p) = self.shared.pending.lock() {
             std::mem::swap(&mut *p, &mut self.marks);
         }
-        let before = self.len().saturating_sub(1);
+        // The row taken now, and the one before. A mark with a row of its
+        // own gets this one; one without, a start the row before it (taken
+        // before the trial began) and an end this one (taken after it
+        // ended): a trial's slice holds all it did, never less.
+        let (this, last) = (self.len(), self.len().saturating_sub(1));
         let own_rows = self.marks.iter().filter(|m| m.1).count() as u64;
         for (m, own) in self.marks.drain(..) {
-            self.rec.marks.push((m, if own { before + 1 } else { before }));
+            self.rec.marks.push((m, if own || !m.begin { this } else { last }));
         }
         self.probes.read(&mut self.row);
         let now = u64::try_from(self.shared.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -305,6 +328,9 @@ mod tests {
         let (b, e) = (rec.marks[0].1, rec.marks[1].1);
         assert!(b >= 1 && e > b, "the long trial's own rows: {:?}", &rec.marks[..2]);
         assert!(rec.len() <= e + 4, "the short trials took no rows of their own: {} rows", rec.len());
-        assert!(rec.marks.windows(2).all(|w| w[0].1 <= w[1].1), "marks keep their order");
+        // Each short trial starts on the row before it and ends on the next.
+        for pair in rec.marks[2..].chunks(2) {
+            assert!(pair[0].0.begin && !pair[1].0.begin && pair[0].1 < pair[1].1, "{pair:?}");
+        }
     }
 }

@@ -72,7 +72,8 @@ fn the_scratch_watchdog_stops_a_writer_within_a_second() {
     let written: u64 = log.lines().rev().find_map(|l| l.trim().parse().ok()).unwrap_or(0);
     eprintln!("the watchdog stopped the writer at {written} MiB (limit 160 MiB)");
     // The limit is 160 MiB; a second of writing here is at most ~2 GB.
-    assert!(written > 160, "stopped before the limit: {written} MiB");
+    // Its last printed count is whole MiB written: the limit reached is 160.
+    assert!(written >= 160, "stopped before the limit: {written} MiB");
     assert!(written < 160 + 2000, "stopped late: {written} MiB");
 }
 
