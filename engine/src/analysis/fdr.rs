@@ -98,20 +98,7 @@ mod tests {
         assert_eq!(simes(&[0.01, 0.5]), 0.02);
     }
 
-    /// A small seeded generator (xorshift64*, Box–Muller).
-    struct Rng(u64);
-    impl Rng {
-        fn uniform(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            ((self.0.wrapping_mul(0x2545F4914F6CDD1D) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.uniform(), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    use crate::analysis::test_rng::Rng;
 
     /// A family of `tests` results, 5 trials a side, SD `sd` %, the first
     /// result's trials scaled by `planted`: whether any result is called

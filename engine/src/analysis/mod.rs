@@ -11,6 +11,8 @@ pub mod normalize;
 pub mod notable;
 pub mod precision;
 pub mod significance;
+#[cfg(test)]
+mod test_rng;
 pub mod wins;
 
 use crate::model::profile::Proportion;

@@ -509,21 +509,7 @@ mod tests {
         assert_eq!(crate::units::decimals_for_sig(12345.0), 0);
     }
 
-    /// A small seeded generator: xorshift64* with Box–Muller normals.
-    struct Rng(u64);
-    impl Rng {
-        fn uniform(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            let x = self.0.wrapping_mul(0x2545F4914F6CDD1D);
-            ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.uniform(), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    use crate::analysis::test_rng::Rng;
 
     type Draw = fn(&mut Rng) -> f64;
     /// Normal, right-skewed (lognormal, σ = 0.5) and strongly skewed

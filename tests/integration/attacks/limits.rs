@@ -115,3 +115,38 @@ fn a_server_that_ignores_sigterm_does_not_hold_the_run() {
     assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(8), "{took:?}");
     assert!(processes_mentioning("trap '' TERM").is_empty(), "the server survived");
 }
+
+/// A profile that asks for fio's interval logs (`interval_logs: fio`) but
+/// plants its own in the scratch directory: a link to a file outside (a
+/// valid log line in it), a FIFO, and a line with terminal escapes. engine
+/// reads only the regular file, never waits on the FIFO, never follows the
+/// link, and the escape reaches no output.
+#[test]
+#[ignore = "needs root"]
+fn planted_interval_logs_are_read_beneath_the_scratch_only() {
+    require_root();
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    let bait = env.target.path().join("bait.log");
+    std::fs::write(&bait, "500, 999999, 0, 4096, 0\n").unwrap();
+    let plant = format!(
+        "printf '500, 100, 0, 4096, 0\\n\\033]0;pwned\\007, 5, 0\\n' > engine-intervals_iops.1.log; ln -s {} engine-intervals_bw.1.log; mkfifo engine-intervals_iops.2.log",
+        bait.display()
+    );
+    h.profile("planter", &script_profile("planter", "sh", &plant, "", "    interval_logs: fio\n"));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/planter", "--runs", "1", "--save", "p", "--monitor-interval", "200ms"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let view = env.run(&["result", "monitor", "p", "--format", "json"]);
+    let all: serde_json::Value = serde_json::from_str(&view.stdout).unwrap();
+    let w = &all[0]["series"]["workload"];
+    let names: Vec<&str> = w["metrics"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["iops", "read_mb_s"], "{w}");
+    assert_eq!(w["metrics"][0]["values"][0], 100.0, "the planted regular log, the linked bait not summed in: {w}");
+    assert_eq!(w["metrics"][1]["values"][0], 0.0, "no bandwidth from the link's target: {w}");
+    assert!(bait.exists(), "the link's target is left alone");
+    for format in ["text", "csv", "json"] {
+        let out = env.run(&["result", "monitor", "p", "--format", format]);
+        assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{7}'), "{format}: {:?}", out.stdout);
+    }
+}
