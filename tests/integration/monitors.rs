@@ -362,6 +362,11 @@ fn each_result_says_what_bounded_it() {
     let (r, evidence) = loop {
         tries += 1;
         let r = run(disk.path(), "direct", "device");
+        // A slow moment of the shared disk can leave it under the mark: again.
+        if env.result("device")["results"][0]["entries"][0]["bound"].is_null() && tries < 3 {
+            eprintln!("run {tries}: no bound; again");
+            continue;
+        }
         let (by, evidence) = bound_of(&env, "device");
         let stolen = by == "contention" && evidence.starts_with("steal ");
         if stolen && tries < 3 {
