@@ -1,42 +1,39 @@
 #!/usr/bin/env bash
 # Does a second run repeat the answer? The seeds' scheduler experiment at
 # small size — io 4 KB random read, io 2 MB sequential write, files,
-# embedded SQLite — under none / mq-deadline / bfq on a loop device this
-# script makes (ext4 on a 1 GiB file), run RUNS times (default 3)
-# independently, once with the trials interleaved across the schedulers and
-# once in blocks (--no-interleave), all in one invocation. For each mode it
-# prints:
+# embedded SQLite — under none / mq-deadline / bfq, each run on a fresh loop
+# device engine makes (`--device loop:1G`, ext4), run RUNS times (default 3)
+# independently in each mode, all in one invocation:
+#   interleave  the schedulers alternate trial by trial on one file system;
+#   setups      the same with `--setups 3`: three rounds, each making the
+#               file system afresh (Kalibera & Jones's two levels);
+#   blocks      each scheduler's trials in one block (--no-interleave).
+# For each mode it prints:
 #   - verdicts agree: the share of comparisons (result × scheduler against
-#     none) whose verdict (better / worse / no significant difference) is
-#     the same in every run;
-#   - ratios inside: the share of (run, other run) pairs where one run's
-#     ratio of means falls inside the other's 95 % interval (Fieller). Even
-#     on a perfectly steady machine this is only about 83 % (two estimates
-#     of one ratio differ by √2 of their standard error on average), so the
-#     script also prints the share of pairs whose intervals overlap (about
-#     99.5 % on a steady machine).
-# Goals (issue 24): verdicts agree ≥ 90 % with interleaving; intervals
-# overlap ≥ 95 %. Needs root (loop device, schedulers); leaves nothing behind.
-# Usage: sudo scripts/bench-replication.sh [RUNS] [BUDGET]
+#     none) whose verdicts are compatible in every pair of runs — the same,
+#     `equivalent`/`undecided` with each other, or one of them with a
+#     direction when the two ratio intervals overlap;
+#   - contradictions: better in one run, worse in another;
+#   - ratio inside: the share of (run, other run) pairs where one run's
+#     ratio falls inside the other's 95 % interval (about 83 % even on a
+#     steady machine: two estimates of one ratio differ by √2 of their SE);
+#   - coverage: the share of runs' intervals holding the ratio pooled over
+#     all runs of the mode (nominal 95 %);
+#   - its wall time, and the ratio to the interleaved mode's.
+# Goals (issue 41): 0 contradictions; coverage ≥ 90 % with set-ups;
+# agreement ≥ 90 %; set-ups within 1.5× the interleaved run's time.
+# Needs root (loop devices, schedulers); leaves nothing behind.
+# Usage: sudo scripts/bench-replication.sh [RUNS] [BUDGET] [MODES]
+#   (MODES: a comma list, default interleave,setups,blocks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-3} budget=${2:-4s}
-[ "$(id -u)" = 0 ] || { echo "needs root: it makes a loop device and switches its scheduler" >&2; exit 2; }
+runs=${1:-3} budget=${2:-4s} modes=${3:-interleave,setups,blocks}
+[ "$(id -u)" = 0 ] || { echo "needs root: it makes loop devices and switches their scheduler" >&2; exit 2; }
 cargo build --release --quiet
 ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
-dev=""
-cleanup() {
-  umount "$work/mnt" 2>/dev/null || true
-  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-truncate -s 1G "$work/disk.img"
-dev=$(losetup --find --show "$work/disk.img")
-mkfs.ext4 -q -F "$dev"
-mkdir -p "$work/mnt" "$work/profiles/suites"
-mount "$dev" "$work/mnt"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/profiles/suites" "$work/loop"
 cat > "$work/profiles/suites/replication.yaml" <<'YAML'
 title: Replication
 description: The seeds' scheduler experiment at small size.
@@ -48,59 +45,94 @@ tests:
   - profile: files
     options: {test: "100 Files, 1MB Size"}
   - profile: sqlite-embedded
-    options: {inserts: "100"}
+    options: {copies: "1 (engine quick: 3 x 100 inserts)"}
 YAML
 export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$work/profiles
-echo "loop device $dev; $runs runs per mode, budget $budget per test and state"
-for mode in interleave no-interleave; do
+echo "$runs runs per mode ($modes), budget $budget per test and state, a fresh loop device each run"
+IFS=, read -ra mode_list <<< "$modes"
+for mode in "${mode_list[@]}"; do
+  case "$mode" in
+    interleave) flags=(--interleave) ;;
+    setups) flags=(--interleave --setups 3) ;;
+    blocks) flags=(--no-interleave) ;;
+    *) echo "unknown mode $mode" >&2; exit 2 ;;
+  esac
+  t0=$(date +%s)
   for i in $(seq "$runs"); do
-    t0=$(date +%s)
-    "$ENGINE" benchmark suite/replication -y --target-dir "$work/mnt" --scheduler none,mq-deadline,bfq \
-      --"$mode" --budget "$budget" --save "$mode-$i" --identifier rep >/dev/null 2>"$work/$mode-$i.err" \
+    "$ENGINE" benchmark suite/replication -y --device loop:1G --loop-dir "$work/loop" \
+      --scheduler none,mq-deadline,bfq "${flags[@]}" --budget "$budget" --save "$mode-$i" --identifier rep \
+      >/dev/null 2>"$work/$mode-$i.err" \
       || { echo "run $mode $i failed:"; tail -5 "$work/$mode-$i.err"; exit 1; }
-    "$ENGINE" result show "$mode-$i" --format json --baseline "rep: NONE" > "$work/$mode-$i.json"
-    echo "$mode run $i: $(( $(date +%s) - t0 )) s"
+    base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["systems"][0]["identifier"])' \
+      "$ENGINE_HOME/results/$mode-$i/result.json")
+    "$ENGINE" result show "$mode-$i" --format json --baseline "$base" > "$work/$mode-$i.json"
   done
+  echo "$(( $(date +%s) - t0 ))" > "$work/$mode.seconds"
+  echo "$mode: $runs runs in $(cat "$work/$mode.seconds") s"
 done
-python3 - "$work" "$runs" <<'PY'
-import json, sys, itertools
-work, runs = sys.argv[1], int(sys.argv[2])
+python3 - "$work" "$runs" "$modes" <<'PY'
+import json, sys, itertools, math
+work, runs, modes = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
+DIRECTED = ("better", "worse")
 def load(mode):
     out = []
     for i in range(1, runs + 1):
         f = json.load(open(f"{work}/{mode}-{i}.json"))
+        # The identifiers name the loop device's size, the same every run.
         out.append({(c["test"], c["result"], c["identifier"]): c for c in f.get("comparisons", [])})
     return out
-print()
+def overlap(a, b):
+    ca, cb = a.get("ratio_ci"), b.get("ratio_ci")
+    return ca is not None and cb is not None and ca[0] <= cb[1] and cb[0] <= ca[1]
+def compatible(a, b):
+    va, vb = a["verdict"], b["verdict"]
+    if va == vb:
+        return True
+    if va in DIRECTED and vb in DIRECTED:
+        return False
+    if va not in DIRECTED and vb not in DIRECTED:
+        return True
+    return overlap(a, b)
 rows = {}
-for mode in ["interleave", "no-interleave"]:
-    runs_ = load(mode)
-    keys = set.intersection(*(set(r) for r in runs_))
-    agree = sum(len({r[k]["verdict"] for r in runs_}) == 1 for k in keys)
-    inside = total = overlap = 0
-    for a, b in itertools.permutations(runs_, 2):
+for mode in modes:
+    rs = load(mode)
+    keys = sorted(set.intersection(*(set(r) for r in rs)))
+    agree = sum(all(compatible(a[k], b[k]) for a, b in itertools.combinations(rs, 2)) for k in keys)
+    contra = sum({"better", "worse"} <= {r[k]["verdict"] for r in rs} for k in keys)
+    inside = total = 0
+    for a, b in itertools.permutations(rs, 2):
         for k in keys:
-            ci, ca = b[k].get("ratio_ci"), a[k].get("ratio_ci")
-            if ci is None or ca is None:
+            ci = b[k].get("ratio_ci")
+            if ci is None or a[k].get("ratio_ci") is None:
                 continue
             total += 1
             inside += ci[0] <= a[k]["ratio"] <= ci[1]
-            overlap += ca[0] <= ci[1] and ci[0] <= ca[1]
-    changed = sum(any(r[k]["verdict"] in ("better", "worse") for r in runs_) for k in keys)
-    rows[mode] = (agree, len(keys), inside, total, changed, overlap)
-    print(f"{mode}: comparisons whose verdict differs between runs")
-    for k in sorted(keys):
-        if len({r[k]["verdict"] for r in runs_}) > 1:
-            said = ", ".join(f'{r[k]["verdict"]} {r[k]["ratio"]:.3f}' for r in runs_)
+    cover = cn = 0
+    for k in keys:
+        pooled = math.exp(sum(math.log(r[k]["ratio"]) for r in rs) / len(rs))
+        for r in rs:
+            ci = r[k].get("ratio_ci")
+            if ci is not None:
+                cn += 1
+                cover += ci[0] <= pooled <= ci[1]
+    secs = int(open(f"{work}/{mode}.seconds").read())
+    rows[mode] = (agree, len(keys), contra, inside, total, cover, cn, secs)
+    print(f"\n{mode}: comparisons whose verdicts are not compatible between runs")
+    for k in keys:
+        if not all(compatible(a[k], b[k]) for a, b in itertools.combinations(rs, 2)):
+            said = ", ".join(f'{r[k]["verdict"]} {r[k]["ratio"]:.3f} {r[k].get("ratio_ci")}' for r in rs)
             print(f"  {k[0][:40]} {k[1]} {k[2]}: {said}")
 def pct(a, b):
     return f"{100 * a / b:.0f} % ({a}/{b})" if b else "-"
-i, n = rows["interleave"], rows["no-interleave"]
 print()
-print(f"{'':28}{'interleaved':>18}{'in blocks':>18}")
-print(f"{'verdicts agree in all runs':28}{pct(i[0], i[1]):>18}{pct(n[0], n[1]):>18}")
-print(f"{'ratio inside other CI':28}{pct(i[2], i[3]):>18}{pct(n[2], n[3]):>18}")
-print(f"{'intervals overlap':28}{pct(i[5], i[3]):>18}{pct(n[5], n[3]):>18}")
-print(f"{'called changed in any run':28}{i[4]:>18}{n[4]:>18}")
-print("goals: verdicts agree >= 90 % interleaved; intervals overlap >= 95 % (a steady machine: overlap about 99.5 %, ratios inside about 83 %)")
+print(f"{'':28}" + "".join(f"{m:>18}" for m in modes))
+print(f"{'verdicts agree':28}" + "".join(f"{pct(rows[m][0], rows[m][1]):>18}" for m in modes))
+print(f"{'contradictions':28}" + "".join(f"{rows[m][2]:>18}" for m in modes))
+print(f"{'ratio inside other CI':28}" + "".join(f"{pct(rows[m][3], rows[m][4]):>18}" for m in modes))
+print(f"{'coverage of pooled ratio':28}" + "".join(f"{pct(rows[m][5], rows[m][6]):>18}" for m in modes))
+base = rows.get("interleave", (0,) * 8)[7]
+print(f"{'wall time, s':28}" + "".join(f"{rows[m][7]:>18}" for m in modes))
+if base:
+    print(f"{'time / interleaved':28}" + "".join(f"{rows[m][7] / base:>18.2f}" for m in modes))
+print("goals: 0 contradictions; coverage >= 90 % with set-ups; agreement >= 90 %; set-ups <= 1.5x the interleaved time")
 PY

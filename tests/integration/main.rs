@@ -34,6 +34,7 @@ mod robustness;
 mod sandbox;
 mod schemas;
 mod servers;
+mod setups;
 mod shipped_profiles;
 mod statistics;
 mod sweeps;

@@ -35,6 +35,10 @@ pub fn remove_outliers(f: &mut ResultFile) -> usize {
             let s = Summary::of(&kept).expect("two or more trials kept");
             e.trials = kept;
             (e.value, e.sd, e.se, e.n, e.min, e.max, e.median) = (s.mean, s.sd, s.se, s.n, s.min, s.max, s.median);
+            if e.setups.len() == e.trials.len() + out.len() {
+                let setups = e.setups.iter().enumerate().filter(|(i, _)| !out.contains(i)).map(|(_, s)| *s).collect();
+                *e = e.clone().with_setups(setups);
+            }
         }
     }
     dropped

@@ -29,7 +29,7 @@ pub struct Precision {
 /// what more time could settle.
 fn unsettled_entry(e: &ResultEntry) -> bool {
     let for_time = matches!(e.stopped, Some(Stop::Budget | Stop::Projection | Stop::Cap));
-    for_time && ci_half_pct(&e.trials).is_some_and(|h| h > BANDS[0]) && !e.trial_seconds.is_empty()
+    for_time && ci_half_pct(&e.units()).is_some_and(|h| h > BANDS[0]) && !e.trial_seconds.is_empty()
 }
 
 /// Per identifier of `f`, the tests (their keys) with an unsettled entry.
@@ -46,13 +46,15 @@ pub(crate) fn unsettled(f: &ResultFile) -> BTreeMap<String, HashSet<String>> {
 impl Precision {
     /// Counts the entry `e` of test `test` (its key), named `name`.
     pub(crate) fn add(&mut self, test: &str, name: &str, e: &ResultEntry) {
-        self.halves.push(ci_half_pct(&e.trials));
+        // With set-ups, a set-up (its trials) is the unit that narrows the interval.
+        let units = e.units();
+        self.halves.push(ci_half_pct(&units));
         if !unsettled_entry(e) {
             return;
         }
         let spent: f64 = e.trial_seconds.iter().sum();
-        let each = spent / e.trial_seconds.len() as f64;
-        let need = trials_needed(&e.trials, BANDS[0]);
+        let each = spent / units.len() as f64;
+        let need = trials_needed(&units, BANDS[0]);
         let need = (need != u32::MAX).then_some(need as f64 * each);
         self.wide.push((format!("{test}\u{1f}{}", e.identifier), spent, need));
         self.names.push(format!("{name} ({})", e.identifier));

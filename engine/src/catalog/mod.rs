@@ -540,6 +540,8 @@ pub struct Planned {
     /// The monitors' interval the suite gives it (the outermost suite that
     /// sets one).
     pub monitor_interval: Option<std::time::Duration>,
+    /// The set-ups the suite gives it (the outermost suite that sets them).
+    pub setups: Option<u32>,
     /// From a suite: its options resolve from the presets and the profile's
     /// defaults, never a menu (a suite runs unattended).
     pub from_suite: bool,
@@ -595,6 +597,7 @@ pub fn flatten_suite(
                     optional: item.optional,
                     budget: None,
                     monitor_interval: None,
+                    setups: None,
                 }),
                 Err(Item::Diag(d)) => diags.push(item_diag(suite, i, "profile", d)),
                 Err(Item::Stop(e)) => return Err(e),
@@ -602,6 +605,17 @@ pub fn flatten_suite(
         }
     }
     stack.pop();
+    suite_settings(suite, &mut out, &mut diags);
+    if !diags.is_empty() {
+        return Err(ResolveError::Invalid(diags));
+    }
+    Ok(out)
+}
+
+/// What `suite` sets for every test in it (over what inner suites set:
+/// the outermost wins): the trials' budget, the monitors' interval, the
+/// set-ups; a value out of range is a diagnostic where it is written.
+fn suite_settings(suite: &LoadedSuite, out: &mut [Planned], diags: &mut Diagnostics) {
     if let Some(b) = &suite.suite.budget {
         if b.get().is_zero() {
             diags.push(
@@ -629,10 +643,18 @@ pub fn flatten_suite(
             ),
         }
     }
-    if !diags.is_empty() {
-        return Err(ResolveError::Invalid(diags));
+    match suite.suite.setups {
+        Some(0) => diags.push(
+            Diagnostic::new(
+                &suite.display,
+                suite.index.value(&[crate::profile::yaml_index::Seg::from("setups")]),
+                "setups must be at least 1",
+            )
+            .with_hint("how many times each test is set up afresh, such as `3`".to_string()),
+        ),
+        Some(n) => out.iter_mut().for_each(|p| p.setups = Some(n)),
+        None => {}
     }
-    Ok(out)
 }
 
 /// What a suite item that names nothing usable gives.

@@ -63,6 +63,7 @@ fn one(p: crate::model::profile::LoadedProfile) -> Resolved {
         optional: false,
         budget: None,
         monitor_interval: None,
+        setups: None,
         from_suite: false,
     }])
 }

@@ -32,6 +32,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         identifier: a.identifier,
         runs: a.runs,
         budget: a.budget,
+        setups: a.setups,
         warmup: a.warmup,
         dry_run: a.dry_run,
         yes: a.yes,
@@ -57,6 +58,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
             settings: a.set,
             shuffle: a.shuffle,
             rounds: a.rounds,
+            setups: a.setups,
             interleave: if a.interleave {
                 Some(true)
             } else if a.no_interleave {

@@ -40,6 +40,7 @@ impl CommandLine<'_> {
         out.each("--option", &a.options);
         out.opt("--runs", a.runs);
         out.opt("--budget", a.budget.map(exact_duration));
+        out.opt("--setups", a.setups);
         out.opt("--warmup", a.warmup);
         out.flag("--only-unsettled", a.only_unsettled);
         out.flag("--dry-run", a.dry_run);
@@ -143,6 +144,8 @@ mod tests {
             "3",
             "--budget",
             "1m 30s",
+            "--setups",
+            "3",
             "--warmup",
             "1",
             "-y",
@@ -225,6 +228,7 @@ mod tests {
             ("--settle", "400 days", "longer than engine allows"),
             ("--grant", "memory=4q", "`4q` is not a size"),
             ("--runs", "0", "0 is not in 1.."),
+            ("--setups", "0", "0 is not in 1..=1000"),
             ("--monitor-interval", "20ms", "is not from 100ms to 10s"),
             ("--monitor", "off", "possible values: on, none"),
             ("--tag", "novalue", "KEY=VALUE"),

@@ -67,6 +67,8 @@ pub struct Test {
     pub budget: Option<std::time::Duration>,
     /// The monitors' interval a suite gives it (over the profile's).
     pub monitor_interval: Option<std::time::Duration>,
+    /// The set-ups a suite gives it (over the profile's).
+    pub setups: Option<u32>,
 }
 
 impl Test {
@@ -300,7 +302,7 @@ pub fn expand(
     }
     Ok(combos
         .into_iter()
-        .map(|choice| Test { profile: profile.clone(), choice, budget: None, monitor_interval: None })
+        .map(|choice| Test { profile: profile.clone(), choice, budget: None, monitor_interval: None, setups: None })
         .collect())
 }
 
@@ -357,7 +359,7 @@ pub(crate) fn test_from_choices(profile: &Arc<LoadedProfile>, choices: &[OptionC
         });
         choice.push(by_values.or_else(|| o.entries.iter().position(|e| e.label == c.entry))?);
     }
-    Some(Test { profile: profile.clone(), choice, budget: None, monitor_interval: None })
+    Some(Test { profile: profile.clone(), choice, budget: None, monitor_interval: None, setups: None })
 }
 
 #[cfg(test)]

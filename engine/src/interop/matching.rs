@@ -139,7 +139,7 @@ fn against(p: &Arc<LoadedProfile>, pts: &PtsTest, d: &Described) -> Result<Match
                 }
             };
             Ok(Match {
-                test: Test { profile: p.clone(), choice, budget: None, monitor_interval: None },
+                test: Test { profile: p.clone(), choice, budget: None, monitor_interval: None, setups: None },
                 result_id: def.id.clone(),
                 unit: def.unit.clone(),
                 pts_unit,

@@ -342,6 +342,11 @@ pub struct ResultEntry {
     /// `--rounds N`: how many blocks of trials (one per round) the trials came in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u32>,
+    /// `--setups N`: each trial's set-up (1, 2, …), one per trial; absent
+    /// when the test was set up once. With two or more set-ups, `value` is
+    /// the mean of the set-ups' means and `se` their SE (two levels).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setups: Vec<u32>,
     /// What the trial values show that more trials cannot fix: a warm-up
     /// first trial, outliers, two groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -407,6 +412,7 @@ impl ResultEntry {
             stopped: None,
             budget: None,
             rounds: None,
+            setups: Vec::new(),
             notes: Vec::new(),
             warmup_trials: Vec::new(),
             trial_seconds,
@@ -418,6 +424,39 @@ impl ResultEntry {
             monitor: None,
             bound: None,
         })
+    }
+}
+
+impl ResultEntry {
+    /// Records each trial's set-up; with two or more, the mean and its SE
+    /// are the two-level ones (the set-ups' means). Indices that do not
+    /// match the trials one to one are not kept.
+    pub(crate) fn with_setups(mut self, setups: Vec<u32>) -> Self {
+        if setups.len() != self.trials.len() {
+            return self;
+        }
+        if let Some(l) = crate::stats::levels::Levels::of(&self.trials, &setups) {
+            (self.value, self.se) = (l.mean, Some(l.se));
+        }
+        self.setups = setups;
+        self
+    }
+
+    /// The values an interval is computed from: the set-ups' means when
+    /// the trials came from two or more set-ups, else the trials.
+    pub(crate) fn units(&self) -> std::borrow::Cow<'_, [f64]> {
+        if self.setups.len() == self.trials.len() && self.setup_count() > 1 {
+            return std::borrow::Cow::Owned(crate::stats::levels::means(&self.trials, &self.setups));
+        }
+        std::borrow::Cow::Borrowed(&self.trials)
+    }
+
+    /// How many set-ups the trials came from (1 for a test set up once).
+    pub(crate) fn setup_count(&self) -> usize {
+        let mut s = self.setups.clone();
+        s.sort_unstable();
+        s.dedup();
+        s.len().max(1)
     }
 }
 
@@ -506,6 +545,17 @@ impl ResultFile {
             .filter(|_| round > 1)
             .cloned();
         if let Some(old) = old {
+            // Set-ups continue the old ones' numbering (an old entry without
+            // any was one set-up).
+            let setups = (!old.setups.is_empty() || !entry.setups.is_empty()).then(|| {
+                let mut s =
+                    if old.setups.len() == old.trials.len() { old.setups.clone() } else { vec![1; old.trials.len()] };
+                let base = s.iter().copied().max().unwrap_or(0);
+                let first = entry.setups.iter().copied().min().unwrap_or(1);
+                s.extend(entry.setups.iter().map(|x| base + x + 1 - first));
+                s.extend(std::iter::repeat_n(base + 1, entry.trials.len().saturating_sub(entry.setups.len())));
+                s
+            });
             let mut trials = old.trials;
             trials.extend(&entry.trials);
             let mut seconds = old.trial_seconds;
@@ -517,6 +567,9 @@ impl ResultFile {
                 e.trial_io = old.trial_io.into_iter().chain(entry.trial_io).collect();
                 e.warmup_trials = old.warmup_trials.into_iter().chain(entry.warmup_trials).collect();
                 e.notes = crate::stats::shape::notes(&e.trials);
+                if let Some(s) = setups {
+                    e = e.with_setups(s);
+                }
                 e.served_from_memory = entry.served_from_memory.or(old.served_from_memory);
                 (e.warning, e.stopped, e.budget, e.no_counters, e.logs) =
                     (entry.warning, entry.stopped, entry.budget, entry.no_counters, entry.logs);
@@ -563,7 +616,14 @@ impl ResultFile {
                     return true;
                 }
                 let keep: Vec<f64> = e.trials.iter().copied().filter(|v| v.is_finite()).collect();
-                match ResultEntry::from_trials(&e.identifier, keep, None, e.trial_seconds.clone(), e.timestamp.clone()) {
+                let setups: Vec<u32> = if e.setups.len() == e.trials.len() {
+                    e.trials.iter().zip(&e.setups).filter(|(v, _)| v.is_finite()).map(|(_, s)| *s).collect()
+                } else {
+                    Vec::new()
+                };
+                match ResultEntry::from_trials(&e.identifier, keep, None, e.trial_seconds.clone(), e.timestamp.clone())
+                    .map(|f| f.with_setups(setups))
+                {
                     Some(fixed) => {
                         said.push(format!(
                             "{test} ({result}), {}: {bad} trial value(s) were not numbers and were dropped; statistics recomputed from the other {}",

@@ -318,7 +318,12 @@ fn charts<'a>(r: &'a ResultFile, m: &crate::analysis::Matrix) -> Vec<Chart<'a>> 
                 .iter()
                 .enumerate()
                 .filter_map(|(i, e)| e.map(|e| (i, e)))
-                .map(|(i, e)| Bar { i, value: e.value, se: e.se, text: super::format::bar_text(e.value, e.se, e.n) })
+                .map(|(i, e)| Bar {
+                    i,
+                    value: e.value,
+                    se: e.se,
+                    text: super::format::bar_text(e.value, e.se, super::format::count(e)),
+                })
                 .collect(),
             noisy: t.entries.iter().any(|e| crate::analysis::noise::is_noisy(e, noise_rsd())),
         })

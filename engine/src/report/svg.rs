@@ -171,7 +171,7 @@ pub(crate) fn result_chart(
                     label: id.clone(),
                     value: Some(e.value),
                     se: e.se,
-                    text: bar_text(e.value, e.se, e.n),
+                    text: bar_text(e.value, e.se, super::format::count(e)),
                     color: PALETTE[i % PALETTE.len()],
                 })
                 .collect(),

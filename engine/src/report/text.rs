@@ -118,7 +118,11 @@ fn result_block(
             let dec = decimals_for(max);
             let rows: Vec<Bar> = entries
                 .iter()
-                .map(|e| Bar { label: &e.identifier, value: Some(e.value), se: se_text(e.se, e.n, dec) })
+                .map(|e| Bar {
+                    label: &e.identifier,
+                    value: Some(e.value),
+                    se: se_text(e.se, super::format::count(e), dec),
+                })
                 .collect();
             bars(out, &rows, width, dec);
             for e in &entries {
@@ -289,7 +293,7 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
         .map(|(t, e)| {
             // A ±0 at the tool's resolution is no precision: said as what it is.
             let limited = e.notes.iter().any(|n| n.starts_with(crate::stats::shape::RESOLUTION_LIMITED));
-            let ci = match crate::stats::adaptive::ci_half_pct(&e.trials) {
+            let ci = match crate::stats::adaptive::ci_half_pct(&e.units()) {
                 _ if limited => "±? (resolution)".into(),
                 Some(h) => format!("±{} %", crate::units::number(h)),
                 None => "±?".into(),
@@ -298,7 +302,10 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
                 one_line(&super::verdict::result_name(t, desc)).into_owned(),
                 format!("{} {}", crate::units::number(e.value), one_line(&t.unit)),
                 ci,
-                format!("N={}", e.n),
+                match e.setup_count() {
+                    1 => format!("N={}", e.n),
+                    k => format!("N={} in {k} set-ups", e.n),
+                },
                 marks(e),
             ]
         })

@@ -95,7 +95,7 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
                     let e = (*e)?;
                     Some((
                         ids[j].clone(),
-                        significance::compare(&e.trials, &base.trials, r.proportion, &r.unit, v.rule())?,
+                        significance::compare(&e.units(), &base.units(), r.proportion, &r.unit, v.rule())?,
                     ))
                 })
                 .collect();

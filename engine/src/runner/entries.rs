@@ -51,6 +51,9 @@ pub(super) fn build(
         else {
             continue;
         };
+        if !data.setups.is_empty() {
+            entry = entry.with_setups(data.setups.clone());
+        }
         entry.added_trials = data.added.clone();
         if let Some((why, warning)) = data.stops.get(i) {
             entry.stopped = Some(*why);
@@ -67,7 +70,14 @@ pub(super) fn build(
             &data.io,
         );
         entry.bound = crate::monitor::bound::bound(&data.signals, entry.served_from_memory.as_deref());
-        entry.notes = crate::stats::shape::notes(&data.values[i]);
+        entry.notes = crate::stats::shape::notes(&entry.units());
+        if let Some(l) = crate::stats::levels::Levels::of(&entry.trials, &entry.setups) {
+            entry.notes.push(format!(
+                "{} set-ups: {:.0} % of a trial's variance is between set-ups (README, \"Set-ups\")",
+                l.k,
+                l.setup_share_pct()
+            ));
+        }
         entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());
         match &data.monitor {

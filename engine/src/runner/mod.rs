@@ -13,6 +13,7 @@ pub mod reached;
 pub mod requirements;
 pub mod sandbox;
 pub mod server;
+mod setups;
 mod trial_log;
 mod trials;
 pub mod wasm;
@@ -62,6 +63,12 @@ pub(crate) struct RunSettings {
     /// Whether and how often the devices and the system are sampled
     /// around every trial.
     pub monitor: crate::monitor::Monitoring,
+    /// `--setups N`: how many times each test is set up afresh (over the
+    /// suite's and the profile's); `None`: theirs, else once.
+    pub setups: Option<u32>,
+    /// Each round is a set-up (`--setups N` on a --device): `--runs R`
+    /// gives each round R trials, and each round at least two.
+    pub rounds_are_setups: bool,
 }
 
 /// What running a test needs from outside it.
@@ -184,7 +191,15 @@ fn run(
     let dirs: Vec<&Path> = logs.iter().map(|l| l.dir).collect();
     let mut pending = Vec::new();
     let job = trials::Job { test, settings, env: &tenv, logs: &dirs, sources: &sources, events };
-    let result = trials::run(&job, executor.as_mut(), switch, &mut pending);
+    let setups = settings.setups.or(test.setups).or(test.profile.profile.trials.setups).unwrap_or(1);
+    let repeat: trials::Repeat<'_> = &|t, switch, plan, data, order, cost| {
+        if setups > 1 {
+            setups::Rounds { job: &job, switch, plan, order }.run(t, data, setups, cost)
+        } else {
+            trials::rounds(t, &job, switch, plan, data, order)
+        }
+    };
+    let result = trials::run(&job, executor.as_mut(), switch, &mut pending, repeat);
     let teardown = executor.teardown(&tenv);
     // Trial logs are written after the test, not between trials: all of
     // them when something failed, each in its own file, since they explain

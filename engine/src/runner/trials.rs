@@ -141,6 +141,8 @@ pub(super) struct TrialData {
     pub monitor: Option<Result<(), String>>,
     /// What the series showed at its limit (for what bounded the results).
     pub signals: crate::monitor::bound::Signals,
+    /// Each measured trial's set-up (`--setups N`); empty when set up once.
+    pub setups: Vec<u32>,
 }
 
 impl TrialData {
@@ -156,6 +158,7 @@ impl TrialData {
             no_counters: no_counters.clone(),
             monitor: None,
             signals: Default::default(),
+            setups: Vec::new(),
         }
     }
 }
@@ -209,7 +212,7 @@ fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Res
 
 /// Runs trials of one test: one trial at a time in a fresh scratch
 /// directory (unless the profile shares one), with the hygiene asked for.
-struct Trials<'a> {
+pub(super) struct Trials<'a> {
     test: &'a Test,
     env: &'a TestEnv<'a>,
     exec: &'a mut dyn Executor,
@@ -218,14 +221,14 @@ struct Trials<'a> {
     pending: &'a mut Vec<(PathBuf, String)>,
     counters: Option<Counters>,
     /// Where trial logs go: the current state's folder.
-    logs: PathBuf,
+    pub(super) logs: PathBuf,
     /// The last trial left its scratch directory in place, empty.
     scratch_kept: Option<Dir>,
     /// The test's bindings with `scratch_dir` (the same path every trial).
     bindings: Option<indexmap::IndexMap<String, String>>,
     /// The sampler around the trials, and the state they run in now.
     monitor: Option<Recorder>,
-    state: usize,
+    pub(super) state: usize,
 }
 
 impl Trials<'_> {
@@ -286,7 +289,7 @@ impl Trials<'_> {
     }
 
     /// Measured trial `k`, its values, time and counters added to `d`.
-    fn measured(&mut self, k: u32, d: &mut TrialData) -> Result<Duration, ExecError> {
+    pub(super) fn measured(&mut self, k: u32, d: &mut TrialData) -> Result<Duration, ExecError> {
         let label = k.to_string();
         let (mut run, io) = self.counted(k, &label)?;
         d.io.push(io);
@@ -325,7 +328,7 @@ impl Trials<'_> {
     }
 
     /// `n` warm-up trials; the first result's values are kept apart.
-    fn warmups(&mut self, n: u32, events: &dyn Events, data: &mut TrialData) -> Result<(), ExecError> {
+    pub(super) fn warmups(&mut self, n: u32, events: &dyn Events, data: &mut TrialData) -> Result<(), ExecError> {
         for w in 1..=n {
             events.trial_started(w, n, true);
             let k = format!("warmup-{w}");
@@ -337,6 +340,22 @@ impl Trials<'_> {
             self.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
         }
         Ok(())
+    }
+}
+
+impl Trials<'_> {
+    /// Sets the test up afresh: the executor's teardown, the test's folder
+    /// emptied (never following what its commands left there), its set-up
+    /// again.
+    pub(super) fn renew(&mut self) -> Result<(), ExecError> {
+        self.exec.teardown(self.env)?;
+        self.scratch_kept = None;
+        let dir = self.env.dir;
+        let io = |source| ExecError::Io { what: format!("cannot empty {}", dir.path().display()), source };
+        for entry in std::fs::read_dir(dir.fd_path()).map_err(io)? {
+            dir.remove(Path::new(&entry.map_err(io)?.file_name())).map_err(io)?;
+        }
+        self.exec.setup(self.env)
     }
 }
 
@@ -395,15 +414,21 @@ pub(super) struct Job<'a> {
 }
 
 /// The stopping rule's plan of `test`; with `--rounds N` each round gets
-/// its share of the trials and the time.
+/// its share of the trials and the time (with `--runs R`, rounds that are
+/// set-ups get R each).
 fn plan_of(test: &Test, settings: &RunSettings) -> AdaptivePlan {
     let mut plan = test.profile.profile.trials.plan(settings.runs, settings.budget.or(test.budget));
     if settings.rounds > 1 {
         let r = settings.rounds;
         plan.budget /= r;
-        plan.times = plan.times.div_ceil(r);
+        // A round that is a set-up keeps two trials or more: one set-up's
+        // trials measure the level below it.
+        let least = if settings.rounds_are_setups { 2 } else { 1 };
+        plan.times = plan.times.div_ceil(r).max(least);
         plan.min = plan.min.div_ceil(r).min(plan.times);
-        plan.forced = plan.forced.map(|f| f.div_ceil(r));
+        if !settings.rounds_are_setups {
+            plan.forced = plan.forced.map(|f| f.div_ceil(r));
+        }
     }
     plan
 }
@@ -418,11 +443,14 @@ pub(super) fn run(
     exec: &mut dyn Executor,
     switch: &mut dyn Switch,
     pending: &mut Vec<(PathBuf, String)>,
+    repeat: Repeat<'_>,
 ) -> Result<Vec<TrialData>, ExecError> {
     let Job { test, settings, env, logs, sources, events } = *job;
     let profile = &test.profile.profile;
     let plan = plan_of(test, settings);
+    let began = Instant::now();
     exec.setup(env)?;
+    let setup_cost = began.elapsed();
     let drop_caches = settings.drop_caches || profile.hygiene.drop_caches;
     let (counters, no_counters) = match Counters::under(env.test_dir) {
         Ok(c) => (Some(c), None),
@@ -445,12 +473,43 @@ pub(super) fn run(
     };
     let n = switch.count();
     let mut data: Vec<TrialData> = (0..n).map(|_| TrialData::new(sources.len(), &plan, &no_counters)).collect();
-    let mut order = switch.order();
+    let order = switch.order();
     let first = order[0];
     switch.enter(first).map_err(ExecError::Setup)?;
     t.logs = logs[first].to_path_buf();
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
     t.start_monitor(settings.monitor, &devices, events);
+    repeat(&mut t, switch, &plan, &mut data, order, setup_cost)?;
+    t.write_series(logs, &mut data);
+    events.monitoring(None);
+    Ok(data)
+}
+
+/// How the measured trials repeat once the test is set up and warmed up:
+/// with the machine's switch, the plan, each state's data, the first
+/// round's order and what the set-up cost. [`rounds`], or set-ups of them.
+pub(super) type Repeat<'r> = &'r dyn Fn(
+    &mut Trials<'_>,
+    &mut dyn Switch,
+    &AdaptivePlan,
+    &mut [TrialData],
+    Vec<usize>,
+    Duration,
+) -> Result<(), ExecError>;
+
+/// Rounds of one trial per state that still wants more, in the order
+/// `switch` gives (`order` first); each state's trials stop by the rule on
+/// their own values and their own time.
+pub(super) fn rounds(
+    t: &mut Trials<'_>,
+    job: &Job<'_>,
+    switch: &mut dyn Switch,
+    plan: &AdaptivePlan,
+    data: &mut [TrialData],
+    mut order: Vec<usize>,
+) -> Result<(), ExecError> {
+    let Job { settings, logs, events, test, .. } = *job;
+    let n = switch.count();
     let mut going = vec![true; n];
     let mut elapsed = vec![Duration::ZERO; n];
     for k in 1u32.. {
@@ -467,12 +526,12 @@ pub(super) fn run(
                 t.logs = logs[i].to_path_buf();
             }
             t.state = i;
-            events.trial_started(k, settings.runs.unwrap_or(profile.trials.times), false);
+            events.trial_started(k, settings.runs.unwrap_or(test.profile.profile.trials.times), false);
             let d = &mut data[i];
             let wall = t.measured(k, d)?;
             events.trial_done(k, false, wall.as_secs_f64());
             elapsed[i] += start.elapsed();
-            match decide(&plan, d, elapsed[i]) {
+            match decide(plan, d, elapsed[i]) {
                 None => going[i] = false,
                 Some(Some(reason)) => d.added.push(format!("trial {}: {reason}", k + 1)),
                 Some(None) => {}
@@ -483,9 +542,7 @@ pub(super) fn run(
         }
         order = switch.order();
     }
-    t.write_series(logs, &mut data);
-    events.monitoring(None);
-    Ok(data)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub mod adaptive;
 pub mod changepoint;
+pub mod levels;
 pub mod outlier;
 pub mod shape;
 pub mod summary;

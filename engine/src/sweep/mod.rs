@@ -36,6 +36,9 @@ pub struct SweepRequest {
     pub interleave: Option<bool>,
     /// `--rounds N`: the blocks of states run N times (1 when absent).
     pub rounds: Option<u32>,
+    /// `--setups N`: on a --device, the file systems are made afresh N
+    /// times, a round each (the trials of each round one set-up).
+    pub setups: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -145,6 +148,9 @@ pub struct Plan {
     /// How many times the blocks of states run, in a new order each time,
     /// each adding its trials to the same identifiers.
     pub rounds: u32,
+    /// `--setups N` on a --device: the rounds are set-ups (each makes the
+    /// file systems afresh; its trials are recorded as one set-up).
+    pub setup_rounds: bool,
 }
 
 #[derive(Debug, Error)]
@@ -178,7 +184,17 @@ impl Plan {
             ));
         }
         let (interleave, rounds) = order(a, &filesystems, &schedulers)?;
-        let plan = Plan { schedulers, filesystems, device: None, settings, shuffle: a.shuffle, interleave, rounds };
+        let setup_rounds = a.device.is_some() && a.setups.is_some_and(|n| n > 1);
+        let plan = Plan {
+            schedulers,
+            filesystems,
+            device: None,
+            settings,
+            shuffle: a.shuffle,
+            interleave,
+            rounds,
+            setup_rounds,
+        };
         let mut needs = plan.root_reasons();
         if hygiene.drop_caches {
             needs.push("--drop-caches writes /proc/sys/vm/drop_caches".into());
@@ -335,6 +351,18 @@ fn order(a: &SweepRequest, filesystems: &[FsSpec], schedulers: &Schedulers) -> R
         ));
     }
     let interleave = a.interleave.unwrap_or(*schedulers != Schedulers::Keep);
+    // On a device engine formats, a set-up includes the file system: each
+    // set-up is a round that makes them afresh (interleaving inside it).
+    if let (Some(n), true) = (a.setups.filter(|n| *n > 1), a.device.is_some()) {
+        if a.rounds.is_some() {
+            return Err(SweepError::Usage(
+                "--setups on a --device makes the file systems afresh for each set-up, as rounds of blocks; \
+                 give --setups or --rounds, not both"
+                    .into(),
+            ));
+        }
+        return Ok((interleave, n));
+    }
     let rounds = a.rounds.unwrap_or(1);
     if rounds == 0 {
         return Err(SweepError::Usage("--rounds must be at least 1".into()));

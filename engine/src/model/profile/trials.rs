@@ -39,6 +39,12 @@ pub struct Trials {
     /// gives. `--monitor-interval` overrides it; a suite's over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor_interval: Option<Duration>,
+    /// Set-ups per run (default 1): the test's folder, `pre_test` and its
+    /// workload's set-up (io's file layout) are made afresh this many times,
+    /// trials in each; the interval of a mean then comes from the set-ups'
+    /// means (README, "Set-ups"). `--setups` overrides it; a suite's over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setups: Option<u32>,
 }
 
 fn default_times() -> u32 {
@@ -64,6 +70,7 @@ impl Default for Trials {
             warmup: 0,
             run_time: None,
             monitor_interval: None,
+            setups: None,
         }
     }
 }

@@ -191,6 +191,8 @@ impl Record {
             logs: req.logs,
             drop_caches: req.drop_caches,
             monitor: req.monitor,
+            setups: req.setups,
+            rounds_are_setups: false,
         };
         let runner = runner::Env {
             installed: &parts.installed,

@@ -57,6 +57,8 @@ pub struct Request {
     /// `--monitor`, `--monitor-interval`: whether and how often the devices
     /// and the system are sampled around every trial.
     pub monitor: crate::monitor::Monitoring,
+    /// `--setups N`: each test set up afresh N times (README, "Set-ups").
+    pub setups: Option<u32>,
     /// The command as the user would type it (rendered from its flags): the
     /// host lock names it.
     pub command: String,

@@ -59,6 +59,9 @@ pub(super) struct Session<'a> {
     sandbox_note: Option<String>,
     /// `--rounds N`: the round being run, of how many.
     round: (u32, u32),
+    /// The rounds are set-ups (`--setups N` on a --device): each round's
+    /// trials are recorded as one set-up, and the runner sets a test up once.
+    setup_rounds: bool,
     /// The sweep's identifiers in the order the user listed the states: the
     /// result lists its systems so (the first is the default baseline),
     /// whatever order `--shuffle` ran them in.
@@ -128,6 +131,7 @@ impl<'a> Session<'a> {
             sweep_note: None,
             sandbox_note: None,
             round: (1, 1),
+            setup_rounds: false,
             listed: Vec::new(),
             redo: HashSet::new(),
         }
@@ -153,8 +157,10 @@ impl<'a> Session<'a> {
         self.round
     }
 
-    pub(crate) fn start_round(&mut self, round: u32, of: u32) {
+    /// Round `round` of `of` begins; `setups`: each round is a set-up.
+    pub(crate) fn start_round(&mut self, round: u32, of: u32, setups: bool) {
         self.round = (round, of);
+        self.setup_rounds = setups;
     }
 
     /// A set of states begins: the tunables its states set (for the Disk
@@ -279,8 +285,14 @@ impl<'a> Session<'a> {
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
         let dirs: Vec<PathBuf> = rels.iter().map(|r| self.store.dir(&self.name).join(r)).collect();
         let logs: Vec<Logs> = dirs.iter().zip(&rels).map(|(dir, rel)| Logs { dir, rel }).collect();
-        let settings =
-            RunSettings { target_dir: target.to_path_buf(), rounds: self.round.1, ..self.setup.settings.clone() };
+        let setups = if self.setup_rounds { Some(1) } else { self.setup.settings.setups };
+        let settings = RunSettings {
+            target_dir: target.to_path_buf(),
+            rounds: self.round.1,
+            setups,
+            rounds_are_setups: self.setup_rounds,
+            ..self.setup.settings.clone()
+        };
         let label = test.label();
         let shown = todo.iter().map(|&i| ids[i].as_str()).collect::<Vec<_>>().join(" | ");
         let start = TestStart { key: &key, label: &label, identifier: &shown, index: at.0, total: at.1 };
@@ -342,6 +354,10 @@ impl<'a> Session<'a> {
         }
         for (template, mut entry) in results {
             entry.identifier = identifier.to_string();
+            if self.setup_rounds {
+                let n = entry.trials.len();
+                entry = entry.with_setups(vec![1; n]);
+            }
             self.file.add_round(&template, entry, self.round.0);
             // The precision of what the run ends with, counted once.
             if self.round.0 == self.round.1

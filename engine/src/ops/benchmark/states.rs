@@ -177,8 +177,10 @@ pub(super) fn run(
     let sweep = Sweep { plan, target, prefix, mount_root: cx.home.root.join("mnt"), journal: &journal };
     let mut result = Ok(());
     for round in 1..=plan.rounds {
-        lp.session.start_round(round, plan.rounds);
-        if plan.rounds > 1 {
+        lp.session.start_round(round, plan.rounds, plan.setup_rounds);
+        if plan.setup_rounds {
+            lp.session.events().message(&format!("set-up {round} of {}: the file systems made afresh", plan.rounds));
+        } else if plan.rounds > 1 {
             lp.session.events().message(&format!("round {round} of {}", plan.rounds));
         }
         result = sweep.run(&mut lp);

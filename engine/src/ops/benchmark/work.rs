@@ -66,7 +66,9 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
                     // open takes the profile's defaults.
                     let chooser: &dyn Chooser = if item.from_suite { &Batch } else { chooser };
                     let mut t = expand::expand(&item.profile, &all, chooser, true)?;
-                    t.iter_mut().for_each(|t| (t.budget, t.monitor_interval) = (item.budget, item.monitor_interval));
+                    t.iter_mut().for_each(|t| {
+                        (t.budget, t.monitor_interval, t.setups) = (item.budget, item.monitor_interval, item.setups)
+                    });
                     if t.is_empty() {
                         events.message(&format!(
                             "nothing chosen for {}: its tests are left out",

@@ -93,6 +93,13 @@ pub(super) fn check_trials(c: &mut Checker, p: &Profile) {
             Some("how often the monitors sample during its trials, such as `250ms`".into()),
         );
     }
+    if t.setups == Some(0) {
+        c.at_value(
+            path!["trials", "setups"],
+            "setups must be at least 1",
+            Some("how many times the test is set up afresh in a run, such as `3`".into()),
+        );
+    }
     if !(t.target_ci.is_finite() && t.target_ci > 0.0) {
         c.at_value(
             path!["trials", "target_ci"],
