@@ -93,10 +93,19 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
                 .filter(|(j, _)| *j != bi)
                 .filter_map(|(j, e)| {
                     let e = (*e)?;
-                    Some((
-                        ids[j].clone(),
-                        significance::compare(&e.units(), &base.units(), r.proportion, &r.unit, v.rule())?,
-                    ))
+                    let mut c = significance::compare(&e.units(), &base.units(), r.proportion, &r.unit, v.rule())?;
+                    // With set-ups the units are set-ups: what would settle
+                    // it is said in trials, at the trials a set-up had.
+                    if let significance::Verdict::Undecided(Some(k)) = &mut c.verdict {
+                        let per = [e, base]
+                            .iter()
+                            .filter(|x| x.setup_count() > 1)
+                            .map(|x| x.n.div_ceil(x.setup_count()))
+                            .max()
+                            .unwrap_or(1);
+                        *k = k.saturating_mul(per as u32);
+                    }
+                    Some((ids[j].clone(), c))
                 })
                 .collect();
             if !c.is_empty() {
