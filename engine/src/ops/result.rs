@@ -147,12 +147,22 @@ fn declared(left_out: &[String]) -> Result<Vec<LeftOut>, Failure> {
 pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Failure> {
     let declared = declared(&m.left_out)?;
     let validator = Validator::new();
-    let mut files: Vec<(String, ResultFile)> = Vec::new();
+    let _lock = cx.store.lock(&m.save)?;
+    if cx.store.exists(&m.save) && !m.replace {
+        return Err(Failure::usage(format!("a result named `{}` exists", m.save))
+            .hint("pick another name with --save, or replace it with --replace"));
+    }
+    // One input in memory at a time beside the merged result.
+    let mut merger = edit::Merger::new(&m.save);
+    let mut inputs = 0;
     let mut refused = Vec::new();
     let mut sources = store::series::Sources::default();
     for n in &m.names {
         match load_checked(cx, &validator, n, events, &mut sources) {
-            Ok(f) => files.push(f),
+            Ok((label, f)) => {
+                merger.add(&label, f);
+                inputs += 1;
+            }
             Err(Checked::Refused { label, reason }) if !m.strict => {
                 events.message(&format!("left out {label}: {reason}"));
                 refused.push(LeftOut { source: label, reason });
@@ -164,16 +174,10 @@ pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Fai
             Err(Checked::Failed(f)) => return Err(f),
         }
     }
-    if files.is_empty() {
+    if inputs == 0 {
         return Err(Failure::error("nothing to merge: every input was left out"));
     }
-    let _lock = cx.store.lock(&m.save)?;
-    if cx.store.exists(&m.save) && !m.replace {
-        return Err(Failure::usage(format!("a result named `{}` exists", m.save))
-            .hint("pick another name with --save, or replace it with --replace"));
-    }
-    let inputs = files.len();
-    let mut file = edit::merge(files, &m.save);
+    let mut file = merger.finish();
     file.left_out.extend(declared);
     file.left_out.extend(refused.iter().cloned());
     for why in store::series::carry(&mut file, &cx.store.dir(&m.save), &sources) {
@@ -212,20 +216,25 @@ fn load_checked(
     if is_file && what.ends_with(".xml") {
         return load(cx, what, events).map_err(Checked::Failed);
     }
-    let (label, path) = if is_file {
-        (folder_label(what), p.to_path_buf())
+    // A saved result is engine's own: read whatever its size, its format and
+    // versions checked on the model; a file from elsewhere against the schema.
+    let (label, path, own) = if is_file {
+        (folder_label(what), p.to_path_buf(), None)
     } else {
         match cx.store.load(what) {
-            Ok(_) => (what.to_string(), cx.store.path(what)),
+            Ok(f) => (what.to_string(), cx.store.path(what), Some(f)),
             Err(e @ StoreError::Invalid { .. }) => {
                 return Err(Checked::Refused { label: what.to_string(), reason: e.to_string() });
             }
             Err(e) => return Err(Checked::Failed(e.into())),
         }
     };
-    let mut f = validator
-        .check_file(&path)
-        .map_err(|e| Checked::Refused { label: label.clone(), reason: format!("{}: {}", path.display(), e.reason) })?;
+    let refuse =
+        |reason: String| Checked::Refused { label: label.clone(), reason: format!("{}: {reason}", path.display()) };
+    let mut f = match own {
+        Some(f) => store::validate::check_own(&f).map(|_| f).map_err(|e| refuse(e.to_string()))?,
+        None => validator.check_file(&path).map_err(|e| refuse(e.reason.to_string()))?,
+    };
     for r in &f.repaired {
         events.message(&format!("warning: {label}: {r}"));
     }

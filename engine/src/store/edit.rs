@@ -2,6 +2,7 @@
 //! result. Each returns a new file; the caller writes it atomically.
 
 use crate::model::result::ResultFile;
+use std::collections::{HashMap, HashSet};
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -20,39 +21,64 @@ pub(crate) enum EditError {
 /// kept; the identifiers without them simply have no entry there. Failed
 /// tests and left-out sources of every file come along.
 pub fn merge(files: Vec<(String, ResultFile)>, title: &str) -> ResultFile {
-    let mut out = ResultFile::new(title);
-    // Where each (test, result id) already is, so merging stays linear.
-    let mut at: std::collections::HashMap<(String, String), usize> = std::collections::HashMap::new();
-    for (name, mut f) in files {
+    let mut m = Merger::new(title);
+    for (name, f) in files {
+        m.add(&name, f);
+    }
+    m.finish()
+}
+
+/// A merge taking one input at a time (each dropped once added), in time
+/// linear in the inputs: where each (test, result id) is and which
+/// identifiers are taken are looked up, not searched.
+pub struct Merger {
+    out: ResultFile,
+    at: HashMap<(String, String), usize>,
+    ids: HashSet<String>,
+}
+
+impl Merger {
+    pub fn new(title: &str) -> Self {
+        Merger { out: ResultFile::new(title), at: HashMap::new(), ids: HashSet::new() }
+    }
+
+    /// Adds input `name`'s file (see [`merge`]).
+    pub fn add(&mut self, name: &str, mut f: ResultFile) {
+        let own: HashSet<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
         let clashing: Vec<String> =
-            f.systems.iter().map(|s| s.identifier.clone()).filter(|id| out.system(id).is_some()).collect();
+            f.systems.iter().map(|s| s.identifier.clone()).filter(|id| self.ids.contains(id)).collect();
         for id in clashing {
             let mut new = format!("{id} ({name})");
             let mut i = 2;
-            while out.system(&new).is_some() || f.system(&new).is_some() {
+            while self.ids.contains(&new) || own.contains(&new) {
                 new = format!("{id} ({name} {i})");
                 i += 1;
             }
             rename_in(&mut f, &id, &new);
         }
+        self.ids.extend(f.systems.iter().map(|s| s.identifier.clone()));
+        let out = &mut self.out;
         out.systems.extend(f.systems);
         out.failures.extend(f.failures);
         out.left_out.extend(f.left_out);
         if out.description.is_empty() {
-            out.description = f.description.clone();
+            out.description = f.description;
         }
         for r in f.results {
             let key = (r.test.clone(), r.result.clone());
-            match at.get(&key) {
+            match self.at.get(&key) {
                 Some(&i) => out.results[i].entries.extend(r.entries),
                 None => {
-                    at.insert(key, out.results.len());
+                    self.at.insert(key, out.results.len());
                     out.results.push(r);
                 }
             }
         }
     }
-    out
+
+    pub fn finish(self) -> ResultFile {
+        self.out
+    }
 }
 
 fn rename_in(f: &mut ResultFile, from: &str, to: &str) {

@@ -13,10 +13,21 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Result files larger than this are refused before they are read, so a
-/// hostile or runaway file cannot make engine allocate without bound. The
-/// largest real result here (3,000 results imported from PTS) is under 5 MiB.
+/// Result files from outside (a repository's published results, a file a
+/// command is given by path, a download) larger than this are refused
+/// before they are read, so a hostile or runaway file cannot make engine
+/// allocate without bound. The largest real result here (3,000 results
+/// imported from PTS) is under 5 MiB.
 pub(crate) const MAX_RESULT_BYTES: u64 = 64 << 20;
+
+/// The saved results engine wrote itself (`ENGINE_HOME/results`) are read
+/// whatever their size up to this sanity bound: a merge of 10,000 hosts is
+/// hundreds of MiB, and no command refuses a result engine wrote.
+pub(crate) const MAX_OWN_RESULT_BYTES: u64 = 16 << 30;
+
+/// From this many identifiers a result is written without indentation (a
+/// fleet's result: a third of the bytes; small results stay readable).
+const COMPACT_FROM_IDENTIFIERS: usize = 30;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -123,7 +134,7 @@ impl Store {
         if !path.is_file() {
             return Err(StoreError::NotFound(name.to_string()));
         }
-        load_file(&path)
+        load_capped(&path, MAX_OWN_RESULT_BYTES)
     }
 
     /// Takes the lock of result `name`, creating its folder.
@@ -150,9 +161,14 @@ impl Store {
     /// hand or by a full disk elsewhere always has a good version beside it.
     pub(crate) fn save(&self, name: &str, file: &ResultFile) -> Result<(), StoreError> {
         check_name(name)?;
-        let bytes = serde_json::to_vec_pretty(file).expect("result files serialize");
+        let bytes = if file.systems.len() >= COMPACT_FROM_IDENTIFIERS {
+            serde_json::to_vec(file)
+        } else {
+            serde_json::to_vec_pretty(file)
+        }
+        .expect("result files serialize");
         let path = self.path(name);
-        if path.is_file() && load_file(&path).is_ok() {
+        if path.is_file() && load_capped(&path, MAX_OWN_RESULT_BYTES).is_ok() {
             let bak = backup_path(&path);
             let tmp = self.dir(name).join(format!("{}result.json.bak", crate::sys::fs::temp_prefix()));
             let _ = fs::remove_file(&tmp);
@@ -216,8 +232,13 @@ pub(crate) fn backup_path(path: &Path) -> PathBuf {
     path.with_extension("json.bak")
 }
 
+/// A result file from outside the store (see [`MAX_RESULT_BYTES`]).
 pub(crate) fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
-    let bytes = crate::sys::fs::read_capped(path, MAX_RESULT_BYTES)
+    load_capped(path, MAX_RESULT_BYTES)
+}
+
+fn load_capped(path: &Path, cap: u64) -> Result<ResultFile, StoreError> {
+    let bytes = crate::sys::fs::read_capped(path, cap)
         .map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
     parse(&bytes, path)
 }
@@ -308,5 +329,18 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn a_saved_result_loads_whatever_its_size_a_file_from_outside_is_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let mut f = ResultFile::new("big");
+        // Over the 64 MiB of a file from outside, as a fleet's merge is.
+        f.description = "x".repeat((MAX_RESULT_BYTES + (1 << 20)) as usize);
+        store.save("big", &f).unwrap();
+        assert_eq!(store.load("big").unwrap().description.len(), f.description.len(), "engine reads what it wrote");
+        let e = load_file(&store.path("big")).unwrap_err().to_string();
+        assert!(e.contains("over engine's limit of 64 MiB"), "{e}");
     }
 }

@@ -110,6 +110,25 @@ impl Validator {
 }
 
 /// Whether engine `version` writes results engine `ours` merges with:
+/// A saved result engine wrote (its types already checked by loading it):
+/// its format and the engine versions of its systems, as [`Validator`]
+/// checks a file from elsewhere — without a second parse of a file that
+/// may be hundreds of MiB.
+pub(crate) fn check_own(f: &ResultFile) -> Result<(), Rejected> {
+    if f.schema_version != SCHEMA_VERSION {
+        return Err(Rejected::Format { found: u64::from(f.schema_version) });
+    }
+    let ours = env!("CARGO_PKG_VERSION");
+    match f.systems.iter().find(|s| compatible(&s.engine_version, ours) == Some(false)) {
+        Some(s) => Err(Rejected::Version {
+            identifier: s.identifier.clone(),
+            found: s.engine_version.clone(),
+            ours: ours.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// the same major (before 1.0, the same minor; before 0.1, the same patch).
 /// `None` when `version` is not an engine version (a result imported from
 /// PTS names PTS's), which the check leaves alone.
