@@ -14,6 +14,7 @@ mod concurrency;
 mod counters;
 mod failures;
 mod fidelity;
+mod fleet;
 mod history;
 mod install;
 mod interruption;

@@ -368,13 +368,14 @@ fn each_result_says_what_bounded_it() {
             continue;
         }
         let (by, evidence) = bound_of(&env, "device");
-        let stolen = by == "contention" && evidence.starts_with("steal ");
+        // Steal, or other processes (other tests) taking CPU time: contention is right then.
+        let stolen = by == "contention" && (evidence.starts_with("steal ") || evidence.contains("outside the test"));
         if stolen && tries < 3 {
             eprintln!("run {tries}: {evidence}; again");
             continue;
         }
         if stolen {
-            eprintln!("the host stole CPU time in three runs: contention is the right label ({evidence})");
+            eprintln!("others took CPU time in three runs: contention is the right label ({evidence})");
             break (r, String::new());
         }
         assert_eq!(by, "device", "{evidence}");

@@ -202,21 +202,29 @@ fn baseline_rss() -> u64 {
     .1
 }
 
-/// A 200 MB result.json (sparse) and a 200 MB composite.xml are refused
-/// before reading, naming the limit; memory stays at the baseline.
+/// A 200 MB result.json (sparse) from outside and a 200 MB composite.xml
+/// are refused before reading, naming the limit; in the store (where engine
+/// reads results of any size it wrote, a fleet's merge) the same file is
+/// read as it is parsed and refused at its first byte. Memory stays at the
+/// baseline either way.
 #[test]
 fn a_200_mb_result_or_composite_is_refused_before_reading() {
     let env = Env::new();
     let dir = env.home.path().join("results/huge");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::File::create(dir.join("result.json")).unwrap().set_len(200 << 20).unwrap();
+    let file = dir.join("result.json");
+    std::fs::File::create(&file).unwrap().set_len(200 << 20).unwrap();
     let base = baseline_rss();
-    let (r, rss) = run_measured(env.cmd(&["result", "show", "huge"]));
+    let (r, rss) = run_measured(env.cmd(&["result", "show", file.to_str().unwrap()]));
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.contains("result.json") && r.stderr.contains("it is 200 MiB, over engine's limit of 64 MiB"),
         "{r:?}"
     );
+    assert!(rss < base + 16 * 1024, "peak RSS {rss} KiB (baseline {base} KiB)");
+    let (r, rss) = run_measured(env.cmd(&["result", "show", "huge"]));
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("result.json:1:1: not a valid result file"), "{r:?}");
     assert!(rss < base + 16 * 1024, "peak RSS {rss} KiB (baseline {base} KiB)");
 
     let xml = env.target.path().join("composite.xml");

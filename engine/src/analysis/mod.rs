@@ -3,6 +3,7 @@
 //! whether a difference against a baseline is real. One statistic per file.
 
 pub(crate) mod fdr;
+pub mod fleet;
 pub mod gate;
 pub mod history;
 pub mod means;

@@ -39,6 +39,7 @@ mod install;
 mod list;
 mod man;
 mod monitor;
+mod odd;
 mod plugin;
 mod profile;
 mod progress_json;

@@ -53,6 +53,15 @@ pub struct ViewArgs {
     /// also the threshold of `--format junit` and `summary` failures
     #[arg(long, value_name = "PCT", num_args = 0..=1, value_parser = super::args::percent)]
     pub fail_on_regression: Option<Option<f64>>,
+    /// Past this many identifiers (a fleet) the text and HTML reports show each
+    /// result's distribution across hosts, and the odd hosts, instead of a bar per host
+    #[arg(long, value_name = "N", default_value_t = engine::report::view::FLEET_FROM)]
+    pub fleet_from: usize,
+    #[command(flatten)]
+    pub fleet: super::odd::FleetArgs,
+    /// How many odd hosts a fleet's report lists
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
 }
 
 #[derive(Subcommand, Debug)]
@@ -116,6 +125,9 @@ pub enum ResultCommand {
     /// The devices' and the system's time series around each test's trials
     /// (iostat's columns, CPU, dirty pages, pressure): sparklines, CSV or JSON
     Monitor(super::monitor::MonitorArgs),
+    /// A fleet's odd hosts: far from their group's median by a robust rule
+    /// (median and MAD, Benjamini–Hochberg across the fleet), as text, CSV or JSON
+    Odd(super::odd::OddArgs),
     /// Import a PTS/OpenBenchmarking composite.xml as a saved result
     Import {
         file: PathBuf,
@@ -177,6 +189,7 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
         regression_pct: v.fail_on_regression.flatten(),
         detail: v.detail,
         monitors,
+        fleet: engine::report::FleetView { from: v.fleet_from, select: v.fleet.select(), top: v.top },
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
     super::ui::emit(&bytes, v.output.as_deref(), "the report")?;
@@ -271,6 +284,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
         }
         ResultCommand::History(args) => super::history::run(cx, args),
         ResultCommand::Monitor(args) => super::monitor::run(cx, args),
+        ResultCommand::Odd(args) => super::odd::run(cx, args),
         ResultCommand::Import { file, save } => {
             let (name, f) = result::import(cx, &file, save)?;
             imported(&name, &f);

@@ -228,6 +228,9 @@ fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<
 
 impl Exporter for Html {
     fn export(&self, r: &ResultFile, view: &View) -> String {
+        if let Some(fleet) = view.fleet_of(r) {
+            return super::fleet::html(r, &fleet, view.fleet.top);
+        }
         let m = crate::analysis::Matrix::new(r);
         let a = super::view::analyze_matrix(r, &m, view);
         let verdicts = verdicts(r, &a);

@@ -2,6 +2,7 @@
 //! [`Exporter`].
 
 pub mod csv;
+pub mod fleet;
 pub mod format;
 pub mod history;
 pub mod html;
@@ -21,7 +22,7 @@ pub mod verdict;
 pub mod view;
 
 use crate::model::result::ResultFile;
-pub use view::View;
+pub use view::{FleetView, View};
 
 /// Renders a result file in one format.
 pub trait Exporter {

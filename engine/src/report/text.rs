@@ -387,6 +387,9 @@ pub fn analysis_only(r: &ResultFile, view: &View, width: usize) -> String {
 
 impl Exporter for Text {
     fn export(&self, r: &ResultFile, view: &View) -> String {
+        if let Some(fleet) = view.fleet_of(r) {
+            return finish(&super::fleet::text(r, &fleet, view.fleet.top, self.width));
+        }
         let mut out = String::new();
         writeln!(out, "{}", one_line(&r.title)).unwrap();
         if !r.description.is_empty() {

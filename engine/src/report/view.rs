@@ -26,6 +26,28 @@ pub struct View {
     pub detail: bool,
     /// The monitor series the HTML report charts under each test.
     pub monitors: Vec<crate::model::series::Recorded>,
+    /// When and how a result is shown as a fleet.
+    pub fleet: FleetView,
+}
+
+/// A result of many identifiers shown as a fleet (`report::fleet`).
+#[derive(Debug, Clone)]
+pub struct FleetView {
+    /// From this many identifiers on (default 30).
+    pub from: usize,
+    /// The grouping and the hosts shown; either given makes any result a fleet.
+    pub select: crate::analysis::fleet::Select,
+    /// How many odd hosts the reports list.
+    pub top: usize,
+}
+
+/// Identifiers from which a result's report is a fleet's.
+pub const FLEET_FROM: usize = 30;
+
+impl Default for FleetView {
+    fn default() -> Self {
+        FleetView { from: FLEET_FROM, select: Default::default(), top: 20 }
+    }
 }
 
 impl Default for View {
@@ -39,6 +61,7 @@ impl Default for View {
             regression_pct: None,
             detail: false,
             monitors: Vec::new(),
+            fleet: FleetView::default(),
         }
     }
 }
@@ -47,6 +70,13 @@ impl View {
     /// What a verdict asks of a change.
     pub(crate) fn rule(&self) -> significance::Rule {
         significance::Rule { noise_pct: self.noise_pct, equivalence_pct: self.equivalence_pct }
+    }
+
+    /// The fleet view of `f`, when it is shown as one.
+    pub(crate) fn fleet_of(&self, f: &ResultFile) -> Option<crate::analysis::fleet::Fleet> {
+        let s = &self.fleet.select;
+        let asked = s.group_by.is_some() || s.identifiers.is_some();
+        (asked || f.systems.len() > self.fleet.from).then(|| crate::analysis::fleet::analyse(f, s))
     }
 
     /// The percentage a regression is worse by at least.

@@ -10,6 +10,7 @@ pub mod validate;
 use crate::model::result::ResultFile;
 use crate::sys::lock::{self, LockFile, TryLock};
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -134,7 +135,7 @@ impl Store {
         if !path.is_file() {
             return Err(StoreError::NotFound(name.to_string()));
         }
-        load_capped(&path, MAX_OWN_RESULT_BYTES)
+        load_own(&path)
     }
 
     /// Takes the lock of result `name`, creating its folder.
@@ -168,7 +169,7 @@ impl Store {
         }
         .expect("result files serialize");
         let path = self.path(name);
-        if path.is_file() && load_capped(&path, MAX_OWN_RESULT_BYTES).is_ok() {
+        if path.is_file() && load_own(&path).is_ok() {
             let bak = backup_path(&path);
             let tmp = self.dir(name).join(format!("{}result.json.bak", crate::sys::fs::temp_prefix()));
             let _ = fs::remove_file(&tmp);
@@ -241,6 +242,38 @@ fn load_capped(path: &Path, cap: u64) -> Result<ResultFile, StoreError> {
     let bytes = crate::sys::fs::read_capped(path, cap)
         .map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
     parse(&bytes, path)
+}
+
+/// A saved result. Past the size of a file from outside it is parsed as it
+/// is read (no copy of its bytes in memory: a fleet's result is hundreds of
+/// MiB; damage stops the reading where it is, a file of zeros at its first
+/// byte); smaller ones as any file, whose errors name the exact byte.
+fn load_own(path: &Path) -> Result<ResultFile, StoreError> {
+    let read = |source| StoreError::Read { path: path.to_path_buf(), source };
+    let file = fs::File::open(path).map_err(read)?;
+    let size = file.metadata().map_err(read)?.len();
+    if size <= MAX_RESULT_BYTES {
+        return load_capped(path, MAX_RESULT_BYTES);
+    }
+    if size > MAX_OWN_RESULT_BYTES {
+        return Err(read(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "it is {} MiB, over engine's limit of {} MiB for this kind of file",
+                size >> 20,
+                MAX_OWN_RESULT_BYTES >> 20
+            ),
+        )));
+    }
+    let reader = std::io::BufReader::with_capacity(1 << 20, file.take(MAX_OWN_RESULT_BYTES + 1));
+    let mut f: ResultFile = serde_json::from_reader(reader).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
+        StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
+    })?;
+    f.repaired = f.repair();
+    f.comparisons.clear();
+    Ok(f)
 }
 
 /// A result file's bytes (read from `path`, named in errors) → the model.
