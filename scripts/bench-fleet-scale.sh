@@ -27,7 +27,7 @@ for n in "${sizes[@]}"; do
   show=$(measure "$ENGINE" result show "f$n")
   history=$(measure "$ENGINE" result history "f$n")
   "$ENGINE" result show "f$n" --format html > "$work/f$n.html" 2>/dev/null || true
-  html=$(du -m "$work/f$n.html" | cut -f1)
-  printf '%-7s %-22s %-10s %-22s %-22s %s\n' "$n" "$merge" "${size} MiB" "$show" "$history" "${html} MiB"
+  html=$(( $(stat -c %s "$work/f$n.html") / 1024 ))
+  printf '%-7s %-22s %-10s %-22s %-22s %s\n' "$n" "$merge" "${size} MiB" "$show" "$history" "${html} KiB"
   rm -rf "$work/h$n"
 done

@@ -22,9 +22,11 @@ use crate::model::result::{ResultEntry, ResultFile, TestResult};
 /// The identifiers of a result file, in order.
 pub fn identifiers(f: &ResultFile) -> Vec<String> {
     let mut ids: Vec<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
+    // Looked up, not searched: a fleet has thousands of identifiers.
+    let mut seen: std::collections::HashSet<&str> = f.systems.iter().map(|s| s.identifier.as_str()).collect();
     for r in &f.results {
         for e in &r.entries {
-            if !ids.contains(&e.identifier) {
+            if seen.insert(e.identifier.as_str()) {
                 ids.push(e.identifier.clone());
             }
         }

@@ -146,12 +146,13 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
         return Err(Failure::usage(format!("--format {} is a binary image: not written to a terminal", format.name()))
             .hint("write it to a file with -o FILE (or redirect standard output)"));
     }
-    let mut file = file.clone();
+    // A copy only to change it: a fleet's result is hundreds of MiB.
+    let mut file = std::borrow::Cow::Borrowed(file);
     if v.remove_outliers {
-        engine::analysis::noise::remove_outliers(&mut file);
+        engine::analysis::noise::remove_outliers(file.to_mut());
     }
     if let Some(pct) = v.hide_noisy {
-        let n = engine::analysis::noise::hide_noisy(&mut file, pct);
+        let n = engine::analysis::noise::hide_noisy(file.to_mut(), pct);
         if n > 0 {
             errln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
         }
