@@ -39,13 +39,13 @@ fn setups_make_the_test_afresh_and_the_interval_comes_from_them() {
     let env = Env::new();
     let log = env.target.path().join("setups.log");
     levels_profile(&env, &log);
-    let r = env.bench(&["levels", "--setups", "3", "--runs", "2", "--save", "a"]);
+    let r = env.bench(&["levels", "--setups", "3", "--runs", "6", "--save", "a"]);
     assert_eq!(r.code, 0, "{r:?}");
     let seen = std::fs::read_to_string(&log).unwrap();
     assert_eq!(seen, "seen 0\n".repeat(3), "three set-ups, each in an emptied test folder");
     let e = &env.result("a")["results"][0]["entries"][0];
     let (trials, setups) = (numbers(&e["trials"]), numbers(&e["setups"]));
-    assert_eq!(setups, [1.0, 1.0, 2.0, 2.0, 3.0, 3.0], "--runs 2: two trials a set-up: {e}");
+    assert_eq!(setups, [1.0, 1.0, 2.0, 2.0, 3.0, 3.0], "--runs 6: two trials a set-up: {e}");
     let m = setup_means(&trials, &setups);
     assert!(m[0] < 103.0 && m[1] >= 120.0 && m[2] < 103.0, "the levels each set-up drew: {m:?}");
     // The mean is the set-ups' mean, its SE theirs (k − 1 = 2 degrees of freedom).
@@ -55,7 +55,7 @@ fn setups_make_the_test_afresh_and_the_interval_comes_from_them() {
     assert_eq!(e["n"], 6);
     assert_eq!(e["stopped"], "forced");
     let w = e["warning"].as_str().unwrap();
-    assert!(w.starts_with("--runs 2 --setups 3: two-level 95 % CI ±"), "{w}");
+    assert!(w.starts_with("--runs 6 in 3 set-ups: two-level 95 % CI ±"), "{w}");
     assert!(r.stdout.contains("N = 6 (3 set-ups)"), "{}", r.stdout);
     let notes: Vec<&str> = e["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(notes.iter().any(|n| n.starts_with("3 set-ups: ") && n.contains("between set-ups")), "{notes:?}");
@@ -121,11 +121,11 @@ fn a_profile_or_suite_sets_the_setups_and_the_flag_wins() {
         let e = &env.result(name)["results"][0]["entries"][0];
         e.get("setups").map(|s| numbers(s).iter().fold(0.0f64, |a, b| a.max(*b)) as usize).unwrap_or(1)
     };
-    let r = env.bench(&["twice", "--runs", "2", "--save", "p"]);
+    let r = env.bench(&["twice", "--runs", "4", "--save", "p"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(count("p"), 2, "the profile's two set-ups");
     env.suite("thrice", "title: Thrice\nsetups: 3\ntests:\n  - profile: twice\n");
-    let r = env.bench(&["suite/thrice", "--runs", "2", "--save", "s"]);
+    let r = env.bench(&["suite/thrice", "--runs", "6", "--save", "s"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(count("s"), 3, "the suite's over the profile's");
     let r = env.bench(&["suite/thrice", "--runs", "2", "--setups", "1", "--save", "f"]);
@@ -144,6 +144,11 @@ fn a_profile_or_suite_sets_the_setups_and_the_flag_wins() {
     assert!(r.stderr.contains("none.yaml:2:9") && r.stderr.contains("setups must be at least 1"), "{}", r.stderr);
     let r = env.bench(&["twice", "--setups", "0", "--save", "c"]);
     assert_eq!(r.code, 2, "{r:?}");
+    // --runs N is the trials in all: it must split evenly.
+    let r = env.bench(&["twice", "--setups", "3", "--runs", "7", "--save", "c"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--runs 7 cannot be split into 3 set-ups"), "{}", r.stderr);
+    assert!(r.stderr.contains("--runs 9 is 3 a set-up"), "{}", r.stderr);
     // On a device, set-ups are rounds that make the file system afresh: not both.
     let r = env.bench(&["twice", "--setups", "2", "--rounds", "2", "--device", "loop:64M", "--save", "d"]);
     assert_eq!(r.code, 2, "{r:?}");
@@ -171,7 +176,7 @@ fn setups_on_a_device_make_the_file_system_afresh() {
     let r = env.bench(&[
         "fresh-fs",
         "--runs",
-        "2",
+        "4",
         "--setups",
         "2",
         "--device",
@@ -194,7 +199,7 @@ fn setups_on_a_device_make_the_file_system_afresh() {
     let f = env.result("d");
     assert_eq!(f["systems"].as_array().unwrap().len(), 2, "{f}");
     for e in entries(&f, 0) {
-        assert_eq!(numbers(&e["setups"]), [1.0, 1.0, 2.0, 2.0], "--runs 2 a set-up, two set-ups: {e}");
+        assert_eq!(numbers(&e["setups"]), [1.0, 1.0, 2.0, 2.0], "--runs 4 in two set-ups: {e}");
     }
     let rec = env.run(&["recover"]);
     assert!(rec.stdout.contains("nothing to recover"), "{rec:?}");

@@ -13,7 +13,7 @@ pub mod notable;
 pub mod precision;
 pub mod significance;
 #[cfg(test)]
-mod test_rng;
+pub(crate) mod test_rng;
 pub mod wins;
 
 use crate::model::profile::Proportion;

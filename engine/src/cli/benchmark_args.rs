@@ -30,7 +30,7 @@ pub struct BenchmarkArgs {
     pub budget: Option<Duration>,
     /// Set each test up afresh N times (its folder, `pre_test`, io's file layout; on
     /// --device the file system too), trials in each set-up, so the interval covers what
-    /// changes between set-ups (README, "Set-ups"); with --runs R, R trials a set-up
+    /// changes between set-ups (README, "Set-ups"); --runs N splits N trials among them
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub setups: Option<u32>,
     /// Run N trials first and discard them (overrides the profile's `trials.warmup`)

@@ -66,8 +66,8 @@ pub(crate) struct RunSettings {
     /// `--setups N`: how many times each test is set up afresh (over the
     /// suite's and the profile's); `None`: theirs, else once.
     pub setups: Option<u32>,
-    /// Each round is a set-up (`--setups N` on a --device): `--runs R`
-    /// gives each round R trials, and each round at least two.
+    /// Each round is a set-up (`--setups N` on a --device): each round at
+    /// least two trials unless `--runs` says otherwise.
     pub rounds_are_setups: bool,
 }
 

@@ -414,8 +414,8 @@ pub(super) struct Job<'a> {
 }
 
 /// The stopping rule's plan of `test`; with `--rounds N` each round gets
-/// its share of the trials and the time (with `--runs R`, rounds that are
-/// set-ups get R each).
+/// its share of the trials and the time (rounds that are set-ups at least
+/// two trials each, unless `--runs` says).
 fn plan_of(test: &Test, settings: &RunSettings) -> AdaptivePlan {
     let mut plan = test.profile.profile.trials.plan(settings.runs, settings.budget.or(test.budget));
     if settings.rounds > 1 {
@@ -426,9 +426,7 @@ fn plan_of(test: &Test, settings: &RunSettings) -> AdaptivePlan {
         let least = if settings.rounds_are_setups { 2 } else { 1 };
         plan.times = plan.times.div_ceil(r).max(least);
         plan.min = plan.min.div_ceil(r).min(plan.times);
-        if !settings.rounds_are_setups {
-            plan.forced = plan.forced.map(|f| f.div_ceil(r));
-        }
+        plan.forced = plan.forced.map(|f| f.div_ceil(r));
     }
     plan
 }

@@ -146,13 +146,14 @@ pub(crate) struct Costs {
 pub(crate) struct SetupPlan {
     /// Set-ups scheduled.
     pub setups: u32,
-    /// Trials in each until the levels are known (`--runs R`: always R).
+    /// Trials in each until the levels are known (`--runs N`: N / set-ups, always).
     pub per: u32,
 }
 
 impl SetupPlan {
     pub(crate) fn new(plan: &AdaptivePlan, setups: u32) -> Self {
-        let per = plan.forced.unwrap_or_else(|| plan.times.div_ceil(setups.max(1)).max(2));
+        let s = setups.max(1);
+        let per = plan.forced.map(|f| f.div_ceil(s)).unwrap_or_else(|| plan.times.div_ceil(s).max(2));
         SetupPlan { setups, per }
     }
 
@@ -173,11 +174,11 @@ impl SetupPlan {
         let half = l.ci_half_pct();
         if let Some(f) = plan.forced {
             if k < self.setups {
-                return Next::More { per: f, why: None };
+                return Next::More { per: self.per, why: None };
             }
             let wide = (half > target).then(|| {
                 format!(
-                    "--runs {f} --setups {k}: two-level 95 % CI ±{half:.2} % > target ±{target} %; without --runs set-ups would be added"
+                    "--runs {f} in {k} set-ups: two-level 95 % CI ±{half:.2} % > target ±{target} %; without --runs set-ups would be added"
                 )
             });
             return Next::Stop(Stop::Forced, wide);
@@ -282,6 +283,45 @@ mod tests {
         assert!(t975(k as f64 - 2.0) * sd_mean / ((k - 1) as f64).sqrt() > 1.0);
     }
 
+    /// 400 simulated runs of 5 set-ups × 4 trials around a true mean of 100:
+    /// the two-level interval covers it at the nominal rate, the one-level
+    /// interval (all 20 trials as one sample) far less when the set-ups
+    /// differ; the optimal-repetition rule asks for more set-ups then (2
+    /// trials each) and for more trials a set-up when the trials vary most.
+    #[test]
+    fn the_two_level_interval_covers_and_the_rule_follows_the_variance() {
+        let mut rng = crate::analysis::test_rng::Rng(0x5eed_1e7e15);
+        let mut run = |setup_sd: f64, trial_sd: f64| {
+            let (mut two, mut one, mut per) = (0, 0, Vec::new());
+            for _ in 0..400 {
+                let (mut v, mut s) = (Vec::new(), Vec::new());
+                for j in 1..=5u32 {
+                    let level = 100.0 + setup_sd * rng.normal();
+                    for _ in 0..4 {
+                        v.push(level + trial_sd * rng.normal());
+                        s.push(j);
+                    }
+                }
+                let l = Levels::of(&v, &s).unwrap();
+                two += ((l.mean - 100.0).abs() / 100.0 * 100.0 <= l.ci_half_pct()) as u32;
+                let mean = v.iter().sum::<f64>() / v.len() as f64;
+                one += ((mean - 100.0).abs() <= crate::stats::adaptive::ci_half_pct(&v).unwrap()) as u32;
+                // A set-up costing as much as 5 trials.
+                per.push(l.trials_per_setup(5.0, 1.0, 50));
+            }
+            per.sort_unstable();
+            (two as f64 / 400.0, one as f64 / 400.0, per[200])
+        };
+        let (two, one, per) = run(5.0, 1.0);
+        eprintln!("set-ups dominate: two-level {two}, one-level {one}, median trials a set-up {per}");
+        assert!(two >= 0.93 && one < 0.75, "two-level {two}, one-level {one}");
+        assert_eq!(per, 2, "more set-ups, fewest trials each");
+        let (two, one, per) = run(0.2, 3.0);
+        eprintln!("trials dominate: two-level {two}, one-level {one}, median trials a set-up {per}");
+        assert!(two >= 0.93 && one >= 0.93, "two-level {two}, one-level {one}");
+        assert!(per >= 10, "more trials a set-up: {per}");
+    }
+
     fn plan(budget: u64) -> AdaptivePlan {
         AdaptivePlan::new(6, None, None, 2.0, Some(Duration::from_secs(budget)), None)
     }
@@ -318,14 +358,14 @@ mod tests {
 
     #[test]
     fn runs_fix_the_trials_of_each_setup() {
-        let p = AdaptivePlan::new(3, None, None, 5.0, None, Some(4));
+        let p = AdaptivePlan::new(3, None, None, 5.0, None, Some(8));
         let sp = SetupPlan::new(&p, 2);
-        assert_eq!(sp.per, 4);
+        assert_eq!(sp.per, 4, "--runs 8 in two set-ups");
         let c = Costs { setup: 1.0, trial: 1.0 };
         let v = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
         let s = [1, 1, 1, 1, 2, 2, 2, 2];
         match sp.decide(&p, &v, &s, Duration::from_secs(8), c) {
-            Next::Stop(Stop::Forced, Some(w)) => assert!(w.starts_with("--runs 4 --setups 2: two-level"), "{w}"),
+            Next::Stop(Stop::Forced, Some(w)) => assert!(w.starts_with("--runs 8 in 2 set-ups: two-level"), "{w}"),
             other => panic!("{other:?}"),
         }
     }

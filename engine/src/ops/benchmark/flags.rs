@@ -35,6 +35,18 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
             }
         }
     }
+    if let (Some(runs), Some(setups)) = (req.runs, req.setups)
+        && !runs.is_multiple_of(setups)
+    {
+        return Err(Failure::usage(format!(
+            "--runs {runs} cannot be split into {setups} set-ups of the same number of trials"
+        ))
+        .hint(format!(
+            "give --runs a multiple of {setups} (--runs {} is {} a set-up)",
+            setups * runs.div_ceil(setups).max(1),
+            runs.div_ceil(setups).max(1)
+        )));
+    }
     let loop_dir = req.sweep.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop"));
     let plan = Plan::new(&req.sweep, loop_dir, Hygiene { drop_caches: req.drop_caches, fstrim: req.fstrim })?;
     Ok(Flags { target, default_target, plan })
