@@ -453,6 +453,9 @@ impl ResultEntry {
 
     /// How many set-ups the trials came from (1 for a test set up once).
     pub(crate) fn setup_count(&self) -> usize {
+        if self.setups.is_empty() {
+            return 1;
+        }
         let mut s = self.setups.clone();
         s.sort_unstable();
         s.dedup();

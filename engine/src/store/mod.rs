@@ -256,24 +256,26 @@ fn load_own(path: &Path) -> Result<ResultFile, StoreError> {
         return load_capped(path, MAX_RESULT_BYTES);
     }
     if size > MAX_OWN_RESULT_BYTES {
-        return Err(read(std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            format!(
-                "it is {} MiB, over engine's limit of {} MiB for this kind of file",
-                size >> 20,
-                MAX_OWN_RESULT_BYTES >> 20
-            ),
-        )));
+        return Err(read(crate::sys::fs::too_large(size, MAX_OWN_RESULT_BYTES)));
     }
     let reader = std::io::BufReader::with_capacity(1 << 20, file.take(MAX_OWN_RESULT_BYTES + 1));
-    let mut f: ResultFile = serde_json::from_reader(reader).map_err(|e| {
-        let msg = e.to_string();
-        let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
-        StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
-    })?;
+    serde_json::from_reader(reader).map(loaded).map_err(|e| invalid(path, &e))
+}
+
+/// A serde_json error as damage at its position ("… at line L column C":
+/// the position goes in front).
+fn invalid(path: &Path, e: &serde_json::Error) -> StoreError {
+    let msg = e.to_string();
+    let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
+    StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
+}
+
+/// A parsed result as engine uses it: what is not a number dropped (and
+/// said), comparisons recomputed rather than trusted.
+fn loaded(mut f: ResultFile) -> ResultFile {
     f.repaired = f.repair();
     f.comparisons.clear();
-    Ok(f)
+    f
 }
 
 /// A result file's bytes (read from `path`, named in errors) → the model.
@@ -285,15 +287,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
         let msg = format!("invalid UTF-8 (byte 0x{:02x})", bytes[e.valid_up_to()]);
         StoreError::Invalid { path: path.to_path_buf(), line, col, msg }
     })?;
-    let mut f: ResultFile = serde_json::from_str(text).map_err(|e| {
-        // serde_json says "… at line L column C"; the position goes in front.
-        let msg = e.to_string();
-        let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
-        StoreError::Invalid { path: path.to_path_buf(), line: e.line(), col: e.column(), msg }
-    })?;
-    f.repaired = f.repair();
-    f.comparisons.clear();
-    Ok(f)
+    serde_json::from_str(text).map(loaded).map_err(|e| invalid(path, &e))
 }
 
 /// [`crate::sys::fs::write_atomic`], its error naming `path`.

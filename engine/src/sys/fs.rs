@@ -139,6 +139,14 @@ pub(crate) fn free_bytes(path: &Path) -> io::Result<u64> {
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
+/// Why a file of `size` bytes is not read: over `cap`.
+pub(crate) fn too_large(size: u64, cap: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("it is {} MiB, over engine's limit of {} MiB for this kind of file", size >> 20, cap >> 20),
+    )
+}
+
 /// Reads a file that comes from outside (a result, a PTS export) with a
 /// size cap checked before reading and again while reading (a file that
 /// grows, or a device such as `/dev/zero`, stops at the cap): memory stays
@@ -146,12 +154,7 @@ pub(crate) fn free_bytes(path: &Path) -> io::Result<u64> {
 pub(crate) fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
     let f = File::open(path)?;
-    let too_big = |size: u64| {
-        io::Error::new(
-            io::ErrorKind::FileTooLarge,
-            format!("it is {} MiB, over engine's limit of {} MiB for this kind of file", size >> 20, cap >> 20),
-        )
-    };
+    let too_big = |size: u64| too_large(size, cap);
     let size = f.metadata()?.len();
     if size > cap {
         return Err(too_big(size));
