@@ -170,7 +170,9 @@ pub fn analyse(f: &ResultFile, sel: &Select) -> Fleet {
                 by.len() - 1
             });
             let ci = e.se.map(|se| {
-                let t = crate::stats::adaptive::t975((e.setup_count().max(e.n.min(2)) as f64 - 1.0).max(1.0));
+                // The SE's degrees of freedom: set-ups − 1 with set-ups, else trials − 1.
+                let units = if e.setup_count() > 1 { e.setup_count() } else { e.n };
+                let t = crate::stats::adaptive::t975((units as f64 - 1.0).max(1.0));
                 (e.value - t * se, e.value + t * se)
             });
             by[i].1.push((e.identifier.as_str(), e.value, ci));
@@ -321,6 +323,10 @@ mod tests {
         assert!(o.worse && (o.ratio - 0.6).abs() < 0.05 && o.group_size == 100, "{o:?}");
         let (lo, hi) = o.interval.unwrap();
         assert!(lo < o.ratio && o.ratio < hi && hi < 0.7, "{o:?}");
+        // Five trials: t(4) = 2.776 times the SE, over the group's median.
+        let e = crate::analysis::entry(&f.results[o.result], &o.identifier).unwrap();
+        let want = 2.7764451 * e.se.unwrap() / o.group_median;
+        assert!(((hi - lo) / 2.0 - want).abs() < 1e-6, "{o:?}");
         assert!(o.group.starts_with("Model "));
         // A glob narrows the hosts.
         let sel = Select { identifiers: Some(glob::Pattern::new("host-1?").unwrap()), ..by_disk() };
