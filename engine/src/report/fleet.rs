@@ -7,7 +7,7 @@
 use crate::analysis::fleet::{Distribution, Fleet, Odd, RULE};
 use crate::model::result::ResultFile;
 use crate::sys::text::{csv_row, one_line, pad, xml as esc};
-use crate::units::number;
+use crate::units::{exact, number};
 use std::fmt::Write;
 
 /// Eight heights of a histogram, lowest first.
@@ -139,7 +139,7 @@ pub fn odd_csv(f: &ResultFile, v: &Fleet) -> String {
     ]);
     for o in &v.odd {
         let r = &f.results[o.result];
-        let (lo, hi) = o.interval.map(|(a, b)| (a.to_string(), b.to_string())).unwrap_or_default();
+        let (lo, hi) = o.interval.map(|(a, b)| (exact(a), exact(b))).unwrap_or_default();
         out.push_str(&csv_row(&[
             o.identifier.clone(),
             r.test.clone(),
@@ -149,14 +149,14 @@ pub fn odd_csv(f: &ResultFile, v: &Fleet) -> String {
             r.unit.clone(),
             o.group.clone(),
             o.group_size.to_string(),
-            o.group_median.to_string(),
-            o.value.to_string(),
-            o.ratio.to_string(),
+            exact(o.group_median),
+            exact(o.value),
+            exact(o.ratio),
             lo,
             hi,
             if o.worse { "worse" } else { "better" }.to_string(),
-            o.z.to_string(),
-            o.p.to_string(),
+            exact(o.z),
+            exact(o.p),
         ]));
     }
     out
@@ -181,7 +181,7 @@ pub fn odd_json(f: &ResultFile, v: &Fleet) -> String {
     let doc = serde_json::json!({
         "hosts": v.hosts, "group_by": v.group_by, "judged": v.judged, "rule": RULE, "odd": odd,
     });
-    serde_json::to_string_pretty(&doc).expect("JSON") + "\n"
+    crate::sys::text::json(&serde_json::to_string_pretty(&doc).expect("JSON")).into_owned() + "\n"
 }
 
 /// One box plot: whiskers p5–p95, box p25–p75, the median, min and max as

@@ -398,6 +398,9 @@ impl External<'_> {
 
 impl Executor for External<'_> {
     fn setup(&mut self, env: &TestEnv<'_>) -> Result<(), ExecError> {
+        // A set-up after the first (`--setups`): the previous sandbox goes
+        // before the next is made (both use the folder beside the test's).
+        self.sandbox = None;
         if let Some((cfg, profile)) = &self.confine {
             let install = env.bindings.get("install_dir").map(std::path::PathBuf::from).unwrap_or_default();
             let space = Self::space(env, profile)?;

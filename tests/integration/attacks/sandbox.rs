@@ -190,6 +190,32 @@ fn nothing_engine_does_follows_a_planted_path() {
     assert_eq!(bait.changes(), Vec::<String>::new());
 }
 
+/// Between set-ups engine empties the test's folder, which the test's own
+/// commands filled: links to a directory and to a file outside, and a
+/// folder holding such a link, are removed as links, never followed.
+#[test]
+#[ignore = "needs root"]
+fn emptying_the_test_folder_between_setups_follows_no_link() {
+    require_root();
+    let env = Env::new();
+    let t = tag("setups");
+    let bait = Bait::new(&t, &["/etc"]);
+    let dir = BaitDir::new(&t);
+    let (d, f) = (dir.path.display().to_string(), bait.files[0].0.display().to_string());
+    let plant = format!(
+        "    pre_test:\n      - shell: \"ln -s {d} dirlink; ln -s {f} filelink; mkdir -p sub; ln -s {d} sub/inner\"\n"
+    );
+    let h = Hostile::new(&env);
+    h.profile("setups", &script_profile("setups", "sh", "true", "trials: {setups: 3}\n", &plant));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/setups", "--runs", "3", "--save", "s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let e = &env.result("s")["results"][0]["entries"][0];
+    assert_eq!(e["setups"], serde_json::json!([1, 2, 3]), "three set-ups, the folder emptied twice: {e}");
+    assert_eq!(dir.changes(), Vec::<String>::new(), "the bait directory changed");
+    assert_eq!(bait.changes(), Vec::<String>::new());
+}
+
 /// A shared profile cannot widen its own sandbox: each field that asks for
 /// more is refused before anything runs, at its file:line:col, with the
 /// `--grant` that would allow it; granted, it runs and the result says so.

@@ -245,3 +245,71 @@ fn every_report_and_export_of_a_hostile_result_is_inert() {
     assert_run_inert("an error", &r);
     assert!(r.stderr.contains("\\e]0;pwned\\x07"), "{r:?}");
 }
+
+/// A fleet merged from hosts' result files that carry hostile text — the
+/// identifier, the disk model the hosts are grouped by, the title and unit —
+/// shows its distributions and its odd hosts inert in text and HTML, and
+/// lists them in CSV cells that are no formulas.
+#[test]
+fn a_fleets_groups_and_odd_hosts_from_hostile_hosts_are_inert() {
+    let env = Env::new();
+    let dir = env.target.path().join("hosts");
+    let mut names = Vec::new();
+    for i in 0..12 {
+        let id = format!("{IDENTIFIER} \x1b]0;pwned\x07 {i}");
+        let value = if i == 5 { 600.0 } else { 1000.0 + i as f64 };
+        let trials = [value - 1.0, value, value + 1.0];
+        let f = serde_json::json!({
+            "schema_version": 1, "title": "t", "description": "",
+            "systems": [{"identifier": id, "hardware": {"Disk": "1000GB =HYPERLINK(\"x\") \u{1b}[2J\u{202e}"},
+                         "started": "2026-12-01T10:00:00Z", "engine_version": env!("CARGO_PKG_VERSION")}],
+            "results": [{"test": "evil@1[x]", "profile": "evil", "profile_version": "1.0.0", "result": "x",
+                         "title": "Evil \u{1b}]0;pwned\u{7}", "description": "@SUM(1+1)", "options": [],
+                         "unit": "=1+1 \u{1b}[2J", "proportion": "HIB",
+                         "entries": [{"identifier": id, "value": value, "trials": trials, "sd": 1.0,
+                                      "se": 1.0 / 3f64.sqrt(), "n": 3, "min": value - 1.0, "max": value + 1.0,
+                                      "median": value, "trial_seconds": [1.0, 1.0, 1.0],
+                                      "timestamp": "2026-12-01T10:00:00Z"}]}]
+        });
+        let p = dir.join(format!("h{i}"));
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("result.json"), serde_json::to_vec(&f).unwrap()).unwrap();
+        names.push(p.join("result.json").to_str().unwrap().to_string());
+    }
+    let mut args = vec!["result", "merge", "--save", "fleet"];
+    args.extend(names.iter().map(String::as_str));
+    let r = env.run(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_run_inert("merge", &r);
+    let grouped = ["--group-by", "disk-model"];
+    let show = |extra: &[&str]| {
+        let mut a = vec!["result", "show", "fleet"];
+        a.extend(grouped);
+        a.extend(extra);
+        let r = env.run(&a);
+        assert_eq!(r.code, 0, "{r:?}");
+        r
+    };
+    let text = show(&[]);
+    assert_run_inert("fleet text", &text);
+    assert!(text.stdout.contains("A fleet: 12 hosts") && text.stdout.contains("Odd hosts: 1 of 12"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("\\e]0;pwned\\x07 5: Evil \\e]0;pwned\\x07"),
+        "the odd host, escaped: {}",
+        text.stdout
+    );
+    let html = show(&["--format", "html"]);
+    assert_run_inert("fleet html", &html);
+    assert!(!html.stdout.contains("<img") && html.stdout.contains("&lt;img"), "{}", html.stdout);
+    for format in ["text", "csv", "json"] {
+        let mut a = vec!["result", "odd", "fleet", "--format", format];
+        a.extend(grouped);
+        let r = env.run(&a);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert_run_inert(&format!("odd {format}"), &r);
+        if format == "csv" {
+            assert_eq!(r.stdout.lines().count(), 2, "{}", r.stdout);
+            assert_no_formulas("odd csv", &r.stdout);
+        }
+    }
+}
