@@ -62,7 +62,7 @@ executor:
 results:
   - {id: iops, unit: IOPS, proportion: HIB}
   - {id: bandwidth, unit: MB/s, proportion: HIB}
-  - {id: cpu_per_io, unit: us, proportion: LIB}
+  - {id: cpu_per_io, unit: µs, proportion: LIB}
 parsers: []
 YAML
 cat > "$work/profiles/test-profiles/bench-files/profile.yaml" <<YAML
@@ -106,7 +106,9 @@ run_engine() {
   sed 's/^id: bench-io/id: bio/' "$work/p.yaml" > "$work/profiles/test-profiles/bio/profile.yaml"
   rm -rf "$ENGINE_HOME/results/e"
   sync; sleep 1
-  "$ENGINE" benchmark bio -y --runs 1 --target-dir "$dir" --save e >/dev/null 2>&1
+  if ! "$ENGINE" benchmark bio -y --runs 1 --target-dir "$dir" --save e >"$work/engine.log" 2>&1; then
+    echo "engine failed:" >&2; tail -5 "$work/engine.log" >&2; exit 1
+  fi
   python3 - "$ENGINE_HOME/results/e/result.json" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))

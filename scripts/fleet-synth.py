@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Synthetic fleets for scripts/bench-fleet-scale.sh and by hand: one
 result.json per host, as `engine benchmark` writes them — a system with
-hardware, software and notes, RESULTS results of TRIALS trials each with
-per-trial seconds and device counters — under OUT/host-N/result.json.
+hardware, software and notes, RESULTS results (two per test) of TRIALS
+trials each with per-trial seconds and device counters (shared by a test's
+results, which come from the same trials) — under OUT/host-N/result.json.
 
 Hosts fall in disk-model groups (four models, one in ten hosts on the
 smallest); each group has its own level per result, each host a small
@@ -41,13 +42,9 @@ def system(i, model):
     }
 
 
-def entry(ident, values, seconds, rng):
-    n = len(values)
-    mean = sum(values) / n
-    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
-    s = sorted(values)
-    med = (s[(n - 1) // 2] + s[n // 2]) / 2
-    io = [
+def counters(n, rng):
+    """A trial's device and CPU counters, for each of n trials."""
+    return [
         {
             "devices": [{"device": "sda", "read_bytes": rng.randrange(1 << 30), "written_bytes": rng.randrange(1 << 28),
                          "reads": rng.randrange(100000), "writes": rng.randrange(10000), "busy_ms": rng.randrange(3000)}],
@@ -56,6 +53,14 @@ def entry(ident, values, seconds, rng):
         }
         for _ in range(n)
     ]
+
+
+def entry(ident, values, seconds, io):
+    n = len(values)
+    mean = sum(values) / n
+    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    s = sorted(values)
+    med = (s[(n - 1) // 2] + s[n // 2]) / 2
     return {
         "identifier": ident, "value": mean, "trials": values, "sd": sd, "se": sd / n ** 0.5, "n": n,
         "min": s[0], "max": s[-1], "median": med, "added_trials": [], "warning": None, "stopped": "target",
@@ -86,13 +91,17 @@ def main():
         for k, (test, rid) in enumerate(tests):
             base = level[model][k] * own * (0.6 if i in slow and k < 2 else 1.0)
             vals = [round(base * rng.gauss(1.0, 0.015), 3) for _ in range(o.trials)]
-            secs = [round(rng.uniform(1.0, 1.2), 6) for _ in range(o.trials)]
+            # A test's results come from the same trials: one set of
+            # seconds and counters for both, as engine writes them.
+            if k % 2 == 0:
+                secs = [round(rng.uniform(1.0, 1.2), 6) for _ in range(o.trials)]
+                io = counters(o.trials, rng)
             results.append({
                 "test": test, "profile": "io", "profile_version": "1.0.0", "result": rid,
                 "title": "Engine I/O", "description": f"Random Read - Case {k // 2}",
                 "options": [{"option": "case", "name": "Case", "entry": str(k // 2), "values": {"case": str(k // 2)}}],
                 "unit": "IOPS" if rid == "iops" else "MB/s", "proportion": "HIB",
-                "entries": [entry(ident, vals, secs, rng)],
+                "entries": [entry(ident, vals, secs, io)],
             })
         if i in slow:
             planted.append(ident)

@@ -56,10 +56,15 @@ impl Rates {
         }
     }
 
-    /// Reports the last, partial interval (when any time has passed).
+    /// Reports the last, partial interval, unless it is a sliver (under a
+    /// tenth of an interval) in which no total moved: a loop that reported
+    /// just before its last, empty step would otherwise end on a rate of 0
+    /// that describes microseconds, not the workload.
     pub fn finish(&mut self, cx: &dyn Context, totals: &[u64]) {
+        let Some(every) = self.every else { return };
         let now = cx.elapsed();
-        if self.every.is_some() && now > self.since {
+        let moved = totals.iter().zip(&self.last).any(|(t, l)| t != l);
+        if now > self.since && (moved || now - self.since >= every / 10) {
             self.report(cx, now, totals);
         }
     }
@@ -126,6 +131,17 @@ mod tests {
         let got = cx.got.borrow();
         assert_eq!(got[0], (Duration::from_millis(1250), "files_s".into(), 20.0));
         assert_eq!(got[1], (Duration::from_millis(1500), "files_s".into(), 40.0));
+        drop(got);
+        // An empty sliver after the last report says nothing; an empty
+        // stretch of a tenth of an interval or more is a stall, reported.
+        cx.now.set(Duration::from_millis(2500));
+        r.tick(&cx, &[45]);
+        cx.now.set(Duration::from_micros(2_500_040));
+        r.finish(&cx, &[45]);
+        assert_eq!(cx.got.borrow().len(), 3, "{:?}", cx.got.borrow());
+        cx.now.set(Duration::from_millis(2700));
+        r.finish(&cx, &[45]);
+        assert_eq!(cx.got.borrow()[3], (Duration::from_millis(2700), "files_s".into(), 0.0));
         assert!(valid_name("lat_p99") && !valid_name("") && !valid_name("a b") && !valid_name(&"x".repeat(41)));
     }
 }

@@ -131,7 +131,12 @@ fn editing_results() {
 
     // Merge with a result that has another test: all tests kept, missing marked.
     env.profile("echo", &echo_profile("echo", &["1"]));
-    assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "other", "--identifier", "none"]).code, 0);
+    // An identifier both inputs have: the second input is refused, both named.
+    assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "same", "--identifier", "none"]).code, 0);
+    let r = env.run(&["result", "merge", "loop-fsmark", "same", "--save", "refused"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(r.stderr.contains("left out same: identifier `none` is also in loop-fsmark"), "{}", r.stderr);
+    assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "other", "--identifier", "none (other)"]).code, 0);
     let r = env.run(&["result", "merge", "loop-fsmark", "other", "--save", "both"]);
     assert_eq!(r.code, 0, "{r:?}");
     let m = env.result("both");

@@ -153,4 +153,163 @@ fn a_saved_result_over_64_mib_is_read() {
     let r = env.run(&["result", "show", dir.join("result.json").to_str().unwrap()]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("over engine's limit of 64 MiB"), "{r:?}");
+    // Its results are parsed on two threads; damage in one is still named
+    // at its byte in the file.
+    let last = f["results"].as_array().unwrap().len() - 1;
+    f["results"][last]["unit"] = json!("UNIT-MARK");
+    let text = serde_json::to_string(&f).unwrap().replace("\"UNIT-MARK\"", "7");
+    let at = text.rfind(",\"unit\":7").unwrap() + ",\"unit\":7".len();
+    std::fs::write(dir.join("result.json"), text).unwrap();
+    let r = env.run(&["result", "show", "big"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains(&format!("result.json:1:{at}: ")) && r.stderr.contains("integer `7`"), "{r:?}");
+}
+
+/// Host `i` of `host`, each trial with device counters (what a fleet's
+/// bulk file holds).
+fn host_with_counters(g: &mut Gen, i: usize) -> Value {
+    let mut h = host(g, i);
+    for r in h["results"].as_array_mut().unwrap() {
+        let io: Vec<Value> = (0..3)
+            .map(|t| {
+                json!({"devices": [{"device": "sda", "read_bytes": 1000 * i + t, "written_bytes": 7, "reads": 3,
+                                         "writes": 1, "busy_ms": 5}], "user_seconds": 0.5, "system_seconds": 0.25})
+            })
+            .collect();
+        r["entries"][0]["trial_io"] = Value::Array(io);
+    }
+    h
+}
+
+fn write_hosts(env: &Env, hosts: impl IntoIterator<Item = (String, Value)>) -> Vec<String> {
+    hosts
+        .into_iter()
+        .map(|(name, v)| {
+            let d = env.target.path().join("hosts").join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            let f = d.join("result.json");
+            std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+            f.to_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn bulk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("bulk-"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A fleet's trial counters live in a bulk file beside `result.json`: the
+/// views read `result.json` alone, an export and an edit get them back
+/// whole, a damaged bulk file loses only the frames it damaged and says
+/// whose, and a bulk named by a file from outside is not opened.
+#[test]
+fn a_fleets_counters_live_beside_it_and_come_back_whole() {
+    let env = Env::new();
+    let mut g = Gen(42);
+    let files = write_hosts(&env, (0..40).map(|i| (format!("h{i}"), host_with_counters(&mut g, i))));
+    let mut args = vec!["result", "merge", "--save", "fleet"];
+    args.extend(files.iter().map(String::as_str));
+    let r = env.run(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let dir = env.home.path().join("results/fleet");
+    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    assert!(!text.contains("trial_io") && !text.contains("\"details\":{"), "result.json is lean");
+    let bulk = bulk_files(&dir);
+    assert_eq!(bulk.len(), 1, "{bulk:?}");
+    let name = bulk[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(text.contains(&format!("\"bulk\":\"{name}\"")), "result.json names its bulk");
+
+    // A view reads result.json alone; the JSON export is whole.
+    let r = env.run(&["result", "show", "fleet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = env.run(&["result", "show", "fleet", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(j.get("bulk").is_none(), "an export carries no reference to a file it does not carry");
+    for res in j["results"].as_array().unwrap() {
+        for e in res["entries"].as_array().unwrap() {
+            let i: u64 = e["identifier"].as_str().unwrap()[5..].parse().unwrap();
+            let io = e["trial_io"].as_array().unwrap();
+            assert_eq!(io.len(), 3, "{e}");
+            assert_eq!(io[2]["devices"][0]["read_bytes"], json!(1000 * i + 2), "{e}");
+        }
+    }
+
+    // An edit loads it whole and writes a new bulk; the old one stays for the backup.
+    let r = env.run(&["result", "remove-identifier", "fleet", "host-0003"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let after = bulk_files(&dir);
+    assert_eq!(after.len(), 2, "the new bulk and the backup's: {after:?}");
+    let j: Value = serde_json::from_str(&env.run(&["result", "show", "fleet", "--format", "json"]).stdout).unwrap();
+    assert_eq!(j["systems"].as_array().unwrap().len(), 39);
+    let with_io = j["results"][1]["entries"].as_array().unwrap().iter().filter(|e| e["trial_io"].is_array()).count();
+    assert_eq!(with_io, 39, "every other host keeps its counters");
+    let r = env.run(&["result", "remove-identifier", "fleet", "host-0004"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(bulk_files(&dir).len(), 2, "bulk files no result names are removed");
+
+    // Damage in the middle of the bulk file: the view does not read it; the
+    // export loads the other hosts and names what it lost.
+    let now = String::from_utf8_lossy(&std::fs::read(dir.join("result.json")).unwrap()).to_string();
+    let current = now.split("\"bulk\":\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let path = dir.join(&current);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[mid..mid + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let r = env.run(&["result", "show", "fleet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("not loaded"), "a view does not read the bulk: {}", r.stderr);
+    let r = env.run(&["result", "show", "fleet", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("are not loaded") && r.stderr.contains("identifier(s) (host-"), "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let kept = j["results"][0]["entries"].as_array().unwrap().iter().filter(|e| e["trial_io"].is_array()).count();
+    // 64 bytes hit one frame or two; reading resumes after them.
+    assert!((36..38).contains(&kept), "the undamaged hosts' counters load: {kept} of 38");
+
+    // A file from outside naming a bulk (here a path out of its folder): not opened, said.
+    let mut outside: Value = serde_json::from_str(&text).unwrap();
+    outside["bulk"] = json!("../../../../etc/shadow");
+    let f = env.target.path().join("outside.json");
+    std::fs::write(&f, serde_json::to_vec(&outside).unwrap()).unwrap();
+    let r = env.run(&["result", "show", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("engine reads only for its own saved results"), "{}", r.stderr);
+    assert!(!r.stdout.contains("root:"), "nothing of the named file is read");
+}
+
+/// Two inputs with one identifier: the second is refused, both named;
+/// `--strict` writes nothing.
+#[test]
+fn duplicate_identifiers_across_inputs_are_refused_with_both_sources_named() {
+    let env = Env::new();
+    let mut g = Gen(5);
+    let files = write_hosts(
+        &env,
+        [("a".to_string(), host(&mut g, 1)), ("b".to_string(), host(&mut g, 2)), ("c".to_string(), host(&mut g, 1))],
+    );
+    let mut args = vec!["result", "merge", "--save", "m"];
+    args.extend(files.iter().map(String::as_str));
+    let r = env.run(&args);
+    assert_eq!(r.code, 4, "an input left out: {r:?}");
+    assert!(r.stderr.contains("left out c: identifier `host-0001` is also in a"), "{}", r.stderr);
+    let j = env.result("m");
+    assert_eq!(j["systems"].as_array().unwrap().len(), 2);
+    assert_eq!(j["left_out"][0]["source"], json!("c"));
+    let mut strict = vec!["result", "merge", "--save", "m2", "--strict"];
+    strict.extend(files.iter().map(String::as_str));
+    let r = env.run(&strict);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("c is not merged: identifier `host-0001` is also in a"), "{}", r.stderr);
+    assert!(!env.result_path("m2").exists(), "nothing written");
 }

@@ -158,12 +158,17 @@ fn a_run_records_series_the_view_shows_and_a_merge_carries() {
     assert!(csv.stdout.starts_with("test,identifier,trial,t_ms,metric,unit,value\n"), "{}", csv.stdout);
     assert_eq!(csv.stdout.lines().count(), 1 + cpu.len(), "one row per sample");
 
-    // A merge carries the series into the merged result's folder.
-    let m = env.run(&["result", "merge", "m", env.result_path("m").to_str().unwrap(), "--save", "both"]);
+    // A merge carries the series into the merged result's folder, from a
+    // saved result and from a result given by path.
+    let r =
+        env.bench(&["sleepy", "--runs", "2", "--save", "m2", "--identifier", "second", "--monitor-interval", "100ms"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let s2 = series(&env, "m2")[0]["series"].clone();
+    let m = env.run(&["result", "merge", "m", env.result_path("m2").to_str().unwrap(), "--save", "both"]);
     assert_eq!(m.code, 0, "{m:?}");
     let both = series(&env, "both");
     assert_eq!(both.len(), 2, "each identifier's series");
-    assert!(both.iter().all(|b| b["series"] == *s), "copied whole");
+    assert!(both[0]["series"] == *s && both[1]["series"] == s2, "copied whole");
     let merged_rel = env.result("both")["results"][0]["entries"][1]["monitor"].as_str().unwrap().to_string();
     assert!(env.result_path("both").parent().unwrap().join(&merged_rel).is_file(), "{merged_rel}");
 
@@ -205,7 +210,9 @@ fn a_series_path_outside_the_result_is_not_followed() {
 }
 
 /// On a terminal (`script` gives the run one), the device line runs under
-/// the progress line: MB/s each way, IOPS, utilisation, queue depth.
+/// the progress line: MB/s each way, IOPS, utilisation, queue depth. Each
+/// trial lasts at least 0.6 s, so several 100 ms intervals are drawn even
+/// when the disk takes the 150 MiB in a flash (CI once saw none).
 #[test]
 fn a_terminal_shows_the_live_device_line() {
     let env = Env::new();
@@ -218,7 +225,7 @@ test_type: disk
 executor:
   external:
     program: sh
-    args: ["-c", "dd if=/dev/zero of={{scratch_dir}}/f bs=1M count=150 oflag=direct 2>/dev/null; echo value: 1"]
+    args: ["-c", "dd if=/dev/zero of={{scratch_dir}}/f bs=1M count=150 oflag=direct 2>/dev/null; sleep 0.6; echo value: 1"]
 results: [{id: x, unit: U, proportion: HIB}]
 parsers: [{result: x, regex: 'value: (?P<value>\d+)'}]
 "#,
@@ -559,4 +566,27 @@ fn a_profile_or_suite_sets_the_monitors_interval_and_the_flag_wins() {
         "{}",
         r.stderr
     );
+}
+
+/// `--monitor-points N` bounds the rows a trial keeps: a 3-second trial
+/// sampled every 100 ms keeps its ~32 rows by default and at most 16 (and
+/// says it thinned them) with `--monitor-points 16`; below 16 is refused.
+#[test]
+fn monitor_points_bound_the_rows_a_trial_keeps() {
+    let env = Env::new();
+    env.profile("long", &counter_profile("long", "sleep 3.2; echo value: 5", "trials: {times: 1}"));
+    let rows = |name: &str| {
+        let s = &series(&env, name)[0]["series"];
+        (s["t_ms"].as_array().unwrap().len(), s["thinned"].as_u64().unwrap_or(0))
+    };
+    assert_eq!(env.bench(&["long", "--save", "all", "--monitor-interval", "100ms"]).code, 0);
+    let (n, thinned) = rows("all");
+    assert!(n >= 28 && thinned == 0, "{n} rows, thinned {thinned}");
+    let r = env.bench(&["long", "--save", "few", "--monitor-interval", "100ms", "--monitor-points", "16"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let (n, thinned) = rows("few");
+    assert!(n <= 16 && thinned >= 1, "{n} rows, thinned {thinned}");
+    let r = env.bench(&["long", "--monitor-points", "8"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`8` is not a whole number from 16 to 1000000"), "{}", r.stderr);
 }

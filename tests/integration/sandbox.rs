@@ -241,6 +241,15 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
         let cg: &Value = &t["cgroup"];
         assert!(cg["cpu_seconds"].as_f64().unwrap() > 0.0, "{t}");
         assert!(cg["peak_memory_bytes"].as_u64().unwrap() > 100_000, "{t}");
+        // Its own stall time where the kernel keeps it per cgroup (v2).
+        let v2 = ["/sys/fs/cgroup/io.pressure", "/sys/fs/cgroup/unified/io.pressure"];
+        if v2.iter().any(|p| std::path::Path::new(p).is_file()) {
+            let p = &cg["pressure"];
+            for k in ["io_some_us", "cpu_some_us", "memory_some_us"] {
+                assert!(p[k].is_u64(), "{k}: {t}");
+            }
+            assert!(p["io_full_us"].as_u64().unwrap() <= p["io_some_us"].as_u64().unwrap(), "{t}");
+        }
     }
     let log = trial_log_in(&log_dir(&env, "i"), "trial-1");
     // PID 2: the namespace's init (PID 1) reaps for it, so a signal it does

@@ -16,8 +16,15 @@ use super::significance::{ALPHA, Comparison, Verdict};
 /// Which of `p` (one per family member) are discoveries at level `alpha`:
 /// the largest k with p₍ₖ₎ ≤ k·α/m, and every p at or under it.
 pub(crate) fn benjamini_hochberg(p: &[f64], alpha: f64) -> Vec<bool> {
-    let m = p.len();
-    let mut order: Vec<usize> = (0..m).collect();
+    benjamini_hochberg_of(p, p.len(), alpha)
+}
+
+/// [`benjamini_hochberg`] over `m` tests of which only `p` are given: the
+/// others' p are over `alpha` (so none of them can be a discovery, and each
+/// is larger than every given one: the given ranks are the full ranks).
+pub(crate) fn benjamini_hochberg_of(p: &[f64], m: usize, alpha: f64) -> Vec<bool> {
+    let m = m.max(p.len());
+    let mut order: Vec<usize> = (0..p.len()).collect();
     order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
     let cut = order
         .iter()
@@ -25,7 +32,7 @@ pub(crate) fn benjamini_hochberg(p: &[f64], alpha: f64) -> Vec<bool> {
         .filter(|(k, i)| p[**i] <= (*k + 1) as f64 * alpha / m as f64)
         .map(|(k, _)| k + 1)
         .max();
-    let mut out = vec![false; m];
+    let mut out = vec![false; p.len()];
     for &i in order.iter().take(cut.unwrap_or(0)) {
         out[i] = true;
     }
@@ -86,6 +93,22 @@ mod tests {
     use super::*;
     use crate::analysis::significance::{Rule, compare};
     use crate::model::profile::Proportion;
+
+    #[test]
+    fn leaving_out_the_p_over_alpha_decides_the_same() {
+        let mut rng = crate::analysis::test_rng::Rng(0x5EED_0000_0000_0B40);
+        for _ in 0..200 {
+            // Mostly nulls, some signals: p uniform or p^4.
+            let p: Vec<f64> =
+                (0..300).map(|i| if i % 20 == 0 { rng.uniform().powi(6) } else { rng.uniform() }).collect();
+            let full = benjamini_hochberg(&p, 0.05);
+            let kept: Vec<usize> = (0..p.len()).filter(|&i| p[i] <= 0.05).collect();
+            let part = benjamini_hochberg_of(&kept.iter().map(|&i| p[i]).collect::<Vec<_>>(), p.len(), 0.05);
+            let from_part: Vec<usize> = kept.iter().zip(&part).filter(|(_, f)| **f).map(|(i, _)| *i).collect();
+            let from_full: Vec<usize> = (0..p.len()).filter(|&i| full[i]).collect();
+            assert_eq!(from_part, from_full);
+        }
+    }
 
     #[test]
     fn benjamini_hochberg_by_hand() {

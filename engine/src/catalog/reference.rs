@@ -169,12 +169,12 @@ fn shared(
         return Ok(saved_file(name, &published, catalog, Some(repo)));
     }
     if store.exists(name) {
-        let mine = store.load(name)?;
+        let mine = store.load_lean(name)?;
         if !published.systems.iter().all(|s| mine.system(&s.identifier).is_some()) {
             return Err(ResolveError::NotTheCopy { name: name.to_string(), repo: repo.clone() });
         }
     } else {
-        store.save(name, &published)?;
+        store.save(name, &mut published.clone())?;
         notes.push(format!("copied {repo}/results/{name} (version {}) into result `{name}`", v.version));
     }
     saved(name, catalog, store, Some(repo))
@@ -224,7 +224,7 @@ fn profile_of(
 /// that is not added here, and for local profiles of the publisher's that
 /// are not here.
 fn saved(name: &str, catalog: &Catalog, store: &Store, via: Option<&str>) -> Result<Resolved, ResolveError> {
-    Ok(saved_file(name, &store.load(name)?, catalog, via))
+    Ok(saved_file(name, &store.load_lean(name)?, catalog, via))
 }
 
 fn saved_file(name: &str, file: &crate::model::result::ResultFile, catalog: &Catalog, via: Option<&str>) -> Resolved {

@@ -128,6 +128,15 @@ pub fn monitor_interval(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Rows a trial keeps, from 16 to 1,000,000 (`--monitor-points`).
+pub fn monitor_points(s: &str) -> Result<usize, String> {
+    let (lo, hi) = engine::monitor::POINTS_RANGE;
+    match s.trim().parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a whole number from {lo} to {hi}")),
+    }
+}
+
 /// What `--normalize` makes 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NormalizeTo {

@@ -42,7 +42,10 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         title: a.title,
         description: a.description,
         monitor: match a.monitor {
-            super::args::Monitor::On => engine::monitor::Monitoring::On(a.monitor_interval),
+            super::args::Monitor::On => engine::monitor::Monitoring::On {
+                every: a.monitor_interval,
+                points: a.monitor_points.unwrap_or(engine::monitor::POINTS),
+            },
             super::args::Monitor::None => engine::monitor::Monitoring::Off,
         },
         logs: match a.logs {

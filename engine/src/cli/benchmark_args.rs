@@ -131,6 +131,10 @@ pub struct BenchmarkArgs {
     /// How often the monitors sample, from 100ms to 10s (default 1s)
     #[arg(long, value_name = "DURATION", value_parser = args::monitor_interval, help_heading = "Monitors")]
     pub monitor_interval: Option<Duration>,
+    /// Rows of the series a trial keeps on average, from 16 to 1000000 (default 8192):
+    /// past that, every other row is dropped (counters' rates stay exact)
+    #[arg(long, value_name = "N", value_parser = args::monitor_points, help_heading = "Monitors")]
+    pub monitor_points: Option<usize>,
     /// A label recorded with the run (repeatable): `--tag commit=abc123 --tag firmware=2.1`;
     /// `kernel` and `engine` are recorded by themselves; `list results --tag K=V` filters
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = args::tag)]

@@ -68,6 +68,7 @@ impl CommandLine<'_> {
         out.opt("--settle", a.settle.map(exact_duration));
         out.opt("--monitor", (a.monitor != super::args::Monitor::On).then(|| value_name(&a.monitor)));
         out.opt("--monitor-interval", a.monitor_interval.map(exact_duration));
+        out.opt("--monitor-points", a.monitor_points);
         out.each("--tag", &a.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
         out.opt("--compare-to", a.compare_to.as_deref());
         match a.fail_on_regression {
@@ -178,6 +179,8 @@ mod tests {
             "none",
             "--monitor-interval",
             "250ms",
+            "--monitor-points",
+            "64",
             "--tag",
             "commit=a b",
             "--compare-to",
@@ -230,6 +233,7 @@ mod tests {
             ("--runs", "0", "0 is not in 1.."),
             ("--setups", "0", "0 is not in 1..=1000"),
             ("--monitor-interval", "20ms", "is not from 100ms to 10s"),
+            ("--monitor-points", "8", "`8` is not a whole number from 16 to 1000000"),
             ("--monitor", "off", "possible values: on, none"),
             ("--tag", "novalue", "KEY=VALUE"),
             ("--option", "bs", "`--option bs` has no `=`"),

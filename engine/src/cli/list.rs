@@ -202,7 +202,7 @@ fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &m
         f.systems.iter().any(|s| tags.iter().all(|(k, v)| s.tags.get(k) == Some(v)))
     };
     for name in store.list() {
-        match store.load(&name) {
+        match store.load_lean(&name) {
             Ok(f) if !tags.is_empty() && !tagged(&f) => {}
             Ok(f) => out.push_str(&format!(
                 "{name}  {} identifier(s), {} result(s){}: {}\n",

@@ -17,9 +17,16 @@ pub struct ResultFile {
     pub title: String,
     #[serde(default)]
     pub description: String,
+    /// A fleet's result (30 identifiers or more) keeps its trials' counters
+    /// (`trial_io`) and its systems' `details` in this file beside it
+    /// (README, "Fleets"); engine attaches them when a command needs them.
+    /// Near the top, so a saved result's bulk is found without parsing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk: Option<String>,
     /// One per identifier, in the order they were added.
     pub systems: Vec<System>,
     /// One per (test, result id), in the order they were first run.
+    #[serde(deserialize_with = "split::results")]
     pub results: Vec<TestResult>,
     /// Tests that failed for an identifier (and have not succeeded since).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -226,6 +233,27 @@ impl TestResult {
     /// Why the result is PTS's own and not runnable here (none: engine's test).
     pub fn not_runnable(&self) -> Option<&str> {
         self.pts.as_ref().and_then(|p| p.not_runnable.as_deref())
+    }
+
+    /// Result `result` of test `test` (profile `p`, unit `U`, higher is
+    /// better), without entries: what unit tests build on.
+    #[cfg(test)]
+    pub(crate) fn sample(test: &str, result: &str) -> TestResult {
+        TestResult {
+            test: test.into(),
+            profile: "p".into(),
+            profile_version: "1.0.0".into(),
+            result: result.into(),
+            title: "T".into(),
+            app_version: None,
+            description: String::new(),
+            options: vec![],
+            unit: "U".into(),
+            proportion: Proportion::Hib,
+            entries: vec![],
+            pts: None,
+            repository: None,
+        }
     }
 }
 
@@ -604,6 +632,69 @@ mod lenient {
     }
 }
 
+/// `results` parsed on two threads, for a fleet's `result.json` (hundreds of
+/// MiB, most of `result show`'s time): the store turns it on around a parse
+/// of bytes in memory, which the results' raw text is borrowed from. Off
+/// (the default), or under [`split::FROM_BYTES`], one thread parses as
+/// serde always does. A parse error's position is relative to its result:
+/// the store parses a refused file again without it to name the byte.
+pub(crate) mod split {
+    use super::TestResult;
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::value::RawValue;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// From how many bytes of results a second thread parses half.
+        static FROM: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// Below this many bytes of results, one thread.
+    pub(crate) const FROM_BYTES: usize = 16 << 20;
+
+    /// Runs `parse` (of a slice or str) with `results` of `from_bytes` or
+    /// more parsed on two threads.
+    pub(crate) fn with<T>(from_bytes: usize, parse: impl FnOnce() -> T) -> T {
+        let before = FROM.with(|f| f.replace(Some(from_bytes)));
+        let out = parse();
+        FROM.with(|f| f.set(before));
+        out
+    }
+
+    type Parsed = Result<Vec<TestResult>, serde_json::Error>;
+
+    fn parse(part: &[&RawValue]) -> Parsed {
+        part.iter().map(|r| serde_json::from_str::<TestResult>(r.get())).collect()
+    }
+
+    pub(crate) fn results<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<TestResult>, D::Error> {
+        let Some(from_bytes) = FROM.with(Cell::get) else {
+            return Vec::deserialize(d);
+        };
+        let raw: Vec<&'de RawValue> = Vec::deserialize(d)?;
+        let total: usize = raw.iter().map(|r| r.get().len()).sum();
+        let mut sum = 0;
+        let cut = raw.iter().take_while(|r| {
+            sum += r.get().len();
+            sum <= total / 2
+        });
+        let (first, second) = raw.split_at(cut.count());
+        let (a, b): (Parsed, Option<Parsed>) = std::thread::scope(|s| {
+            let other = (total >= from_bytes)
+                .then(|| std::thread::Builder::new().name("parse".into()).spawn_scoped(s, || parse(second)).ok())
+                .flatten();
+            let a = parse(first);
+            let b =
+                other.map(|h| h.join().unwrap_or_else(|_| Err(serde_json::Error::custom("a parsing thread stopped"))));
+            (a, b)
+        });
+        let mut out = a.map_err(D::Error::custom)?;
+        out.extend(b.unwrap_or_else(|| parse(second)).map_err(D::Error::custom)?);
+        Ok(out)
+    }
+}
+
 impl ResultFile {
     /// Drops trial values that are not numbers and recomputes what depends
     /// on them; entries left without a trial are removed. Returns one line
@@ -665,4 +756,45 @@ pub(crate) const SCHEMA_ID: &str = "https://engine.invalid/schemas/result.schema
 /// (a test keeps the committed file equal to it).
 pub(crate) fn schema() -> serde_json::Value {
     serde_json::from_str(&super::schema_json::<ResultFile>(SCHEMA_ID)).expect("schemas parse")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(results: usize, hosts: usize) -> ResultFile {
+        let mut f = ResultFile::new("split");
+        for k in 0..results {
+            let entries = (0..hosts)
+                .map(|h| {
+                    let trials = vec![k as f64 + h as f64 * 0.5, 1.25, 1e-7 * (h + 1) as f64];
+                    ResultEntry::from_trials(&format!("h\"{h}\u{e9}"), trials, None, vec![0.5; 3], String::new())
+                        .unwrap()
+                })
+                .collect();
+            f.results.push(TestResult {
+                title: "T \\ \n".into(),
+                unit: "MB/s".into(),
+                entries,
+                ..TestResult::sample(&format!("t{k}"), "r")
+            });
+        }
+        f
+    }
+
+    #[test]
+    fn results_parsed_on_two_threads_are_the_results_parsed_on_one() {
+        let text = serde_json::to_string(&file(7, 40)).unwrap();
+        let one: ResultFile = serde_json::from_str(&text).unwrap();
+        let two: ResultFile = split::with(0, || serde_json::from_slice(text.as_bytes())).unwrap();
+        assert_eq!(serde_json::to_string(&two).unwrap(), serde_json::to_string(&one).unwrap());
+        assert_eq!(two.results.len(), 7);
+        // A damaged value in the second half is refused either way.
+        let at = text.rfind("\"unit\":\"MB/s\"").unwrap();
+        let bad = format!("{}\"unit\":7{}", &text[..at], &text[at + "\"unit\":\"MB/s\"".len()..]);
+        assert!(serde_json::from_str::<ResultFile>(&bad).is_err());
+        assert!(split::with(0, || serde_json::from_str::<ResultFile>(&bad)).is_err());
+        // Off again after `with`: a reader (nothing to borrow) still parses.
+        assert!(serde_json::from_reader::<_, ResultFile>(text.as_bytes()).is_ok());
+    }
 }

@@ -222,6 +222,7 @@ mod tests {
             marks,
             late: 0,
             thinned: 0,
+            points: crate::monitor::POINTS,
             unavailable: vec![],
             cpus: 2,
             workload: vec![],

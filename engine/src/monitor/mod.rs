@@ -37,20 +37,26 @@ pub fn check_interval(every: Duration) -> Result<Duration, String> {
     Ok(every)
 }
 
-/// Whether the monitors run, and at what interval.
+/// The rows a trial keeps by default (`--monitor-points`), and the range
+/// the flag takes.
+pub const POINTS: usize = 8192;
+pub const POINTS_RANGE: (usize, usize) = (16, 1_000_000);
+
+/// Whether the monitors run, at what interval, and how many rows a trial
+/// keeps before the recording thins itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Monitoring {
     /// `--monitor none`.
     Off,
     /// On, every `--monitor-interval` when given, else every the test's
     /// own (`trials.monitor_interval` of its profile, or its suite's), else
-    /// every [`INTERVAL`].
-    On(Option<Duration>),
+    /// every [`INTERVAL`]; at most `points` rows per trial on average.
+    On { every: Option<Duration>, points: usize },
 }
 
 impl Default for Monitoring {
     fn default() -> Self {
-        Monitoring::On(None)
+        Monitoring::On { every: None, points: POINTS }
     }
 }
 
@@ -60,7 +66,16 @@ impl Monitoring {
     pub fn interval(self, test: Option<Duration>) -> Option<Duration> {
         match self {
             Monitoring::Off => None,
-            Monitoring::On(flag) => Some(flag.or(test).unwrap_or(INTERVAL)),
+            Monitoring::On { every, .. } => Some(every.or(test).unwrap_or(INTERVAL)),
+        }
+    }
+
+    /// Rows kept per trial on average (a recording of T trials thins itself
+    /// past `points × T`).
+    pub fn points(self) -> usize {
+        match self {
+            Monitoring::Off => POINTS,
+            Monitoring::On { points, .. } => points,
         }
     }
 }
@@ -68,6 +83,11 @@ impl Monitoring {
 /// A sampler of `devices` and the system every `interval`, telling `live`
 /// the first device's line; `None` when its thread cannot start (the test
 /// runs unmonitored).
-pub(crate) fn start(devices: &[String], interval: Duration, live: Option<Arc<Live>>) -> Option<Recorder> {
-    Recorder::start(probe::Probes::open(Path::new("/"), devices), interval, live).ok()
+pub(crate) fn start(
+    devices: &[String],
+    interval: Duration,
+    points: usize,
+    live: Option<Arc<Live>>,
+) -> Option<Recorder> {
+    Recorder::start(probe::Probes::open(Path::new("/"), devices), interval, points, live).ok()
 }

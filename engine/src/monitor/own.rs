@@ -4,11 +4,9 @@
 use super::recording::Recording;
 use crate::model::series::{Intervals, Metric, WORKLOAD};
 
-/// Rows kept per state; beyond, neighbours in one trial are averaged pairwise.
-pub(crate) const MAX_ROWS: usize = 8192;
-
 /// The intervals of state `state`, in time order (`None` when its workload
-/// reported none).
+/// reported none); past the recording's `points` per trial, neighbours in
+/// one trial are averaged pairwise.
 pub(crate) fn intervals(rec: &Recording, state: usize) -> Option<Intervals> {
     let mut rows: Vec<&(usize, u32, f64, Vec<super::recording::Figure>)> =
         rec.workload.iter().filter(|r| r.0 == state).collect();
@@ -40,7 +38,10 @@ pub(crate) fn intervals(rec: &Recording, state: usize) -> Option<Intervals> {
         metrics,
         thinned: 0,
     };
-    while iv.t_ms.len() > MAX_ROWS {
+    let mut trials = iv.trial.clone();
+    trials.sort_unstable();
+    trials.dedup();
+    while iv.t_ms.len() > rec.points.saturating_mul(trials.len()) {
         halve(&mut iv);
     }
     Some(iv)
@@ -97,6 +98,7 @@ mod tests {
             marks: vec![],
             late: 0,
             thinned: 0,
+            points: 100,
             unavailable: vec![],
             cpus: 1,
             workload: rows,
@@ -122,9 +124,10 @@ mod tests {
         assert_eq!(iv.metrics[1].values, [Some(123.457), None, None], "six digits; absent where not reported");
         assert!(intervals(&r, 2).is_none());
 
-        let many = (0..MAX_ROWS as u32 + 10).map(|k| (0, 1 + k / 5000, k as f64, vec![fig("iops", k as f64)]));
+        // 100 points a trial: 250 rows of two trials are halved once.
+        let many = (0..250).map(|k| (0, 1 + k / 125, k as f64, vec![fig("iops", k as f64)]));
         let iv = intervals(&rec(many.collect()), 0).unwrap();
-        assert!(iv.t_ms.len() <= MAX_ROWS && iv.thinned == 1, "{} rows", iv.t_ms.len());
+        assert!(iv.t_ms.len() <= 200 && iv.thinned == 1, "{} rows", iv.t_ms.len());
         assert_eq!(iv.metrics[0].values[0], Some(0.5), "pairs averaged");
         assert!(iv.trial.windows(2).all(|w| w[0] <= w[1]));
     }

@@ -200,16 +200,11 @@ pub(crate) fn keyed(text: &[u8], key: &[u8]) -> Option<u64> {
         .and_then(|l| l[key.len()..].split(|b| b.is_ascii_whitespace()).find(|w| !w.is_empty()).and_then(number))
 }
 
-/// `some … total=N` and `full … total=N` of a PSI file; `full` is [`NA`]
-/// where the kernel has no such line (CPU pressure before 5.13).
+/// `some … total=N` and `full … total=N` of a PSI file; [`NA`] for a line
+/// the kernel does not write (`full` of CPU pressure before 5.13).
 pub(crate) fn pressure(text: &[u8]) -> (u64, u64) {
-    let total = |prefix: &[u8]| {
-        text.split(|&b| b == b'\n').find(|l| l.starts_with(prefix)).and_then(|l| {
-            let at = l.windows(6).position(|w| w == b"total=")? + 6;
-            number(l[at..].split(|b| b.is_ascii_whitespace()).next()?)
-        })
-    };
-    (total(b"some").unwrap_or(NA), total(b"full").unwrap_or(NA))
+    let (some, full) = crate::sys::psi::totals(text);
+    (some.unwrap_or(NA), full.unwrap_or(NA))
 }
 
 /// The nine values a row keeps of a block device's `stat` file.

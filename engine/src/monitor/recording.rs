@@ -26,6 +26,9 @@ pub(crate) struct Recording {
     pub late: u64,
     /// How many times the rows were thinned by half.
     pub thinned: u32,
+    /// Rows a trial keeps on average (`--monitor-points`): the recording,
+    /// and each state's workload intervals, thin past this × their trials.
+    pub points: usize,
     pub unavailable: Vec<String>,
     /// CPUs the system's CPU shares are of.
     pub cpus: usize,

@@ -14,10 +14,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Rows a recording keeps before it thins itself (every other unmarked row
-/// goes: counters are cumulative, so the rates over the longer intervals
-/// stay exact; only gauges such as Dirty are sampled more coarsely).
-pub(crate) const MAX_ROWS: usize = 8192;
+/// Rows made room for when a recording starts (it grows past them).
+const ROOM: usize = 8192;
 
 enum Msg {
     /// A mark that wants a row of its own.
@@ -65,7 +63,12 @@ pub(crate) struct Recorder {
 impl Recorder {
     /// Starts sampling `probes` every `interval`; each interval's reading
     /// of the first device goes to `live`.
-    pub(crate) fn start(probes: Probes, interval: Duration, live: Option<Arc<Live>>) -> std::io::Result<Recorder> {
+    pub(crate) fn start(
+        probes: Probes,
+        interval: Duration,
+        points: usize,
+        live: Option<Arc<Live>>,
+    ) -> std::io::Result<Recorder> {
         let (tx, rx) = mpsc::channel();
         let gap_ns = u64::try_from(interval.as_nanos() / 4).unwrap_or(u64::MAX);
         let shared = Arc::new(Shared {
@@ -79,7 +82,7 @@ impl Recorder {
         });
         let mine = shared.clone();
         let thread = std::thread::Builder::new().name("engine-monitor".into()).spawn(move || {
-            let mut s = Sampling::new(probes, interval, mine);
+            let mut s = Sampling::new(probes, interval, points, mine);
             s.live = live;
             s.take();
             let mut next = Instant::now() + interval;
@@ -184,24 +187,35 @@ struct Sampling {
     live: Option<Arc<Live>>,
     /// Marks taken from `pending`, reused (no allocation per sample).
     marks: Vec<(Mark, bool)>,
+    /// Trials begun so far: the recording keeps `points` rows for each.
+    begun: usize,
 }
 
 impl Sampling {
-    fn new(probes: Probes, interval: Duration, shared: Arc<Shared>) -> Sampling {
+    fn new(probes: Probes, interval: Duration, points: usize, shared: Arc<Shared>) -> Sampling {
         let layout = probes.layout();
         let rec = Recording {
             layout,
             devices: probes.device_names(),
             interval,
-            rows: Vec::with_capacity(layout.width() * MAX_ROWS),
+            rows: Vec::with_capacity(layout.width() * points.min(ROOM)),
             marks: Vec::new(),
             late: 0,
             thinned: 0,
+            points,
             unavailable: probes.unavailable.clone(),
             cpus: probes.cpus,
             workload: Vec::new(),
         };
-        Sampling { row: vec![0; layout.width()], probes, shared, rec, live: None, marks: Vec::with_capacity(64) }
+        Sampling {
+            row: vec![0; layout.width()],
+            probes,
+            shared,
+            rec,
+            live: None,
+            marks: Vec::with_capacity(64),
+            begun: 0,
+        }
     }
 
     fn len(&self) -> usize {
@@ -210,8 +224,13 @@ impl Sampling {
 
     /// One row now, and the marks made since the last row placed on it or
     /// on the last (see below).
+    ///
+    /// Past `points` rows per trial begun (at least one), every other row no
+    /// mark holds goes: counters are cumulative, so the rates over the
+    /// longer intervals stay exact; only gauges such as Dirty are sampled
+    /// more coarsely.
     fn take(&mut self) {
-        if self.len() >= MAX_ROWS {
+        if self.len() >= self.rec.points.saturating_mul(self.begun.max(1)) {
             self.thin();
         }
         if let Ok(mut p) = self.shared.pending.lock() {
@@ -223,6 +242,7 @@ impl Sampling {
         // ended): a trial's slice holds all it did, never less.
         let (this, last) = (self.len(), self.len().saturating_sub(1));
         let own_rows = self.marks.iter().filter(|m| m.1).count() as u64;
+        self.begun += self.marks.iter().filter(|m| m.0.begin).count();
         for (m, own) in self.marks.drain(..) {
             self.rec.marks.push((m, if own || !m.begin { this } else { last }));
         }
@@ -291,8 +311,9 @@ mod tests {
             rowed: Mutex::new(0),
             row_taken: Condvar::new(),
         });
-        let mut s = Sampling::new(probes, Duration::from_millis(1), shared);
-        for i in 0..MAX_ROWS {
+        let points = 8192;
+        let mut s = Sampling::new(probes, Duration::from_millis(1), points, shared);
+        for i in 0..points {
             s.take();
             if i % 1000 == 7 {
                 s.rec.marks.push((Mark { state: 0, trial: i as u32, begin: true }, i));
@@ -301,7 +322,7 @@ mod tests {
         let times: Vec<u64> = s.rec.marks.iter().map(|(_, r)| s.rec.row(*r)[Layout::TIME]).collect();
         s.take();
         assert_eq!(s.rec.thinned, 1);
-        assert!(s.len() <= MAX_ROWS / 2 + s.rec.marks.len() + 2, "{}", s.len());
+        assert!(s.len() <= points / 2 + s.rec.marks.len() + 2, "{}", s.len());
         let after: Vec<u64> = s.rec.marks.iter().map(|(_, r)| s.rec.row(*r)[Layout::TIME]).collect();
         assert_eq!(times, after, "each mark still points at its own sample");
         let t: Vec<u64> = (0..s.len()).map(|i| s.rec.row(i)[Layout::TIME]).collect();
@@ -313,7 +334,7 @@ mod tests {
     #[test]
     fn long_trials_get_their_own_rows_and_short_ones_wake_nothing() {
         let root = tempfile::tempdir().unwrap();
-        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(400), None).unwrap();
+        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(400), 8192, None).unwrap();
         std::thread::sleep(Duration::from_millis(150));
         r.mark(Mark { state: 1, trial: 1, begin: true });
         std::thread::sleep(Duration::from_millis(150));

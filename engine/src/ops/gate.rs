@@ -102,7 +102,7 @@ impl Gate {
     /// The baseline and the run's result `new` (named `name`) in one file,
     /// baseline first, and the view that gates it.
     pub fn merged(&self, cx: &Context, name: &str, new: &ResultFile) -> Option<(ResultFile, View)> {
-        let base = cx.store.load(&self.base).ok()?;
+        let base = cx.store.load_lean(&self.base).ok()?;
         let merged = crate::store::edit::merge(
             vec![(self.base.clone(), base), (name.to_string(), new.clone())],
             &format!("{} vs {name}", self.base),

@@ -50,7 +50,9 @@ fn load_all(cx: &Context, events: &dyn Events) -> Result<Vec<(String, ResultFile
         let parts: Vec<_> = names
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || part.iter().map(|n| (n.clone(), store.load(n).map_err(|e| e.to_string()))).collect())
+                s.spawn(move || {
+                    part.iter().map(|n| (n.clone(), store.load_lean(n).map_err(|e| e.to_string()))).collect()
+                })
             })
             .collect();
         parts.into_iter().map(|p| p.join().unwrap_or_default()).collect()

@@ -308,7 +308,7 @@ impl Trials<'_> {
         let own = self.test.profile.profile.trials.monitor_interval.as_ref().map(crate::units::Duration::get);
         let interval = on.interval(self.test.monitor_interval.or(own));
         let live = devices.first().map(|d| std::sync::Arc::new(crate::events::Live::new(d)));
-        self.monitor = interval.and_then(|every| crate::monitor::start(devices, every, live.clone()));
+        self.monitor = interval.and_then(|every| crate::monitor::start(devices, every, on.points(), live.clone()));
         if self.monitor.is_some() {
             events.monitoring(live);
         }

@@ -1,6 +1,7 @@
 //! Editing result files: merge, rename or remove an identifier, remove a
 //! result. Each returns a new file; the caller writes it atomically.
 
+use super::bulk;
 use crate::model::result::ResultFile;
 use std::collections::{HashMap, HashSet};
 use thiserror::Error;
@@ -17,67 +18,139 @@ pub(crate) enum EditError {
 
 /// Merges `files` in order: tests are aligned by identity (test and result
 /// id); every identifier is kept — one that appears in several files gets the
-/// file's title added (`host (run-2)`). Tests that only some files have are
-/// kept; the identifiers without them simply have no entry there. Failed
-/// tests and left-out sources of every file come along.
+/// file's title added (`host (run-2)`), as comparing two runs of one machine
+/// needs. Tests that only some files have are kept; the identifiers without
+/// them simply have no entry there. Failed tests and left-out sources of
+/// every file come along.
 pub fn merge(files: Vec<(String, ResultFile)>, title: &str) -> ResultFile {
     let mut m = Merger::new(title);
+    m.rename = true;
     for (name, f) in files {
-        m.add(&name, f);
+        m.add(&name, f).expect("a renaming merge writes no bulk and refuses nothing");
     }
-    m.finish()
+    m.finish().0
+}
+
+/// Why an input was not merged.
+#[derive(Debug, Error)]
+pub enum MergeError {
+    /// An identifier an earlier input has (`engine result merge` keeps one
+    /// source per identifier).
+    #[error("identifier `{identifier}` is also in {first}; rename one first (`engine result rename-identifier`)")]
+    Clash { identifier: String, first: String },
+    #[error("cannot write the merged result's bulk file: {0}")]
+    Bulk(std::io::Error),
+}
+
+/// What a merge did not keep of an input (emptied vectors, the results
+/// whose entries it took, the encoded bulk it wrote), to be dropped where
+/// it was allocated.
+pub(crate) struct Spent {
+    _file: ResultFile,
+    _results: Vec<crate::model::result::TestResult>,
+    _frames: Vec<Vec<u8>>,
 }
 
 /// A merge taking one input at a time (each dropped once added), in time
 /// linear in the inputs: where each (test, result id) is and which
-/// identifiers are taken are looked up, not searched.
+/// identifiers are taken are looked up, not searched. With a bulk writer,
+/// each input's trial counters and system details go to the bulk file as
+/// it is added, so memory holds the merged result without them.
 pub struct Merger {
     out: ResultFile,
     at: HashMap<(String, String), usize>,
-    ids: HashSet<String>,
+    /// Each identifier taken, and the input it came from.
+    ids: HashMap<String, std::rc::Rc<str>>,
+    /// Rename an identifier that is taken instead of refusing its input.
+    rename: bool,
+    bulk: Option<bulk::Writer>,
 }
 
 impl Merger {
     pub fn new(title: &str) -> Self {
-        Merger { out: ResultFile::new(title), at: HashMap::new(), ids: HashSet::new() }
+        Merger { out: ResultFile::new(title), at: HashMap::new(), ids: HashMap::new(), rename: false, bulk: None }
     }
 
-    /// Adds input `name`'s file (see [`merge`]).
-    pub fn add(&mut self, name: &str, mut f: ResultFile) {
-        let own: HashSet<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
+    /// A merge whose inputs' bulk goes to `w` as they come.
+    pub(crate) fn with_bulk(title: &str, w: bulk::Writer) -> Self {
+        Merger { bulk: Some(w), ..Merger::new(title) }
+    }
+
+    /// Adds input `name`'s file (see [`merge`]); an input with an identifier
+    /// an earlier one has is refused whole (nothing of it added) unless the
+    /// merge renames.
+    pub fn add(&mut self, name: &str, f: ResultFile) -> Result<(), MergeError> {
+        self.add_with(name, f, None).map(drop)
+    }
+
+    /// [`Merger::add`] of a file whose bulk was already split off and
+    /// encoded (`frames`, by [`bulk::encode`] on the thread that read it).
+    /// Returns what the merge did not keep, for the thread that allocated
+    /// it to free (glibc serialises frees of another thread's memory on
+    /// that thread's arena lock: a 10,000-host merge waited on it).
+    pub(crate) fn add_encoded(&mut self, name: &str, f: ResultFile, frames: Vec<Vec<u8>>) -> Result<Spent, MergeError> {
+        self.add_with(name, f, Some(frames))
+    }
+
+    fn add_with(&mut self, name: &str, mut f: ResultFile, frames: Option<Vec<Vec<u8>>>) -> Result<Spent, MergeError> {
         let clashing: Vec<String> =
-            f.systems.iter().map(|s| s.identifier.clone()).filter(|id| self.ids.contains(id)).collect();
-        for id in clashing {
-            let mut new = format!("{id} ({name})");
-            let mut i = 2;
-            while self.ids.contains(&new) || own.contains(&new) {
-                new = format!("{id} ({name} {i})");
-                i += 1;
+            f.systems.iter().filter(|s| self.ids.contains_key(&s.identifier)).map(|s| s.identifier.clone()).collect();
+        if let Some(id) = clashing.first()
+            && !self.rename
+        {
+            return Err(MergeError::Clash { identifier: id.clone(), first: self.ids[id].to_string() });
+        }
+        if !clashing.is_empty() {
+            let own: HashSet<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
+            for id in clashing {
+                let mut new = format!("{id} ({name})");
+                let mut i = 2;
+                while self.ids.contains_key(&new) || own.contains(&new) {
+                    new = format!("{id} ({name} {i})");
+                    i += 1;
+                }
+                rename_in(&mut f, &id, &new);
             }
-            rename_in(&mut f, &id, &new);
         }
-        self.ids.extend(f.systems.iter().map(|s| s.identifier.clone()));
+        if let Some(w) = &mut self.bulk {
+            match &frames {
+                Some(encoded) => encoded.iter().try_for_each(|b| w.encoded(b)),
+                None => bulk::split(&mut f).iter().try_for_each(|frame| w.frame(frame)),
+            }
+            .map_err(MergeError::Bulk)?;
+        }
+        let source: std::rc::Rc<str> = name.into();
+        self.ids.extend(f.systems.iter().map(|s| (s.identifier.clone(), source.clone())));
         let out = &mut self.out;
-        out.systems.extend(f.systems);
-        out.failures.extend(f.failures);
-        out.left_out.extend(f.left_out);
+        out.systems.append(&mut f.systems);
+        out.failures.append(&mut f.failures);
+        out.left_out.append(&mut f.left_out);
         if out.description.is_empty() {
-            out.description = f.description;
+            out.description = std::mem::take(&mut f.description);
         }
-        for r in f.results {
-            let key = (r.test.clone(), r.result.clone());
+        let mut spent = Vec::with_capacity(f.results.len());
+        for mut r in std::mem::take(&mut f.results) {
+            // Looked up with the input's own strings, which go back with it.
+            let key = (std::mem::take(&mut r.test), std::mem::take(&mut r.result));
             match self.at.get(&key) {
-                Some(&i) => out.results[i].entries.extend(r.entries),
+                Some(&i) => {
+                    out.results[i].entries.append(&mut r.entries);
+                    (r.test, r.result) = key;
+                    spent.push(r);
+                }
                 None => {
+                    (r.test, r.result) = key.clone();
                     self.at.insert(key, out.results.len());
                     out.results.push(r);
                 }
             }
         }
+        Ok(Spent { _file: f, _results: spent, _frames: frames.unwrap_or_default() })
     }
 
-    pub fn finish(self) -> ResultFile {
-        self.out
+    /// The merged result, and the bulk writer holding its inputs' bulk.
+    pub(crate) fn finish(self) -> (ResultFile, Option<bulk::Writer>) {
+        (self.out, self.bulk)
     }
 }
 

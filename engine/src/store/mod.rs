@@ -3,6 +3,7 @@
 //! lock so two runs never interleave their writes; edits of result files, and
 //! the check of a result file from elsewhere against the schema.
 
+pub(crate) mod bulk;
 pub mod edit;
 pub mod series;
 pub mod validate;
@@ -27,8 +28,9 @@ pub(crate) const MAX_RESULT_BYTES: u64 = 64 << 20;
 pub(crate) const MAX_OWN_RESULT_BYTES: u64 = 16 << 30;
 
 /// From this many identifiers a result is written without indentation (a
-/// fleet's result: a third of the bytes; small results stay readable).
-const COMPACT_FROM_IDENTIFIERS: usize = 30;
+/// fleet's result: a third of the bytes; small results stay readable), and
+/// its bulk beside it ([`bulk`]).
+const COMPACT_FROM_IDENTIFIERS: usize = bulk::FROM_IDENTIFIERS;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -129,7 +131,20 @@ impl Store {
         names
     }
 
+    /// Saved result `name`, whole: a fleet's bulk (trial counters, system
+    /// details) attached; what of it could not be read is said in `repaired`.
     pub fn load(&self, name: &str) -> Result<ResultFile, StoreError> {
+        let mut f = self.load_lean(name)?;
+        if let Some(b) = f.bulk.take() {
+            let said = bulk::attach(&self.dir(name), &b, &mut f);
+            f.repaired.extend(said);
+        }
+        Ok(f)
+    }
+
+    /// Saved result `name` for a view: a fleet's bulk is left where it is
+    /// (`bulk` still names it). Not to be saved after an edit.
+    pub fn load_lean(&self, name: &str) -> Result<ResultFile, StoreError> {
         check_name(name)?;
         let path = self.path(name);
         if !path.is_file() {
@@ -160,18 +175,19 @@ impl Store {
     /// Writes result `name` atomically; the version it replaces is kept as
     /// `result.json.bak` (a hard link, no copy), so a file damaged later by
     /// hand or by a full disk elsewhere always has a good version beside it.
-    pub(crate) fn save(&self, name: &str, file: &ResultFile) -> Result<(), StoreError> {
+    /// A result of 30 identifiers or more keeps its bulk beside it: it is
+    /// moved out of `file` for the writing and put back.
+    pub(crate) fn save(&self, name: &str, file: &mut ResultFile) -> Result<(), StoreError> {
         check_name(name)?;
-        let bytes = if file.systems.len() >= COMPACT_FROM_IDENTIFIERS {
-            serde_json::to_vec(file)
-        } else {
-            serde_json::to_vec_pretty(file)
-        }
-        .expect("result files serialize");
+        let dir = self.dir(name);
         let path = self.path(name);
-        if path.is_file() && load_own(&path).is_ok() {
+        let mut old_bulk = None;
+        if path.is_file()
+            && let Ok(bulk) = replaced_bulk(&path)
+        {
+            old_bulk = bulk;
             let bak = backup_path(&path);
-            let tmp = self.dir(name).join(format!("{}result.json.bak", crate::sys::fs::temp_prefix()));
+            let tmp = dir.join(format!("{}result.json.bak", crate::sys::fs::temp_prefix()));
             let _ = fs::remove_file(&tmp);
             if fs::hard_link(&path, &tmp).is_ok() {
                 let _ = fs::rename(&tmp, &bak);
@@ -180,7 +196,30 @@ impl Store {
                 let _ = fs::remove_file(&tmp);
             }
         }
-        write_atomic(&path, &bytes)
+        let big = file.systems.len() >= COMPACT_FROM_IDENTIFIERS;
+        let frames = if big && file.bulk.is_none() {
+            let frames = bulk::split(file);
+            match bulk::write(&dir, &frames) {
+                Ok(n) => file.bulk = Some(n),
+                Err(source) => {
+                    bulk::restore(file, frames);
+                    return Err(StoreError::Write { path: dir, source });
+                }
+            }
+            Some(frames)
+        } else {
+            None
+        };
+        let written = write_json(&path, file, big);
+        let current = file.bulk.clone();
+        if let Some(frames) = frames {
+            bulk::restore(file, frames);
+            file.bulk = None;
+        }
+        if written.is_ok() {
+            bulk::prune(&dir, &[current.as_deref(), old_bulk.as_deref()]);
+        }
+        written
     }
 
     /// Removes what killed runs left half-written in every result folder
@@ -228,6 +267,28 @@ impl Store {
     }
 }
 
+/// The bulk file the saved result at `path` names, when the file is good
+/// enough to be kept as the backup. A file from outside's size is parsed
+/// whole; a fleet's (hundreds of MiB, engine's own) is not parsed again:
+/// its `bulk` is read from its first bytes, where engine writes it.
+fn replaced_bulk(path: &Path) -> Result<Option<String>, StoreError> {
+    let read = |source| StoreError::Read { path: path.to_path_buf(), source };
+    let size = fs::metadata(path).map_err(read)?.len();
+    if size <= MAX_RESULT_BYTES {
+        return load_own(path).map(|f| f.bulk);
+    }
+    let mut head = Vec::with_capacity(4096);
+    fs::File::open(path).map_err(read)?.take(4096).read_to_end(&mut head).map_err(read)?;
+    let head = String::from_utf8_lossy(&head);
+    let name = head
+        .split_once("\"bulk\"")
+        .and_then(|(_, rest)| rest.trim_start().strip_prefix(':'))
+        .and_then(|rest| rest.trim_start().strip_prefix('"'))
+        .and_then(|rest| rest.split_once('"'))
+        .map(|(n, _)| n.to_string());
+    Ok(name.filter(|n| bulk::is_bulk_name(n)))
+}
+
 /// Where the last good version of a result file is kept.
 pub(crate) fn backup_path(path: &Path) -> PathBuf {
     path.with_extension("json.bak")
@@ -235,13 +296,21 @@ pub(crate) fn backup_path(path: &Path) -> PathBuf {
 
 /// A result file from outside the store (see [`MAX_RESULT_BYTES`]).
 pub(crate) fn load_file(path: &Path) -> Result<ResultFile, StoreError> {
-    load_capped(path, MAX_RESULT_BYTES)
-}
-
-fn load_capped(path: &Path, cap: u64) -> Result<ResultFile, StoreError> {
-    let bytes = crate::sys::fs::read_capped(path, cap)
+    let bytes = crate::sys::fs::read_capped(path, MAX_RESULT_BYTES)
         .map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
     parse(&bytes, path)
+}
+
+/// `file` as JSON, written atomically and streamed (a fleet's result is
+/// hundreds of MiB: no copy of its bytes in memory); compact when `compact`.
+fn write_json(path: &Path, file: &ResultFile, compact: bool) -> Result<(), StoreError> {
+    crate::sys::fs::fill_atomic(path, |f| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        if compact { serde_json::to_writer(&mut w, file) } else { serde_json::to_writer_pretty(&mut w, file) }
+            .map_err(std::io::Error::other)?;
+        std::io::Write::flush(&mut w)
+    })
+    .map_err(|source| StoreError::Write { path: path.to_path_buf(), source })
 }
 
 /// A saved result. Past the size of a file from outside it is parsed as it
@@ -253,13 +322,31 @@ fn load_own(path: &Path) -> Result<ResultFile, StoreError> {
     let file = fs::File::open(path).map_err(read)?;
     let size = file.metadata().map_err(read)?.len();
     if size <= MAX_RESULT_BYTES {
-        return load_capped(path, MAX_RESULT_BYTES);
+        let bytes = crate::sys::fs::read_capped(path, MAX_RESULT_BYTES).map_err(read)?;
+        return parse_own(&bytes, path);
     }
     if size > MAX_OWN_RESULT_BYTES {
         return Err(read(crate::sys::fs::too_large(size, MAX_OWN_RESULT_BYTES)));
     }
-    let reader = std::io::BufReader::with_capacity(1 << 20, file.take(MAX_OWN_RESULT_BYTES + 1));
-    serde_json::from_reader(reader).map(loaded).map_err(|e| invalid(path, &e))
+    // Mapped, not read: the page cache's pages are parsed where they are
+    // (no copy, no memory of our own for the bytes), and a slice parses
+    // twice as fast as a reader, its results on two threads (a refused file
+    // is parsed again on one, for the error's position). Engine replaces a
+    // result by renaming a new file over it, so the mapped file is never
+    // cut while it is read.
+    // SAFETY: the map is read-only and private, and dropped before return.
+    match unsafe { memmap2::Mmap::map(&file) } {
+        Ok(map) => match crate::model::result::split::with(crate::model::result::split::FROM_BYTES, || {
+            serde_json::from_slice(&map)
+        }) {
+            Ok(f) => Ok(loaded(f)),
+            Err(_) => serde_json::from_slice(&map).map(loaded).map_err(|e| invalid(path, &e)),
+        },
+        Err(_) => {
+            let reader = std::io::BufReader::with_capacity(1 << 20, file.take(MAX_OWN_RESULT_BYTES + 1));
+            serde_json::from_reader(reader).map(loaded).map_err(|e| invalid(path, &e))
+        }
+    }
 }
 
 /// A serde_json error as damage at its position ("… at line L column C":
@@ -278,10 +365,21 @@ fn loaded(mut f: ResultFile) -> ResultFile {
     f
 }
 
-/// A result file's bytes (read from `path`, named in errors) → the model.
-/// Invalid UTF-8 and nesting deeper than serde_json's recursion limit (128)
-/// are errors with a position, like any other damage.
+/// A result file's bytes from outside the store (read from `path`, named in
+/// errors) → the model. Invalid UTF-8 and nesting deeper than serde_json's
+/// recursion limit (128) are errors with a position, like any other damage.
+/// A `bulk` it names is not read: only a saved result's folder is engine's.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
+    let mut f = parse_own(bytes, path)?;
+    if f.bulk.take().is_some() {
+        f.repaired.push(
+            "its trial counters and system details are in a file beside it, which engine reads only for its own saved results".into(),
+        );
+    }
+    Ok(f)
+}
+
+fn parse_own(bytes: &[u8], path: &Path) -> Result<ResultFile, StoreError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let (line, col) = crate::sys::fs::line_col(bytes, e.valid_up_to());
         let msg = format!("invalid UTF-8 (byte 0x{:02x})", bytes[e.valid_up_to()]);
@@ -346,7 +444,7 @@ mod tests {
         drop(lock);
         let mut f = ResultFile::new("T");
         f.description = "d".into();
-        store.save("r1", &f).unwrap();
+        store.save("r1", &mut f).unwrap();
         assert_eq!(store.load("r1").unwrap().description, "d");
         assert_eq!(store.list(), vec!["r1".to_string()]);
         assert!(matches!(store.load("nope"), Err(StoreError::NotFound(_))));
@@ -365,7 +463,7 @@ mod tests {
         let mut f = ResultFile::new("big");
         // Over the 64 MiB of a file from outside, as a fleet's merge is.
         f.description = "x".repeat((MAX_RESULT_BYTES + (1 << 20)) as usize);
-        store.save("big", &f).unwrap();
+        store.save("big", &mut f).unwrap();
         assert_eq!(store.load("big").unwrap().description.len(), f.description.len(), "engine reads what it wrote");
         let e = load_file(&store.path("big")).unwrap_err().to_string();
         assert!(e.contains("over engine's limit of 64 MiB"), "{e}");

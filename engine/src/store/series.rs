@@ -19,9 +19,11 @@ const MAX_UNPACKED: u64 = 256 << 20;
 
 /// Writes `s` to `path`, compressed.
 pub(crate) fn write(path: &Path, s: &Series) -> std::io::Result<()> {
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    serde_json::to_writer(&mut gz, s)?;
-    gz.flush()?;
+    // Serialized first, compressed in one write (flate2 zeroes its buffer's
+    // spare room on each write; serde writes token by token).
+    let json = serde_json::to_vec(s)?;
+    let mut gz = GzEncoder::new(Vec::with_capacity(json.len() / 4), Compression::default());
+    gz.write_all(&json)?;
     crate::sys::fs::write_atomic(path, &gz.finish()?)
 }
 

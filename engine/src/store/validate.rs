@@ -63,12 +63,26 @@ impl Validator {
         Validator { schema }
     }
 
-    /// Reads `path` and checks it; the loaded file when it passes.
+    /// Reads `path` and checks it; the loaded file when it passes. The typed
+    /// parse (unknown fields refused, every required field there) decides;
+    /// the schema is walked only for a file it refuses or had to repair (a
+    /// null where a number belongs, which the schema refuses), to say what
+    /// is wrong — a fleet's 10,000 valid inputs are parsed once, not twice.
     pub(crate) fn check_file(&self, path: &Path) -> Result<ResultFile, Invalid> {
         let invalid = |reason| Invalid { path: path.to_path_buf(), reason };
-        let text = std::fs::read_to_string(path).map_err(|e| invalid(Rejected::Read(e)))?;
-        self.check_text(&text).map_err(invalid)?;
-        store::load_file(path).map_err(|e| invalid(Rejected::Load(e)))
+        let bytes =
+            crate::sys::fs::read_capped(path, store::MAX_RESULT_BYTES).map_err(|e| invalid(Rejected::Read(e)))?;
+        let parsed = store::parse(&bytes, path);
+        if let Ok(f) = &parsed
+            && f.repaired.is_empty()
+        {
+            check_own(f).map_err(invalid)?;
+            return parsed.map_err(|e| invalid(Rejected::Load(e)));
+        }
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            self.check_text(text).map_err(invalid)?;
+        }
+        parsed.map_err(|e| invalid(Rejected::Load(e)))
     }
 
     /// Checks the text of a result file: JSON, schema, format and engine version.

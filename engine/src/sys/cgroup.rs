@@ -144,6 +144,44 @@ pub struct Usage {
     /// Processes the kernel killed for going over the memory limit.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub oom_kills: u64,
+    /// Time its own processes stalled, from its cgroup's pressure files
+    /// (cgroup v2 only): the test's share of the system's I/O, CPU and
+    /// memory pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
+}
+
+/// A cgroup's pressure stall totals over its life, microseconds: `some`,
+/// time at least one of its runnable tasks waited for the resource; `full`,
+/// time all of them did (absent where the kernel does not count it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Pressure {
+    pub io_some_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_full_us: Option<u64>,
+    pub cpu_some_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_full_us: Option<u64>,
+    pub memory_some_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_full_us: Option<u64>,
+}
+
+impl Pressure {
+    /// From cgroup v2 folder `d`; `None` where it has no pressure files.
+    fn of(d: &Path) -> Option<Pressure> {
+        let read = |f: &str| fs::read(d.join(f)).ok().map(|t| super::psi::totals(&t));
+        let ((io_some_us, io_full_us), (cpu_some_us, cpu_full_us), (memory_some_us, memory_full_us)) =
+            (read("io.pressure")?, read("cpu.pressure")?, read("memory.pressure")?);
+        Some(Pressure {
+            io_some_us: io_some_us?,
+            io_full_us,
+            cpu_some_us: cpu_some_us?,
+            cpu_full_us,
+            memory_some_us: memory_some_us?,
+            memory_full_us,
+        })
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -256,6 +294,7 @@ impl Cgroup {
             written_bytes: io.map(|(_, w)| w),
             pids_refused: events.and_then(|d| read(d.join("pids.events"))).and_then(|s| field(&s, "max")).unwrap_or(0),
             oom_kills: self.oom_kills(),
+            pressure: self.v2.as_deref().and_then(Pressure::of),
         }
     }
 

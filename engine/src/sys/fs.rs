@@ -110,7 +110,8 @@ pub(crate) fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
     fill_atomic(to, |f| io::copy(&mut src, f).map(drop))
 }
 
-fn fill_atomic(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+/// Writes `path` atomically as [`write_atomic`] does, its bytes from `fill`.
+pub(crate) fn fill_atomic(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;

@@ -13,6 +13,7 @@ pub mod lock;
 pub mod privilege;
 pub mod proc;
 pub mod process;
+pub(crate) mod psi;
 pub mod safepath;
 pub mod seccomp;
 pub mod spawn;

@@ -82,7 +82,7 @@ fn earlier_timings(cx: &Context, first: Option<&str>) -> HashMap<String, (f64, S
     }
     let mut out: HashMap<String, (f64, String, String)> = HashMap::new();
     for name in names {
-        let Ok(file) = cx.store.load(&name) else { continue };
+        let Ok(file) = cx.store.load_lean(&name) else { continue };
         for (key, secs, stamp) in timings(&file) {
             let newer = out.get(&key).is_none_or(|(_, _, s)| *s <= stamp || first == Some(name.as_str()));
             if newer {

@@ -236,7 +236,7 @@ impl Record {
                     file.record_failure(s.clone());
                 }
             }
-            store.save(&dest.name, &file)?;
+            store.save(&dest.name, &mut file)?;
         }
         let exists = store.exists(&dest.name);
         drop(_lock);

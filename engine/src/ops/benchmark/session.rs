@@ -323,7 +323,7 @@ impl<'a> Session<'a> {
                 });
                 failed.stderr_tail = f.stderr_tail;
                 self.file.record_failure(failed.clone());
-                self.store.save(&self.name, &self.file)?;
+                self.store.save(&self.name, &mut self.file)?;
                 self.events.test_done(start, TestEnd::Failed(&failed));
                 self.failed.push(failed);
             }
@@ -374,7 +374,7 @@ impl<'a> Session<'a> {
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
             s.finished = Some(crate::sys::time::now());
         }
-        self.store.save(&self.name, &self.file)?;
+        self.store.save(&self.name, &mut self.file)?;
         self.saved += 1;
         Ok(())
     }

@@ -82,7 +82,7 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
             }
             Resolved::Saved { name, mut tests, missing } => {
                 if req.only_unsettled {
-                    let by_id = crate::analysis::precision::unsettled(&cx.store.load(&name)?);
+                    let by_id = crate::analysis::precision::unsettled(&cx.store.load_lean(&name)?);
                     tests.retain(|t| by_id.values().any(|keys| keys.contains(&t.key())));
                     if tests.is_empty() {
                         return Err(Failure::usage(format!(
