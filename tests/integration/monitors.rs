@@ -590,3 +590,69 @@ fn monitor_points_bound_the_rows_a_trial_keeps() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("`8` is not a whole number from 16 to 1000000"), "{}", r.stderr);
 }
+
+/// A trial's slice, counters and CPU time cover what its wall time covers
+/// — the measured program — and not the profile's steps around it: a
+/// `pre_trial` step that writes 16 MiB and spins for 0.6 s and a
+/// `post_trial` step that sleeps 0.5 s fall outside; a server the test
+/// started is the test's, so the CPU it burns during the program counts.
+#[test]
+#[ignore = "needs root"]
+fn a_trial_measures_its_program_not_the_steps_around_it() {
+    let fs = LoopFs::direct(200, "noatime");
+    let env = Env::new();
+    let spin = "end=$(( $(date +%s%N) + 600000000 )); while [ $(date +%s%N) -lt $end ]; do :; done";
+    env.profile(
+        "spanned",
+        &format!(
+            r#"id: spanned
+version: 1.0.0
+title: Spanned
+test_type: other
+executor:
+  external:
+    program: sh
+    args: [-c, "sleep 0.4"]
+    pre_trial:
+      - shell: "dd if=/dev/zero of={{{{scratch_dir}}}}/f bs=1M count=16 oflag=direct 2>/dev/null; {spin}"
+      - server:
+          name: burner
+          program: sh
+          args: [-c, "while :; do :; done"]
+          ready: {{command: ["true"]}}
+    post_trial:
+      - shell: "sleep 0.5"
+results: [{{id: seconds, unit: Seconds, proportion: LIB}}]
+parsers: [{{result: seconds, wall_time: true}}]
+"#
+        ),
+    );
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "--target-dir",
+        fs.path(),
+        "spanned",
+        "--runs",
+        "2",
+        "--save",
+        "s",
+        "--monitor-interval",
+        "100ms",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let e = &env.result("s")["results"][0]["entries"][0];
+    for (i, t) in e["trial_io"].as_array().unwrap().iter().enumerate() {
+        let written = t["devices"][0]["written_bytes"].as_u64().unwrap();
+        assert!(written < 4 << 20, "trial {}: the pre_trial step's 16 MiB are not the trial's: {t}", i + 1);
+        let cpu = t["user_seconds"].as_f64().unwrap() + t["system_seconds"].as_f64().unwrap();
+        // The server's 0.4 s (at least part of a core on a busy machine),
+        // not the step's 0.6 s spin nor the server's 0.5 s after it.
+        assert!((0.1..0.7).contains(&cpu), "trial {}: CPU {cpu} s: {t}", i + 1);
+    }
+    let s = &series(&env, "s")[0]["series"];
+    for t in s["trials"].as_array().unwrap() {
+        let ms = t["end_ms"].as_f64().unwrap() - t["start_ms"].as_f64().unwrap();
+        assert!((380.0..900.0).contains(&ms), "the slice is the program's 0.4 s, not the steps' 1.5 s: {t}");
+    }
+}

@@ -251,6 +251,16 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
             assert!(p["io_full_us"].as_u64().unwrap() <= p["io_some_us"].as_u64().unwrap(), "{t}");
         }
     }
+    // The monitor view says how long its own processes stalled.
+    let v2 = ["/sys/fs/cgroup/io.pressure", "/sys/fs/cgroup/unified/io.pressure"];
+    if v2.iter().any(|p| std::path::Path::new(p).is_file()) {
+        let m = env.run(&["result", "monitor", "i"]);
+        assert!(m.stdout.contains("the test's own processes stalled (their cgroup's PSI, some): I/O "), "{m:?}");
+        let j = env.run(&["result", "monitor", "i", "--format", "json"]);
+        let v: Value = serde_json::from_str(&j.stdout).unwrap();
+        let cpu = v[0]["own_pressure_pct"]["cpu"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&cpu), "{v}");
+    }
     let log = trial_log_in(&log_dir(&env, "i"), "trial-1");
     // PID 2: the namespace's init (PID 1) reaps for it, so a signal it does
     // not handle still ends it.

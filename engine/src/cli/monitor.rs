@@ -46,7 +46,10 @@ pub fn run(cx: &Context, a: MonitorArgs) -> Result<i32, Failure> {
         .iter()
         .map(|m| {
             let series = m.series.as_ref().map_err(String::as_str);
-            (m.test.as_str(), monitor::Shown { heading: &m.heading, identifier: &m.identifier, series })
+            (
+                m.test.as_str(),
+                monitor::Shown { heading: &m.heading, identifier: &m.identifier, series, pressure: m.pressure },
+            )
         })
         .collect();
     let text = match a.format {

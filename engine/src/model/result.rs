@@ -312,6 +312,21 @@ pub struct TrialIo {
     pub cgroup: Option<crate::sys::cgroup::Usage>,
 }
 
+/// The share of their time a confined test's own processes stalled
+/// (`some`: at least one of them waited) for I/O, a CPU and memory, in per
+/// cent, over the trials whose cgroup counted it (`walls`: the trials'
+/// seconds, in the order of `io`); `None` when no trial's did.
+pub fn own_pressure(io: &[TrialIo], walls: &[f64]) -> Option<[f64; 3]> {
+    let (mut us, mut seconds) = ([0u64; 3], 0.0);
+    for (p, wall) in io.iter().zip(walls).filter_map(|(t, w)| Some((t.cgroup?.pressure?, w))) {
+        for (sum, x) in us.iter_mut().zip([p.io_some_us, p.cpu_some_us, p.memory_some_us]) {
+            *sum = sum.saturating_add(x);
+        }
+        seconds += wall;
+    }
+    (seconds > 0.0).then(|| us.map(|x| (x as f64 / 1e6 / seconds * 100.0).min(100.0)))
+}
+
 /// One device's block-layer counters over one trial.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

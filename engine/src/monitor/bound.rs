@@ -89,8 +89,16 @@ pub(crate) fn signals(s: &Series, io: &[TrialIo], walls: &[Duration], in_process
     let n = cpus as f64;
     let steal = sys("cpu_steal").unwrap_or(0.0);
     let others = (sys("cpu_user").unwrap_or(0.0) / 100.0 * n - user).max(0.0);
-    let waited =
+    let mut waited =
         sys("psi_cpu_some").map(|w| format!("; tasks waited for a CPU {w:.0} % of the time")).unwrap_or_default();
+    // A confined test's cgroup says how long its own processes waited.
+    let seconds: Vec<f64> = walls.iter().map(Duration::as_secs_f64).collect();
+    if let Some([_, own, _]) = crate::model::result::own_pressure(io, &seconds) {
+        waited.push_str(&match waited.is_empty() {
+            true => format!("; the test's own processes waited for a CPU {own:.0} % of the time"),
+            false => format!(", the test's own {own:.0} %"),
+        });
+    }
     let idle = sys("cpu_idle").unwrap_or(100.0) + sys("cpu_iowait").unwrap_or(0.0);
     let all_busy = ((100.0 - idle - steal) / 100.0 * n).clamp(0.0, n);
     let who = if in_process { "engine (the built-in workload)" } else { "the test's processes" };
@@ -218,6 +226,14 @@ mod tests {
                 "1.25 core(s) of user time outside the test; tasks waited for a CPU 45 % of the time"
             )
         );
+        // Confined, its cgroup says how long the test's own processes waited.
+        let mut boxed = cpu(1.0);
+        boxed[0].cgroup = Some(crate::sys::cgroup::Usage {
+            pressure: Some(crate::sys::cgroup::Pressure { cpu_some_us: 600_000, ..Default::default() }),
+            ..Default::default()
+        });
+        let b = bound(&signals(&series(&squeezed), &boxed, &two, false, 2), None).unwrap();
+        assert!(b.evidence.ends_with("waited for a CPU 45 % of the time, the test's own 30 %"), "{}", b.evidence);
         // The kernel working for the test (a loop device over memory) is no contention.
         let kernel = [("system", "cpu_idle", 0.0), ("system", "cpu_user", 10.0), ("system", "cpu_system", 90.0)];
         assert_eq!(bound(&signals(&series(&kernel), &cpu(1.0), &two, true, 2), None).unwrap().by, BoundBy::Cpu);

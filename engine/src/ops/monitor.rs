@@ -15,6 +15,9 @@ pub struct Monitored {
     pub heading: String,
     pub identifier: String,
     pub series: Result<Series, String>,
+    /// Its own processes' stall shares (I/O, CPU, memory, per cent) from
+    /// their cgroups, when confined: [`crate::model::result::own_pressure`].
+    pub pressure: Option<[f64; 3]>,
 }
 
 /// The series of saved result (or result.json file) `what`, of the tests
@@ -51,7 +54,8 @@ fn of_file(file: &ResultFile, folder: &Path, tests: &[String]) -> Vec<Monitored>
             }
             let series = crate::store::series::read_in(folder, rel);
             let heading = r.heading(&r.title);
-            out.push(Monitored { test: r.test.clone(), heading, identifier: e.identifier.clone(), series });
+            let pressure = crate::model::result::own_pressure(&e.trial_io, &e.trial_seconds);
+            out.push(Monitored { test: r.test.clone(), heading, identifier: e.identifier.clone(), series, pressure });
         }
     }
     out

@@ -32,6 +32,9 @@ pub struct Shown<'a> {
     pub heading: &'a str,
     pub identifier: &'a str,
     pub series: Result<&'a Series, &'a str>,
+    /// The test's own processes' stall shares (I/O, CPU, memory, %), when
+    /// a cgroup counted them.
+    pub pressure: Option<[f64; 3]>,
 }
 
 /// Whether metric `m` is shown for `wanted` (`--metric`; empty: the
@@ -75,6 +78,12 @@ pub fn text(shown: &[Shown], wanted: &[String], width: usize) -> String {
                 num(lo),
                 num(hi),
                 num(mean)
+            );
+        }
+        if let Some([io, cpu, memory]) = s.pressure {
+            let _ = writeln!(
+                out,
+                "    the test's own processes stalled (their cgroup's PSI, some): I/O {io:.1} %, CPU {cpu:.1} %, memory {memory:.1} % of the trials' time"
             );
         }
         for u in &series.unavailable {
@@ -190,6 +199,9 @@ pub fn json(shown: &[(&str, &Shown)]) -> String {
                 Ok(series) => v["series"] = serde_json::to_value(series).unwrap_or_default(),
                 Err(why) => v["error"] = why.into(),
             }
+            if let Some([io, cpu, memory]) = s.pressure {
+                v["own_pressure_pct"] = serde_json::json!({"io": io, "cpu": cpu, "memory": memory});
+            }
             v
         })
         .collect();
@@ -227,11 +239,17 @@ mod tests {
     #[test]
     fn a_sparkline_per_metric_with_trials_apart() {
         let s = series();
-        let shown = [Shown { heading: "fio: Random Read", identifier: "vda: bfq\u{1b}[2J", series: Ok(&s) }];
+        let shown = [Shown {
+            heading: "fio: Random Read",
+            identifier: "vda: bfq\u{1b}[2J",
+            series: Ok(&s),
+            pressure: Some([12.04, 3.0, 0.0]),
+        }];
         let out = text(&shown, &[], 40);
         assert!(out.contains("vda util %  ▁▅█│█▁  min 0 max 100 mean 50"), "{out}");
         assert!(!out.contains('\u{1b}'), "outside text is inert: {out:?}");
         assert!(out.contains("not available: temperature"), "{out}");
+        assert!(out.contains("stalled (their cgroup's PSI, some): I/O 12.0 %, CPU 3.0 %, memory 0.0 %"), "{out}");
         let none = text(&shown, &["cpu_user".to_string()], 40);
         assert!(none.contains("none of the metrics asked for (it has vda:util)"), "{none}");
         let csv = csv(&[("fio#1", "vda: bfq", &s)], &[]);

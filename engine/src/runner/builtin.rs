@@ -163,7 +163,9 @@ impl Executor for Builtin {
         };
         let (u0, s0, _) = cpu_now();
         let w = self.workload.as_mut().expect("setup made the workload");
+        env.span.begin();
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.run(&cx)));
+        env.span.end();
         let wall = start.elapsed();
         let (u1, s1, rss) = cpu_now();
         let usage = Usage { user: u1 - u0, system: s1 - s0, max_rss_kib: rss };
@@ -196,6 +198,7 @@ impl Executor for Builtin {
             log_text: text,
             cgroup: None,
             intervals: env.interval.map(|_| intervals),
+            servers: Default::default(),
         })
     }
 

@@ -39,6 +39,18 @@ pub struct TrialEnv<'a> {
     /// How often the workload's own figures are recorded (a measured
     /// trial under monitors); `None`: they are not.
     pub interval: Option<Duration>,
+    /// Told when the measured part of the trial begins and ends.
+    pub span: &'a dyn Span,
+}
+
+/// The measured part of a trial: what its wall time covers, and so what
+/// the monitors' slice and the device counters cover. An executor calls
+/// [`Span::begin`] just before its workload starts and [`Span::end`] just
+/// after it stops, so that what it does around the workload (a profile's
+/// `pre_trial` and `post_trial` steps, a plugin's loading) is outside.
+pub trait Span {
+    fn begin(&self);
+    fn end(&self);
 }
 
 /// What one trial produced.
@@ -59,6 +71,9 @@ pub struct TrialRun {
     pub cgroup: Option<crate::sys::cgroup::Usage>,
     /// The workload's own intervals, when it reported any.
     pub intervals: Option<crate::model::series::Reported>,
+    /// CPU time (user, system) the test's servers took during the measured
+    /// part: they serve the workload, so their time is the test's.
+    pub servers: (Duration, Duration),
 }
 
 #[derive(Debug, Error)]

@@ -1,7 +1,7 @@
 //! The `external` executor: a program on the system, run in the scratch
 //! directory in its own process group, stdout and stderr logged per trial.
 
-use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
+use super::executor::{ExecError, Executor, Span, TestEnv, TrialEnv, TrialRun};
 use super::sandbox::{Config, Sandbox};
 use super::server::{self, Server};
 use crate::model::profile::LoadedProfile;
@@ -420,7 +420,7 @@ impl Executor for External<'_> {
         self.hand_over(env.dir)?;
         let steps = self.def.pre_trial.clone();
         let run = match self.run_steps("pre_trial", &steps, place, &format!("pre_trial-{label}.log"), Scope::Trial) {
-            Ok(()) => self.run_program(place, label),
+            Ok(()) => self.run_program(place, label, env.span),
             Err(e) => Err(e),
         };
         // After every trial, also a failed one; a failing post_trial step
@@ -453,7 +453,7 @@ impl Executor for External<'_> {
 }
 
 impl External<'_> {
-    fn run_program(&mut self, env: Place<'_>, label: &str) -> Result<TrialRun, ExecError> {
+    fn run_program(&mut self, env: Place<'_>, label: &str, span: &dyn Span) -> Result<TrialRun, ExecError> {
         let program = fill(&self.def.program, env, false)?;
         let mut args = fill_args(&self.def.args, env)?;
         let logs = env.intervals.filter(|_| self.def.interval_logs.is_some());
@@ -472,6 +472,8 @@ impl External<'_> {
         let log = env.logs.join(format!("trial-{label}.log"));
         let (out, err) = self.capture().map_err(io("cannot capture output"))?;
         let timeout = self.timeout();
+        let servers = self.servers_cpu();
+        span.begin();
         let origin = std::time::Instant::now();
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),
@@ -486,6 +488,9 @@ impl External<'_> {
             stdin_inside,
         })
         .map_err(|source| ExecError::Spawn { program: short(&program), source });
+        span.end();
+        let (u1, s1) = self.servers_cpu();
+        let servers = (u1.saturating_sub(servers.0), s1.saturating_sub(servers.1));
         let fin = match fin {
             Ok(f) => f,
             Err(ExecError::Spawn { program, source }) => return Err(self.setup_failure(program, source)),
@@ -510,7 +515,17 @@ impl External<'_> {
             log_text,
             cgroup: fin.cgroup,
             intervals: logs.map(|(dir, every)| crate::parse::fio_log::read(dir, origin, every)),
+            servers,
         })
+    }
+
+    /// CPU time (user, system) the running servers have taken so far.
+    fn servers_cpu(&self) -> (Duration, Duration) {
+        self.test_servers
+            .iter()
+            .chain(&self.trial_servers)
+            .map(Server::cpu)
+            .fold((Duration::ZERO, Duration::ZERO), |(u, s), (su, ss)| (u + su, s + ss))
     }
 }
 

@@ -14,6 +14,7 @@ pub mod requirements;
 pub mod sandbox;
 pub mod server;
 mod setups;
+mod span;
 mod trial_log;
 mod trials;
 pub mod wasm;

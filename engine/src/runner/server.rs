@@ -163,6 +163,12 @@ fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecErr
 }
 
 impl Server {
+    /// CPU time (user, system) its process group has taken so far; nothing
+    /// once it has been reaped.
+    pub(crate) fn cpu(&self) -> (Duration, Duration) {
+        if self.done { Default::default() } else { crate::sys::proc::group_cpu(self.pid) }
+    }
+
     fn fail(&self, what: String) -> ExecError {
         ExecError::Server { name: self.name.clone(), what, log: self.log.clone() }
     }

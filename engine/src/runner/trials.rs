@@ -4,12 +4,13 @@
 
 use super::RunSettings;
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
+use super::span::{Figures, Measured};
 use crate::events::Events;
 use crate::expand::Test;
 use crate::model::profile::{ParserDef, ResultDef, ScratchScope, Stream};
 use crate::model::result::TrialIo;
 use crate::model::template;
-use crate::monitor::{Mark, Recorder};
+use crate::monitor::Recorder;
 use crate::parse::{Configured, Plugins, RawOutput};
 use crate::stats::adaptive::Stop;
 use crate::stats::{AdaptivePlan, Decision};
@@ -232,8 +233,9 @@ pub(super) struct Trials<'a> {
 }
 
 impl Trials<'_> {
-    /// Trial `k` (`1`, `warmup-2`): its run, its log kept for later.
-    fn one(&mut self, k: &str, measured: Option<u32>) -> Result<TrialRun, ExecError> {
+    /// Trial `k` (`1`, `warmup-2`): its run, its log kept for later, and
+    /// what its span measured (a measured trial's devices and CPU time).
+    fn one(&mut self, k: &str, measured: Option<u32>) -> Result<(TrialRun, Figures), ExecError> {
         if self.drop_caches {
             crate::state::hygiene::drop_caches().map_err(|e| ExecError::Setup(e.to_string()))?;
         }
@@ -243,9 +245,10 @@ impl Trials<'_> {
             b.insert("scratch_dir".into(), dir.path.display().to_string());
             b
         });
-        // The monitors' slice of a measured trial: the executor's trial,
-        // not the cache drop or the scratch directory around it.
-        let (state, monitor) = (self.state, self.monitor.as_ref().filter(|_| measured.is_some()));
+        // The monitors' slice and the counters of a measured trial: the
+        // executor's workload, not the cache drop, the scratch directory
+        // or the profile's steps around it.
+        let span = Measured::new(self.monitor.as_ref(), self.counters.as_ref(), self.state, measured);
         let tenv = TrialEnv {
             bindings: b,
             scratch: &dir.path,
@@ -253,36 +256,29 @@ impl Trials<'_> {
             test: self.env.dir,
             logs: &self.logs,
             label: k,
-            interval: monitor.map(Recorder::interval),
+            interval: self.monitor.as_ref().filter(|_| measured.is_some()).map(Recorder::interval),
+            span: &span,
         };
-        let mark = |begin| monitor.map(|m| m.mark(Mark { state, trial: measured.unwrap_or(0), begin }));
-        mark(true);
         let mut run = self.exec.trial(&tenv);
-        mark(false);
+        let figures = span.finish();
         self.scratch_kept = dir.finish(self.env.dir);
         if let (Some(m), Some(trial), Ok(r)) = (self.monitor.as_mut(), measured, run.as_mut())
             && let Some(iv) = r.intervals.take()
         {
-            m.intervals(state, trial, iv);
+            m.intervals(self.state, trial, iv);
         }
-        run
+        run.map(|r| (r, figures))
     }
 
-    /// A measured trial, with what reached the device and the CPU it took
-    /// (counters that fail to read mid-test leave the devices out).
+    /// A measured trial, with what reached the device and the CPU it took,
+    /// its servers' included (counters that fail to read mid-test leave the
+    /// devices out).
     fn counted(&mut self, trial: u32, k: &str) -> Result<(TrialRun, TrialIo), ExecError> {
-        let before = self.counters.as_ref().and_then(|c| c.snapshot().ok());
-        let (u0, s0) = crate::sys::process::cpu_with_children();
-        let run = self.one(k, Some(trial))?;
-        let (u1, s1) = crate::sys::process::cpu_with_children();
-        let devices = match (&self.counters, before) {
-            (Some(c), Some(b)) => c.snapshot().map(|a| c.between(&b, &a)).unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let (run, f) = self.one(k, Some(trial))?;
         let io = TrialIo {
-            devices,
-            user_seconds: (u1 - u0).as_secs_f64(),
-            system_seconds: (s1 - s0).as_secs_f64(),
+            devices: f.devices,
+            user_seconds: (f.user + run.servers.0).as_secs_f64(),
+            system_seconds: (f.system + run.servers.1).as_secs_f64(),
             cgroup: run.cgroup,
         };
         Ok((run, io))
@@ -332,7 +328,7 @@ impl Trials<'_> {
         for w in 1..=n {
             events.trial_started(w, n, true);
             let k = format!("warmup-{w}");
-            let mut run = self.one(&k, None)?;
+            let (mut run, _) = self.one(&k, None)?;
             if let Ok(v) = read_values(self.sources, &run, &k) {
                 data.warmups.extend(v.first());
             }

@@ -177,7 +177,9 @@ impl Executor for Wasm<'_> {
         };
         let start = Instant::now();
         let (u0, s0, _) = cpu_now();
+        env.span.begin();
         let (r, out) = plugin.run(&self.config, &sb);
+        env.span.end();
         let wall = start.elapsed();
         let (u1, s1, rss) = cpu_now();
         let log = env.logs.join(format!("trial-{}.log", env.label));
@@ -236,6 +238,7 @@ impl Executor for Wasm<'_> {
             log_text: text,
             cgroup: None,
             intervals: out.intervals,
+            servers: Default::default(),
         })
     }
 
