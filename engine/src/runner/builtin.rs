@@ -124,9 +124,11 @@ impl Context for Trial<'_> {
 }
 
 /// CPU time of the whole process so far (workloads may run threads).
+/// CPU time of engine and the processes it waited for (io's job
+/// processes), and engine's peak memory.
 fn cpu_now() -> (Duration, Duration, u64) {
-    let u = crate::sys::process::usage_now(libc::RUSAGE_SELF);
-    (u.user, u.system, u.max_rss_kib)
+    let (user, system) = crate::sys::process::cpu_with_children();
+    (user, system, crate::sys::process::usage_now(libc::RUSAGE_SELF).max_rss_kib)
 }
 
 impl Executor for Builtin {

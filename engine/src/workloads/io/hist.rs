@@ -54,6 +54,29 @@ impl Histogram {
         self.sum_ns += o.sum_ns;
     }
 
+    /// Its count, sum and non-empty buckets.
+    pub(crate) fn encode(&self, w: &mut super::procs::Wire) {
+        w.u(self.n);
+        w.u(self.sum_ns as u64);
+        w.u((self.sum_ns >> 64) as u64);
+        let used: Vec<(usize, u64)> = self.counts.iter().copied().enumerate().filter(|(_, c)| *c > 0).collect();
+        w.u(used.len() as u64);
+        for (b, c) in used {
+            w.u(b as u64);
+            w.u(c);
+        }
+    }
+
+    pub(crate) fn decode(r: &mut super::procs::Reader<'_>) -> Option<Histogram> {
+        let mut h =
+            Histogram { n: r.u()?, sum_ns: u128::from(r.u()?) | (u128::from(r.u()?) << 64), ..Default::default() };
+        for _ in 0..r.u()? {
+            let b = usize::try_from(r.u()?).ok()?;
+            *h.counts.get_mut(b)? = r.u()?;
+        }
+        Some(h)
+    }
+
     /// Mean in ns (exact: from the sum, not the buckets).
     pub(crate) fn mean(&self) -> f64 {
         if self.n == 0 { 0.0 } else { self.sum_ns as f64 / self.n as f64 }

@@ -1,6 +1,7 @@
-//! One job (thread) of the I/O workload: what it does and what it counted.
+//! One job of the I/O workload (a thread; with several jobs, each a process: `procs`): what it does and what it counted.
 
 use super::hist::Histogram;
+use super::procs::{Reader, Wire};
 use super::slices::Slices;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,6 +77,46 @@ impl Tally {
         self.lat.merge(&o.lat);
         self.last = self.last.max(o.last);
         self.cpu += o.cpu;
+    }
+
+    /// For a job process's report: everything [`Tally::merge`] and the
+    /// intervals use, instants as nanoseconds after `origin`.
+    pub(crate) fn encode(&self, w: &mut Wire, origin: Instant) {
+        for x in [self.reads, self.writes, self.read_bytes, self.write_bytes, self.fsyncs] {
+            w.u(x);
+        }
+        w.u(self.cpu.as_nanos() as u64);
+        w.u(u64::from(self.last.is_some()));
+        w.at(self.last.unwrap_or(origin), origin);
+        self.lat.encode(w);
+        w.u(u64::from(self.slices.is_some()));
+        if let Some(s) = &self.slices {
+            s.encode(w, origin);
+        }
+    }
+
+    pub(crate) fn decode(r: &mut Reader<'_>, origin: Instant) -> Option<Tally> {
+        let mut n = [0u64; 5];
+        for x in &mut n {
+            *x = r.u()?;
+        }
+        let cpu = Duration::from_nanos(r.u()?);
+        let has_last = r.u()? == 1;
+        let last = r.at(origin)?;
+        let lat = Histogram::decode(r)?;
+        let slices = if r.u()? == 1 { Some(Slices::decode(r, origin)?) } else { None };
+        Some(Tally {
+            reads: n[0],
+            writes: n[1],
+            read_bytes: n[2],
+            write_bytes: n[3],
+            fsyncs: n[4],
+            lat,
+            last: has_last.then_some(last),
+            cpu,
+            cpu_from: None,
+            slices,
+        })
     }
 
     /// Counts one completed operation.

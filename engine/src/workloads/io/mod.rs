@@ -13,6 +13,7 @@
 mod hist;
 mod job;
 pub mod layout;
+mod procs;
 mod psync;
 mod slices;
 mod uring;
@@ -162,7 +163,7 @@ impl Workload for Io {
         let mut report = self.report(&t, secs, engine);
         if let (Some(a), Some(b)) = (io0, io1) {
             report = report.line(format!(
-                "kernel (/proc/self/io) during the test: read_bytes +{} write_bytes +{}",
+                "kernel (/proc/self/io, with the job processes it reaped) during the test: read_bytes +{} write_bytes +{}",
                 b.0.saturating_sub(a.0),
                 b.1.saturating_sub(a.1)
             ));
@@ -226,7 +227,9 @@ impl Io {
         Ok(files)
     }
 
-    /// Runs a job per file, each on its own thread, counting from `count_from`.
+    /// Runs a job per file, counting from `count_from`: one job on its own
+    /// thread, more each in a process of its own session, as fio runs them
+    /// ([`procs`] says why).
     fn run_jobs(
         &self,
         cx: &dyn Context,
@@ -234,8 +237,20 @@ impl Io {
         files: &[(PathBuf, File)],
         count_from: Instant,
     ) -> Vec<Result<Tally, Error>> {
-        let stop = AtomicBool::new(false);
+        let own_stop = AtomicBool::new(false);
+        let shared = match files.len() > 1 {
+            true => match procs::SharedStop::new() {
+                Ok(s) => Some(s),
+                Err(e) => return vec![Err(e)],
+            },
+            false => None,
+        };
+        let stop = shared.as_ref().map_or(&own_stop, procs::SharedStop::flag);
         let until = (!self.runtime.is_zero()).then(|| count_from + self.runtime);
+        let work: fn(&Job<'_>, &str) -> Result<Tally, Error> = match engine {
+            Engine::IoUring => uring::run,
+            Engine::Psync => psync::run,
+        };
         std::thread::scope(|s| {
             let handles: Vec<_> = files
                 .iter()
@@ -253,17 +268,15 @@ impl Io {
                         seed: 0x9E37_79B9_7F4A_7C15 ^ (j as u64 + 1),
                         count_from,
                         until,
-                        stop: &stop,
+                        stop,
                         every: cx.interval_every(),
                     };
                     let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
-                    s.spawn(move || match engine {
-                        Engine::IoUring => uring::run(&job, &name),
-                        Engine::Psync => psync::run(&job, &name),
-                    })
+                    let apart = shared.is_some();
+                    s.spawn(move || if apart { procs::run(&job, &name, work) } else { work(&job, &name) })
                 })
                 .collect();
-            super::join_watching(cx, &stop, handles, "an I/O job", None)
+            super::join_watching(cx, stop, handles, "an I/O job", None)
         })
     }
 

@@ -70,6 +70,30 @@ impl Slices {
         }
     }
 
+    /// For a job process's report: its closed intervals (all that
+    /// [`report`] reads, once [`Slices::finish`] has run).
+    pub(crate) fn encode(&self, w: &mut super::procs::Wire, origin: Instant) {
+        w.u(self.every.as_nanos() as u64);
+        w.u(self.done.len() as u64);
+        for s in &self.done {
+            w.u(u64::from(s.index));
+            w.at(s.end, origin);
+            s.counts.iter().for_each(|c| w.u(*c));
+            s.lat.encode(w);
+        }
+    }
+
+    pub(crate) fn decode(r: &mut super::procs::Reader<'_>, origin: Instant) -> Option<Slices> {
+        let mut s = Slices::new(origin, Duration::from_nanos(r.u()?));
+        for _ in 0..r.u()? {
+            let index = u32::try_from(r.u()?).ok()?;
+            let end = r.at(origin)?;
+            let counts = [r.u()?, r.u()?, r.u()?, r.u()?];
+            s.done.push(Slice { index, end, counts, lat: Histogram::decode(r)? });
+        }
+        Some(s)
+    }
+
     fn close(&mut self, end: Instant, totals: [u64; 4]) {
         let counts = std::array::from_fn(|k| totals[k] - self.at_start[k]);
         if counts[0] + counts[1] > 0 {
