@@ -1,4 +1,5 @@
-//! One job of the I/O workload (a thread; with several jobs, each a process: `procs`): what it does and what it counted.
+//! One job of the I/O workload (a thread; with several jobs, each a
+//! process: `procs`): what it does and what it counted.
 
 use super::hist::Histogram;
 use super::procs::{Reader, Wire};
