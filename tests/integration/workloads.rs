@@ -229,3 +229,65 @@ fn startup_time_measures_a_cold_start_under_load() {
     assert!(log.contains("with 2 reader(s) and 2 writer(s) in the background, which moved"), "{log}");
     assert!(env.result("st")["results"][0]["entries"][0]["value"].as_f64().unwrap() > 0.0);
 }
+
+/// The processes whose parent is `pid` (from /proc).
+fn children_of(pid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit(')').next()?.split_whitespace().nth(1)?.parse::<i32>().ok())
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+}
+
+/// io's jobs, when there are several, are processes of their own sessions
+/// (as fio's): Ctrl-C stops them with the run, and kill -9 of engine takes
+/// them with it.
+#[test]
+fn several_io_jobs_are_processes_that_stop_with_engine() {
+    let env = Env::new();
+    io_profile(&env, "jobs3", "rw: randread, bs: 4k, size: 1m, runtime: 60s, numjobs: '3', ioengine: psync");
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        let mut engine = env
+            .cmd(&["benchmark", "-y", "jobs3", "--runs", "1", "--target-dir", env.target.path().to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = engine.id() as i32;
+        let t = std::time::Instant::now();
+        // Engine's children that lead a session of their own: the jobs
+        // (anything else engine starts stays in its session).
+        let jobs = loop {
+            // SAFETY: getsid reads another process's session id.
+            let c: Vec<i32> = children_of(pid).into_iter().filter(|c| unsafe { libc::getsid(*c) } == *c).collect();
+            if c.len() == 3 {
+                break c;
+            }
+            assert!(t.elapsed() < std::time::Duration::from_secs(30), "three job processes, each a session: {c:?}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, signal) };
+        let status = engine.wait().unwrap();
+        if signal == libc::SIGINT {
+            assert_eq!(status.code(), Some(130), "Ctrl-C: {status:?}");
+        }
+        let t = std::time::Instant::now();
+        while jobs.iter().any(|j| running(*j)) {
+            assert!(t.elapsed() < std::time::Duration::from_secs(5), "a job outlived signal {signal}: {jobs:?}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
