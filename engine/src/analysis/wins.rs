@@ -137,21 +137,7 @@ mod tests {
 
     fn result(test: &str, a: &[f64], b: &[f64]) -> TestResult {
         let e = |id: &str, v: &[f64]| ResultEntry::from_trials(id, v.to_vec(), None, vec![], String::new()).unwrap();
-        TestResult {
-            test: test.into(),
-            profile: "p".into(),
-            profile_version: "1".into(),
-            result: "r".into(),
-            title: "T".into(),
-            app_version: None,
-            description: String::new(),
-            options: vec![],
-            unit: "U".into(),
-            proportion: Proportion::Hib,
-            entries: vec![e("A", a), e("B", b)],
-            pts: None,
-            repository: None,
-        }
+        TestResult { profile_version: "1".into(), entries: vec![e("A", a), e("B", b)], ..TestResult::sample(test, "r") }
     }
 
     #[test]

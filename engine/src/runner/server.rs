@@ -163,10 +163,9 @@ fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecErr
 }
 
 impl Server {
-    /// CPU time (user, system) its process group has taken so far; nothing
-    /// once it has been reaped.
-    pub(crate) fn cpu(&self) -> (Duration, Duration) {
-        if self.done { Default::default() } else { crate::sys::proc::group_cpu(self.pid) }
+    /// Its process group, while it has not been reaped.
+    pub(crate) fn group(&self) -> Option<i32> {
+        (!self.done).then_some(self.pid)
     }
 
     fn fail(&self, what: String) -> ExecError {

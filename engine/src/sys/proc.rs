@@ -54,18 +54,23 @@ pub(crate) fn group_running(pgid: i32) -> bool {
     })
 }
 
-/// CPU time (user, system) of the processes in group `pgid` so far, each
+/// CPU time (user, system) of the processes in the groups `pgids` so far, each
 /// with the children it has waited for (fields 14–17 of /proc/PID/stat):
 /// a server's workers while they live, and those that exited and were
 /// reaped inside the group.
-pub(crate) fn group_cpu(pgid: i32) -> (std::time::Duration, std::time::Duration) {
+pub(crate) fn group_cpu(pgids: &[i32]) -> (std::time::Duration, std::time::Duration) {
+    if pgids.is_empty() {
+        return Default::default();
+    }
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let Ok(rd) = std::fs::read_dir("/proc") else { return Default::default() };
     let (mut user, mut system) = (0u64, 0u64);
     for pid in rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())) {
         // After the name: state, ppid, pgrp … utime (12), stime, cutime, cstime.
-        let Some(f) = stat_fields(pid).filter(|f| f.len() > 15 && f[2].parse::<i32>().ok() == Some(pgid)) else {
+        let Some(f) =
+            stat_fields(pid).filter(|f| f.len() > 15 && f[2].parse::<i32>().is_ok_and(|g| pgids.contains(&g)))
+        else {
             continue;
         };
         let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
