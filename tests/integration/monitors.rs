@@ -599,7 +599,9 @@ fn monitor_points_bound_the_rows_a_trial_keeps() {
 #[test]
 #[ignore = "needs root"]
 fn a_trial_measures_its_program_not_the_steps_around_it() {
-    let fs = LoopFs::direct(200, "noatime");
+    // Inode tables written by mkfs (no lazy init writing during a trial),
+    // and the step's file committed before the program starts.
+    let fs = LoopFs::direct_quiet(200, "noatime,lazytime");
     let env = Env::new();
     let spin = "end=$(( $(date +%s%N) + 600000000 )); while [ $(date +%s%N) -lt $end ]; do :; done";
     env.profile(
@@ -614,7 +616,7 @@ executor:
     program: sh
     args: [-c, "sleep 0.4"]
     pre_trial:
-      - shell: "dd if=/dev/zero of={{{{scratch_dir}}}}/f bs=1M count=16 oflag=direct 2>/dev/null; {spin}"
+      - shell: "dd if=/dev/zero of={{{{scratch_dir}}}}/f bs=1M count=16 oflag=direct 2>/dev/null; sync; {spin}"
       - server:
           name: burner
           program: sh
