@@ -84,10 +84,12 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
     let cases: Vec<(&str, String)> = vec![
         ("etc", hostile("etc", "sh", &format!("echo x > /etc/engine-bait-{tag}"), "")),
         ("root", hostile("root", "sh", &format!("cat /root/engine-bait-{tag}"), "")),
-        ("delete", hostile("delete", "sh", &format!("rm -rf {d}/keep.txt {d}/sub"), "")),
+        // Not there to remove: /var is no part of the sandbox's world.
+        ("delete", hostile("delete", "sh", &format!("rm -r {d}/keep.txt {d}/sub"), "")),
         ("tcp", hostile("tcp", "bash", &format!("echo hello > /dev/tcp/127.0.0.1/{port}"), "")),
         ("sched", hostile("sched", "sh", &format!("echo {other} > /sys/block/{}/queue/scheduler", disk.name()), "")),
-        ("signal", hostile("signal", "sh", &format!("sleep 1; kill -TERM $(cat {d}/engine.pid)"), "")),
+        // This test's own process: a pid of the host, none of the sandbox's.
+        ("signal", hostile("signal", "sh", &format!("sleep 1; kill -TERM {}", std::process::id()), "")),
         ("bomb", hostile("bomb", "bash", "b() { b | b & }; b; sleep 2; false", "sandbox: {processes: 64}\n")),
         ("fine", hostile("fine", "sh", "echo ok > ./out && test -s out", "")),
         (
@@ -156,8 +158,8 @@ fn hostile_repository_profiles_fail_cleanly_and_change_nothing() {
     let reason = |id: &str| failures.iter().find(|(p, _)| p == id).map(|(_, r)| r.clone()).unwrap_or_default();
     for (id, says) in [
         ("etc", "the rest of the file system is read-only"),
-        ("root", "a path the sandbox hides"),
-        ("delete", "the rest of the file system is read-only"),
+        ("root", "a path outside the sandbox's world"),
+        ("delete", "a path outside the sandbox's world"),
         ("tcp", "a port no server of this test listens on"),
         ("sched", "the rest of the file system is read-only"),
         ("signal", "a signal to a process outside the test's sandbox"),

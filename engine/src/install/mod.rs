@@ -388,7 +388,7 @@ impl Installer {
             .prefix(&format!("{}sandbox-", crate::sys::fs::temp_prefix()))
             .tempdir_in(parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
-        let mut plan = confine::Plan::standard(&self.home.root, dir.path())
+        let mut plan = confine::Plan::standard(dir.path())
             .map_err(io(format!("cannot create folders in {}", dir.path().display())))?;
         plan.writable.push(p.dir.clone());
         let profile_dir = PathBuf::from(&p.profile_dir);
@@ -401,7 +401,7 @@ impl Installer {
         crate::sys::safepath::Dir::open(&p.dir)
             .and_then(|d| d.chown_tree(uid, gid))
             .map_err(io(format!("cannot hand {} to the sandbox", p.dir.display())))?;
-        let shared = confine::Shared::new().map_err(|e| InstallError::Confinement(e.to_string()))?;
+        let shared = confine::Shared::new(1 << 30).map_err(|e| InstallError::Confinement(e.to_string()))?;
         Ok((dir, plan, shared))
     }
 

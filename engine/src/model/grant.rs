@@ -21,6 +21,10 @@ pub struct Grants {
     pub scratch: Option<u64>,
     /// `time=DURATION`: longest a command (or a plugin call) may run.
     pub time: Option<Duration>,
+    /// `read=PATH`: host paths (absolute) it may also read.
+    pub read: Vec<PathBuf>,
+    /// `io_uring=yes`: its commands may use io_uring.
+    pub io_uring: bool,
 }
 
 /// One step of a path to a profile's field (for messages that point at it).
@@ -37,8 +41,10 @@ impl Seg {
 }
 
 /// The keys `--grant` takes, with what each value is.
-pub const KEYS: [(&str, &str); 5] = [
+pub const KEYS: [(&str, &str); 7] = [
     ("writable", "an absolute directory"),
+    ("read", "an absolute path"),
+    ("io_uring", "yes"),
     ("processes", "a number"),
     ("memory", "a size such as 8GiB"),
     ("scratch", "a size such as 20GB"),
@@ -77,6 +83,19 @@ impl Grants {
                     }
                     g.writable.push(p);
                 }
+                "read" => {
+                    let p = PathBuf::from(value);
+                    if !p.is_absolute() {
+                        return Err(bad("not an absolute path".into()));
+                    }
+                    g.read.push(p);
+                }
+                "io_uring" => {
+                    if value != "yes" {
+                        return Err(bad("the only value is `yes`".into()));
+                    }
+                    g.io_uring = true;
+                }
                 "processes" => g.processes = Some(value.parse().map_err(|_| bad("not a whole number".into()))?),
                 "memory" => g.memory = Some(crate::units::parse_size(value).map_err(|e| bad(e.to_string()))?),
                 "scratch" => g.scratch = Some(crate::units::parse_size(value).map_err(|e| bad(e.to_string()))?),
@@ -90,6 +109,8 @@ impl Grants {
     /// Both sets of grants; `other`'s values win where both give one.
     pub fn merge(mut self, other: Grants) -> Grants {
         self.writable.extend(other.writable);
+        self.read.extend(other.read);
+        self.io_uring |= other.io_uring;
         self.processes = other.processes.or(self.processes);
         self.memory = other.memory.or(self.memory);
         self.scratch = other.scratch.or(self.scratch);
@@ -100,6 +121,8 @@ impl Grants {
     /// The `--grant` values that give exactly this.
     pub fn args(&self) -> Vec<String> {
         let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();
+        v.extend(self.read.iter().map(|r| format!("read={}", r.display())));
+        v.extend(self.io_uring.then(|| "io_uring=yes".to_string()));
         v.extend(self.processes.map(|n| format!("processes={n}")));
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::exact_size(m))));
         v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::exact_size(m))));
@@ -110,6 +133,8 @@ impl Grants {
     /// What was granted, in words (empty: nothing).
     pub(crate) fn describe(&self) -> Vec<String> {
         let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();
+        v.extend(self.read.iter().map(|r| format!("read={}", r.display())));
+        v.extend(self.io_uring.then(|| "io_uring=yes".to_string()));
         v.extend(self.processes.map(|n| format!("processes={n}")));
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::format_bytes_binary(m))));
         v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::format_bytes_binary(m))));
@@ -139,5 +164,10 @@ mod tests {
         assert!(matches!(Grants::parse(&["writable=relative".into()]), Err(GrantError::Value { .. })));
         assert!(matches!(Grants::parse(&["memory=lots".into()]), Err(GrantError::Value { .. })));
         assert!(Grants::parse(&[]).unwrap().is_empty());
+        let g = Grants::parse(&["read=/srv/data".into(), "io_uring=yes".into()]).unwrap();
+        assert_eq!((g.read.clone(), g.io_uring), (vec![PathBuf::from("/srv/data")], true));
+        assert_eq!(Grants::parse(&g.args()).unwrap(), g, "args give back the same grants");
+        assert!(matches!(Grants::parse(&["io_uring=no".into()]), Err(GrantError::Value { .. })));
+        assert!(matches!(Grants::parse(&["read=etc".into()]), Err(GrantError::Value { .. })));
     }
 }

@@ -105,6 +105,20 @@ pub(crate) fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Wide
     let mut out = Vec::new();
     let sandbox = |k: &'static str| vec![Seg::key("sandbox"), Seg::key(k)];
     if let Some(SandboxDef::With(s)) = &p.profile.sandbox {
+        for (i, r) in s.read.iter().enumerate() {
+            if !read_allowed(p, Path::new(r), g) {
+                let mut field = sandbox("read");
+                field.push(Seg::Index(i));
+                out.push(Widening { field, asks: format!("to read {r}"), grant: format!("read={r}") });
+            }
+        }
+        if s.io_uring && !g.io_uring {
+            out.push(Widening {
+                field: sandbox("io_uring"),
+                asks: "io_uring (its operations are not seen by the system-call filter)".into(),
+                grant: "io_uring=yes".into(),
+            });
+        }
         for (i, w) in s.writable.iter().enumerate() {
             if !g.writable.iter().any(|x| Path::new(w).starts_with(x)) {
                 let mut field = sandbox("writable");
@@ -235,7 +249,11 @@ fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> 
 pub struct Sandbox {
     plan: Plan,
     shared: Shared,
+    /// Where its commands' cgroups are made: inside `budget`.
     cgroups: Option<Layout>,
+    /// The test's cgroup: `limits` for all its commands together. Dropped
+    /// after them (fields drop in order), so it removes what is left.
+    budget: Option<cgroup::Cgroup>,
     limits: Limits,
     /// The space its directories may take (RLIMIT_FSIZE for one file too).
     scratch: u64,
@@ -264,30 +282,35 @@ impl Sandbox {
         // Beside the test's folder, not in it: the command cannot replace
         // what it cannot write, so /tmp and /dev/shm stay what engine made.
         let private = sibling(test_dir, "sandbox");
-        let mut plan = Plan::standard(&cfg.engine_home, &private)
-            .map_err(|e| setup(&format!("cannot make {}: {e}", private.display())))?;
+        let mut plan =
+            Plan::standard(&private).map_err(|e| setup(&format!("cannot make {}: {e}", private.display())))?;
         plan.writable.push(test_dir.to_path_buf());
         let declared = p.profile.sandbox.as_ref().map(SandboxDef::writable).unwrap_or_default();
         let allowed = |d: &PathBuf| !p.shared() || cfg.grants.writable.iter().any(|g| d.starts_with(g));
         plan.writable_host.extend(declared.iter().map(PathBuf::from).filter(|d| d.is_dir() && allowed(d)));
         plan.readonly
             .extend([p.dir(), Some(install_dir)].into_iter().flatten().filter(|d| d.is_dir()).map(Path::to_path_buf));
-        if let Some(above) = crate::sys::confine::unreachable_above(test_dir, &plan) {
-            return Err(setup(&format!(
-                "{} is not searchable by others, so the sandbox's users cannot reach {} (chmod o+x it, or use another --target-dir)",
-                above.display(),
-                test_dir.display()
-            )));
-        }
+        plan.read = readable(p, &cfg.grants).map_err(|e| setup(&e))?;
+        let declared_uring = p.profile.sandbox.as_ref().is_some_and(SandboxDef::io_uring);
+        // A local profile's user wrote or kept it; a shared one declares
+        // io_uring and the user grants it by name.
+        plan.io_uring = !p.shared() || (declared_uring && cfg.grants.io_uring);
         let owner = if unprivileged { Identity::Nobody } else { Identity::Root };
         let (uid, gid) = owner.host();
         test.chown(uid, gid).map_err(|e| setup(&format!("cannot hand {} to the sandbox: {e}", test_dir.display())))?;
-        let shared = Shared::new().map_err(|e| setup(&e))?;
         let limits = limits_of(p, &cfg.defaults, &cfg.grants);
+        let shared = Shared::new(limits.memory.unwrap_or(cfg.defaults.memory)).map_err(|e| setup(&e))?;
+        let budget = cfg
+            .cgroups
+            .as_ref()
+            .map(|l| cgroup::Cgroup::create_budget(l, &limits))
+            .transpose()
+            .map_err(|e| setup(&format!("cannot make the test's cgroup: {e}")))?;
         let scratch = space.map(|s| (s + s / 4).max(SCRATCH_FLOOR)).unwrap_or(cfg.defaults.scratch);
         let test = Dir::open(test_dir).map_err(|e| setup(&e))?;
         let watchdog = Watchdog::start(&test, &private, scratch, &shared);
-        Ok(Sandbox { plan, shared, cgroups: cfg.cgroups.clone(), limits, scratch, owner, private, watchdog })
+        let cgroups = budget.as_ref().map(cgroup::Cgroup::layout);
+        Ok(Sandbox { plan, shared, cgroups, budget, limits, scratch, owner, private, watchdog })
     }
 
     pub(crate) fn confined(&self) -> Confined<'_> {
@@ -295,7 +318,9 @@ impl Sandbox {
             plan: &self.plan,
             shared: &self.shared,
             cgroups: self.cgroups.as_ref(),
-            limits: self.limits,
+            // The memory limit is the test's (its cgroup's), for all its
+            // commands together; processes are bounded per command too.
+            limits: Limits { memory: None, ..self.limits },
             file_size: Some(self.scratch),
         }
     }
@@ -336,8 +361,38 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.watchdog.take();
+        self.budget.take();
         let _ = std::fs::remove_dir_all(&self.private);
     }
+}
+
+/// Where a shared profile may ask to read (`sandbox.read`) without a grant.
+pub const READ_ALLOWED: [&str; 3] = ["/opt", "/usr/local", "/etc/alternatives"];
+
+/// The host paths `p` asks to read (`sandbox.read`): each absolute, with
+/// no symbolic link on its way (what is bound is what was named), and for
+/// a shared profile beneath [`READ_ALLOWED`] or a `--grant read=PATH`
+/// (checked before the run too, by [`widenings`]). Missing ones are left
+/// out.
+fn readable(p: &LoadedProfile, g: &Grants) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for r in p.profile.sandbox.as_ref().map(SandboxDef::read).unwrap_or_default() {
+        let path = PathBuf::from(&r);
+        if !read_allowed(p, &path, g) {
+            return Err(format!("the profile asks to read {r}, which needs `--grant read={r}`"));
+        }
+        match path.canonicalize() {
+            Ok(c) if c == path => out.push(path),
+            Ok(c) => return Err(format!("`sandbox.read` {r} goes through a symbolic link (to {})", c.display())),
+            Err(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+fn read_allowed(p: &LoadedProfile, path: &Path, g: &Grants) -> bool {
+    !p.shared()
+        || READ_ALLOWED.iter().map(Path::new).chain(g.read.iter().map(PathBuf::as_path)).any(|a| path.starts_with(a))
 }
 
 /// The least scratch space a test gets however little it declares.
@@ -484,9 +539,12 @@ pub(crate) fn denied(stderr: &str, usage: Option<&cgroup::Usage>, limits: &Limit
         ("Operation not permitted", "an operation the sandbox forbids (a privileged system call or capability)"),
     ];
     let hidden = stderr.contains("No such file or directory")
-        && crate::sys::confine::HIDDEN.iter().chain(&["/etc/shadow"]).any(|h| stderr.contains(h));
+        && crate::sys::confine::HIDDEN.iter().chain(&["/etc/"]).any(|h| stderr.contains(h));
     if hidden {
-        return Some("a path the sandbox hides (/root, /home, /run, engine's home)".into());
+        return Some(
+            "a path outside the sandbox's world (it holds /usr, a few /etc files, /sys and the test's own folders; /var, /run, /home, /root and the rest are not there — a profile may list more with `sandbox: {read: [...]}`)"
+                .into(),
+        );
     }
     rules.iter().find(|(needle, _)| stderr.contains(needle)).map(|(_, what)| what.to_string())
 }

@@ -120,11 +120,12 @@ fn open_log(spec: &Spec<'_>) -> Result<File, ExecError> {
     Ok(log)
 }
 
-/// The server's command: its own process group, output to `log`, as the
+/// The server's command: its own session, output to `log`, as the
 /// spec's user, and asked by the kernel to stop if engine dies.
 fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecError> {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(spec.program);
+    process::own_session(&mut cmd);
     if spec.sandbox.is_some() {
         cmd.env_clear().envs(process::confined_environment(spec.env, spec.cwd));
     } else {
@@ -132,7 +133,6 @@ fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecErr
     }
     cmd.args(spec.args)
         .current_dir(spec.cwd)
-        .process_group(0)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().map_err(io("cannot write the server log"))?)
         .stderr(log.try_clone().map_err(io("cannot write the server log"))?);

@@ -1,6 +1,9 @@
-//! A cgroup per confined command: its whole process tree's CPU time, peak
-//! memory and block I/O, a limit on its number of processes, and a kill
-//! that reaches every process in it. cgroup v2 where it is mounted (with
+//! A cgroup per confined test, holding one per command: the test's budget
+//! (its memory and processes, shared by all its steps, servers and trials,
+//! and charged what a command leaves behind, such as shared memory) on the
+//! test's cgroup; each command's whole process tree's CPU time, peak
+//! memory and block I/O, and a kill that reaches every process in it, on
+//! the command's. cgroup v2 where it is mounted (with
 //! whatever controllers it delegates: `cgroup.kill` and CPU time always),
 //! and the v1 controllers present (cpuacct, memory, blkio, pids) beside or
 //! instead of it; each under engine's own cgroup of that hierarchy, named
@@ -95,7 +98,7 @@ impl Layout {
     }
 
     /// Every hierarchy's own cgroup dir.
-    fn roots(&self) -> impl Iterator<Item = &PathBuf> {
+    pub(crate) fn roots(&self) -> impl Iterator<Item = &PathBuf> {
         self.v2.iter().chain(self.v1.iter().map(|(_, p)| p))
     }
 
@@ -114,8 +117,7 @@ impl Layout {
                 if Path::new(&format!("/proc/{pid}")).exists() {
                     continue;
                 }
-                kill_all(&[e.path()], None);
-                if fs::remove_dir(e.path()).is_ok() {
+                if remove_nested(&e.path()) {
                     n += 1;
                 }
             }
@@ -198,6 +200,25 @@ pub(crate) struct Cgroup {
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroup {
+    /// A test's cgroup, with `limits` for all its commands together: where
+    /// v2 has them, its memory, pids, CPU and I/O controllers are handed
+    /// on to the commands' cgroups inside it ([`Cgroup::layout`]).
+    pub(crate) fn create_budget(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
+        let g = Cgroup::create(layout, limits)?;
+        if let Some(d) = &g.v2 {
+            let offered = fs::read_to_string(d.join("cgroup.controllers")).unwrap_or_default();
+            for c in offered.split_whitespace().filter(|c| ["memory", "pids", "cpu", "io"].contains(c)) {
+                let _ = fs::write(d.join("cgroup.subtree_control"), format!("+{c}"));
+            }
+        }
+        Ok(g)
+    }
+
+    /// Where cgroups inside this one are made.
+    pub(crate) fn layout(&self) -> Layout {
+        Layout { v2: self.v2.clone(), v1: self.v1.clone() }
+    }
+
     /// A new cgroup in each hierarchy, with `limits`.
     pub(crate) fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
         let name = format!("engine-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
@@ -318,11 +339,11 @@ impl Cgroup {
         kill_all(&self.dirs(), self.v2.as_deref());
     }
 
-    /// Kills what is left and removes the cgroup.
+    /// Kills what is left and removes the cgroup, with any inside it.
     pub(crate) fn remove(&self) {
         self.kill();
         for d in self.dirs() {
-            let _ = fs::remove_dir(d);
+            remove_nested(&d);
         }
     }
 }
@@ -331,6 +352,20 @@ impl Drop for Cgroup {
     fn drop(&mut self) {
         self.remove();
     }
+}
+
+/// Kills what is in cgroup `dir` and in the cgroups inside it (a test's
+/// commands', one level down), and removes them, innermost first; whether
+/// `dir` is gone.
+fn remove_nested(dir: &Path) -> bool {
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            kill_all(&[e.path()], None);
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+    kill_all(&[dir.to_path_buf()], None);
+    fs::remove_dir(dir).is_ok()
 }
 
 /// `key value` lines (cpu.stat, pids.events): the value of `key`.

@@ -263,10 +263,10 @@ pub(crate) fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged
     })
 }
 
-/// `spec` as std's `Command`: its own process group, its files.
+/// `spec` as std's `Command`: its own session, its files.
 fn command(spec: &Spec<'_>) -> std::io::Result<Command> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(spec.program);
+    own_session(&mut cmd);
     if spec.confine.is_some() {
         cmd.env_clear().envs(confined_environment(spec.env, spec.cwd));
     } else {
@@ -274,7 +274,6 @@ fn command(spec: &Spec<'_>) -> std::io::Result<Command> {
     }
     cmd.args(spec.args)
         .current_dir(spec.cwd)
-        .process_group(0)
         .stdin(spec.stdin.as_ref().map(|f| f.try_clone()).transpose()?.map(Stdio::from).unwrap_or_else(Stdio::null))
         .stdout(spec.stdout.try_clone()?)
         .stderr(spec.stderr.try_clone()?);
@@ -292,6 +291,25 @@ fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::R
     dies_with_engine(&mut cmd);
     let start = Instant::now();
     Ok((start, cmd.spawn()?.id() as i32))
+}
+
+/// `cmd` starts in a session of its own (`setsid`), which also makes it the
+/// leader of its own process group: it has no controlling terminal, so it
+/// cannot open `/dev/tty`, push input into the user's terminal (TIOCSTI),
+/// take its foreground (`tcsetpgrp`) or receive the user's Ctrl-C — that
+/// reaches engine alone, which stops the group. Register it before any
+/// other `pre_exec` hook (a sandbox's forks inherit the session).
+pub(crate) fn own_session(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
 }
 
 /// `cmd` is killed with engine (the kernel's parent-death signal): a trial's

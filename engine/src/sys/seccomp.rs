@@ -4,9 +4,15 @@
 //! global state, or read another process — `open_by_handle_at` (the
 //! "shocker" escape), the mount API old and new, new namespaces, keyrings,
 //! BPF, perf, ptrace, kexec and modules, userfaultfd, reboot, swap, clock
-//! and accounting changes, raw and packet sockets, and the x32 ABI's copies
-//! of them all. Everything a benchmark needs stays (io_uring included:
-//! fio's engine, which Docker's default profile now blocks).
+//! and accounting changes, raw and packet sockets, the terminal ioctls that
+//! push input or reroute a console (`TIOCSTI`, `TIOCLINUX`, `TIOCSETD`,
+//! `TIOCCONS`, `TIOCSCTTY`; the command has no terminal anyway), and the
+//! x32 ABI's copies of them all. Socket families are an allowlist: `AF_UNIX`,
+//! `AF_INET`, `AF_INET6` and `AF_NETLINK` with `NETLINK_ROUTE` only; every
+//! other (`AF_VSOCK`, which no network namespace confines, `AF_PACKET`,
+//! `AF_ALG`, Bluetooth, …) gets EAFNOSUPPORT. io_uring is off (ENOSYS, as on
+//! a kernel without it) unless the profile declares it: its operations
+//! (sockets among them) are not seen by any filter.
 //!
 //! The filters are compiled once per process by `seccompiler` and loaded
 //! between fork and exec by [`Filters::load`], which only makes system calls.
@@ -75,6 +81,20 @@ const DENIED: &[(i64, &str)] = &[
     (libc::SYS_nfsservctl, "nfsservctl"),
 ];
 
+/// Terminal ioctls denied: push a character into a terminal's input,
+/// the Linux console's selection and keyboard commands, line disciplines,
+/// redirecting the console, taking a controlling terminal.
+const TTY_IOCTLS: [u64; 5] = [
+    libc::TIOCSTI,
+    libc::TIOCLINUX,
+    libc::TIOCSETD,
+    libc::TIOCCONS,
+    libc::TIOCSCTTY,
+];
+
+/// The socket families a confined command may open.
+const FAMILIES: [u64; 4] = [libc::AF_UNIX as u64, libc::AF_INET as u64, libc::AF_INET6 as u64, libc::AF_NETLINK as u64];
+
 /// Every `CLONE_NEW*` flag: a new namespace of any kind.
 const NEW_NAMESPACES: [u64; 8] = [
     libc::CLONE_NEWNS as u64,
@@ -94,11 +114,27 @@ const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 /// The compiled programs, in the order they are loaded.
 pub(crate) struct Filters {
     programs: Vec<BpfProgram>,
+    /// Loaded too unless the command may use io_uring.
+    no_io_uring: BpfProgram,
 }
 
 fn rule(arg: u8, op: Op, value: u64) -> SeccompRule {
     let c = Cond::new(arg, Len::Qword, op, value).expect("a valid argument index");
     SeccompRule::new(vec![c]).expect("a rule with a condition")
+}
+
+/// A condition on the low 32 bits of argument `arg` (an `int` or
+/// `unsigned int` argument: the kernel ignores the upper half).
+fn dword(arg: u8, op: Op, value: u64) -> Cond {
+    Cond::new(arg, Len::Dword, op, value).expect("a valid argument index")
+}
+
+/// `socket` and `socketpair` of a family not in [`FAMILIES`], or a netlink
+/// socket of another protocol than `NETLINK_ROUTE`.
+fn families() -> Vec<SeccompRule> {
+    let other = FAMILIES.iter().map(|f| dword(0, Op::Ne, *f)).collect();
+    let netlink = vec![dword(0, Op::Eq, libc::AF_NETLINK as u64), dword(2, Op::Ne, libc::NETLINK_ROUTE as u64)];
+    [other, netlink].into_iter().map(|c| SeccompRule::new(c).expect("a rule with conditions")).collect()
 }
 
 fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
@@ -131,14 +167,24 @@ fn build() -> Result<Filters, String> {
         libc::SYS_socket,
         vec![rule(0, Op::Eq, libc::AF_PACKET as u64), rule(1, Op::MaskedEq(0xf), libc::SOCK_RAW as u64)],
     );
+    let ioctls = TTY_IOCTLS.iter().map(|c| SeccompRule::new(vec![dword(1, Op::Eq, *c)]).expect("a rule"));
+    deny.insert(libc::SYS_ioctl, ioctls.collect());
+    let sockets: BTreeMap<i64, Vec<SeccompRule>> =
+        [(libc::SYS_socket, families()), (libc::SYS_socketpair, families())].into();
+    let io_uring: BTreeMap<i64, Vec<SeccompRule>> =
+        [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register]
+            .into_iter()
+            .map(|nr| (nr, Vec::new()))
+            .collect();
     // clone3 passes its flags in memory a filter cannot read: ENOSYS makes
     // glibc fall back to clone, whose flags it can.
     let clone3: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_clone3, Vec::new())].into();
-    let mut programs = vec![compile(deny, libc::EPERM)?, compile(clone3, libc::ENOSYS)?];
+    let mut programs =
+        vec![compile(deny, libc::EPERM)?, compile(clone3, libc::ENOSYS)?, compile(sockets, libc::EAFNOSUPPORT)?];
     if std::env::consts::ARCH == "x86_64" {
         programs.push(x32_program());
     }
-    Ok(programs).map(|programs| Filters { programs })
+    Ok(Filters { programs, no_io_uring: compile(io_uring, libc::ENOSYS)? })
 }
 
 /// The filters, compiled on first use.
@@ -149,12 +195,14 @@ pub(crate) fn filters() -> Result<&'static Filters, String> {
 
 impl Filters {
     /// Loads every filter into the calling thread (no new privileges must
-    /// be set already). Only system calls: safe between fork and exec.
+    /// be set already), io_uring's too unless `io_uring`. Only system
+    /// calls: safe between fork and exec.
     ///
     /// # Safety
     /// Irreversible for the caller; meant for a child about to exec.
-    pub unsafe fn load(&self) -> std::io::Result<()> {
-        for p in &self.programs {
+    pub unsafe fn load(&self, io_uring: bool) -> std::io::Result<()> {
+        let extra = (!io_uring).then_some(&self.no_io_uring);
+        for p in self.programs.iter().chain(extra) {
             let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
             // SAFETY: a valid program for the duration of the call.
             let r = unsafe {
@@ -174,13 +222,17 @@ mod tests {
 
     /// In a forked child: load the filters, try calls, report by exit code.
     fn in_child(f: impl FnOnce() -> i32) -> i32 {
+        in_child_with(true, f)
+    }
+
+    fn in_child_with(io_uring: bool, f: impl FnOnce() -> i32) -> i32 {
         let filters = filters().unwrap();
         // SAFETY: the child makes system calls only, then exits.
         unsafe {
             let pid = libc::fork();
             if pid == 0 {
                 libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                if filters.load().is_err() {
+                if filters.load(io_uring).is_err() {
                     libc::_exit(100);
                 }
                 libc::_exit(f());
@@ -216,7 +268,7 @@ mod tests {
         let mnt = in_child(|| unsafe { errno_of(libc::unshare(libc::CLONE_NEWNS) as libc::c_long) });
         assert_eq!(mnt, libc::EPERM);
         let packet = in_child(|| unsafe { errno_of(libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) as libc::c_long) });
-        assert_eq!(packet, libc::EPERM);
+        assert_eq!(packet, libc::EAFNOSUPPORT, "not in the families' allowlist (the last filter's errno wins)");
         let raw = in_child(|| unsafe {
             errno_of(libc::socket(libc::AF_INET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 1) as libc::c_long)
         });
@@ -240,5 +292,56 @@ mod tests {
             i32::from(fd < 0 || s < 0 || u < 0 || ring < 0 || fork < 0)
         });
         assert_eq!(fine, 0, "an ordinary call was denied");
+    }
+
+    #[test]
+    fn only_four_socket_families_and_no_terminal_injection() {
+        // SAFETY (all closures): raw system calls with harmless arguments.
+        let family = |f: i32, proto: i32| {
+            in_child(move || unsafe { errno_of(libc::socket(f, libc::SOCK_DGRAM, proto) as libc::c_long) })
+        };
+        assert_eq!(family(libc::AF_VSOCK, 0), libc::EAFNOSUPPORT, "AF_VSOCK reaches the host outside any namespace");
+        assert_eq!(family(libc::AF_ALG, 0), libc::EAFNOSUPPORT);
+        assert_eq!(family(libc::AF_BLUETOOTH, 0), libc::EAFNOSUPPORT);
+        assert_eq!(family(libc::AF_NETLINK, libc::NETLINK_KOBJECT_UEVENT), libc::EAFNOSUPPORT);
+        assert_eq!(family(libc::AF_NETLINK, libc::NETLINK_ROUTE), 0);
+        assert_eq!(family(libc::AF_INET6, 0), 0);
+        // The upper half of the register does not hide a family.
+        let high = in_child(|| unsafe {
+            errno_of(libc::syscall(libc::SYS_socket, (1i64 << 32) | libc::AF_VSOCK as i64, libc::SOCK_STREAM, 0))
+        });
+        assert_eq!(high, libc::EAFNOSUPPORT);
+        let pair = in_child(|| unsafe {
+            let mut fds = [0; 2];
+            errno_of(libc::socketpair(libc::AF_VSOCK, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) as libc::c_long)
+        });
+        assert_eq!(pair, libc::EAFNOSUPPORT);
+        // TIOCSTI on any descriptor is refused by the filter before the
+        // tty layer sees it (here: a pipe, which would say ENOTTY).
+        let sti = in_child(|| unsafe {
+            let mut p = [0; 2];
+            libc::pipe(p.as_mut_ptr());
+            let c = b'x';
+            errno_of(libc::ioctl(p[0], libc::TIOCSTI, &c) as libc::c_long)
+        });
+        assert_eq!(sti, libc::EPERM);
+        let other = in_child(|| unsafe {
+            let mut p = [0; 2];
+            libc::pipe(p.as_mut_ptr());
+            let mut n: libc::c_int = 0;
+            errno_of(libc::ioctl(p[0], libc::FIONREAD, &mut n) as libc::c_long)
+        });
+        assert_eq!(other, 0, "an ordinary ioctl was denied");
+    }
+
+    #[test]
+    fn io_uring_only_when_declared() {
+        // SAFETY: io_uring_setup with zeroed parameters (120 bytes).
+        let setup = || unsafe {
+            let mut p = [0u8; 120];
+            errno_of(libc::syscall(libc::SYS_io_uring_setup, 4, p.as_mut_ptr()))
+        };
+        assert_eq!(in_child_with(false, setup), libc::ENOSYS);
+        assert_eq!(in_child_with(true, setup), 0);
     }
 }

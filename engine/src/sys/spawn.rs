@@ -165,7 +165,8 @@ impl Launch {
         Ok(Launch { p, _args: arg_c, _env: env })
     }
 
-    /// Starts it, in a process group of its own, killed (SIGKILL) when
+    /// Starts it, in a session (and process group) of its own with no
+    /// controlling terminal, killed (SIGKILL) when
     /// engine dies. Returns its pid once it runs the program.
     pub(crate) fn start(mut self) -> io::Result<libc::pid_t> {
         CHILD_STACK.with_borrow_mut(|stack| self.start_on(stack))
@@ -232,7 +233,10 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         for sig in super::interrupt::HANDLED.into_iter().chain([libc::SIGPIPE]) {
             libc::sigaction(sig, &dfl, std::ptr::null_mut());
         }
-        if libc::setpgid(0, 0) != 0 {
+        // A session of its own: no controlling terminal, so nothing it runs
+        // can open /dev/tty, take the terminal's foreground or push input
+        // into it; its session id is its pid, so its group is killable.
+        if libc::setsid() < 0 {
             fail(p);
         }
         for (i, &fd) in p.fds.iter().enumerate() {
@@ -277,14 +281,14 @@ mod tests {
     }
 
     #[test]
-    fn runs_with_its_arguments_environment_folder_and_group() {
+    fn runs_with_its_arguments_environment_folder_group_and_session() {
         let d = tempfile::tempdir().unwrap();
         let out = std::fs::File::create(d.path().join("out")).unwrap();
         let null = std::fs::File::open("/dev/null").unwrap();
         let env = vec![("ENGINE_SPAWN_TEST".to_string(), "v a l".to_string())];
         let args = vec![
             "-c".to_string(),
-            "echo \"$ENGINE_SPAWN_TEST|$1|$(pwd)|$(ps -o pgid= $$)|$$\"".into(),
+            "echo \"$ENGINE_SPAWN_TEST|$1|$(pwd)|$(ps -o pgid= $$)|$$|$(ps -o sid= $$)|$(ps -o tty= $$)\"".into(),
             "sh".into(),
             "x y".into(),
         ];
@@ -295,6 +299,8 @@ mod tests {
         let parts: Vec<&str> = text.trim().split('|').collect();
         assert_eq!(&parts[..3], ["v a l", "x y", d.path().canonicalize().unwrap().to_str().unwrap()], "{text}");
         assert_eq!(parts[3].trim(), parts[4], "a process group of its own: {text}");
+        assert_eq!(parts[5].trim(), parts[4], "a session of its own: {text}");
+        assert_eq!(parts[6].trim(), "?", "no controlling terminal: {text}");
     }
 
     #[test]

@@ -146,8 +146,11 @@ fn read_all(files: &[PathBuf]) -> Result<(), Error> {
 }
 
 fn run(cmd: &[String], dir: &Path) -> Result<(), Error> {
-    let st = std::process::Command::new(&cmd[0])
+    let mut c = std::process::Command::new(&cmd[0]);
+    // Never the user's terminal (see sys::process::own_session).
+    let st = crate::sys::process::own_session(&mut c)
         .args(&cmd[1..])
+        .stdin(std::process::Stdio::null())
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

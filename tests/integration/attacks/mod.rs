@@ -8,13 +8,15 @@
 //!
 //! One file per class of attack: `sandbox` (privilege and planted paths),
 //! `limits` (resources and the environment), `names` (index entries and
-//! archives), `text` (terminals, CSV, Markdown, XML) and `plugins` (WASM).
+//! archives), `text` (terminals, CSV, Markdown, XML), `plugins` (WASM) and `world`
+//! (the user's terminal, sockets outside, one budget per test).
 
 mod limits;
 mod names;
 mod plugins;
 mod sandbox;
 mod text;
+mod world;
 
 use crate::common::{Env, Run};
 use crate::repo::{Source, keygen, publish};

@@ -43,10 +43,22 @@ pub struct SandboxSpec {
     /// Most processes each command's tree may have (default 4096).
     #[serde(default)]
     pub processes: Option<u64>,
-    /// Most memory each command's tree may use (`4GiB`; default an eighth
-    /// of the machine's, at least 1 GiB).
+    /// Most memory the test's commands together may use (`4GiB`; default
+    /// an eighth of the machine's, at least 1 GiB).
     #[serde(default)]
     pub memory: Option<Size>,
+    /// More host paths (absolute, no symbolic link on the way) shown
+    /// read-only beside the standard ones (`/usr`, a few `/etc` files,
+    /// `/sys`); a shared profile needs `--grant read=PATH` outside `/opt`,
+    /// `/usr/local` and `/etc/alternatives`.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Whether a shared profile's commands need io_uring, which its user
+    /// then grants with `--grant io_uring=yes` (io_uring's operations are
+    /// not seen by the system-call filter, so a confined command of a
+    /// shared profile gets ENOSYS without both; a local profile has it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub io_uring: bool,
 }
 
 impl SandboxDef {
@@ -62,6 +74,18 @@ impl SandboxDef {
         }
     }
 
+    pub(crate) fn read(&self) -> Vec<String> {
+        match self {
+            SandboxDef::With(s) => s.read.clone(),
+            SandboxDef::On(_) => Vec::new(),
+        }
+    }
+
+    /// Whether its commands may use io_uring.
+    pub(crate) fn io_uring(&self) -> bool {
+        matches!(self, SandboxDef::With(SandboxSpec { io_uring: true, .. }))
+    }
+
     pub(crate) fn processes(&self) -> Option<u64> {
         match self {
             SandboxDef::With(s) => s.processes,
@@ -74,6 +98,12 @@ impl SandboxDef {
         let mut v = Vec::new();
         if !self.writable().is_empty() {
             v.push(format!("also writable: {}", self.writable().join(", ")));
+        }
+        if !self.read().is_empty() {
+            v.push(format!("also readable: {}", self.read().join(", ")));
+        }
+        if self.io_uring() {
+            v.push("io_uring".to_string());
         }
         if let Some(n) = self.processes() {
             v.push(format!("up to {n} processes"));

@@ -86,7 +86,7 @@ impl Prepared {
             }
             set_caps(keep)?;
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-            self.filters.load().map_err(|e| report("loading the system-call filter", e))
+            self.filters.load(self.io_uring).map_err(|e| report("loading the system-call filter", e))
         }
     }
 
@@ -132,28 +132,73 @@ impl Prepared {
         }
     }
 
-    /// The mounts, in order: private propagation, clones of what stays
-    /// visible, hidden places, /dev, the binds, /proc, then all read-only
-    /// but the writable places.
+    /// The new root, in order: private propagation, a tmpfs over /tmp made
+    /// the new root's base and entered, the host's standard entries bound
+    /// into it, /dev, the scratch places, the plan's binds; then
+    /// `pivot_root` into it with the old root detached, /proc of the new
+    /// PID namespace, and everything read-only but the writable places.
     unsafe fn mounts(&self) -> std::io::Result<()> {
         // SAFETY: raw system calls on prepared, NUL-terminated data.
         unsafe {
             let (null, none) = (std::ptr::null(), std::ptr::null());
             mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, none, "private mounts")?;
             let tmpfs = c"tmpfs".as_ptr();
+            let flags = libc::MS_NOSUID | libc::MS_NODEV;
+            // The base of the new root: /tmp is only where it is built (the
+            // plan's directories are already open, the host's are bound by
+            // path, none under /tmp), so covering it hides nothing needed.
+            mount(tmpfs, c"/tmp".as_ptr(), tmpfs, flags, c"mode=755,size=1m".as_ptr().cast(), "a new root")?;
+            step("entering the new root", libc::chdir(c"/tmp".as_ptr()))?;
+            self.system()?;
+            self.dev()?;
             let opts = c"mode=755,size=16m".as_ptr().cast();
             for h in &self.hide {
-                mount(tmpfs, h.as_ptr(), tmpfs, libc::MS_NOSUID | libc::MS_NODEV, opts, "hiding a directory")?;
+                make_dirs(std::slice::from_ref(h));
+                mount(tmpfs, rel(h), tmpfs, flags, opts, "an empty directory of its own")?;
             }
-            self.dev()?;
-            for f in &self.hide_files {
-                mount(c"/dev/null".as_ptr(), f.as_ptr(), null, libc::MS_BIND, none, "hiding a file")?;
-            }
+            libc::mkdir(c"var".as_ptr(), 0o755);
+            libc::symlink(c"/run".as_ptr(), c"var/run".as_ptr());
+            libc::mkdir(c"proc".as_ptr(), 0o555);
             self.bind_all()?;
+            step("pivot_root", libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as i32)?;
+            // The old root now sits on top of the new one: detach it.
+            step("detaching the old root", libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+            step("entering the new root", libc::chdir(c"/".as_ptr()))?;
             let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
             mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, none, "mounting /proc")?;
             self.seal()
         }
+    }
+
+    /// The host's standard entries, at their own paths relative to the new
+    /// root (the current directory): directories and files bound, links
+    /// made again.
+    unsafe fn system(&self) -> std::io::Result<()> {
+        // SAFETY: prepared, NUL-terminated paths.
+        unsafe {
+            for e in &self.system {
+                make_dirs(&e.parents);
+                let to = rel(&e.source);
+                match &e.kind {
+                    super::SysKind::Link(target) => {
+                        libc::symlink(target.as_ptr(), to);
+                        continue;
+                    }
+                    super::SysKind::Dir => {
+                        libc::mkdir(to, 0o755);
+                    }
+                    super::SysKind::File => {
+                        let fd = libc::open(to, libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0o644);
+                        if fd >= 0 {
+                            libc::close(fd);
+                        }
+                    }
+                }
+                let flags = libc::MS_BIND | libc::MS_REC;
+                mount(e.source.as_ptr(), to, std::ptr::null(), flags, std::ptr::null(), "binding a system path")?;
+            }
+        }
+        Ok(())
     }
 
     /// Each copy attached at its target (made, parents first, when missing).
@@ -161,10 +206,9 @@ impl Prepared {
         for b in &self.binds {
             // SAFETY: prepared paths and our own descriptors.
             unsafe {
-                for p in b.parents.iter().chain(std::iter::once(&b.target)) {
-                    libc::mkdir(p.as_ptr(), 0o755);
-                }
-                let (empty, to) = (c"".as_ptr(), b.target.as_ptr());
+                make_dirs(&b.parents);
+                make_dirs(std::slice::from_ref(&b.target));
+                let (empty, to) = (c"".as_ptr(), rel(&b.target));
                 let r = libc::syscall(
                     libc::SYS_move_mount,
                     b.source.as_raw_fd(),
@@ -197,40 +241,56 @@ impl Prepared {
         Ok(())
     }
 
-    /// A /dev of its own: the harmless character devices, /dev/shm's and
-    /// /dev/pts's mount points, the /proc links.
+    /// A /dev of its own (relative to the new root): the harmless
+    /// character devices, /dev/shm's mount point, the /proc links. No
+    /// terminal: neither `tty` nor `pts`.
     unsafe fn dev(&self) -> std::io::Result<()> {
         // SAFETY: raw system calls on static C strings.
         unsafe {
             let tmpfs = c"tmpfs".as_ptr();
+            libc::mkdir(c"dev".as_ptr(), 0o755);
             step(
                 "a /dev of its own",
-                libc::mount(tmpfs, c"/dev".as_ptr(), tmpfs, libc::MS_NOSUID, c"mode=755,size=64k".as_ptr().cast()),
+                libc::mount(tmpfs, c"dev".as_ptr(), tmpfs, libc::MS_NOSUID, c"mode=755,size=64k".as_ptr().cast()),
             )?;
-            let nodes: [(&std::ffi::CStr, u64, u64); 6] = [
-                (c"/dev/null", 1, 3),
-                (c"/dev/zero", 1, 5),
-                (c"/dev/full", 1, 7),
-                (c"/dev/random", 1, 8),
-                (c"/dev/urandom", 1, 9),
-                (c"/dev/tty", 5, 0),
+            let nodes: [(&std::ffi::CStr, u64, u64); 5] = [
+                (c"dev/null", 1, 3),
+                (c"dev/zero", 1, 5),
+                (c"dev/full", 1, 7),
+                (c"dev/random", 1, 8),
+                (c"dev/urandom", 1, 9),
             ];
             for (path, major, minor) in nodes {
                 step("a device node", libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o666, (major << 8) | minor))?;
                 libc::chmod(path.as_ptr(), 0o666);
             }
-            libc::mkdir(c"/dev/shm".as_ptr(), 0o1777);
-            libc::mkdir(c"/dev/pts".as_ptr(), 0o755);
+            libc::mkdir(c"dev/shm".as_ptr(), 0o1777);
             for (link, to) in [
-                (c"/dev/fd", c"/proc/self/fd"),
-                (c"/dev/stdin", c"/proc/self/fd/0"),
-                (c"/dev/stdout", c"/proc/self/fd/1"),
-                (c"/dev/stderr", c"/proc/self/fd/2"),
+                (c"dev/fd", c"/proc/self/fd"),
+                (c"dev/stdin", c"/proc/self/fd/0"),
+                (c"dev/stdout", c"/proc/self/fd/1"),
+                (c"dev/stderr", c"/proc/self/fd/2"),
             ] {
                 libc::symlink(to.as_ptr(), link.as_ptr());
             }
             Ok(())
         }
+    }
+}
+
+/// `p` (absolute) relative to the current directory: without its leading `/`.
+fn rel(p: &std::ffi::CStr) -> *const libc::c_char {
+    let b = p.to_bytes();
+    let skip = b.iter().take_while(|c| **c == b'/').count();
+    // SAFETY: within the string (its NUL is past the skipped slashes).
+    unsafe { p.as_ptr().add(skip) }
+}
+
+/// Makes each of `dirs` (absolute, made relative), mode 0755, when missing.
+fn make_dirs(dirs: &[std::ffi::CString]) {
+    for d in dirs {
+        // SAFETY: a prepared, NUL-terminated path.
+        unsafe { libc::mkdir(rel(d), 0o755) };
     }
 }
 

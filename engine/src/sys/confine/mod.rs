@@ -1,20 +1,26 @@
-//! Confinement of a command from a shared profile (README, "Sandbox"): new
-//! mount, PID and UTS namespaces of its own, the network, IPC and user
-//! namespaces of its test (only `lo`, so the test's servers and clients
-//! still talk; root inside is an unprivileged id outside, see
-//! [`super::userns`]), the root file system, `/proc` and `/sys` read-only,
-//! `/root`, `/home`, `/run` and engine's home hidden, a `/dev` of its own
-//! (null, zero, full, random, urandom, tty; no disks), a private `/tmp` and
-//! `/dev/shm`, and writable only the directories the plan names. Inside its
-//! user namespace it keeps only the capabilities that act on its own files
-//! and processes, none in the host's; no new privileges can be gained; a
-//! system-call filter ([`super::seccomp`]) denies what would reach outside.
+//! Confinement of a command from a shared profile (README, "Sandbox"): an
+//! empty world plus what it was given, as bubblewrap builds one. Its root
+//! is a fresh tmpfs (`pivot_root`, the host's root detached) holding
+//! read-only binds of what programs need — `/usr` and the `/bin`, `/sbin`,
+//! `/lib*` links, the few `/etc` entries programs read ([`ETC`]), `/sys` —
+//! the profile's folder and install read-only, the test's directories
+//! writable, a private `/tmp` and `/dev/shm`, empty `/root`, `/home` and
+//! `/run` of its own, `/proc` of its own PID namespace and a `/dev` with
+//! null, zero, full, random and urandom (no terminal, no disks). Nothing
+//! else of the host — `/var`, other users' sockets, other mounts — is there
+//! to be named, read or connected to. It gets new mount, PID and UTS
+//! namespaces of its own and the network, IPC and user namespaces of its
+//! test (only `lo`; root inside is an unprivileged id outside, see
+//! [`super::userns`]); inside its user namespace it keeps only the
+//! capabilities that act on its own files and processes; no new privileges
+//! can be gained; a system-call filter ([`super::seccomp`]) denies what
+//! would reach outside.
 //!
 //! The plan is turned into C strings and file descriptors in engine
-//! ([`Prepared::new`]) — every directory it binds is opened here, without
-//! following a symlink, so what a command later plants under its path is
-//! never mounted — and between fork and exec the child makes only system
-//! calls (`child.rs`).
+//! ([`Prepared::new`]) — every directory of the plan is opened here,
+//! without following a symlink, so what a command later plants under its
+//! path is never mounted — and between fork and exec the child makes only
+//! system calls (`child.rs`).
 
 mod child;
 
@@ -37,42 +43,74 @@ pub struct Plan {
     pub readonly: Vec<PathBuf>,
     /// Mounted at /tmp and /var/tmp.
     pub tmp: PathBuf,
-    /// Mounted at /dev/shm.
-    pub shm: PathBuf,
-    /// Replaced by an empty directory of the command's own (a small tmpfs).
+    /// Empty directories of the command's own, writable (a small tmpfs
+    /// each): where tools keep files in ~ or /run.
     pub hide: Vec<PathBuf>,
-    /// Files replaced by an empty one (/etc/shadow).
-    pub hide_files: Vec<PathBuf>,
+    /// More of the host's files or directories shown read-only
+    /// (`sandbox.read`), beside the standard ones.
+    pub read: Vec<PathBuf>,
+    /// Whether its commands may use io_uring (see [`super::seccomp`]).
+    pub io_uring: bool,
     pub hostname: String,
 }
 
-/// Directories every plan hides (those that exist).
-pub(crate) const HIDDEN: [&str; 7] = ["/root", "/home", "/run", "/var/run", "/mnt", "/media", "/srv/engine"];
+/// Places of the host a confined command never sees (for messages: its
+/// world holds none of them).
+pub(crate) const HIDDEN: [&str; 9] = ["/root", "/home", "/run", "/var", "/mnt", "/media", "/srv", "/opt", "/boot"];
+
+/// The empty, writable directories of its own every command gets.
+const SCRATCH_DIRS: [&str; 3] = ["/root", "/home", "/run"];
+
+/// The top-level entries of the host shown read-only (those that exist;
+/// a link, as `/bin` is on a merged-/usr system, is made again as a link).
+const TOP: [&str; 8] = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys"];
+
+/// The entries of `/etc` programs read: the loader, users and groups (no
+/// shadow files), name service, time zone, certificates, the Debian
+/// alternatives `/usr/bin` links through, and the interpreters' own.
+pub const ETC: [&str; 27] = [
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "host.conf",
+    "hosts",
+    "resolv.conf",
+    "gai.conf",
+    "protocols",
+    "services",
+    "localtime",
+    "timezone",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "mime.types",
+    "locale.alias",
+    "locale.conf",
+    "os-release",
+    "debian_version",
+    "perl",
+    "python3",
+    "postgresql-common",
+    "mke2fs.conf",
+];
 
 impl Plan {
-    /// The hidden places every plan starts with, and its private /tmp and
+    /// The scratch places every plan starts with, and its private /tmp and
     /// /dev/shm made (sticky, world-writable) in `private` — a directory
     /// the command cannot write itself, so it cannot swap them for links.
-    pub(crate) fn standard(engine_home: &Path, private: &Path) -> std::io::Result<Plan> {
-        let (tmp, shm) = (private.join("tmp"), private.join("shm"));
-        for d in [&tmp, &shm] {
+    pub(crate) fn standard(private: &Path) -> std::io::Result<Plan> {
+        let tmp = private.join("tmp");
+        {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::create_dir_all(d)?;
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777))?;
+            std::fs::create_dir_all(&tmp)?;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777))?;
         }
-        let mut hide: Vec<PathBuf> =
-            HIDDEN.iter().map(PathBuf::from).filter(|p| p.is_dir() && !p.is_symlink()).collect();
-        // Under /tmp it is gone already: the command gets a /tmp of its own.
-        let in_tmp = ["/tmp", "/var/tmp"].iter().any(|t| engine_home.starts_with(t));
-        if !in_tmp && !hide.iter().any(|h| engine_home.starts_with(h)) {
-            hide.push(engine_home.to_path_buf());
-        }
-        let hide_files = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"]
-            .iter()
-            .map(PathBuf::from)
-            .filter(|p| p.is_file())
-            .collect();
-        Ok(Plan { hide, hide_files, tmp, shm, hostname: "engine-sandbox".into(), ..Plan::default() })
+        let hide = SCRATCH_DIRS.iter().map(PathBuf::from).collect();
+        Ok(Plan { hide, tmp, hostname: "engine-sandbox".into(), ..Plan::default() })
     }
 }
 
@@ -114,17 +152,34 @@ pub(crate) fn check(ns_dir: &Path) -> Result<(), ConfineError> {
     Ok(())
 }
 
-/// The network, IPC and user namespaces a test's commands share: made
-/// once per test, only `lo` up; gone when the last command and these
-/// handles are.
+/// The network, IPC and user namespaces a test's commands share, and its
+/// `/dev/shm`: made once per test, only `lo` up; gone when the last
+/// command and these handles are.
 pub struct Shared {
     pub net: OwnedFd,
     pub ipc: OwnedFd,
     pub user: OwnedFd,
+    /// A tmpfs of the test's own (a detached mount, cloned into each
+    /// command at /dev/shm): its pages are charged to the cgroup of the
+    /// command that wrote them, so to the test's budget, and it is gone
+    /// with the test.
+    pub shm: OwnedFd,
+}
+
+/// A detached tmpfs of at most `size` bytes, world-writable (sticky).
+fn shm_tmpfs(size: u64) -> std::io::Result<OwnedFd> {
+    use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags};
+    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    rustix::mount::fsconfig_set_string(&fs, "size", size.to_string())?;
+    rustix::mount::fsconfig_set_string(&fs, "mode", "1777")?;
+    rustix::mount::fsconfig_create(&fs)?;
+    let attrs = MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV;
+    Ok(rustix::mount::fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, attrs)?)
 }
 
 impl Shared {
-    pub(crate) fn new() -> Result<Shared, ConfineError> {
+    /// The test's namespaces, and a /dev/shm of at most `shm` bytes.
+    pub(crate) fn new(shm: u64) -> Result<Shared, ConfineError> {
         // A thread of its own enters them (namespaces are per thread here)
         // and ends; the handles keep them.
         let (net, ipc) = std::thread::spawn(|| -> Result<(OwnedFd, OwnedFd), ConfineError> {
@@ -143,7 +198,8 @@ impl Shared {
         .join()
         .unwrap_or_else(|_| Err(ConfineError::Missing("a thread to make namespaces".into())))?;
         let user = super::userns::create().map_err(setup("a user namespace"))?;
-        Ok(Shared { net, ipc, user })
+        let shm = shm_tmpfs(shm).map_err(setup("a /dev/shm of the test's own"))?;
+        Ok(Shared { net, ipc, user, shm })
     }
 
     /// Runs `f` on a thread inside the network namespace (engine's own
@@ -243,6 +299,52 @@ struct Bind {
     writable: bool,
 }
 
+/// One entry of the host shown in the new root, at its own path.
+struct SysEntry {
+    /// The host's path (absolute), bound from before the root changes.
+    source: CString,
+    kind: SysKind,
+    /// Every ancestor of it, shortest first, made when missing.
+    parents: Vec<CString>,
+}
+
+enum SysKind {
+    /// A directory: bound (with what is mounted beneath it), read-only.
+    Dir,
+    /// A file: an empty file made, the host's bound onto it, read-only.
+    File,
+    /// A symbolic link, made again with the same target.
+    Link(CString),
+}
+
+/// The host entries of [`TOP`] and [`ETC`] that exist, and `read`.
+fn system_entries(read: &[PathBuf]) -> Result<Vec<SysEntry>, ConfineError> {
+    let etc = ETC.iter().map(|e| Path::new("/etc").join(e));
+    let mut out = Vec::new();
+    for p in TOP.iter().map(PathBuf::from).chain(etc).chain(read.iter().cloned()) {
+        let Ok(m) = std::fs::symlink_metadata(&p) else { continue };
+        let kind = if m.file_type().is_symlink() {
+            let Ok(to) = std::fs::read_link(&p) else { continue };
+            SysKind::Link(cstr(to.as_os_str())?)
+        } else if m.is_dir() {
+            SysKind::Dir
+        } else if m.is_file() {
+            SysKind::File
+        } else {
+            continue;
+        };
+        out.push(SysEntry { source: cstr(p.as_os_str())?, kind, parents: parents_of(&p)? });
+    }
+    Ok(out)
+}
+
+/// Every ancestor of `p` but `/`, shortest first.
+fn parents_of(p: &Path) -> Result<Vec<CString>, ConfineError> {
+    let mut v = p.ancestors().skip(1).collect::<Vec<_>>();
+    v.reverse();
+    v.iter().skip(1).map(|a| cstr(a.as_os_str())).collect()
+}
+
 /// A plan ready for the child: nothing left to allocate.
 pub(crate) struct Prepared {
     cgroups: Vec<OwnedFd>,
@@ -250,8 +352,9 @@ pub(crate) struct Prepared {
     ipc: RawFd,
     user: RawFd,
     binds: Vec<Bind>,
+    /// The host's entries shown read-only in the new root.
+    system: Vec<SysEntry>,
     hide: Vec<CString>,
-    hide_files: Vec<CString>,
     hostname: CString,
     cwd: CString,
     stdin: Option<CString>,
@@ -259,6 +362,7 @@ pub(crate) struct Prepared {
     last_cap: u32,
     identity: Identity,
     filters: &'static super::seccomp::Filters,
+    io_uring: bool,
     parent: libc::pid_t,
     /// The command's wait status goes from the namespace's init to the
     /// process outside that passes it on (an init cannot die of a signal).
@@ -332,7 +436,7 @@ impl Prepared {
         cgroups: Vec<OwnedFd>,
         cmd: Command<'_>,
     ) -> Result<Prepared, ConfineError> {
-        let binds = binds_of(plan, shared.user.as_raw_fd())?;
+        let binds = binds_of(plan, shared)?;
         let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
             .ok()
             .and_then(|s| s.trim().parse().ok())
@@ -348,8 +452,8 @@ impl Prepared {
             ipc: shared.ipc.as_raw_fd(),
             user: shared.user.as_raw_fd(),
             binds,
+            system: system_entries(&plan.read)?,
             hide: plan.hide.iter().map(|p| cstr(p.as_os_str())).collect::<Result<_, _>>()?,
-            hide_files: plan.hide_files.iter().map(|p| cstr(p.as_os_str())).collect::<Result<_, _>>()?,
             hostname: CString::new(plan.hostname.as_bytes()).unwrap_or_default(),
             cwd: cstr(cmd.cwd.as_os_str())?,
             stdin: cmd.stdin.map(|p| cstr(p.as_os_str())).transpose()?,
@@ -357,6 +461,7 @@ impl Prepared {
             last_cap,
             identity: cmd.identity,
             filters: super::seccomp::filters().map_err(ConfineError::Missing)?,
+            io_uring: plan.io_uring,
             // SAFETY: plain syscall.
             parent: unsafe { libc::getpid() },
             status,
@@ -382,13 +487,27 @@ impl Drop for Prepared {
     }
 }
 
+/// A new detached copy of the detached mount `fd` (the same file system).
+fn clone_tree(fd: &OwnedFd) -> Result<OwnedFd, ConfineError> {
+    let flags = (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_long | libc::AT_EMPTY_PATH as libc::c_long;
+    // SAFETY: our own descriptor and an empty path; a new descriptor on success.
+    let tree = unsafe { libc::syscall(libc::SYS_open_tree, fd.as_raw_fd(), c"".as_ptr(), flags) };
+    if tree < 0 {
+        return Err(setup("a copy of the test's /dev/shm")(std::io::Error::last_os_error()));
+    }
+    // SAFETY: a new descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(tree as RawFd) })
+}
+
 /// The plan's binds: private /tmp, /var/tmp and /dev/shm, the writable
 /// directories, the read-only ones; each source opened now.
-fn binds_of(plan: &Plan, userns: RawFd) -> Result<Vec<Bind>, ConfineError> {
-    let mut binds = Vec::new();
+fn binds_of(plan: &Plan, shared: &Shared) -> Result<Vec<Bind>, ConfineError> {
+    let userns = shared.user.as_raw_fd();
+    let shm =
+        Bind { source: clone_tree(&shared.shm)?, target: c"/dev/shm".into(), parents: Vec::new(), writable: true };
+    let mut binds = vec![shm];
     let mut bind = |source: &Path, target: &Path, writable: bool, idmap: Option<RawFd>| -> Result<(), ConfineError> {
-        let parents = target.ancestors().skip(1).collect::<Vec<_>>();
-        let parents = parents.iter().rev().skip(1).map(|p| cstr(p.as_os_str())).collect::<Result<_, _>>()?;
+        let parents = parents_of(target)?;
         let source = open_source(source, idmap)?;
         binds.push(Bind { source, target: cstr(target.as_os_str())?, parents, writable });
         Ok(())
@@ -396,7 +515,6 @@ fn binds_of(plan: &Plan, userns: RawFd) -> Result<Vec<Bind>, ConfineError> {
     for t in ["/tmp", "/var/tmp"] {
         bind(&plan.tmp, Path::new(t), true, None)?;
     }
-    bind(&plan.shm, Path::new("/dev/shm"), true, None)?;
     for w in &plan.writable {
         bind(w, w, true, None)?;
     }
@@ -410,24 +528,4 @@ fn binds_of(plan: &Plan, userns: RawFd) -> Result<Vec<Bind>, ConfineError> {
         return Err(ConfineError::Missing(format!("at most {MAX_BINDS} directories to bind")));
     }
     Ok(binds)
-}
-
-/// Whether a user of the sandbox's namespace can reach `dir`: every
-/// directory above it searchable by others, except where the sandbox puts
-/// directories of its own (the hidden places and /tmp are rebuilt inside,
-/// searchable). `None` when it can; else the directory in the way.
-pub(crate) fn unreachable_above(dir: &Path, plan: &Plan) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let rebuilt =
-        |p: &Path| plan.hide.iter().any(|h| p.starts_with(h)) || ["/tmp", "/var/tmp"].iter().any(|t| p.starts_with(t));
-    for a in dir.ancestors().skip(1) {
-        if rebuilt(a) {
-            return None;
-        }
-        match std::fs::metadata(a) {
-            Ok(m) if m.permissions().mode() & 0o001 == 0 => return Some(a.to_path_buf()),
-            _ => {}
-        }
-    }
-    None
 }

@@ -1,0 +1,322 @@
+//! No way out, round 2 (issue 52): the classes a hostile publisher used
+//! after the first sandbox — the user's terminal, sockets a read-only view
+//! does not stop, and limits that added up per command. Each test runs a
+//! signed repository profile as a user would and asserts both that the
+//! attempt was denied (named in the trial's log) and that nothing outside
+//! changed.
+
+use super::{Hostile, all_text, failures, script_profile, walk};
+use crate::common::*;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+fn tag(what: &str) -> String {
+    format!("{what}-{}", std::process::id())
+}
+
+/// (Its markers of success are written split, so the probe's own text, which
+/// engine keeps with the repository, never matches them.)
+/// What a trial (and a step) tries on the terminal: open every terminal
+/// device name, push a command with TIOCSTI into fds 0–2 and whatever
+/// opened, take the foreground with `tcsetpgrp`, write a raw OSC title.
+const TTY_PROBE: &str = r#"
+import os, fcntl, termios, signal, sys
+out = []
+fds = [0, 1, 2]
+for name in ["/dev/tty", "/dev/console", "/dev/pts/0", "/dev/pts/1", "/dev/ptmx", "/dev/tty0"]:
+    try:
+        fds.append(os.open(name, os.O_RDWR))
+        out.append(name + " OPEN" + "ED")
+    except OSError as e:
+        out.append(name + " " + e.strerror)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+for fd in fds:
+    for c in "touch /tmp/ENGINE-TIOCSTI-MARKER\n":
+        try:
+            fcntl.ioctl(fd, termios.TIOCSTI, c.encode())
+        except OSError as e:
+            out.append("sti %d %s" % (fd, e.strerror))
+            break
+    else:
+        out.append("sti %d INJ" + "ECTED" % fd)
+    try:
+        os.tcsetpgrp(fd, os.getpgrp())
+        out.append("tcsetpgrp %d TO" + "OK" % fd)
+    except OSError as e:
+        out.append("tcsetpgrp %d %s" % (fd, e.strerror))
+sys.stderr.write("\x1b]0;PWNED-TITLE\x07")
+print("\n".join(out))
+"#;
+
+/// A pseudo-terminal pair: (master, slave).
+fn pty() -> (OwnedFd, OwnedFd) {
+    let (mut m, mut s) = (0, 0);
+    // SAFETY: two out-parameters; null name, termios and winsize.
+    let r = unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: two new descriptors we own.
+    unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
+}
+
+/// Whatever sits in `slave`'s input queue (raw mode, no waiting): what a
+/// shell reading the terminal after engine returned would have run.
+fn pending_input(slave: &OwnedFd) -> Vec<u8> {
+    // SAFETY: termios of our own descriptor; a non-blocking read into our buffer.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        libc::tcgetattr(slave.as_raw_fd(), &mut t);
+        libc::cfmakeraw(&mut t);
+        libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &t);
+        let fl = libc::fcntl(slave.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(slave.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+        let mut buf = [0u8; 4096];
+        let n = libc::read(slave.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len());
+        buf[..n.max(0) as usize].to_vec()
+    }
+}
+
+/// A trial and a `pre_test` step of a repository profile try to inject a
+/// root command into the user's terminal, take its foreground and write
+/// raw escapes; a second test then sleeps. engine runs in a real
+/// pseudo-terminal as its controlling terminal: nothing reached the
+/// terminal's input queue, no terminal device could be opened, the escape
+/// arrived shown, not sent, and the person's Ctrl-C stopped the run (130).
+#[test]
+#[ignore = "needs root"]
+fn a_test_never_reaches_the_users_terminal() {
+    require_root();
+    let env = Env::new();
+    let marker = std::path::Path::new("/tmp/ENGINE-TIOCSTI-MARKER");
+    let _ = std::fs::remove_file(marker);
+    let h = Hostile::new(&env);
+    let step = "    pre_test:\n      - shell: \"python3 {{profile_dir}}/probe.py > step-probe.txt 2>&1; cat step-probe.txt\"\n";
+    h.profile("tty", &script_profile("tty", "sh", "python3 {{profile_dir}}/probe.py", "", step))
+        .file("tty", "probe.py", TTY_PROBE.as_bytes())
+        .profile("hold", &script_profile("hold", "sh", "touch engine-hold-ready; sleep 60", "", ""))
+        .suite("term", "title: Terminal\ntests:\n  - profile: tty\n  - profile: hold\n");
+    assert_eq!(h.add(&env, "evil").code, 0);
+
+    let (master, slave) = pty();
+    let as_file = |fd: &OwnedFd| std::process::Stdio::from(std::fs::File::from(fd.try_clone().unwrap()));
+    let mut cmd = env.cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()]);
+    cmd.args(["evil/suite/term", "--runs", "1", "--save", "t", "--logs", "all"])
+        .stdin(as_file(&slave))
+        .stdout(as_file(&slave))
+        .stderr(as_file(&slave));
+    // engine leads a session whose controlling terminal is the pty, in its
+    // foreground, as a login shell's command would be.
+    // SAFETY: setsid and ioctl are async-signal-safe.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The Command holds its copies of the slave until dropped: the master
+    // reads end of file only when every copy is closed.
+    drop(cmd);
+    // What engine shows, read as it comes so it never blocks on the pty.
+    let reader = {
+        let mut m = std::fs::File::from(master.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = m.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&buf[..n]);
+            }
+            out
+        })
+    };
+    // The second test is in its trial: its file is in the target dir.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !walk(env.target.path()).iter().any(|p| p.ends_with("engine-hold-ready")) {
+        assert!(Instant::now() < deadline, "the sleeping trial never started");
+        assert!(child.try_wait().unwrap().is_none(), "engine ended before the sleeping trial");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The person presses Ctrl-C.
+    let ctrl_c = Instant::now();
+    // SAFETY: one byte written to our own descriptor.
+    assert_eq!(unsafe { libc::write(master.as_raw_fd(), b"\x03".as_ptr().cast(), 1) }, 1);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(ctrl_c.elapsed() < Duration::from_secs(20), "Ctrl-C did not stop engine");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = ctrl_c.elapsed();
+    let injected = pending_input(&slave);
+    drop(slave);
+    drop(master);
+    let shown = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(130), "Ctrl-C gives 130:\n{shown}");
+    // The trial ignores nothing, but SIGTERM's grace period is 2 s at most.
+    assert!(took < Duration::from_secs(4), "Ctrl-C took {took:?}");
+    assert!(injected.is_empty(), "the terminal's input queue holds {:?}", String::from_utf8_lossy(&injected));
+    assert!(!marker.exists(), "an injected command ran");
+    assert!(!shown.contains("\x1b]0;PWNED"), "a raw OSC sequence reached the terminal");
+
+    let text = all_text(&env);
+    assert!(
+        !text.contains("OPENED") && !text.contains("INJECTED") && !text.contains("TOOK"),
+        "a terminal was reached:\n{text}"
+    );
+    // Both the step and the trial probed, and were answered so.
+    assert!(
+        text.matches("/dev/tty No such file or directory").count() >= 2,
+        "/dev/tty is in the sandbox's /dev:\n{text}"
+    );
+    assert!(text.matches("sti 0 Operation not permitted").count() >= 2, "the filter answers TIOCSTI:\n{text}");
+    assert_eq!(failures(&env, "t").iter().filter(|(p, _)| p == "tty").count(), 0, "the probing test itself ran");
+}
+
+/// Sockets outside the sandbox: a Unix socket of a daemon under /var/lib
+/// and /run (a read-only view would still let `connect` through), an
+/// abstract Unix socket in the host's network namespace, and AF_VSOCK
+/// (no network namespace confines it). None is reached; the log names why.
+#[test]
+#[ignore = "needs root"]
+fn no_socket_outside_is_reached() {
+    require_root();
+    let env = Env::new();
+    let t = tag("sock");
+    let dir = std::path::PathBuf::from(format!("/var/lib/engine-bait-{t}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths = [dir.join("mysqld.sock"), std::path::PathBuf::from(format!("/run/engine-bait-{t}.sock"))];
+    let listeners: Vec<std::os::unix::net::UnixListener> = paths
+        .iter()
+        .map(|p| {
+            let l = std::os::unix::net::UnixListener::bind(p).unwrap();
+            l.set_nonblocking(true).unwrap();
+            l
+        })
+        .collect();
+    let abstract_name = format!("engine-bait-{t}");
+    let abs = {
+        use std::os::linux::net::SocketAddrExt;
+        let a = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        let l = std::os::unix::net::UnixListener::bind_addr(&a).unwrap();
+        l.set_nonblocking(true).unwrap();
+        l
+    };
+    let probe = format!(
+        r#"
+import socket, os
+for p in {paths:?}:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(p); s.sendall(b"DROP TABLE"); print(p, "CONN" + "ECTED")
+    except OSError as e:
+        print(p, e.strerror)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect("\0{abstract_name}"); s.sendall(b"x"); print("abstract CONN" + "ECTED")
+except OSError as e:
+    print("abstract", e.strerror)
+for fam, name in [(40, "vsock"), (38, "alg"), (31, "bluetooth"), (17, "packet")]:
+    try:
+        socket.socket(fam, socket.SOCK_STREAM if fam != 17 else socket.SOCK_RAW); print(name, "OPEN" + "ED")
+    except OSError as e:
+        print(name, e.strerror)
+for p in ["/var/lib", "/run/dbus", "/srv", "/var/log", "/etc/shadow", "/etc/ssh", "/mnt", "/opt", "/boot"]:
+    print(p, "PRES" + "ENT" if os.path.lexists(p) else "absent")
+for p in ["/home", "/root", "/run"]:
+    print(p, "empty" if not os.listdir(p) else "HAS " + "FILES")
+"#,
+        paths = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()
+    );
+    let h = Hostile::new(&env);
+    h.profile("sock", &script_profile("sock", "sh", "python3 {{profile_dir}}/probe.py", "", "")).file(
+        "sock",
+        "probe.py",
+        probe.as_bytes(),
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/sock", "--runs", "1", "--save", "s", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    for l in listeners.iter().chain([&abs]) {
+        assert!(l.accept().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock), "a socket outside was reached");
+    }
+    let text = all_text(&env);
+    let reached = ["CONNECTED", "OPENED", "PRESENT", "HAS FILES"];
+    assert!(!reached.iter().any(|w| text.contains(w)), "{text}");
+    assert!(text.contains("/home empty") && text.contains("/run empty"), "{text}");
+    for p in &paths {
+        assert!(text.contains(&format!("{} No such file or directory", p.display())), "{text}");
+    }
+    assert!(text.contains("abstract Connection refused"), "{text}");
+    assert!(text.contains("vsock Address family not supported by protocol"), "{text}");
+    assert!(text.contains("/var/lib absent") && text.contains("/etc/shadow absent"), "{text}");
+    drop(listeners);
+    for p in &paths {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Shared memory past the test's limit, spread over its steps: six
+/// `pre_test` steps each leave a 100 MiB SysV segment under a test limit of
+/// 256 MiB. The test's one budget stops it (not six budgets), the reason names the limit, and nothing
+/// outlives the test: the host's Shmem is back where it was.
+#[test]
+#[ignore = "needs root"]
+fn one_memory_budget_holds_across_a_tests_steps() {
+    require_root();
+    let env = Env::new();
+    let shm = || -> u64 {
+        let m = std::fs::read_to_string("/proc/meminfo").unwrap();
+        m.lines().find_map(|l| l.strip_prefix("Shmem:")).unwrap().trim().trim_end_matches(" kB").parse().unwrap()
+    };
+    let before = shm();
+    // shmget(key, 100 MiB, IPC_CREAT|0600), attached and written through;
+    // not removed, so it outlives the step (in the test's IPC namespace).
+    let seg = r#"
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+n = 100 << 20
+i = libc.shmget(int(sys.argv[1]), n, 0o1000 | 0o600)
+if i < 0:
+    sys.exit("shmget: errno %d" % ctypes.get_errno())
+p = libc.shmat(i, None, 0)
+ctypes.memset(p, 1, n)
+print("segment", sys.argv[1], "held")
+"#;
+    let mut steps = String::from("    pre_test:\n");
+    for k in 1..=6 {
+        steps.push_str(&format!("      - shell: \"python3 {{{{profile_dir}}}}/seg.py {k}\"\n"));
+    }
+    let h = Hostile::new(&env);
+    h.profile("shm", &script_profile("shm", "sh", "true", "sandbox: {memory: 256MiB}\n", &steps)).file(
+        "shm",
+        "seg.py",
+        seg.as_bytes(),
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/shm", "--runs", "1", "--save", "m", "--logs", "all"]);
+    assert_eq!(r.code, 4, "the test fails: {r:?}");
+    let f = failures(&env, "m");
+    let reason = f.iter().find(|(p, _)| p == "shm").map(|(_, r)| r.clone()).unwrap_or_default();
+    assert!(reason.contains("256 MiB of memory") || reason.contains("memory"), "{reason}\n{r:?}");
+    let text = all_text(&env);
+    let held = (1..=6).filter(|k| text.contains(&format!("segment {k} held"))).count();
+    assert!(held <= 2, "{held} segments of 100 MiB held under a 256 MiB test limit:\n{text}");
+    // Nothing a step left outlives the test: its IPC namespace is gone
+    // (the kernel frees a namespace's segments from a work queue, soon).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while shm() >= before + 50 * 1024 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let after = shm();
+    assert!(after < before + 50 * 1024, "the host's Shmem rose from {before} kB to {after} kB");
+}
