@@ -110,3 +110,35 @@ for r in range(1, rounds + 1):
 a, b = statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"])
 print(f"4 M system calls (dd bs=1): confined {a:.3f} s, unconfined {b:.3f} s: {(a - b) / 4e6 * 1e9:.0f} ns more per call")
 PY
+# What setting a confined command up costs (fork, the new root's mounts,
+# pivot_root, the namespaces joined, the cgroup, the filter): `/bin/true`
+# timed confined and unconfined, its wall time from spawn to exit.
+mkdir -p "$work/profiles/test-profiles/true"
+cat > "$work/profiles/test-profiles/true/profile.yaml" <<'YAML'
+id: true
+version: 1.0.0
+title: /bin/true
+test_type: other
+executor:
+  external:
+    program: /bin/true
+results: [{id: s, unit: Seconds, proportion: LIB}]
+parsers: [{result: s, wall_time: true}]
+YAML
+printf 'title: true\ntests:\n  - profile: true\n' > "$work/profiles/suites/true.yaml"
+for r in $(seq 1 "$rounds"); do
+  for mode in sandbox no-sandbox; do
+    "$ENGINE" benchmark suite/true "--$mode" -y --runs 20 --target-dir "$target" --save "u$r-$mode" --format json >/dev/null 2>&1
+  done
+done
+python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
+import json, os, statistics, sys
+root, rounds = sys.argv[1], int(sys.argv[2])
+v = {m: [] for m in ("sandbox", "no-sandbox")}
+for r in range(1, rounds + 1):
+    for m in v:
+        v[m] += json.load(open(os.path.join(root, f"u{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
+a, b = statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"])
+print(f"set-up per confined command (/bin/true, {len(v['sandbox'])} trials a side): confined {a * 1e3:.2f} ms, "
+      f"unconfined {b * 1e3:.2f} ms: {(a - b) * 1e3:.2f} ms to set the new root, namespaces, cgroup and filter up")
+PY

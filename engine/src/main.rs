@@ -22,5 +22,7 @@ fn main() {
             f.code
         }
     };
+    // Interrupted: 128 + the signal that asked, as a shell would say it.
+    let code = if code == 130 { engine::sys::interrupt::exit_code() } else { code };
     std::process::exit(code);
 }

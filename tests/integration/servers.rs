@@ -140,7 +140,7 @@ fn pgbench_stopped_by_sigterm_mid_trial_stops_its_server_and_removes_the_cluster
     let t0 = Instant::now();
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let r: crate::common::Run = child.wait_with_output().unwrap().into();
-    assert_eq!(r.code, 130, "{r:?}");
+    assert_eq!(r.code, 143, "SIGTERM gives 128 + 15: {r:?}");
     assert!(t0.elapsed() < Duration::from_secs(20), "stopping took {:?}", t0.elapsed());
     assert!(processes_mentioning(&target).is_empty(), "{:?}", processes_mentioning(&target));
     assert!(journal_files(&env).is_empty(), "{:?}", journal_files(&env));

@@ -295,6 +295,7 @@ impl Sandbox {
         // A local profile's user wrote or kept it; a shared one declares
         // io_uring and the user grants it by name.
         plan.io_uring = !p.shared() || (declared_uring && cfg.grants.io_uring);
+        plan.pty = p.profile.sandbox.as_ref().is_some_and(SandboxDef::pty);
         let owner = if unprivileged { Identity::Nobody } else { Identity::Root };
         let (uid, gid) = owner.host();
         test.chown(uid, gid).map_err(|e| setup(&format!("cannot hand {} to the sandbox: {e}", test_dir.display())))?;
@@ -538,6 +539,12 @@ pub(crate) fn denied(stderr: &str, usage: Option<&cgroup::Usage>, limits: &Limit
         ("Permission denied", "a file of the host's that the sandbox's unprivileged user may not read or write"),
         ("Operation not permitted", "an operation the sandbox forbids (a privileged system call or capability)"),
     ];
+    if stderr.contains("io_uring") && stderr.contains("Function not implemented") {
+        return Some(
+            "io_uring, which a shared profile's commands get only when it declares `sandbox: {io_uring: true}` and the user grants `--grant io_uring=yes`"
+                .into(),
+        );
+    }
     let hidden = stderr.contains("No such file or directory")
         && crate::sys::confine::HIDDEN.iter().chain(&["/etc/"]).any(|h| stderr.contains(h));
     if hidden {

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 static STOP: AtomicBool = AtomicBool::new(false);
 static HARD: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// The first signal that asked to stop (0: none).
+static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Process group of the trial running now (0: none).
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -28,13 +30,14 @@ pub(crate) fn install() -> std::io::Result<()> {
         // SAFETY: the action only touches atomics and calls kill(2) and
         // _exit(2), which are async-signal-safe.
         unsafe {
-            signal_hook::low_level::register(sig, on_signal)?;
+            signal_hook::low_level::register(sig, move || on_signal(sig))?;
         }
     }
     Ok(())
 }
 
-fn on_signal() {
+fn on_signal(sig: libc::c_int) {
+    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     let n = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
     STOP.store(true, Ordering::SeqCst);
     if n >= 2 {
@@ -49,7 +52,16 @@ fn on_signal() {
     }
     if n >= 3 {
         // SAFETY: _exit(2) is async-signal-safe.
-        unsafe { libc::_exit(130) };
+        unsafe { libc::_exit(128 + FIRST.load(Ordering::SeqCst).max(2)) };
+    }
+}
+
+/// The exit code of a run a signal stopped: 128 + the first signal (130
+/// for Ctrl-C, 143 for SIGTERM, 129 for a hang-up), as a shell reports it.
+pub fn exit_code() -> i32 {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => 130,
+        sig => 128 + sig,
     }
 }
 

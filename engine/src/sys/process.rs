@@ -132,8 +132,15 @@ pub struct Spec<'a> {
     pub stdin_inside: Option<&'a Path>,
 }
 
-/// Grace period between SIGTERM and SIGKILL.
+/// Grace period between SIGTERM and SIGKILL at a timeout.
 const GRACE: Duration = Duration::from_secs(2);
+/// The same after Ctrl-C or SIGTERM to engine: the person is waiting, and
+/// the run must end within a second whatever the command does.
+const GRACE_INTERRUPTED: Duration = Duration::from_millis(500);
+
+fn grace(why: Exit) -> Duration {
+    if why == Exit::Interrupted { GRACE_INTERRUPTED } else { GRACE }
+}
 /// How often a waiting run looks at the interrupt flag.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -383,7 +390,7 @@ fn wait_pidfd(pid: i32, fd: &OwnedFd, start: Instant, timeout: Option<Duration>)
 fn stop_pidfd(pid: i32, fd: &OwnedFd, why: Exit) -> Reaped {
     kill_group(pid, libc::SIGTERM);
     let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-    let grace_end = Instant::now() + GRACE;
+    let grace_end = Instant::now() + grace(why);
     loop {
         let left = grace_end.saturating_duration_since(Instant::now());
         // A second Ctrl-C cuts the grace period short.
@@ -412,7 +419,7 @@ fn wait_thread(pid: i32, start: Instant, timeout: Option<Duration>) -> Reaped {
         let now = Instant::now();
         let wait = match deadline {
             Some(d) if d <= now => {
-                let (s, r, e) = stop(pid, &rx);
+                let (s, r, e) = stop(pid, &rx, GRACE);
                 return (s, r, e, Some(Exit::TimedOut));
             }
             Some(d) => (d - now).min(POLL),
@@ -421,7 +428,7 @@ fn wait_thread(pid: i32, start: Instant, timeout: Option<Duration>) -> Reaped {
         match rx.recv_timeout(wait) {
             Ok((s, r, e)) => return (s, r, e, None),
             Err(mpsc::RecvTimeoutError::Timeout) if interrupt::requested() => {
-                let (s, r, e) = stop(pid, &rx);
+                let (s, r, e) = stop(pid, &rx, GRACE_INTERRUPTED);
                 return (s, r, e, Some(Exit::Interrupted));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -434,9 +441,9 @@ fn wait_thread(pid: i32, start: Instant, timeout: Option<Duration>) -> Reaped {
 }
 
 /// SIGTERM to the group, then SIGKILL after the grace period.
-fn stop(pid: i32, rx: &mpsc::Receiver<(i32, libc::rusage, Instant)>) -> (i32, libc::rusage, Instant) {
+fn stop(pid: i32, rx: &mpsc::Receiver<(i32, libc::rusage, Instant)>, grace: Duration) -> (i32, libc::rusage, Instant) {
     kill_group(pid, libc::SIGTERM);
-    if let Ok(done) = rx.recv_timeout(GRACE) {
+    if let Ok(done) = rx.recv_timeout(grace) {
         return done;
     }
     kill_group(pid, libc::SIGKILL);

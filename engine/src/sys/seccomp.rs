@@ -84,13 +84,7 @@ const DENIED: &[(i64, &str)] = &[
 /// Terminal ioctls denied: push a character into a terminal's input,
 /// the Linux console's selection and keyboard commands, line disciplines,
 /// redirecting the console, taking a controlling terminal.
-const TTY_IOCTLS: [u64; 5] = [
-    libc::TIOCSTI,
-    libc::TIOCLINUX,
-    libc::TIOCSETD,
-    libc::TIOCCONS,
-    libc::TIOCSCTTY,
-];
+const TTY_IOCTLS: [u64; 5] = [libc::TIOCSTI, libc::TIOCLINUX, libc::TIOCSETD, libc::TIOCCONS, libc::TIOCSCTTY];
 
 /// The socket families a confined command may open.
 const FAMILIES: [u64; 4] = [libc::AF_UNIX as u64, libc::AF_INET as u64, libc::AF_INET6 as u64, libc::AF_NETLINK as u64];

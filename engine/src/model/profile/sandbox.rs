@@ -59,6 +59,11 @@ pub struct SandboxSpec {
     /// shared profile gets ENOSYS without both; a local profile has it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub io_uring: bool,
+    /// Whether its commands need pseudo-terminals (a tool that insists on
+    /// one): they get a devpts instance of their own (`/dev/pts`,
+    /// `/dev/ptmx`), never the user's terminal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pty: bool,
 }
 
 impl SandboxDef {
@@ -79,6 +84,11 @@ impl SandboxDef {
             SandboxDef::With(s) => s.read.clone(),
             SandboxDef::On(_) => Vec::new(),
         }
+    }
+
+    /// Whether its commands get pseudo-terminals of their own.
+    pub(crate) fn pty(&self) -> bool {
+        matches!(self, SandboxDef::With(SandboxSpec { pty: true, .. }))
     }
 
     /// Whether its commands may use io_uring.
@@ -104,6 +114,9 @@ impl SandboxDef {
         }
         if self.io_uring() {
             v.push("io_uring".to_string());
+        }
+        if self.pty() {
+            v.push("pseudo-terminals of its own".to_string());
         }
         if let Some(n) = self.processes() {
             v.push(format!("up to {n} processes"));

@@ -243,7 +243,8 @@ impl Prepared {
 
     /// A /dev of its own (relative to the new root): the harmless
     /// character devices, /dev/shm's mount point, the /proc links. No
-    /// terminal: neither `tty` nor `pts`.
+    /// terminal: neither `tty` nor the host's `pts` (a profile that asks
+    /// gets a devpts instance of its own).
     unsafe fn dev(&self) -> std::io::Result<()> {
         // SAFETY: raw system calls on static C strings.
         unsafe {
@@ -265,6 +266,17 @@ impl Prepared {
                 libc::chmod(path.as_ptr(), 0o666);
             }
             libc::mkdir(c"dev/shm".as_ptr(), 0o1777);
+            if self.pty {
+                // A devpts instance of its own: only the terminals it opens.
+                libc::mkdir(c"dev/pts".as_ptr(), 0o755);
+                let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
+                let opts = c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast();
+                step(
+                    "a devpts of its own",
+                    libc::mount(c"devpts".as_ptr(), c"dev/pts".as_ptr(), c"devpts".as_ptr(), flags, opts),
+                )?;
+                libc::symlink(c"pts/ptmx".as_ptr(), c"dev/ptmx".as_ptr());
+            }
             for (link, to) in [
                 (c"dev/fd", c"/proc/self/fd"),
                 (c"dev/stdin", c"/proc/self/fd/0"),

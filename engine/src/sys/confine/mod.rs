@@ -51,6 +51,8 @@ pub struct Plan {
     pub read: Vec<PathBuf>,
     /// Whether its commands may use io_uring (see [`super::seccomp`]).
     pub io_uring: bool,
+    /// Whether its commands get a devpts instance of their own.
+    pub pty: bool,
     pub hostname: String,
 }
 
@@ -363,6 +365,7 @@ pub(crate) struct Prepared {
     identity: Identity,
     filters: &'static super::seccomp::Filters,
     io_uring: bool,
+    pty: bool,
     parent: libc::pid_t,
     /// The command's wait status goes from the namespace's init to the
     /// process outside that passes it on (an init cannot die of a signal).
@@ -462,6 +465,7 @@ impl Prepared {
             identity: cmd.identity,
             filters: super::seccomp::filters().map_err(ConfineError::Missing)?,
             io_uring: plan.io_uring,
+            pty: plan.pty,
             // SAFETY: plain syscall.
             parent: unsafe { libc::getpid() },
             status,
