@@ -25,6 +25,9 @@ pub struct Grants {
     pub read: Vec<PathBuf>,
     /// `io_uring=yes`: its commands may use io_uring.
     pub io_uring: bool,
+    /// `builtin-command=yes`: a built-in workload may start the program the
+    /// profile names (`startup-time`'s `command`), which runs unconfined.
+    pub builtin_command: bool,
 }
 
 /// One step of a path to a profile's field (for messages that point at it).
@@ -41,10 +44,11 @@ impl Seg {
 }
 
 /// The keys `--grant` takes, with what each value is.
-pub const KEYS: [(&str, &str); 7] = [
+pub const KEYS: [(&str, &str); 8] = [
     ("writable", "an absolute directory"),
     ("read", "an absolute path"),
     ("io_uring", "yes"),
+    ("builtin-command", "yes (the program runs unconfined)"),
     ("processes", "a number"),
     ("memory", "a size such as 8GiB"),
     ("scratch", "a size such as 20GB"),
@@ -90,11 +94,15 @@ impl Grants {
                     }
                     g.read.push(p);
                 }
-                "io_uring" => {
+                "io_uring" | "builtin-command" => {
                     if value != "yes" {
                         return Err(bad("the only value is `yes`".into()));
                     }
-                    g.io_uring = true;
+                    if key == "io_uring" {
+                        g.io_uring = true;
+                    } else {
+                        g.builtin_command = true;
+                    }
                 }
                 "processes" => g.processes = Some(value.parse().map_err(|_| bad("not a whole number".into()))?),
                 "memory" => g.memory = Some(crate::units::parse_size(value).map_err(|e| bad(e.to_string()))?),
@@ -111,6 +119,7 @@ impl Grants {
         self.writable.extend(other.writable);
         self.read.extend(other.read);
         self.io_uring |= other.io_uring;
+        self.builtin_command |= other.builtin_command;
         self.processes = other.processes.or(self.processes);
         self.memory = other.memory.or(self.memory);
         self.scratch = other.scratch.or(self.scratch);
@@ -123,6 +132,7 @@ impl Grants {
         let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();
         v.extend(self.read.iter().map(|r| format!("read={}", r.display())));
         v.extend(self.io_uring.then(|| "io_uring=yes".to_string()));
+        v.extend(self.builtin_command.then(|| "builtin-command=yes".to_string()));
         v.extend(self.processes.map(|n| format!("processes={n}")));
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::exact_size(m))));
         v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::exact_size(m))));
@@ -135,6 +145,7 @@ impl Grants {
         let mut v: Vec<String> = self.writable.iter().map(|w| format!("writable={}", w.display())).collect();
         v.extend(self.read.iter().map(|r| format!("read={}", r.display())));
         v.extend(self.io_uring.then(|| "io_uring=yes".to_string()));
+        v.extend(self.builtin_command.then(|| "builtin-command=yes".to_string()));
         v.extend(self.processes.map(|n| format!("processes={n}")));
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::format_bytes_binary(m))));
         v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::format_bytes_binary(m))));

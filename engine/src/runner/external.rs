@@ -242,7 +242,7 @@ impl External<'_> {
             writeln!(f, "# exit: {:?} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
                 .map_err(io("cannot write log"))?;
             outcome(&short(&program), &fin, Some(timeout), &log)
-                .map_err(|e| self.explain(e, &std::fs::read_to_string(&log).unwrap_or_default(), &fin))
+                .map_err(|e| self.explain(e, &crate::sys::fs::read_tail(&log, 64 << 10), &fin))
                 .map_err(|cause| ExecError::Step { step: which, index: i + 1, cause: Box::new(cause) })?;
         }
         Ok(())

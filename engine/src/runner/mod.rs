@@ -162,7 +162,16 @@ pub(crate) fn run_states(
     events: &dyn Events,
     switch: &mut dyn Switch,
 ) -> Vec<Outcome> {
-    match run(test, settings, env, logs, events, switch) {
+    let outcome = test_folder(env.scratch, &settings.target_dir).and_then(|dir| {
+        let o = run(test, settings, env, logs, events, switch, &dir);
+        // The folder goes once everything that used it has: a tree the
+        // test left that cannot be removed in time is moved aside, and said.
+        if let Some(w) = dir.remove() {
+            events.message(&w);
+        }
+        o
+    });
+    match outcome {
         Ok(o) => o,
         Err(f) => (0..logs.len()).map(|_| Outcome::Failed(f.clone())).collect(),
     }
@@ -175,12 +184,12 @@ fn run(
     logs: &[Logs<'_>],
     events: &dyn Events,
     switch: &mut dyn Switch,
+    test_dir: &TestFolder,
 ) -> Result<Vec<Outcome>, TestFailure> {
     for l in logs {
         std::fs::create_dir_all(l.dir)
             .map_err(|e| TestFailure::new(format!("cannot create log folder {}: {e}", l.dir.display())))?;
     }
-    let test_dir = test_folder(env.scratch, &settings.target_dir)?;
     say_confined(test, env, test_dir.path(), events);
     let b = bindings(test, test_dir.path(), &settings.target_dir, env.installed);
     let plugins = crate::parse::Plugins { profile: &test.profile, cache: env.plugins };
@@ -273,12 +282,40 @@ fn write_trials_logs(pending: Vec<(PathBuf, String)>) -> Result<(), TestFailure>
 /// The file a test's trial logs go into (one per identifier).
 pub(crate) const TRIALS_LOG: &str = "trials.log";
 
-/// The test's own folder in `target` (removed when dropped), named so that
-/// what a kill -9 leaves is found and removed.
-fn test_folder(scratch: &Scratch, target: &Path) -> Result<tempfile::TempDir, TestFailure> {
+/// The test's own folder in `target`, named so that what a kill -9 leaves
+/// is found and removed; removed when dropped, level by level with a
+/// constant number of descriptors, what is left past the deadline moved
+/// into the target's quarantine ([`crate::sys::remove`]).
+fn test_folder(scratch: &Scratch, target: &Path) -> Result<TestFolder, TestFailure> {
     let prefix = scratch.prefix(target);
-    tempfile::Builder::new()
+    let dir = tempfile::Builder::new()
         .prefix(&prefix)
         .tempdir_in(target)
-        .map_err(|e| TestFailure::new(format!("cannot create a scratch directory in {}: {e}", target.display())))
+        .map_err(|e| TestFailure::new(format!("cannot create a scratch directory in {}: {e}", target.display())))?;
+    Ok(TestFolder { path: dir.keep() })
 }
+
+struct TestFolder {
+    path: PathBuf,
+}
+
+impl TestFolder {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes it; what to tell the person when it could not be.
+    fn remove(&self) -> Option<String> {
+        use crate::sys::remove::{Removed, remove_or_quarantine};
+        match remove_or_quarantine(&self.path, None) {
+            Ok(Removed::Gone) => None,
+            Ok(Removed::Quarantined(to)) => Some(format!(
+                "the test left a tree engine could not remove in time: moved to {} (the next run and `engine recover` clear it)",
+                to.display()
+            )),
+            Err(e) => Some(format!("cannot remove the test's folder {}: {e}", self.path.display())),
+        }
+    }
+}
+
+

@@ -120,7 +120,8 @@ pub(crate) fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Wide
             });
         }
         for (i, w) in s.writable.iter().enumerate() {
-            if !g.writable.iter().any(|x| Path::new(w).starts_with(x)) {
+            // `..` or a link on the way would take a granted prefix elsewhere.
+            if !canonical(Path::new(w)) || !g.writable.iter().any(|x| Path::new(w).starts_with(x)) {
                 let mut field = sandbox("writable");
                 field.push(Seg::Index(i));
                 out.push(Widening { field, asks: format!("to write {w}"), grant: format!("writable={w}") });
@@ -144,7 +145,29 @@ pub(crate) fn widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Wide
     }
     out.extend(time_widenings(p, d, g));
     out.extend(plugin_widenings(p, g));
+    out.extend(program_widening(p, g));
     out
+}
+
+/// Built-in workloads that start a program the profile names (their
+/// config key): engine's own code runs them, outside any sandbox.
+const BUILTIN_PROGRAMS: [(&str, &str); 1] = [("startup-time", "command")];
+
+/// A shared profile's built-in workload asked to start a program of the
+/// profile's choosing: that program would run as engine does, unconfined,
+/// so only the user may allow it, by name.
+fn program_widening(p: &LoadedProfile, g: &Grants) -> Option<Widening> {
+    let crate::model::profile::ExecutorDef::Builtin(b) = &p.profile.executor else { return None };
+    let (_, key) = BUILTIN_PROGRAMS.iter().find(|(w, _)| *w == b.workload)?;
+    let cmd = b.config.get(*key).map(|v| v.to_string()).filter(|v| !v.trim().is_empty())?;
+    if g.builtin_command {
+        return None;
+    }
+    Some(Widening {
+        field: vec![Seg::key("executor"), Seg::key("builtin"), Seg::key("config"), Seg::key(key)],
+        asks: format!("to run `{cmd}` outside the sandbox (a built-in workload starts it as engine runs)"),
+        grant: "builtin-command=yes".into(),
+    })
 }
 
 /// A shared profile's plugin limits (its workload's, its parsers') above
@@ -287,7 +310,19 @@ impl Sandbox {
         plan.writable.push(test_dir.to_path_buf());
         let declared = p.profile.sandbox.as_ref().map(SandboxDef::writable).unwrap_or_default();
         let allowed = |d: &PathBuf| !p.shared() || cfg.grants.writable.iter().any(|g| d.starts_with(g));
-        plan.writable_host.extend(declared.iter().map(PathBuf::from).filter(|d| d.is_dir() && allowed(d)));
+        for d in declared.iter().map(PathBuf::from).filter(|d| d.is_dir()) {
+            // Bound as named: no `..`, no link on the way (a link a test
+            // planted in a granted directory would bind what it names).
+            if !canonical(&d) {
+                return Err(setup(&format!(
+                    "`sandbox.writable` {} goes through `..` or a symbolic link; name the directory itself",
+                    d.display()
+                )));
+            }
+            if allowed(&d) {
+                plan.writable_host.push(d);
+            }
+        }
         plan.readonly
             .extend([p.dir(), Some(install_dir)].into_iter().flatten().filter(|d| d.is_dir()).map(Path::to_path_buf));
         plan.read = readable(p, &cfg.grants).map_err(|e| setup(&e))?;
@@ -363,7 +398,8 @@ impl Drop for Sandbox {
     fn drop(&mut self) {
         self.watchdog.take();
         self.budget.take();
-        let _ = std::fs::remove_dir_all(&self.private);
+        let deadline = std::time::Instant::now() + crate::sys::remove::DEADLINE;
+        let _ = crate::sys::remove::remove_path(&self.private, Some(deadline));
     }
 }
 
@@ -383,12 +419,20 @@ fn readable(p: &LoadedProfile, g: &Grants) -> Result<Vec<PathBuf>, String> {
             return Err(format!("the profile asks to read {r}, which needs `--grant read={r}`"));
         }
         match path.canonicalize() {
-            Ok(c) if c == path => out.push(path),
+            Ok(_) if canonical(&path) => out.push(path),
             Ok(c) => return Err(format!("`sandbox.read` {r} goes through a symbolic link (to {})", c.display())),
             Err(_) => {}
         }
     }
     Ok(out)
+}
+
+/// Whether `p` is absolute and names itself: no `.`, `..`, trailing slash
+/// or symbolic link on its way.
+fn canonical(p: &Path) -> bool {
+    p.is_absolute()
+        && !p.as_os_str().as_encoded_bytes().ends_with(b"/")
+        && p.canonicalize().is_ok_and(|c| c == p)
 }
 
 fn read_allowed(p: &LoadedProfile, path: &Path, g: &Grants) -> bool {
@@ -481,8 +525,12 @@ fn watch(test: &Dir, private: &Dir, limit: u64, netns: u64, stop: &AtomicBool, t
         if base.saturating_sub(free) <= limit {
             continue;
         }
-        let used = test.usage() + private.usage();
-        if used > limit {
+        // What the test holds: its directories (as deep as the walk goes:
+        // deeper than that counts as over), and files its processes keep
+        // open after removing them, which no walk sees.
+        let ((t, t_deep), (p, p_deep)) = (test.usage_bounded(), private.usage_bounded());
+        let used = t + p + held_deleted(netns);
+        if used > limit || t_deep || p_deep {
             tripped.store(true, Ordering::Relaxed);
             kill_netns(netns);
         } else {
@@ -499,15 +547,43 @@ fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
     std::fs::File::from(fd.try_clone().ok()?).metadata().ok().map(|m| m.ino())
 }
 
+/// Pids of the processes in the network namespace `inode`.
+fn in_netns(inode: u64) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let want = format!("net:[{inode}]");
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|l| l.to_string_lossy() == want))
+        .collect()
+}
+
+/// Bytes of files that processes in the network namespace `inode` hold
+/// open after removing them (each file counted once).
+fn held_deleted(inode: u64) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0;
+    for pid in in_netns(inode) {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+        for fd in fds.flatten() {
+            let deleted = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().ends_with(" (deleted)"));
+            // The /proc link reaches the open file itself, not a path.
+            if let (true, Ok(m)) = (deleted, std::fs::metadata(fd.path()))
+                && m.is_file()
+                && seen.insert((m.dev(), m.ino()))
+            {
+                total += m.blocks() * 512;
+            }
+        }
+    }
+    total
+}
+
 /// SIGKILL to every process in the network namespace `inode`.
 fn kill_netns(inode: u64) {
-    let Ok(rd) = std::fs::read_dir("/proc") else { return };
-    for pid in rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())) {
-        let link = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
-        if link.is_some_and(|l| l.to_string_lossy() == format!("net:[{inode}]")) {
-            // SAFETY: plain syscall.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+    for pid in in_netns(inode) {
+        // SAFETY: plain syscall.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
 

@@ -373,23 +373,35 @@ impl Server {
         if let Some(g) = self.cgroup.take() {
             g.remove();
         }
+        let mut refused = None;
         for p in &self.remove {
             let r = match &self.beneath {
                 Some(d) => d.remove(p),
                 None => Err(std::io::Error::other("the test's directory is gone")),
             };
-            if let Err(e) = r
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
+            match r {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                // A link the test planted on the way: refused, and nothing
+                // of engine's is left to undo, so the journal lets it go
+                // (a refusal must not stop every later run).
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    refused.get_or_insert(ExecError::Io {
+                        what: format!("refused to remove {} of server {}", p.display(), self.name),
+                        source: e,
+                    });
+                }
                 // Left in the journal for `engine recover`.
-                return Err(ExecError::Io {
-                    what: format!("cannot remove {} of server {}", p.display(), self.name),
-                    source: e,
-                });
+                Err(e) => {
+                    return Err(ExecError::Io {
+                        what: format!("cannot remove {} of server {}", p.display(), self.name),
+                        source: e,
+                    });
+                }
             }
         }
         self.forget();
-        Ok(())
+        refused.map_or(Ok(()), Err)
     }
 
     /// Drops the server's journal entry (nothing is left to undo).

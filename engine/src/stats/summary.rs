@@ -23,10 +23,16 @@ impl Summary {
             return None;
         }
         let n = values.len();
-        let mean = values.iter().sum::<f64>() / n as f64;
+        // In units of the largest magnitude: sums and squares of values
+        // near f64::MAX (a plugin may report them) stay finite, and the
+        // mean and SD of finite values are finite wherever they fit.
+        let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
+        let m = values.iter().map(|v| v / scale).sum::<f64>() / n as f64;
+        let mean = m * scale;
         let sd = (n >= 2).then(|| {
-            let ss: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
-            (ss / (n as f64 - 1.0)).sqrt()
+            let ss: f64 = values.iter().map(|v| (v / scale - m).powi(2)).sum();
+            (ss / (n as f64 - 1.0)).sqrt() * scale
         });
         let se = sd.map(|s| s / (n as f64).sqrt());
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
@@ -59,7 +65,7 @@ pub(crate) fn median(values: &[f64]) -> f64 {
     if n == 0 {
         return f64::NAN;
     }
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 { v[n / 2] } else { v[n / 2 - 1] / 2.0 + v[n / 2] / 2.0 }
 }
 
 #[cfg(test)]
@@ -92,6 +98,18 @@ mod tests {
         assert!(close(s.sd.unwrap(), (5.0f64 / 3.0).sqrt()));
         assert!(close(s.se.unwrap(), (5.0f64 / 3.0).sqrt() / 2.0));
         assert!(close(s.rse_percent().unwrap(), (5.0f64 / 3.0).sqrt() / 2.0 / 2.5 * 100.0));
+    }
+
+    #[test]
+    fn magnitudes_near_the_largest_double_stay_finite() {
+        let s = Summary::of(&[f64::MAX, f64::MAX, f64::MAX]).unwrap();
+        assert_eq!((s.mean, s.sd, s.se, s.median), (f64::MAX, Some(0.0), Some(0.0), f64::MAX));
+        let s = Summary::of(&[f64::MAX, f64::MAX / 2.0]).unwrap();
+        assert!(close(s.mean, 0.75 * f64::MAX) && s.sd.unwrap().is_finite(), "{s:?}");
+        assert!(close(s.median, 0.75 * f64::MAX));
+        // Tiny magnitudes keep their precision too.
+        let s = Summary::of(&[1e-300, 3e-300]).unwrap();
+        assert!(close(s.mean / 2e-300, 1.0) && close(s.sd.unwrap() / 1.4142135623730951e-300, 1.0), "{s:?}");
     }
 
     #[test]

@@ -69,6 +69,20 @@ pub(crate) fn temp_prefix() -> String {
     format!(".tmp-{}-", std::process::id())
 }
 
+/// The last `max` bytes of the file at `path` as text (lossy), never more:
+/// a command's log can be as large as the command made it.
+pub(crate) fn read_tail(path: &Path, max: u64) -> String {
+    use std::io::{Read, Seek};
+    let Ok(mut f) = File::open(path) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if f.seek(io::SeekFrom::Start(len.saturating_sub(max))).is_err() {
+        return String::new();
+    }
+    let mut v = Vec::new();
+    let _ = f.take(max).read_to_end(&mut v);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
 /// Removes what killed runs left in `dir`: entries named `.tmp-<pid>-…`
 /// whose process is gone (files, and folders with what they hold).
 /// Returns the paths removed. Entries of live processes are never touched.
@@ -85,10 +99,8 @@ pub(crate) fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
             continue;
         }
         let p = e.path();
-        let gone = match e.file_type() {
-            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
-            _ => std::fs::remove_file(&p),
-        };
+        let deadline = std::time::Instant::now() + super::remove::DEADLINE;
+        let gone = super::remove::remove_path(&p, Some(deadline));
         if gone.is_ok() {
             out.push(p);
         }

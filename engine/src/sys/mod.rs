@@ -14,6 +14,7 @@ pub mod privilege;
 pub mod proc;
 pub mod process;
 pub(crate) mod psi;
+pub mod remove;
 pub mod safepath;
 pub mod seccomp;
 pub mod spawn;

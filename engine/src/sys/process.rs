@@ -186,20 +186,44 @@ pub(crate) fn memfile(name: &str) -> std::io::Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-/// Everything written to `f` (shared offset with the child), from the start.
+/// Most of one command's stdout (or stderr) engine keeps: its first and
+/// last halves, with a line saying how much between them was dropped. A
+/// test's output costs engine this much memory at most, whatever it sent
+/// (a sparse 1 GiB memory file once cost 6 GiB of engine's memory).
+pub(crate) const CAPTURE_CAP: usize = 16 << 20;
+
+/// What was written to `f` (shared offset with the child), from the start:
+/// all of it up to [`CAPTURE_CAP`], else its first and last halves.
 pub(crate) fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
-    // Positional reads from 0: no seek, and no size probe (an empty output,
-    // the common case for timed tests, costs one read).
+    // Positional reads from 0: no seek (an empty output, the common case
+    // for timed tests, costs one read and a size probe).
     use std::os::unix::fs::FileExt;
-    let mut v = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        let n = f.read_at(&mut buf, v.len() as u64)?;
-        if n == 0 {
-            return Ok(v);
+    let read_range = |v: &mut Vec<u8>, from: u64, len: usize| -> std::io::Result<()> {
+        let mut buf = [0u8; 16 * 1024];
+        let mut done = 0;
+        while done < len {
+            let want = (len - done).min(buf.len());
+            let n = f.read_at(&mut buf[..want], from + done as u64)?;
+            if n == 0 {
+                break;
+            }
+            v.extend_from_slice(&buf[..n]);
+            done += n;
         }
-        v.extend_from_slice(&buf[..n]);
+        Ok(())
+    };
+    let size = f.metadata()?.len();
+    let mut v = Vec::new();
+    if size <= CAPTURE_CAP as u64 {
+        read_range(&mut v, 0, CAPTURE_CAP)?;
+        return Ok(v);
     }
+    let half = CAPTURE_CAP / 2;
+    read_range(&mut v, 0, half)?;
+    let dropped = size - 2 * half as u64;
+    v.extend_from_slice(format!("\n[engine: {dropped} bytes of this output not kept: more than 16 MiB]\n").as_bytes());
+    read_range(&mut v, size - half as u64, half)?;
+    Ok(v)
 }
 
 /// /dev/null opened once (read-only, close-on-exec), for children's stdin.
@@ -308,15 +332,27 @@ fn spawn_as(spec: &Spec<'_>, user: super::privilege::Unprivileged) -> std::io::R
 /// other `pre_exec` hook (a sandbox's forks inherit the session).
 pub(crate) fn own_session(cmd: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
-    // SAFETY: setsid is async-signal-safe and allocates nothing.
+    // SAFETY: setsid and close_range are async-signal-safe and allocate nothing.
     unsafe {
         cmd.pre_exec(|| {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            no_inherited_descriptors();
             Ok(())
         })
     }
+}
+
+/// Every descriptor from 3 up closes at exec: what engine itself inherited
+/// without close-on-exec (a file the shell opened, a terminal on fd 5) must
+/// not reach a test's command. 0–2 are the command's own, set just before.
+///
+/// # Safety
+/// Between fork and exec (or where closing at exec is meant for all).
+pub(crate) unsafe fn no_inherited_descriptors() {
+    // SAFETY: marks descriptors close-on-exec; no memory is touched.
+    unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) };
 }
 
 /// `cmd` is killed with engine (the kernel's parent-death signal): a trial's

@@ -211,14 +211,15 @@ impl Dir {
         }
         match io::Error::last_os_error().raw_os_error() {
             Some(libc::ENOENT) => Ok(()),
-            // A directory: std's removal opens every level without
-            // following links, from the parent's descriptor.
+            // A directory: removed level by level from the parent's
+            // descriptor, never following a link, with a constant number
+            // of descriptors however deep it goes.
             Some(libc::EISDIR) | Some(libc::EPERM) => {
-                let p = parent.fd_path().join(std::ffi::OsStr::from_bytes(name.as_bytes()));
-                match std::fs::remove_dir_all(p) {
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                    r => r,
-                }
+                let deadline = std::time::Instant::now() + super::remove::DEADLINE;
+                super::remove::remove_at(parent.fd(), &name, Some(deadline)).map_err(|e| match e {
+                    super::remove::RemoveError::Io(e) => e,
+                    other => io::Error::other(other.to_string()),
+                })
             }
             _ => Err(io::Error::last_os_error()),
         }
@@ -308,9 +309,12 @@ impl Dir {
     }
 
     /// Bytes used by everything under it (st_blocks, not following links,
-    /// not crossing into other file systems' mounts).
-    pub(crate) fn usage(&self) -> u64 {
-        usage_of(self.fd(), 0)
+    /// not crossing into other file systems' mounts), and whether the walk
+    /// stopped at its depth bound with directories below unmeasured.
+    pub(crate) fn usage_bounded(&self) -> (u64, bool) {
+        let mut deeper = false;
+        let bytes = usage_of(self.fd(), 0, &mut deeper);
+        (bytes, deeper)
     }
 }
 
@@ -368,7 +372,7 @@ fn chown_under(dir: BorrowedFd<'_>, uid: u32, gid: u32, depth: usize) -> io::Res
 /// Most directory levels [`Dir::usage`] descends.
 const MAX_DEPTH: usize = 64;
 
-fn usage_of(dir: BorrowedFd<'_>, depth: usize) -> u64 {
+fn usage_of(dir: BorrowedFd<'_>, depth: usize, deeper: &mut bool) -> u64 {
     let Ok(fd) = open_beneath(dir, Path::new(""), libc::O_RDONLY | libc::O_DIRECTORY, 0) else { return 0 };
     let raw = fd.as_raw_fd();
     // SAFETY: fdopendir takes over the descriptor; closed by closedir.
@@ -395,6 +399,9 @@ fn usage_of(dir: BorrowedFd<'_>, depth: usize) -> u64 {
             continue;
         }
         total += st.st_blocks as u64 * 512;
+        if kind == libc::DT_DIR && depth >= MAX_DEPTH {
+            *deeper = true;
+        }
         if kind == libc::DT_DIR && depth < MAX_DEPTH {
             // SAFETY: valid descriptor and name.
             let sub = unsafe {
@@ -407,7 +414,7 @@ fn usage_of(dir: BorrowedFd<'_>, depth: usize) -> u64 {
             if sub >= 0 {
                 // SAFETY: a new descriptor we own.
                 let sub = unsafe { OwnedFd::from_raw_fd(sub) };
-                total += usage_of(sub.as_fd(), depth + 1);
+                total += usage_of(sub.as_fd(), depth + 1, deeper);
             }
         }
     }
@@ -475,7 +482,7 @@ mod tests {
         assert!(outside.path().join("secret").exists());
         std::fs::write(test.join("trial/x"), vec![1u8; 10_000]).unwrap();
         assert!(!t.is_empty());
-        assert!(dir.usage() >= 10_000, "{}", dir.usage());
+        assert!(dir.usage_bounded().0 >= 10_000, "{:?}", dir.usage_bounded());
         // The fd path is the directory engine opened, even after a swap.
         std::fs::rename(test.join("trial"), test.join("moved")).unwrap();
         symlink(outside.path(), test.join("trial")).unwrap();

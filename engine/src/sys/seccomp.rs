@@ -86,6 +86,29 @@ const DENIED: &[(i64, &str)] = &[
 /// redirecting the console, taking a controlling terminal.
 const TTY_IOCTLS: [u64; 5] = [libc::TIOCSTI, libc::TIOCLINUX, libc::TIOCSETD, libc::TIOCCONS, libc::TIOCSCTTY];
 
+/// Calls that set a mode, and which argument holds it: setuid and setgid
+/// bits are refused wherever a mode is set (chmod, open with O_CREAT,
+/// mknod), as systemd's `RestrictSUIDSGID=` does. In a directory of the
+/// host's that the user granted (an idmapped mount, where root inside
+/// writes as the host's root), a setuid file would be the host root's.
+const MODE_ARG: [(i64, u8); 9] = [
+    (libc::SYS_chmod, 1),
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (libc::SYS_fchmodat2, 2),
+    (libc::SYS_open, 2),
+    (libc::SYS_openat, 3),
+    (libc::SYS_creat, 1),
+    (libc::SYS_mknod, 1),
+    (libc::SYS_mknodat, 2),
+];
+
+/// Extended-attribute writes, refused to a command that can write a
+/// directory of the host's: `security.capability` written through an
+/// idmapped mount would give a file capabilities in the host's namespace
+/// (a filter cannot read the attribute's name). 463 is `setxattrat`.
+const XATTR_WRITES: [i64; 4] = [libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_fsetxattr, 463];
+
 /// The socket families a confined command may open.
 const FAMILIES: [u64; 4] = [libc::AF_UNIX as u64, libc::AF_INET as u64, libc::AF_INET6 as u64, libc::AF_NETLINK as u64];
 
@@ -110,6 +133,8 @@ pub(crate) struct Filters {
     programs: Vec<BpfProgram>,
     /// Loaded too unless the command may use io_uring.
     no_io_uring: BpfProgram,
+    /// Loaded too when the command can write a directory of the host's.
+    no_xattr_writes: BpfProgram,
 }
 
 fn rule(arg: u8, op: Op, value: u64) -> SeccompRule {
@@ -157,10 +182,17 @@ fn build() -> Result<Filters, String> {
     let masked = |flag: u64| rule(0, Op::MaskedEq(flag), flag);
     deny.insert(libc::SYS_unshare, NEW_NAMESPACES.iter().map(|f| masked(*f)).collect());
     deny.insert(libc::SYS_clone, NEW_NAMESPACES.iter().map(|f| masked(*f)).collect());
-    deny.insert(
-        libc::SYS_socket,
-        vec![rule(0, Op::Eq, libc::AF_PACKET as u64), rule(1, Op::MaskedEq(0xf), libc::SOCK_RAW as u64)],
-    );
+    // Raw IP sockets (a raw netlink socket is how `ip` talks to the kernel,
+    // and NETLINK_ROUTE is allowed below).
+    let raw = |family: i32| {
+        let c = vec![dword(0, Op::Eq, family as u64), dword(1, Op::MaskedEq(0xf), libc::SOCK_RAW as u64)];
+        SeccompRule::new(c).expect("a rule with conditions")
+    };
+    deny.insert(libc::SYS_socket, vec![rule(0, Op::Eq, libc::AF_PACKET as u64), raw(libc::AF_INET), raw(libc::AF_INET6)]);
+    for (nr, arg) in MODE_ARG {
+        let bit = |b: u64| SeccompRule::new(vec![dword(arg, Op::MaskedEq(b), b)]).expect("a rule");
+        deny.insert(nr, vec![bit(libc::S_ISUID as u64), bit(libc::S_ISGID as u64)]);
+    }
     let ioctls = TTY_IOCTLS.iter().map(|c| SeccompRule::new(vec![dword(1, Op::Eq, *c)]).expect("a rule"));
     deny.insert(libc::SYS_ioctl, ioctls.collect());
     let sockets: BTreeMap<i64, Vec<SeccompRule>> =
@@ -172,13 +204,21 @@ fn build() -> Result<Filters, String> {
             .collect();
     // clone3 passes its flags in memory a filter cannot read: ENOSYS makes
     // glibc fall back to clone, whose flags it can.
-    let clone3: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_clone3, Vec::new())].into();
+    // openat2, like clone3, passes in memory what a filter would check (the
+    // mode): ENOSYS makes callers fall back to openat.
+    let clone3: BTreeMap<i64, Vec<SeccompRule>> =
+        [(libc::SYS_clone3, Vec::new()), (libc::SYS_openat2, Vec::new())].into();
+    let xattrs: BTreeMap<i64, Vec<SeccompRule>> = XATTR_WRITES.iter().map(|nr| (*nr, Vec::new())).collect();
     let mut programs =
         vec![compile(deny, libc::EPERM)?, compile(clone3, libc::ENOSYS)?, compile(sockets, libc::EAFNOSUPPORT)?];
     if std::env::consts::ARCH == "x86_64" {
         programs.push(x32_program());
     }
-    Ok(Filters { programs, no_io_uring: compile(io_uring, libc::ENOSYS)? })
+    Ok(Filters {
+        programs,
+        no_io_uring: compile(io_uring, libc::ENOSYS)?,
+        no_xattr_writes: compile(xattrs, libc::EPERM)?,
+    })
 }
 
 /// The filters, compiled on first use.
@@ -189,14 +229,16 @@ pub(crate) fn filters() -> Result<&'static Filters, String> {
 
 impl Filters {
     /// Loads every filter into the calling thread (no new privileges must
-    /// be set already), io_uring's too unless `io_uring`. Only system
-    /// calls: safe between fork and exec.
+    /// be set already), io_uring's too unless `io_uring`, the extended
+    /// attributes' when `host_writable`. Only system calls: safe between
+    /// fork and exec.
     ///
     /// # Safety
     /// Irreversible for the caller; meant for a child about to exec.
-    pub unsafe fn load(&self, io_uring: bool) -> std::io::Result<()> {
+    pub unsafe fn load(&self, io_uring: bool, host_writable: bool) -> std::io::Result<()> {
         let extra = (!io_uring).then_some(&self.no_io_uring);
-        for p in self.programs.iter().chain(extra) {
+        let xattrs = host_writable.then_some(&self.no_xattr_writes);
+        for p in self.programs.iter().chain(extra).chain(xattrs) {
             let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
             // SAFETY: a valid program for the duration of the call.
             let r = unsafe {
@@ -226,7 +268,7 @@ mod tests {
             let pid = libc::fork();
             if pid == 0 {
                 libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                if filters.load(io_uring).is_err() {
+                if filters.load(io_uring, true).is_err() {
                     libc::_exit(100);
                 }
                 libc::_exit(f());

@@ -254,6 +254,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if libc::chdir(p.cwd.as_ptr()) != 0 {
             fail(p);
         }
+        super::process::no_inherited_descriptors();
         // Killed with engine, even by kill -9; and not started if engine is already gone.
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
             fail(p);

@@ -14,7 +14,10 @@
 //! error, log lines and a result name holding terminal escapes and line
 //! breaks; `undeclared` returns a value for a result it does not declare;
 //! `absurd` returns 1e308; `intervals` reports figures with a hostile
-//! name, unit and value, far too many of them, at a time far ahead.
+//! name, unit and value, far too many of them, at a time far ahead;
+//! `tty` reads its standard input (what the person typed, were it the
+//! terminal), tries `/dev/tty` and writes a raw escape, and returns 1 if
+//! any of it reached something.
 
 use engine_sdk::{Config, Context, Error, Figure, Report, Workload};
 
@@ -37,6 +40,7 @@ const MODES: &[&str] = &[
     "undeclared",
     "absurd",
     "intervals",
+    "tty",
     "ok",
 ];
 
@@ -151,6 +155,15 @@ impl Workload for Abuse {
             "text" => {
                 cx.log("fine\n=== trial-9 ===\n# forged line\r\x1b]0;pwned\x07");
                 Err(Error::failed("\x1b]0;pwned\x07\x1b[2J\r\x1b[32mall tests passed\nsecond line"))
+            }
+            "tty" => {
+                let mut typed = Vec::new();
+                let n = std::io::Read::read_to_end(&mut std::io::stdin(), &mut typed).unwrap_or(0);
+                let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok();
+                cx.log(&format!("stdin gave {n} bytes; /dev/tty opened: {tty}"));
+                print!("\x1b]0;pwned\x07");
+                eprint!("\x1b]0;pwned\x07");
+                Ok(Report::new().value("value", if n > 0 || tty { 1.0 } else { 0.0 }))
             }
             "undeclared" => Ok(Report::new().value("value", 1.0).value("other\nforged", 2.0)),
             "absurd" => Ok(Report::new().value("value", 1e308)),

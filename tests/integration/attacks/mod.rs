@@ -11,6 +11,7 @@
 //! archives), `text` (terminals, CSV, Markdown, XML), `plugins` (WASM) and `world`
 //! (the user's terminal, sockets outside, one budget per test).
 
+mod cleanup;
 mod limits;
 mod names;
 mod plugins;

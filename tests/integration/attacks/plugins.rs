@@ -251,3 +251,36 @@ fn a_repository_plugin_gets_the_defaults_unless_granted() {
     let r = env.run(&["info", "evil/small"]);
     assert!(r.stdout.contains("a WASM plugin in wasmtime") && r.stdout.contains("unless --grant"), "{r:?}");
 }
+
+/// A plugin's WASI standard input is never engine's: what the person
+/// types (here, engine's stdin holds a "password") is not readable, there
+/// is no /dev/tty to open, and its raw escapes reach no terminal.
+#[test]
+fn a_plugin_never_reads_the_users_input_or_terminal() {
+    let env = Env::new();
+    let abuse = std::fs::read(wasm("abuse_plugin")).unwrap();
+    let h = Hostile::new(&env);
+    h.profile("tty", &plugin_yaml("tty", "{mode: tty}", "{}")).file("tty", "plugin.wasm", &abuse);
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let mut child = env
+        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()])
+        .args(["evil/tty", "--runs", "1", "--save", "t", "--logs", "all"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"hunter2-typed-password\n").unwrap();
+    }
+    let r: Run = child.wait_with_output().unwrap().into();
+    assert_eq!(r.code, 0, "{r:?}");
+    let trials = env.result("t")["results"][0]["entries"][0]["trials"].clone();
+    assert_eq!(trials, serde_json::json!([0.0]), "the plugin read engine's stdin or opened /dev/tty");
+    let text = super::all_text(&env);
+    assert!(text.contains("stdin gave 0 bytes; /dev/tty opened: false"), "{text}");
+    assert!(!text.contains("hunter2"), "the typed text reached the plugin");
+    assert!(!r.stdout.contains("\x1b]0;pwned") && !r.stderr.contains("\x1b]0;pwned"), "{r:?}");
+}

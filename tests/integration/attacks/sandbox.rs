@@ -188,6 +188,11 @@ fn nothing_engine_does_follows_a_planted_path() {
     }
     assert_eq!(dir.changes(), Vec::<String>::new(), "the bait directory changed");
     assert_eq!(bait.changes(), Vec::<String>::new());
+    // The refused removal was no change of engine's: nothing stays pending
+    // in the journal, and the next run starts (issue 53).
+    let r = env.bench(&["evil/tmpswap", "--runs", "1", "--save", "after"]);
+    assert_eq!(r.code, 0, "a refusal wedged the next run: {r:?}");
+    assert!(!r.stderr.contains("left system state changed"), "{r:?}");
 }
 
 /// Between set-ups engine empties the test's folder, which the test's own

@@ -26,13 +26,19 @@ impl Undo for ScratchFolders {
         let Ok(rd) = std::fs::read_dir(&self.dir) else { return Ok(()) };
         let mut errs = Vec::new();
         for e in rd.flatten() {
-            if e.file_name().to_string_lossy().starts_with(self.prefix.as_str())
-                && let Err(err) = std::fs::remove_dir_all(e.path())
-                && err.kind() != std::io::ErrorKind::NotFound
-            {
+            if !e.file_name().to_string_lossy().starts_with(self.prefix.as_str()) {
+                continue;
+            }
+            // What cannot be removed in time is moved aside (and cleared
+            // later): a tree a test left never keeps the journal pending.
+            if let Err(err) = crate::sys::remove::remove_or_quarantine(&e.path(), None) {
                 errs.push(format!("cannot remove {}: {err}", e.path().display()));
             }
         }
+        // A few seconds here (the end of a run, `engine recover`); the
+        // next run clears the rest in the background.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        crate::sys::remove::clear_quarantine(std::path::Path::new(&self.dir), deadline);
         if errs.is_empty() { Ok(()) } else { Err(UndoError(errs.join("; "))) }
     }
 }

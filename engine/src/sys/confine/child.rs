@@ -85,8 +85,11 @@ impl Prepared {
                 step("bounding file sizes", libc::setrlimit(libc::RLIMIT_FSIZE, &lim))?;
             }
             set_caps(keep)?;
+            // Nothing engine inherited reaches the command (see
+            // sys::process::no_inherited_descriptors).
+            crate::sys::process::no_inherited_descriptors();
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-            self.filters.load(self.io_uring).map_err(|e| report("loading the system-call filter", e))
+            self.filters.load(self.io_uring, self.host_writable).map_err(|e| report("loading the system-call filter", e))
         }
     }
 
@@ -150,6 +153,9 @@ impl Prepared {
             mount(tmpfs, c"/tmp".as_ptr(), tmpfs, flags, c"mode=755,size=1m".as_ptr().cast(), "a new root")?;
             step("entering the new root", libc::chdir(c"/tmp".as_ptr()))?;
             self.system()?;
+            libc::mkdir(c"sys".as_ptr(), 0o555);
+            let ro = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            mount(c"sysfs".as_ptr(), c"sys".as_ptr(), c"sysfs".as_ptr(), ro, std::ptr::null(), "a /sys of its own")?;
             self.dev()?;
             let opts = c"mode=755,size=16m".as_ptr().cast();
             for h in &self.hide {

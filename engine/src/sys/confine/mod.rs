@@ -2,7 +2,8 @@
 //! empty world plus what it was given, as bubblewrap builds one. Its root
 //! is a fresh tmpfs (`pivot_root`, the host's root detached) holding
 //! read-only binds of what programs need — `/usr` and the `/bin`, `/sbin`,
-//! `/lib*` links, the few `/etc` entries programs read ([`ETC`]), `/sys` —
+//! `/lib*` links, the few `/etc` entries programs read ([`ETC`]); a sysfs of
+//! its own network namespace —
 //! the profile's folder and install read-only, the test's directories
 //! writable, a private `/tmp` and `/dev/shm`, empty `/root`, `/home` and
 //! `/run` of its own, `/proc` of its own PID namespace and a `/dev` with
@@ -65,7 +66,9 @@ const SCRATCH_DIRS: [&str; 3] = ["/root", "/home", "/run"];
 
 /// The top-level entries of the host shown read-only (those that exist;
 /// a link, as `/bin` is on a merged-/usr system, is made again as a link).
-const TOP: [&str; 8] = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys"];
+/// `/sys` is a sysfs of its own, mounted in the test's network namespace
+/// (so `/sys/class/net` shows only `lo`), without the host's submounts.
+const TOP: [&str; 7] = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /// The entries of `/etc` programs read: the loader, users and groups (no
 /// shadow files), name service, time zone, certificates, the Debian
@@ -366,6 +369,8 @@ pub(crate) struct Prepared {
     filters: &'static super::seccomp::Filters,
     io_uring: bool,
     pty: bool,
+    /// Whether it can write a directory of the host's (idmapped).
+    host_writable: bool,
     parent: libc::pid_t,
     /// The command's wait status goes from the namespace's init to the
     /// process outside that passes it on (an init cannot die of a signal).
@@ -384,13 +389,16 @@ fn cstr(p: &OsStr) -> Result<CString, ConfineError> {
 fn open_source(path: &Path, idmap: Option<RawFd>) -> Result<OwnedFd, ConfineError> {
     let c = cstr(path.as_os_str())?;
     let fail = |e| setup(format!("copying {} to bind it", path.display()))(e);
-    // SAFETY: a valid C string; a new descriptor on success.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(fail(std::io::Error::last_os_error()));
-    }
-    // SAFETY: a new descriptor we own.
-    let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    // A directory of the host's (declared or granted): no symbolic link
+    // anywhere on the way (RESOLVE_NO_SYMLINKS), so a link a test planted
+    // in a granted directory is refused, not bound. Engine's own (the
+    // test's folder, under a target the user may reach through a link):
+    // its last component not followed.
+    use rustix::fs::{OFlags, ResolveFlags};
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let resolve = if idmap.is_some() { ResolveFlags::NO_SYMLINKS } else { ResolveFlags::empty() };
+    let dir = rustix::fs::openat2(rustix::fs::CWD, c.as_c_str(), flags, rustix::fs::Mode::empty(), resolve)
+        .map_err(|e| fail(e.into()))?;
     let flags = (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_long
         | libc::AT_RECURSIVE as libc::c_long
         | libc::AT_EMPTY_PATH as libc::c_long;
@@ -466,6 +474,7 @@ impl Prepared {
             filters: super::seccomp::filters().map_err(ConfineError::Missing)?,
             io_uring: plan.io_uring,
             pty: plan.pty,
+            host_writable: !plan.writable_host.is_empty(),
             // SAFETY: plain syscall.
             parent: unsafe { libc::getpid() },
             status,
