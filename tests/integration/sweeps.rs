@@ -114,7 +114,8 @@ fn all_schedulers_tunables_and_settings_are_set_read_back_and_restored() {
     assert_eq!(read(&format!("{queue}/read_ahead_kb")), ra0);
 
     // A scheduler tunable for every state that has it, read back into the notes.
-    let r = echo_at(&env, fs.path(), "c", &["--scheduler", "kyber,mq-deadline", "--set", "iosched/read_lat_nsec=1000000"]);
+    let r =
+        echo_at(&env, fs.path(), "c", &["--scheduler", "kyber,mq-deadline", "--set", "iosched/read_lat_nsec=1000000"]);
     assert_eq!(r.code, 0, "{r:?}");
     let f = env.result("c");
     assert!(
@@ -677,7 +678,8 @@ fn one_file_system_on_a_device_interleaves_the_schedulers() {
             "id: whichdev\nversion: 1.0.0\ntitle: Which device\ntest_type: disk\nexecutor:\n  external:\n    program: sh\n    args: [-c, 'd=$(basename $(findmnt -n -o SOURCE --target .)); echo trial $(sed \"s/.*\\[\\(.*\\)\\].*/\\1/\" /sys/block/$d/queue/scheduler) $(findmnt -n -o FSTYPE --target .) >> {log}; echo value: 1']\n    pre_test: [{{shell: 'echo setup >> {log}'}}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
         ),
     );
-    let r = env.bench(&["whichdev", "--runs", "3", "--save", "one", "--device", "loop:64M", "--scheduler", "none,kyber"]);
+    let r =
+        env.bench(&["whichdev", "--runs", "3", "--save", "one", "--device", "loop:64M", "--scheduler", "none,kyber"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("Trials interleaved round-robin across 2 states"), "{}", r.stderr);
     let lines: Vec<String> = std::fs::read_to_string(log).unwrap().lines().map(str::to_string).collect();

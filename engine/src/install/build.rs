@@ -38,6 +38,12 @@ fn memory_mib() -> u64 {
         .unwrap_or(0)
 }
 
+/// The memory a confined build step may use: an eighth of the machine's,
+/// at least 1 GiB (the sandbox's default for a test's command).
+pub(crate) fn memory_limit() -> u64 {
+    (memory_mib() << 20).div_ceil(8).max(1 << 30)
+}
+
 /// The variables build steps see (besides engine's own environment).
 pub(crate) fn environment(dir: &Path) -> Vec<(String, String)> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string();

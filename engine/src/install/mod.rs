@@ -434,7 +434,10 @@ impl Installer {
             plan,
             shared,
             cgroups: self.confinement.as_ref().ok().and_then(Option::as_ref),
-            limits: crate::sys::cgroup::Limits::default(),
+            // A build has the sandbox's default memory (an eighth of the
+            // machine's, at least 1 GiB: the Linux kernel builds within it)
+            // and process limit, as a test's command does.
+            limits: crate::sys::cgroup::Limits { memory: Some(build::memory_limit()), ..Default::default() },
             file_size: None,
         });
         build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| match e {

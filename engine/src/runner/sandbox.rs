@@ -265,6 +265,10 @@ fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> 
             check(f, &s.timeout);
         }
     }
+    // A confined build step runs as long as its timeout lets it, too.
+    for (i, s) in p.profile.install.iter().flat_map(|i| i.build.iter()).enumerate() {
+        check(vec![Seg::key("install"), Seg::key("build"), Seg::Index(i), Seg::key("timeout")], &s.timeout);
+    }
     out
 }
 
@@ -430,9 +434,7 @@ fn readable(p: &LoadedProfile, g: &Grants) -> Result<Vec<PathBuf>, String> {
 /// Whether `p` is absolute and names itself: no `.`, `..`, trailing slash
 /// or symbolic link on its way.
 fn canonical(p: &Path) -> bool {
-    p.is_absolute()
-        && !p.as_os_str().as_encoded_bytes().ends_with(b"/")
-        && p.canonicalize().is_ok_and(|c| c == p)
+    p.is_absolute() && !p.as_os_str().as_encoded_bytes().ends_with(b"/") && p.canonicalize().is_ok_and(|c| c == p)
 }
 
 fn read_allowed(p: &LoadedProfile, path: &Path, g: &Grants) -> bool {

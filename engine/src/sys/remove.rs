@@ -79,8 +79,7 @@ pub(crate) fn remove_at(parent: BorrowedFd<'_>, name: &CStr, deadline: Option<In
 /// Removes the files, links and empty directories in `dir`; the first
 /// subdirectory that is not empty, opened, when there is one.
 fn empty_level(dir: &OwnedFd) -> Result<Option<OwnedFd>, RemoveError> {
-    let mut entries = rustix::fs::Dir::read_from(dir)?;
-    while let Some(e) = entries.next() {
+    for e in rustix::fs::Dir::read_from(dir)? {
         let e = e?;
         let name = e.file_name();
         if name == c"." || name == c".." {
@@ -181,7 +180,8 @@ mod tests {
         let mut cur = rustix::fs::open(top, DIR, Mode::empty()).unwrap();
         for _ in 0..depth {
             rustix::fs::mkdirat(&cur, c"d", Mode::from_raw_mode(0o755)).unwrap();
-            let f = rustix::fs::openat(&cur, c"f", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
+            let f =
+                rustix::fs::openat(&cur, c"f", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
             drop(f);
             cur = rustix::fs::openat(&cur, c"d", DIR, Mode::empty()).unwrap();
         }

@@ -188,7 +188,10 @@ fn build() -> Result<Filters, String> {
         let c = vec![dword(0, Op::Eq, family as u64), dword(1, Op::MaskedEq(0xf), libc::SOCK_RAW as u64)];
         SeccompRule::new(c).expect("a rule with conditions")
     };
-    deny.insert(libc::SYS_socket, vec![rule(0, Op::Eq, libc::AF_PACKET as u64), raw(libc::AF_INET), raw(libc::AF_INET6)]);
+    deny.insert(
+        libc::SYS_socket,
+        vec![rule(0, Op::Eq, libc::AF_PACKET as u64), raw(libc::AF_INET), raw(libc::AF_INET6)],
+    );
     for (nr, arg) in MODE_ARG {
         let bit = |b: u64| SeccompRule::new(vec![dword(arg, Op::MaskedEq(b), b)]).expect("a rule");
         deny.insert(nr, vec![bit(libc::S_ISUID as u64), bit(libc::S_ISGID as u64)]);

@@ -407,3 +407,142 @@ fn io_uring_and_read_paths_need_the_users_grant() {
     let _ = std::fs::remove_file(&link);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The red team's holes of this round, each as it was found: a descriptor
+/// engine inherited (a file of root's on fd 9), a sparse 1 GiB stdout, a
+/// built-in `startup-time` command from a repository, a granted writable
+/// directory reached through `..` and through a link planted in it, and a
+/// setuid file made in a granted directory. Each is refused or bounded.
+#[test]
+#[ignore = "needs root"]
+fn the_red_teams_holes_stay_closed() {
+    use std::os::unix::fs::PermissionsExt;
+    require_root();
+    let env = Env::new();
+    let t = tag("rt");
+    let bait = std::path::PathBuf::from(format!("/var/lib/engine-bait-{t}"));
+    let granted = std::path::PathBuf::from(format!("/var/lib/engine-granted-{t}"));
+    for d in [&bait, &granted] {
+        let _ = std::fs::remove_dir_all(d);
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::set_permissions(&bait, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(bait.join("secret"), format!("root secret {t}\n")).unwrap();
+    let (b, g) = (bait.display().to_string(), granted.display().to_string());
+    let h = Hostile::new(&env);
+    h.profile("fd", &script_profile("fd", "sh", "cat <&9 2>&1; ls -l /proc/self/fd; true", "", ""))
+        .profile(
+            "sparse",
+            &script_profile(
+                "sparse",
+                "sh",
+                "python3 -c 'import os; os.lseek(1, (1 << 30) - 64, 0); os.write(1, b\"sparse end\\n\")'",
+                "",
+                "",
+            ),
+        )
+        .profile(
+            "startup",
+            &format!(
+                "id: startup\nversion: 1.0.0\ntitle: Startup\ntest_type: other\nexecutor:\n  builtin:\n    workload: startup-time\n    config: {{background: none, files: \"1\", size: 4KiB, command: \"touch {b}/pwned\"}}\nresults: [{{id: seconds, unit: Seconds, proportion: LIB}}]\nparsers: []\n"
+            ),
+        )
+        .profile("dotdot", &script_profile("dotdot", "sh", &format!("cat {g}/../{}/secret", bait.file_name().unwrap().to_string_lossy()), &format!("sandbox: {{writable: [\"{g}/../{}\"]}}\n", bait.file_name().unwrap().to_string_lossy()), ""))
+        .profile("plant", &script_profile("plant", "sh", &format!("ln -s {b} {g}/cache"), &format!("sandbox: {{writable: [{g}]}}\n"), ""))
+        .profile("vialink", &script_profile("vialink", "sh", &format!("echo x > {g}/cache/planted"), &format!("sandbox: {{writable: [\"{g}/cache/\"]}}\n"), ""))
+        .profile("suid", &script_profile("suid", "sh", &format!("cp /bin/sh {g}/suidsh; chmod 4755 {g}/suidsh; chmod g+s {g}/suidsh; ls -l {g}/suidsh"), &format!("sandbox: {{writable: [{g}]}}\n"), ""));
+    h.profile(
+        "slowbuild",
+        &script_profile(
+            "slowbuild",
+            "sh",
+            "true",
+            "install:\n  build:\n    - shell: \"true\"\n      timeout: 5h\n",
+            "",
+        ),
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let grant = format!("writable={g}");
+    // A build step's timeout beyond the default is the user's to grant.
+    let r = env.bench(&["evil/slowbuild", "--runs", "1", "--save", "sb"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("slowbuild/profile.yaml:") && r.stderr.contains("--grant time=5h"), "{r:?}");
+
+    // fd 9 open on a 0600 file of root's, inherited by engine.
+    let secret = std::fs::File::open(bait.join("secret")).unwrap();
+    let mut c = env.cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()]);
+    c.args(["evil/fd", "--runs", "1", "--save", "fd", "--logs", "all"]);
+    // SAFETY: dup2 onto fd 9 in the child before exec (no close-on-exec).
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        let raw = secret.as_raw_fd();
+        c.pre_exec(move || if libc::dup2(raw, 9) < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    let r: Run = c.output().unwrap().into();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!all_text(&env).contains(&format!("root secret {t}")), "an inherited descriptor reached the trial");
+
+    // A sparse gigabyte on stdout: engine keeps 16 MiB of it.
+    let r = env.bench(&["evil/sparse", "--runs", "1", "--save", "sp", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let logs: u64 = walk(env.home.path()).iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    assert!(logs < 64 << 20, "{logs} bytes under ENGINE_HOME after a sparse 1 GiB stdout");
+    assert!(all_text(&env).contains("bytes of this output not kept"), "the cut is said");
+
+    // startup-time's command from a repository: refused at its field.
+    let r = env.bench(&["evil/startup", "--runs", "1", "--save", "st"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("startup/profile.yaml:") && r.stderr.contains("--grant builtin-command=yes"), "{r:?}");
+    assert!(!bait.join("pwned").exists(), "a built-in workload ran a repository's command");
+
+    // `..` out of a granted directory: never granted by that grant.
+    let r = env.bench(&["evil/dotdot", "--runs", "1", "--save", "dd", "--grant", &grant]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("--grant writable="), "{r:?}");
+    // A link planted in the granted directory, named with a trailing slash.
+    let r = env.bench(&["evil/plant", "--runs", "1", "--save", "pl", "--grant", &grant]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(granted.join("cache").is_symlink());
+    let r = env.bench(&["evil/vialink", "--runs", "1", "--save", "vl", "--grant", &grant]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(!bait.join("planted").exists(), "a link in a granted directory was bound");
+    // setuid and setgid bits in a granted directory: refused.
+    let r = env.bench(&["evil/suid", "--runs", "1", "--save", "su", "--grant", &grant, "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let mode = std::fs::metadata(granted.join("suidsh")).map(|m| m.permissions().mode()).unwrap_or(0);
+    assert_eq!(mode & 0o6000, 0, "a setuid or setgid file of the host's root was made: {mode:o}");
+    assert_eq!(super::listing(&bait), ["secret"], "the bait directory changed");
+    let _ = std::fs::remove_dir_all(&bait);
+    let _ = std::fs::remove_dir_all(&granted);
+}
+
+/// Space the scratch watchdog's walk cannot see: files the trial keeps
+/// open after removing them (each under the one-file limit), past a 64 MiB
+/// scratch limit. The file system lost it, and what the test holds is
+/// counted: the trial is stopped, not let through as "something else".
+#[test]
+#[ignore = "needs root"]
+fn unlinked_open_files_count_against_the_scratch_limit() {
+    require_root();
+    let env = Env::new();
+    let hog = r#"python3 -c '
+import os, time
+held = []
+for i in range(5):
+    f = open("/tmp/hog%d" % i, "wb"); os.unlink("/tmp/hog%d" % i)
+    for _ in range(60):
+        f.write(b"x" * (1 << 20))
+    f.flush(); os.fsync(f.fileno()); held.append(f)
+print("held 300 MiB unlinked", flush=True)
+time.sleep(30)
+'"#;
+    let h = Hostile::new(&env);
+    h.profile("unl", &script_profile("unl", "sh", hog, "requirements: {free_space: 16MiB}\n", ""));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let t0 = Instant::now();
+    let r = env.bench(&["evil/unl", "--runs", "1", "--save", "u"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(25), "not stopped: {:?}", t0.elapsed());
+    let f = failures(&env, "u");
+    assert!(f.iter().any(|(_, why)| why.contains("scratch limit")), "{f:?}");
+}

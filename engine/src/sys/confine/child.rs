@@ -89,7 +89,9 @@ impl Prepared {
             // sys::process::no_inherited_descriptors).
             crate::sys::process::no_inherited_descriptors();
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-            self.filters.load(self.io_uring, self.host_writable).map_err(|e| report("loading the system-call filter", e))
+            self.filters
+                .load(self.io_uring, self.host_writable)
+                .map_err(|e| report("loading the system-call filter", e))
         }
     }
 
