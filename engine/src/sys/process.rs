@@ -338,21 +338,10 @@ pub(crate) fn own_session(cmd: &mut Command) -> &mut Command {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            no_inherited_descriptors();
+            super::spawn::no_inherited_descriptors();
             Ok(())
         })
     }
-}
-
-/// Every descriptor from 3 up closes at exec: what engine itself inherited
-/// without close-on-exec (a file the shell opened, a terminal on fd 5) must
-/// not reach a test's command. 0–2 are the command's own, set just before.
-///
-/// # Safety
-/// Between fork and exec (or where closing at exec is meant for all).
-pub(crate) unsafe fn no_inherited_descriptors() {
-    // SAFETY: marks descriptors close-on-exec; no memory is touched.
-    unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) };
 }
 
 /// `cmd` is killed with engine (the kernel's parent-death signal): a trial's

@@ -206,6 +206,17 @@ impl Launch {
     }
 }
 
+/// Every descriptor from 3 up closes at exec: what engine itself inherited
+/// without close-on-exec (a file the shell opened, a terminal on fd 5) must
+/// not reach a test's command. 0–2 are the command's own, set just before.
+///
+/// # Safety
+/// Between fork and exec (or where closing at exec is meant for all).
+pub(crate) unsafe fn no_inherited_descriptors() {
+    // SAFETY: marks descriptors close-on-exec; no memory is touched.
+    unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) };
+}
+
 /// Says why the child could not go on (errno, for the parent) and ends it.
 unsafe fn fail(p: &mut Prepared) -> ! {
     // SAFETY: the parent's struct, which it reads after the child is gone.
@@ -254,7 +265,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if libc::chdir(p.cwd.as_ptr()) != 0 {
             fail(p);
         }
-        super::process::no_inherited_descriptors();
+        no_inherited_descriptors();
         // Killed with engine, even by kill -9; and not started if engine is already gone.
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
             fail(p);

@@ -86,8 +86,8 @@ impl Prepared {
             }
             set_caps(keep)?;
             // Nothing engine inherited reaches the command (see
-            // sys::process::no_inherited_descriptors).
-            crate::sys::process::no_inherited_descriptors();
+            // sys::spawn::no_inherited_descriptors).
+            crate::sys::spawn::no_inherited_descriptors();
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             self.filters
                 .load(self.io_uring, self.host_writable)
