@@ -23,17 +23,19 @@ impl Summary {
             return None;
         }
         let n = values.len();
-        // In units of the largest magnitude: sums and squares of values
-        // near f64::MAX (a plugin may report them) stay finite, and the
-        // mean and SD of finite values are finite wherever they fit.
-        let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let scale = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
-        let m = values.iter().map(|v| v / scale).sum::<f64>() / n as f64;
-        let mean = m * scale;
-        let sd = (n >= 2).then(|| {
-            let ss: f64 = values.iter().map(|v| (v / scale - m).powi(2)).sum();
-            (ss / (n as f64 - 1.0)).sqrt() * scale
-        });
+        let spread = values.iter().any(|v| *v != values[0]);
+        let (mean, sd) = match moments(values, 1.0) {
+            (m, sd) if m.is_finite() && sd.is_none_or(|s| s.is_finite() && (s > 0.0 || !spread)) => (m, sd),
+            // Sums or squares overflowed (values near f64::MAX, which a
+            // plugin may report) or squares underflowed (near 1e-300):
+            // again in units of the largest magnitude, so the mean and SD of
+            // finite values are right wherever they fit. Ordinary values
+            // keep the plain sums' exact digits.
+            _ => {
+                let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                moments(values, if scale.is_finite() && scale > 0.0 { scale } else { 1.0 })
+            }
+        };
         let se = sd.map(|s| s / (n as f64).sqrt());
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -55,6 +57,17 @@ impl Summary {
         let sd = self.sd?;
         (self.mean != 0.0).then(|| sd / self.mean.abs() * 100.0)
     }
+}
+
+/// Mean and sample SD of `values`, summed in units of `scale`.
+fn moments(values: &[f64], scale: f64) -> (f64, Option<f64>) {
+    let n = values.len() as f64;
+    let m = values.iter().map(|v| v / scale).sum::<f64>() / n;
+    let sd = (values.len() >= 2).then(|| {
+        let ss: f64 = values.iter().map(|v| (v / scale - m).powi(2)).sum();
+        (ss / (n - 1.0)).sqrt() * scale
+    });
+    (m * scale, sd)
 }
 
 /// Median; for an even count, the mean of the two middle values.
