@@ -438,7 +438,9 @@ impl Installer {
             // machine's, at least 1 GiB: the Linux kernel builds within it)
             // and process limit, as a test's command does.
             limits: crate::sys::cgroup::Limits { memory: Some(build::memory_limit()), ..Default::default() },
-            file_size: None,
+            // No one file of a build past 4 GiB (a kernel's largest is a
+            // few hundred MiB).
+            file_size: Some(4 << 30),
         });
         build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| match e {
             build::BuildError::Interrupted { .. } => InstallError::Interrupted,

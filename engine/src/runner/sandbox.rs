@@ -390,8 +390,9 @@ impl Sandbox {
         let xfsz = matches!(fin.exit, Exit::Signal(libc::SIGXFSZ)) || fin.exit == Exit::Code(128 + libc::SIGXFSZ);
         if xfsz || self.watchdog.as_ref().is_some_and(Watchdog::tripped) {
             return Some(format!(
-                "more than {} written in the test's directories (the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none)",
-                fmt_size(self.scratch)
+                "more than {} written in the test's directories, or more than {} files in them (the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none; files it keeps open or mapped after removing them count)",
+                fmt_size(self.scratch),
+                inode_limit(self.scratch)
             ));
         }
         denied(stderr, fin.cgroup.as_ref(), &self.limits)
@@ -512,33 +513,44 @@ impl Drop for Watchdog {
     }
 }
 
-fn free_of(d: &Dir) -> Option<u64> {
+/// The file system's free bytes and free inodes.
+fn free_of(d: &Dir) -> Option<(u64, u64)> {
     use std::os::fd::AsRawFd;
     // SAFETY: zeroed statfs is a valid out-parameter; a valid descriptor.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0).then(|| st.f_bfree as u64 * st.f_bsize as u64)
+    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0)
+        .then(|| (st.f_bfree as u64 * st.f_bsize as u64, st.f_ffree as u64))
+}
+
+/// The entries a test's directories may hold for `limit` bytes of scratch:
+/// one per 4 KiB, at least 100,000 (a kernel's source tree is 80,000).
+fn inode_limit(limit: u64) -> u64 {
+    (limit / 4096).max(100_000)
 }
 
 fn watch(test: &Dir, private: &Dir, limit: u64, netns: u64, stop: &AtomicBool, tripped: &AtomicBool) {
-    let Some(mut base) = free_of(test) else { return };
+    let Some((mut base, mut base_inodes)) = free_of(test) else { return };
+    let inodes = inode_limit(limit);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(WATCH_EVERY);
-        let Some(free) = free_of(test) else { return };
-        if base.saturating_sub(free) <= limit {
+        let Some((free, free_inodes)) = free_of(test) else { return };
+        if base.saturating_sub(free) <= limit && base_inodes.saturating_sub(free_inodes) <= inodes {
             continue;
         }
         // What the test holds: its directories (as deep as the walk goes:
-        // deeper than that counts as over), and files its processes keep
-        // open after removing them, which no walk sees.
-        let ((t, t_deep), (p, p_deep)) = (test.usage_bounded(), private.usage_bounded());
-        let used = t + p + held_deleted(netns);
-        if used > limit || t_deep || p_deep {
+        // deeper than that counts as over), their entries, and files its
+        // processes keep open or mapped after removing them, which no walk
+        // sees.
+        let (t, p) = (test.usage_bounded(), private.usage_bounded());
+        let used = t.bytes + p.bytes + held_deleted(netns);
+        if used > limit || t.entries + p.entries > inodes || t.deeper || p.deeper {
             tripped.store(true, Ordering::Relaxed);
             kill_netns(netns);
         } else {
             // Something else filled the file system: count from what the
             // test holds now, so the next check measures only its growth.
             base = free + used;
+            base_inodes = free_inodes + t.entries + p.entries;
         }
     }
 }
@@ -566,8 +578,11 @@ fn held_deleted(inode: u64) -> u64 {
     let mut seen = std::collections::HashSet::new();
     let mut total = 0;
     for pid in in_netns(inode) {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
-        for fd in fds.flatten() {
+        // Open descriptors, and mappings that keep a removed file alive
+        // after its descriptor was closed.
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten();
+        let maps = std::fs::read_dir(format!("/proc/{pid}/map_files")).into_iter().flatten();
+        for fd in fds.chain(maps).flatten() {
             let deleted = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().ends_with(" (deleted)"));
             // The /proc link reaches the open file itself, not a path.
             if let (true, Ok(m)) = (deleted, std::fs::metadata(fd.path()))

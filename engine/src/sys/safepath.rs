@@ -309,13 +309,23 @@ impl Dir {
     }
 
     /// Bytes used by everything under it (st_blocks, not following links,
-    /// not crossing into other file systems' mounts), and whether the walk
-    /// stopped at its depth bound with directories below unmeasured.
-    pub(crate) fn usage_bounded(&self) -> (u64, bool) {
-        let mut deeper = false;
-        let bytes = usage_of(self.fd(), 0, &mut deeper);
-        (bytes, deeper)
+    /// not crossing into other file systems' mounts), how many entries it
+    /// holds, and whether the walk stopped at its depth bound with
+    /// directories below unmeasured.
+    pub(crate) fn usage_bounded(&self) -> Usage {
+        let mut u = Usage::default();
+        u.bytes = usage_of(self.fd(), 0, &mut u);
+        u
     }
+}
+
+/// What [`Dir::usage_bounded`] found.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Usage {
+    pub bytes: u64,
+    pub entries: u64,
+    /// The walk stopped at its depth bound.
+    pub deeper: bool,
 }
 
 fn chown_under(dir: BorrowedFd<'_>, uid: u32, gid: u32, depth: usize) -> io::Result<()> {
@@ -372,7 +382,7 @@ fn chown_under(dir: BorrowedFd<'_>, uid: u32, gid: u32, depth: usize) -> io::Res
 /// Most directory levels [`Dir::usage`] descends.
 const MAX_DEPTH: usize = 64;
 
-fn usage_of(dir: BorrowedFd<'_>, depth: usize, deeper: &mut bool) -> u64 {
+fn usage_of(dir: BorrowedFd<'_>, depth: usize, tally: &mut Usage) -> u64 {
     let Ok(fd) = open_beneath(dir, Path::new(""), libc::O_RDONLY | libc::O_DIRECTORY, 0) else { return 0 };
     let raw = fd.as_raw_fd();
     // SAFETY: fdopendir takes over the descriptor; closed by closedir.
@@ -399,8 +409,9 @@ fn usage_of(dir: BorrowedFd<'_>, depth: usize, deeper: &mut bool) -> u64 {
             continue;
         }
         total += st.st_blocks as u64 * 512;
+        tally.entries += 1;
         if kind == libc::DT_DIR && depth >= MAX_DEPTH {
-            *deeper = true;
+            tally.deeper = true;
         }
         if kind == libc::DT_DIR && depth < MAX_DEPTH {
             // SAFETY: valid descriptor and name.
@@ -414,7 +425,7 @@ fn usage_of(dir: BorrowedFd<'_>, depth: usize, deeper: &mut bool) -> u64 {
             if sub >= 0 {
                 // SAFETY: a new descriptor we own.
                 let sub = unsafe { OwnedFd::from_raw_fd(sub) };
-                total += usage_of(sub.as_fd(), depth + 1, deeper);
+                total += usage_of(sub.as_fd(), depth + 1, tally);
             }
         }
     }
@@ -482,7 +493,7 @@ mod tests {
         assert!(outside.path().join("secret").exists());
         std::fs::write(test.join("trial/x"), vec![1u8; 10_000]).unwrap();
         assert!(!t.is_empty());
-        assert!(dir.usage_bounded().0 >= 10_000, "{:?}", dir.usage_bounded());
+        assert!(dir.usage_bounded().bytes >= 10_000, "{:?}", dir.usage_bounded());
         // The fd path is the directory engine opened, even after a swap.
         std::fs::rename(test.join("trial"), test.join("moved")).unwrap();
         symlink(outside.path(), test.join("trial")).unwrap();

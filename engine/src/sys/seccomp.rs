@@ -212,8 +212,20 @@ fn build() -> Result<Filters, String> {
     let clone3: BTreeMap<i64, Vec<SeccompRule>> =
         [(libc::SYS_clone3, Vec::new()), (libc::SYS_openat2, Vec::new())].into();
     let xattrs: BTreeMap<i64, Vec<SeccompRule>> = XATTR_WRITES.iter().map(|nr| (*nr, Vec::new())).collect();
-    let mut programs =
-        vec![compile(deny, libc::EPERM)?, compile(clone3, libc::ENOSYS)?, compile(sockets, libc::EAFNOSUPPORT)?];
+    // fallocate that keeps the size (and punching holes, which must): ext4
+    // checks no file-size limit for it, so a command could reserve
+    // gigabytes under a log engine handed it. Plain fallocate (mode 0, what
+    // posix_fallocate and fio use) stays; EOPNOTSUPP makes tools fall back.
+    let keep = libc::FALLOC_FL_KEEP_SIZE as u64;
+    let fallocate: BTreeMap<i64, Vec<SeccompRule>> =
+        [(libc::SYS_fallocate, vec![SeccompRule::new(vec![dword(1, Op::MaskedEq(keep), keep)]).expect("a rule")])]
+            .into();
+    let mut programs = vec![
+        compile(deny, libc::EPERM)?,
+        compile(clone3, libc::ENOSYS)?,
+        compile(sockets, libc::EAFNOSUPPORT)?,
+        compile(fallocate, libc::EOPNOTSUPP)?,
+    ];
     if std::env::consts::ARCH == "x86_64" {
         programs.push(x32_program());
     }
@@ -364,6 +376,16 @@ mod tests {
             errno_of(libc::ioctl(p[0], libc::TIOCSTI, &c) as libc::c_long)
         });
         assert_eq!(sti, libc::EPERM);
+        // fallocate keeping the size is refused; plain fallocate is not.
+        let falloc = |mode: i32| {
+            in_child(move || unsafe {
+                let fd = libc::memfd_create(c"f".as_ptr(), 0);
+                errno_of(libc::fallocate(fd, mode, 0, 4096) as libc::c_long)
+            })
+        };
+        assert_eq!(falloc(libc::FALLOC_FL_KEEP_SIZE), libc::EOPNOTSUPP);
+        assert_eq!(falloc(libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE), libc::EOPNOTSUPP);
+        assert_eq!(falloc(0), 0);
         let other = in_child(|| unsafe {
             let mut p = [0; 2];
             libc::pipe(p.as_mut_ptr());

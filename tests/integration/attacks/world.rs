@@ -546,3 +546,49 @@ time.sleep(30)
     let f = failures(&env, "u");
     assert!(f.iter().any(|(_, why)| why.contains("scratch limit")), "{f:?}");
 }
+
+/// Round two of the red team: space held only by a mapping of a removed
+/// file (its descriptor closed), and inodes instead of bytes (empty files
+/// take no blocks). Each passes the 64 MiB scratch limit (100,000 entries)
+/// and is stopped.
+#[test]
+#[ignore = "needs root"]
+fn mapped_removed_files_and_empty_files_count_against_the_scratch_limit() {
+    require_root();
+    let env = Env::new();
+    let mapped = r#"python3 -c '
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+for i in range(3):
+    fd = os.open("big%d" % i, os.O_RDWR | os.O_CREAT, 0o600)
+    os.posix_fallocate(fd, 0, 60 << 20)
+    libc.mmap(None, 4096, 1, 1, fd, 0)
+    os.close(fd); os.unlink("big%d" % i)
+print("held by mappings only", flush=True)
+time.sleep(20)
+'"#;
+    let empty = r#"python3 -c '
+import os, time
+for i in range(110000):
+    os.close(os.open("/tmp/e%d" % i, os.O_CREAT | os.O_WRONLY, 0o600))
+print("made 110000 empty files", flush=True)
+time.sleep(20)
+'"#;
+    let small = "requirements: {free_space: 16MiB}\n";
+    let h = Hostile::new(&env);
+    h.profile("mapped", &script_profile("mapped", "sh", mapped, small, ""))
+        .profile("empty", &script_profile("empty", "sh", empty, small, ""))
+        .suite("space", "title: Space\ntests:\n  - profile: mapped\n  - profile: empty\n");
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let t0 = Instant::now();
+    let r = env.bench(&["evil/suite/space", "--runs", "1", "--save", "s"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(38), "not stopped: {:?}", t0.elapsed());
+    let f = failures(&env, "s");
+    for id in ["mapped", "empty"] {
+        let why = f.iter().find(|(p, _)| p == id).map(|(_, w)| w.as_str()).unwrap_or_default();
+        assert!(why.contains("scratch limit"), "{id}: {why} {r:?}");
+    }
+}
