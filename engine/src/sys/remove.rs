@@ -192,22 +192,38 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let top = d.path().join("deep");
         chain(&top, 100_000);
-        // Lower the descriptor limit far below the depth: a walk that holds
-        // one per level fails with EMFILE here.
-        let before = open_fds();
-        let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: our own limits, read then set.
-        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut old) };
-        let low = libc::rlimit { rlim_cur: (before + 64) as u64, rlim_max: old.rlim_max };
-        // SAFETY: as above.
-        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &low) };
+        // In a child process (the limit is per process, and other tests
+        // run beside this one): the descriptor limit far below the depth,
+        // where a walk that holds one per level fails with EMFILE.
         let t = Instant::now();
-        let r = remove_path(&top, Some(Instant::now() + Duration::from_secs(120)));
-        // SAFETY: as above.
-        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &old) };
-        r.unwrap();
+        // SAFETY: the child only calls the removal (glibc's fork leaves
+        // malloc usable) and exits; the parent waits for it.
+        let status = unsafe {
+            match libc::fork() {
+                0 => {
+                    let before = open_fds();
+                    let low = libc::rlimit { rlim_cur: (before + 16) as u64, rlim_max: (before + 16) as u64 };
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &low);
+                    let ok = remove_path(&top, Some(Instant::now() + Duration::from_secs(120))).is_ok();
+                    let fds_back = open_fds() <= before;
+                    libc::_exit(if ok && fds_back {
+                        0
+                    } else if ok {
+                        2
+                    } else {
+                        1
+                    });
+                }
+                pid => {
+                    let mut status = 0;
+                    libc::waitpid(pid, &mut status, 0);
+                    status
+                }
+            }
+        };
+        assert!(libc::WIFEXITED(status), "{status}");
+        assert_eq!(libc::WEXITSTATUS(status), 0, "1: the removal failed; 2: descriptors were left open");
         assert!(!top.exists());
-        assert!(open_fds() <= before, "descriptors left open");
         eprintln!("100,000 levels removed in {:?}", t.elapsed());
     }
 
