@@ -27,11 +27,28 @@ fn install_hint(install: &Option<String>) -> String {
     }
 }
 
+/// Where a `*` of `requirements.programs[].dirs` is expanded: programs'
+/// own trees. Elsewhere (`/root/*`, `/sys/*/*/…`) a pattern matches
+/// nothing, so profile text never lists or probes other places.
+const GLOB_ROOTS: [&str; 2] = ["/usr", "/opt"];
+
+/// Most directories one pattern expands to at any level, and most levels:
+/// a pattern costs no more than reading a few directories.
+const GLOB_MAX: usize = 64;
+const GLOB_DEPTH: usize = 16;
+
 /// The directories matching `pattern`, where `*` stands for one path
-/// component (`/usr/lib/postgresql/*/bin`), newest-looking last.
+/// component (`/usr/lib/postgresql/*/bin`), newest-looking last; bounded
+/// ([`GLOB_ROOTS`], [`GLOB_MAX`], [`GLOB_DEPTH`]).
 fn expand_dir(pattern: &str) -> Vec<std::path::PathBuf> {
+    let parts: Vec<&str> = pattern.split('/').filter(|p| !p.is_empty()).collect();
+    let globbed = parts.iter().any(|p| p.contains('*'));
+    let in_roots = GLOB_ROOTS.iter().any(|r| Path::new(pattern).starts_with(r));
+    if parts.len() > GLOB_DEPTH || (globbed && (!in_roots || parts.iter().any(|p| *p == ".." || p.starts_with('.')))) {
+        return Vec::new();
+    }
     let mut found = vec![std::path::PathBuf::from("/")];
-    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+    for part in parts {
         let mut next = Vec::new();
         for base in &found {
             if part.contains('*') {
@@ -48,7 +65,11 @@ fn expand_dir(pattern: &str) -> Vec<std::path::PathBuf> {
             } else {
                 next.push(base.join(part));
             }
+            if next.len() >= GLOB_MAX {
+                break;
+            }
         }
+        next.truncate(GLOB_MAX);
         found = next;
     }
     found.into_iter().filter(|d| d.is_dir()).collect()
@@ -167,6 +188,20 @@ pub fn free_space_of(t: &crate::expand::Test) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn profile_globs_are_bounded_and_stay_in_programs_trees() {
+        let t = std::time::Instant::now();
+        assert!(expand_dir("/sys/*/*/*/*/*/*/*/*/*/*/*/*").is_empty(), "outside /usr and /opt");
+        assert!(expand_dir("/root/*").is_empty() && expand_dir("/home/*/.ssh").is_empty());
+        assert!(expand_dir("/usr/../root/*").is_empty() && expand_dir("/usr/.*").is_empty());
+        let many = expand_dir("/usr/*/*/*/*/*/*");
+        assert!(many.len() <= GLOB_MAX, "{}", many.len());
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+        // What the shipped profiles use still works.
+        assert!(expand_dir("/usr/*").iter().any(|d| d.ends_with("bin")));
+        assert_eq!(expand_dir("/usr/bin"), [std::path::PathBuf::from("/usr/bin")]);
+    }
 
     #[test]
     fn space_check() {

@@ -30,8 +30,25 @@ pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Opens `path` for appending, creating it; refuses a symlink.
+///
+/// A test may have put something else there (a build step can replace its
+/// install log): opened without waiting (`O_NONBLOCK`: a FIFO with no
+/// reader fails at once instead of blocking engine for good), and anything
+/// but a regular file is refused.
 pub(crate) fn append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).mode(0o644).open(path)
+    use std::os::fd::AsRawFd;
+    let f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .mode(0o644)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::other(format!("{} is not a regular file", path.display())));
+    }
+    // SAFETY: our own descriptor; clears O_NONBLOCK for ordinary writes.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, libc::O_APPEND) };
+    Ok(f)
 }
 
 /// Opens (or creates) `path` for a lock without truncating it; refuses a symlink.
@@ -191,6 +208,24 @@ pub(crate) fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_or_a_directory_in_a_logs_place_is_refused_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("install.log");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let t = std::time::Instant::now();
+        assert!(append(&fifo).is_err(), "a FIFO with no reader");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "waited on the FIFO");
+        std::fs::create_dir(d.path().join("dir.log")).unwrap();
+        assert!(append(&d.path().join("dir.log")).is_err());
+        let mut f = append(&d.path().join("ok.log")).unwrap();
+        f.write_all(b"a").unwrap();
+        append(&d.path().join("ok.log")).unwrap().write_all(b"b").unwrap();
+        assert_eq!(std::fs::read_to_string(d.path().join("ok.log")).unwrap(), "ab");
+    }
 
     #[test]
     fn planted_symlinks_are_not_followed() {
