@@ -15,6 +15,18 @@ fn tag(what: &str) -> String {
     format!("{what}-{}", std::process::id())
 }
 
+/// Paths a test placed outside its own folders, removed when it ends,
+/// passed or failed.
+struct Placed(Vec<std::path::PathBuf>);
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p).or_else(|_| std::fs::remove_dir_all(p));
+        }
+    }
+}
+
 /// (Its markers of success are written split, so the probe's own text, which
 /// engine keeps with the repository, never matches them.)
 /// What a trial (and a step) tries on the terminal: open every terminal
@@ -195,6 +207,7 @@ fn no_socket_outside_is_reached() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let paths = [dir.join("mysqld.sock"), std::path::PathBuf::from(format!("/run/engine-bait-{t}.sock"))];
+    let _placed = Placed(vec![dir.clone(), paths[1].clone()]);
     let listeners: Vec<std::os::unix::net::UnixListener> = paths
         .iter()
         .map(|p| {
@@ -260,10 +273,6 @@ for p in ["/home", "/root", "/run"]:
     assert!(text.contains("vsock Address family not supported by protocol"), "{text}");
     assert!(text.contains("/var/lib absent") && text.contains("/etc/shadow absent"), "{text}");
     drop(listeners);
-    for p in &paths {
-        let _ = std::fs::remove_file(p);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Shared memory past the test's limit, spread over its steps: six
@@ -364,6 +373,7 @@ fn io_uring_and_read_paths_need_the_users_grant() {
     std::fs::write(dir.join("data.txt"), format!("readable {t}\n")).unwrap();
     let link = std::path::PathBuf::from(format!("/srv/engine-bait-link-{t}"));
     let _ = std::fs::remove_file(&link);
+    let _placed = Placed(vec![dir.clone(), link.clone()]);
     std::os::unix::fs::symlink("/etc", &link).unwrap();
     let uring = r#"python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); b = ctypes.create_string_buffer(120); r = l.syscall(425, 4, b); print("io_uring_setup", r, ctypes.get_errno())'"#;
     let d = dir.display();
@@ -404,8 +414,6 @@ fn io_uring_and_read_paths_need_the_users_grant() {
     assert_ne!(r.code, 0, "{r:?}");
     let f = failures(&env, "l");
     assert!(f.iter().any(|(_, why)| why.contains("goes through a symbolic link")), "{f:?} {r:?}");
-    let _ = std::fs::remove_file(&link);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The red team's holes of this round, each as it was found: a descriptor
@@ -422,6 +430,7 @@ fn the_red_teams_holes_stay_closed() {
     let t = tag("rt");
     let bait = std::path::PathBuf::from(format!("/var/lib/engine-bait-{t}"));
     let granted = std::path::PathBuf::from(format!("/var/lib/engine-granted-{t}"));
+    let _placed = Placed(vec![bait.clone(), granted.clone()]);
     for d in [&bait, &granted] {
         let _ = std::fs::remove_dir_all(d);
         std::fs::create_dir_all(d).unwrap();
@@ -512,8 +521,6 @@ fn the_red_teams_holes_stay_closed() {
     let mode = std::fs::metadata(granted.join("suidsh")).map(|m| m.permissions().mode()).unwrap_or(0);
     assert_eq!(mode & 0o6000, 0, "a setuid or setgid file of the host's root was made: {mode:o}");
     assert_eq!(super::listing(&bait), ["secret"], "the bait directory changed");
-    let _ = std::fs::remove_dir_all(&bait);
-    let _ = std::fs::remove_dir_all(&granted);
 }
 
 /// Space the scratch watchdog's walk cannot see: files the trial keeps
