@@ -76,6 +76,26 @@ print(f"median ratio confined / unconfined (as performance): {statistics.median(
       f"; lowest {min(ratios):.3f}   (goal ≥ 0.98)")
 PY
 
+# `paired SUITE PREFIX RUNS`: the suite confined and unconfined, alternating
+# for the rounds, RUNS trials each; prints the confined median, the
+# unconfined median and the trials a side.
+paired() {
+  for r in $(seq 1 "$rounds"); do
+    for mode in sandbox no-sandbox; do
+      "$ENGINE" benchmark "suite/$1" "--$mode" -y --runs "$3" --target-dir "$target" --save "$2$r-$mode" --format json >/dev/null 2>&1
+    done
+  done
+  python3 - "$ENGINE_HOME/results" "$rounds" "$2" <<'PY'
+import json, os, statistics, sys
+root, rounds, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+v = {m: [] for m in ("sandbox", "no-sandbox")}
+for r in range(1, rounds + 1):
+    for m in v:
+        v[m] += json.load(open(os.path.join(root, f"{prefix}{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
+print(statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"]), len(v["sandbox"]))
+PY
+}
+
 # What confinement costs per system call: `dd bs=1` makes two per byte.
 cat > "$work/profiles/suites/syscalls.yaml" <<'YAML'
 title: System calls
@@ -95,21 +115,7 @@ executor:
 results: [{id: s, unit: Seconds, proportion: LIB}]
 parsers: [{result: s, wall_time: true}]
 YAML
-for r in $(seq 1 "$rounds"); do
-  for mode in sandbox no-sandbox; do
-    "$ENGINE" benchmark suite/syscalls "--$mode" -y --runs 5 --target-dir "$target" --save "s$r-$mode" --format json >/dev/null 2>&1
-  done
-done
-python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
-import json, os, statistics, sys
-root, rounds = sys.argv[1], int(sys.argv[2])
-v = {m: [] for m in ("sandbox", "no-sandbox")}
-for r in range(1, rounds + 1):
-    for m in v:
-        v[m] += json.load(open(os.path.join(root, f"s{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
-a, b = statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"])
-print(f"4 M system calls (dd bs=1): confined {a:.3f} s, unconfined {b:.3f} s: {(a - b) / 4e6 * 1e9:.0f} ns more per call")
-PY
+paired syscalls s 5 | { read -r a b n; python3 -c "a, b = $a, $b; print(f'4 M system calls (dd bs=1): confined {a:.3f} s, unconfined {b:.3f} s: {(a - b) / 4e6 * 1e9:.0f} ns more per call')"; }
 # What setting a confined command up costs (fork, the new root's mounts,
 # pivot_root, the namespaces joined, the cgroup, the filter): `/bin/true`
 # timed confined and unconfined, its wall time from spawn to exit.
@@ -126,19 +132,4 @@ results: [{id: s, unit: Seconds, proportion: LIB}]
 parsers: [{result: s, wall_time: true}]
 YAML
 printf 'title: true\ntests:\n  - profile: true\n' > "$work/profiles/suites/true.yaml"
-for r in $(seq 1 "$rounds"); do
-  for mode in sandbox no-sandbox; do
-    "$ENGINE" benchmark suite/true "--$mode" -y --runs 20 --target-dir "$target" --save "u$r-$mode" --format json >/dev/null 2>&1
-  done
-done
-python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
-import json, os, statistics, sys
-root, rounds = sys.argv[1], int(sys.argv[2])
-v = {m: [] for m in ("sandbox", "no-sandbox")}
-for r in range(1, rounds + 1):
-    for m in v:
-        v[m] += json.load(open(os.path.join(root, f"u{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
-a, b = statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"])
-print(f"set-up per confined command (/bin/true, {len(v['sandbox'])} trials a side): confined {a * 1e3:.2f} ms, "
-      f"unconfined {b * 1e3:.2f} ms: {(a - b) * 1e3:.2f} ms to set the new root, namespaces, cgroup and filter up")
-PY
+paired true u 20 | { read -r a b n; python3 -c "a, b, n = $a, $b, $n; print(f'set-up per confined command (/bin/true, {n} trials a side): confined {a * 1e3:.2f} ms, unconfined {b * 1e3:.2f} ms: {(a - b) * 1e3:.2f} ms to set the new root, namespaces, cgroup and filter up')"; }

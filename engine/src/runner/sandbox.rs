@@ -68,8 +68,6 @@ impl Defaults {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub mode: Mode,
-    /// Hidden from confined commands.
-    pub engine_home: PathBuf,
     /// Where cgroups are made (none: no cgroup, only namespaces).
     pub cgroups: Option<Layout>,
     pub defaults: Defaults,

@@ -69,9 +69,7 @@ pub(super) fn phase(cx: &Context, req: &Request, tests: &[Test], events: &dyn Ev
     if !req.grants.is_empty() {
         note.push_str(&format!("; granted by the user: {}", req.grants.describe().join(", ")));
     }
-    let home = cx.home.root.clone();
-    let config =
-        Config { mode: req.sandbox, engine_home: home, cgroups: Some(layout), defaults, grants: req.grants.clone() };
+    let config = Config { mode: req.sandbox, cgroups: Some(layout), defaults, grants: req.grants.clone() };
     Ok(Decided { config: Some(config), note: Some(note) })
 }
 
