@@ -76,7 +76,7 @@ pub fn wasm(name: &str) -> PathBuf {
 
 /// A profile folder `id` in the extra profile root, with `plugin` copied in
 /// as `plugin.wasm` (when given) and `body` after the header.
-fn wasm_profile(env: &Env, id: &str, plugin: Option<&str>, body: &str) -> PathBuf {
+pub fn wasm_profile(env: &Env, id: &str, plugin: Option<&str>, body: &str) -> PathBuf {
     seed_cache(env);
     let dir = env.profiles.path().join("test-profiles").join(id);
     std::fs::create_dir_all(&dir).unwrap();
@@ -88,7 +88,7 @@ fn wasm_profile(env: &Env, id: &str, plugin: Option<&str>, body: &str) -> PathBu
     dir
 }
 
-fn abuse(env: &Env, id: &str, mode: &str, limits: &str) {
+pub fn abuse(env: &Env, id: &str, mode: &str, limits: &str) {
     wasm_profile(
         env,
         id,

@@ -58,6 +58,14 @@ pub struct Intervals {
     /// Rows merged pairwise to stay bounded, how many times.
     #[serde(default)]
     pub thinned: u32,
+    /// Figures left out: their names were past the 32 columns a test's
+    /// intervals hold.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_out: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One metric's column.
@@ -164,9 +172,11 @@ impl Series {
 /// One of a workload's own figures: (name, unit, value).
 pub type Figure = (String, String, f64);
 
-/// Most figures kept from one report, and reports from one trial (a
-/// plugin that reports more is cut off there, and its log says so).
-const MAX_FIGURES: usize = 32;
+/// Most distinct figure names a trial's reports (and a state's columns)
+/// hold, and most reports a trial keeps before thinning: what is built from
+/// a workload's reports stays linear in what it kept, whatever it sent
+/// (distinct names per row would otherwise make a rows × names table).
+pub const MAX_NAMES: usize = 32;
 const MAX_REPORTS: usize = 100_000;
 
 /// What a workload reported of its own intervals during one trial, checked
@@ -176,36 +186,81 @@ const MAX_REPORTS: usize = 100_000;
 pub struct Reported {
     /// When the trial started, on the clock the reports' times count from.
     pub origin: Instant,
-    /// (time since `origin`, figures).
-    pub rows: Vec<(Duration, Vec<Figure>)>,
-    /// Figures refused (bad name, unit or value; over the limits).
+    /// The figures' (name, unit), at most [`MAX_NAMES`]; rows point into it.
+    pub names: Vec<(String, String)>,
+    /// (time since `origin`, (index in `names`, value) of each figure).
+    pub rows: Vec<(Duration, Vec<(u8, f64)>)>,
+    /// Figures refused (bad name, unit or value; past the limits).
     pub refused: u64,
 }
 
 impl Reported {
     pub fn new(origin: Instant) -> Reported {
-        Reported { origin, rows: Vec::new(), refused: 0 }
+        Reported { origin, names: Vec::new(), rows: Vec::new(), refused: 0 }
     }
 
     /// Takes one report of figures over the interval that ended `at` (no
     /// later than now: a time ahead of the clock is now).
     pub fn push<'a>(&mut self, at: Duration, figures: impl Iterator<Item = (&'a str, &'a str, f64)>) {
         let at = at.min(self.origin.elapsed());
-        let mut kept = Vec::new();
+        let mut kept: Vec<(u8, f64)> = Vec::new();
         for (name, unit, value) in figures {
-            let ok = kept.len() < MAX_FIGURES
-                && self.rows.len() < MAX_REPORTS
+            let ok = self.rows.len() < MAX_REPORTS
                 && engine_sdk::valid_figure_name(name)
                 && unit.chars().count() <= 16
                 && value.is_finite();
-            if ok {
-                kept.push((name.to_string(), crate::sys::text::one_line(unit).into_owned(), value));
-            } else {
-                self.refused += 1;
+            let column = if ok { self.column(name, unit) } else { None };
+            match column.filter(|c| !kept.iter().any(|k| k.0 == *c)) {
+                Some(c) => kept.push((c, value)),
+                None => self.refused += 1,
             }
         }
         if !kept.is_empty() {
             self.rows.push((at, kept));
         }
+    }
+
+    /// The index of `name` in `names`, added when there is room.
+    fn column(&mut self, name: &str, unit: &str) -> Option<u8> {
+        if let Some(c) = self.names.iter().position(|n| n.0 == name) {
+            return u8::try_from(c).ok();
+        }
+        if self.names.len() >= MAX_NAMES {
+            return None;
+        }
+        self.names.push((name.to_string(), crate::sys::text::one_line(unit).into_owned()));
+        u8::try_from(self.names.len() - 1).ok()
+    }
+
+    /// Each row's time and figures by name.
+    pub fn figures(&self) -> impl Iterator<Item = (Duration, impl Iterator<Item = (&str, &str, f64)>)> {
+        self.rows.iter().map(|(at, row)| {
+            (*at, row.iter().map(|&(c, v)| (self.names[c as usize].0.as_str(), self.names[c as usize].1.as_str(), v)))
+        })
+    }
+
+    /// Merges neighbouring rows pairwise (the later time, the mean of the
+    /// figures both have, the one either has) until at most `most` are left.
+    pub fn thin(&mut self, most: usize) -> u32 {
+        let mut times = 0;
+        while self.rows.len() > most.max(1) {
+            let rows = std::mem::take(&mut self.rows);
+            let mut it = rows.into_iter();
+            while let Some((first, mut a)) = it.next() {
+                let Some((at, b)) = it.next() else {
+                    self.rows.push((first, a));
+                    break;
+                };
+                for (c, v) in b {
+                    match a.iter_mut().find(|x| x.0 == c) {
+                        Some(x) => x.1 = x.1 / 2.0 + v / 2.0,
+                        None => a.push((c, v)),
+                    }
+                }
+                self.rows.push((at, a));
+            }
+            times += 1;
+        }
+        times
     }
 }

@@ -32,12 +32,21 @@ pub(crate) struct Recording {
     pub unavailable: Vec<String>,
     /// CPUs the system's CPU shares are of.
     pub cpus: usize,
-    /// The workloads' own intervals: (state, trial, ms since the
-    /// recording started, figures).
-    pub workload: Vec<(usize, u32, f64, Vec<Figure>)>,
+    /// The workloads' own intervals, one entry a trial that reported any.
+    pub workload: Vec<Reports>,
 }
 
-pub(crate) use crate::model::series::Figure;
+/// What a workload reported during one trial.
+#[derive(Debug)]
+pub(crate) struct Reports {
+    /// The system state (identifier) the trial ran in.
+    pub state: usize,
+    pub trial: u32,
+    /// When the trial's reports count from: ms since the recording started.
+    pub origin_ms: f64,
+    /// Thinned to the recording's `points` rows.
+    pub reported: crate::model::series::Reported,
+}
 
 impl Recording {
     pub(crate) fn row(&self, i: usize) -> &[u64] {

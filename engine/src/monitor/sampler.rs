@@ -57,7 +57,9 @@ pub(crate) struct Recorder {
     /// periodic row was taken.
     begun_ns: AtomicU64,
     /// The workloads' own intervals, handed over after each trial.
-    workload: Vec<(usize, u32, f64, Vec<super::recording::Figure>)>,
+    workload: Vec<super::recording::Reports>,
+    /// Rows a trial keeps (`--monitor-points`).
+    points: usize,
 }
 
 impl Recorder {
@@ -112,6 +114,7 @@ impl Recorder {
             every: interval,
             begun_ns: AtomicU64::new(0),
             workload: Vec::new(),
+            points,
         })
     }
 
@@ -153,11 +156,16 @@ impl Recorder {
 
     /// The interval figures a workload reported during trial `trial` of
     /// state `state` (after the trial: nothing is shared while it runs).
-    pub(crate) fn intervals(&mut self, state: usize, trial: u32, iv: Reported) {
-        let origin = iv.origin.saturating_duration_since(self.shared.start);
-        self.workload.extend(
-            iv.rows.into_iter().map(|(at, figures)| (state, trial, (origin + at).as_secs_f64() * 1000.0, figures)),
-        );
+    /// They are thinned to the recording's points a trial at once, so what
+    /// is kept grows with the trials, not with what a workload sent.
+    pub(crate) fn intervals(&mut self, state: usize, trial: u32, mut reported: Reported) {
+        if reported.rows.is_empty() {
+            return;
+        }
+        let origin_ms = reported.origin.saturating_duration_since(self.shared.start).as_secs_f64() * 1000.0;
+        reported.thin(self.points);
+        reported.rows.shrink_to_fit();
+        self.workload.push(super::recording::Reports { state, trial, origin_ms, reported });
     }
 
     /// Stops the sampler: what it recorded (`None` if its thread died).

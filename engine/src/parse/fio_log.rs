@@ -122,7 +122,7 @@ mod tests {
         let started = Instant::now().checked_sub(Duration::from_secs(2)).unwrap();
         let r = read(&dir, started, Duration::from_millis(500));
         let rows: Vec<(u128, Vec<(String, f64)>)> =
-            r.rows.iter().map(|(at, f)| (at.as_millis(), f.iter().map(|x| (x.0.clone(), x.2)).collect())).collect();
+            r.figures().map(|(at, f)| (at.as_millis(), f.map(|x| (x.0.to_string(), x.2)).collect())).collect();
         assert_eq!(
             rows,
             [

@@ -3,13 +3,16 @@
 //! the host adds to its linker (`bulk`) need not import the host.
 
 pub mod workload_world {
-    wasmtime::component::bindgen!({ path: "../sdk/wit", world: "workload-plugin" });
+    // Exports are async: a call is a future that a deadline can drop while
+    // the plugin waits in a host call (plugin::runtime::watched).
+    wasmtime::component::bindgen!({ path: "../sdk/wit", world: "workload-plugin", exports: { default: async } });
 }
 
 pub mod parser_world {
     wasmtime::component::bindgen!({
         path: "../sdk/wit",
         world: "parser-plugin",
+        exports: { default: async },
         // One host implementation serves both worlds.
         with: {
             "engine:plugin/host": super::workload_world::engine::plugin::host,

@@ -45,7 +45,7 @@ pub struct State {
     pub(super) files: super::bulk::Files,
     limiter: Limiter,
     start: Instant,
-    deadline: Instant,
+    deadline: super::runtime::Deadline,
     interrupted: fn() -> bool,
     pub log: String,
     pub progress: Option<(f64, String)>,
@@ -82,7 +82,7 @@ impl workload_world::engine::plugin::host::Host for State {
         self.start.elapsed().as_nanos() as u64
     }
     fn cancelled(&mut self) -> bool {
-        (self.interrupted)() || Instant::now() >= self.deadline
+        (self.interrupted)() || Instant::now() >= self.deadline.get()
     }
     fn progress(&mut self, fraction: f64, note: String) {
         self.written += note.len();
@@ -133,7 +133,7 @@ impl workload_world::engine::plugin::types::Host for State {}
 /// the context), the host interface, and bulk file I/O in the preopen.
 pub(crate) fn linker() -> Result<Linker<State>, wasmtime::Error> {
     let mut l = Linker::new(super::runtime::engine());
-    wasmtime_wasi::p2::add_to_linker_sync(&mut l)?;
+    wasmtime_wasi::p2::add_to_linker_async(&mut l)?;
     workload_world::engine::plugin::host::add_to_linker::<State, HasSelf<State>>(&mut l, |s| s)?;
     super::bulk::add_to_linker(&mut l)?;
     Ok(l)
@@ -171,7 +171,7 @@ impl Call {
             files: super::bulk::Files::new(sb.scratch)?,
             limiter: Limiter::new(sb.limits.memory),
             start: now,
-            deadline: now + sb.limits.time,
+            deadline: super::runtime::Deadline::new(now + sb.limits.time),
             interrupted: sb.interrupted,
             log: String::new(),
             written: 0,
@@ -189,7 +189,7 @@ impl Call {
             let s = cx.data();
             if (s.interrupted)() {
                 Err(wasmtime::Error::new(Interrupted))
-            } else if Instant::now() >= s.deadline {
+            } else if Instant::now() >= s.deadline.get() {
                 Err(wasmtime::Error::new(TimeUp))
             } else {
                 Ok(UpdateDeadline::Continue(1))
@@ -203,8 +203,13 @@ impl Call {
         let now = Instant::now();
         let s = self.store.data_mut();
         s.start = now;
-        s.deadline = now + limits.time;
+        s.deadline.set(now + limits.time);
         s.intervals.origin = now;
+    }
+
+    /// The call's deadline, as its watcher sees it.
+    pub(crate) fn deadline(&self) -> super::runtime::Deadline {
+        self.store.data().deadline.clone()
     }
 
     /// Whether everything it wrote — stdout, stderr, log lines and notes,

@@ -113,7 +113,42 @@ fn tail(stderr: &str) -> String {
     }
 }
 
-impl PluginError {}
+/// Most bytes of a plugin's own error message kept (a message is a line
+/// or a few; the rest is counted in its place).
+pub const MESSAGE_CAP: usize = 4096;
+
+impl PluginError {
+    /// Bytes of the plugin's own text in the error (its message and key).
+    fn text_len(&self) -> usize {
+        match self {
+            PluginError::Config(e) | PluginError::Failed(e) | PluginError::Escape(e) => {
+                e.message.len() + e.key.as_ref().map_or(0, String::len)
+            }
+            PluginError::Panic(m) => m.len(),
+            PluginError::Trap { trap, stderr } => trap.len() + stderr.len(),
+            _ => 0,
+        }
+    }
+
+    /// The error with the plugin's text cut to [`MESSAGE_CAP`] bytes.
+    fn shortened(self) -> PluginError {
+        let cut = |mut e: SdkError| {
+            e.message = crate::sys::text::cut(&e.message, MESSAGE_CAP);
+            e.key = e.key.map(|k| crate::sys::text::cut(&k, 256));
+            e
+        };
+        match self {
+            PluginError::Config(e) => PluginError::Config(cut(e)),
+            PluginError::Failed(e) => PluginError::Failed(cut(e)),
+            PluginError::Escape(e) => PluginError::Escape(cut(e)),
+            PluginError::Panic(m) => PluginError::Panic(crate::sys::text::cut(&m, MESSAGE_CAP)),
+            PluginError::Trap { trap, stderr } => {
+                PluginError::Trap { trap: crate::sys::text::cut(&trap, MESSAGE_CAP), stderr }
+            }
+            e => e,
+        }
+    }
+}
 
 /// What one call produced besides its result.
 #[derive(Debug, Default, Clone)]
@@ -215,29 +250,29 @@ impl Plugin {
         config: &[(String, String)],
         sb: &Sandbox<'_>,
     ) -> (Result<Interface, PluginError>, Output) {
-        self.with_instance(sb, |store, inst| {
+        self.with_instance(sb, async |store, inst| {
             let (keys, results) = match inst {
                 Instance::Workload(w) => {
                     let g = w.engine_plugin_workload();
-                    (g.call_keys(&mut *store)?, g.call_results(&mut *store)?)
+                    (g.call_keys(&mut *store).await?, g.call_results(&mut *store).await?)
                 }
                 Instance::Parser(p) => {
                     let g = p.engine_plugin_parser();
-                    (g.call_keys(&mut *store)?, g.call_results(&mut *store)?)
+                    (g.call_keys(&mut *store).await?, g.call_results(&mut *store).await?)
                 }
             };
-            Ok(configure(store, inst, config)?.map(|()| Interface { keys, results }))
+            Ok(configure(store, inst, config).await?.map(|()| Interface { keys, results }))
         })
     }
 
     /// One trial of a workload plugin: configure, then run.
     pub(crate) fn run(&self, config: &[(String, String)], sb: &Sandbox<'_>) -> (Result<Report, PluginError>, Output) {
-        let (r, out) = self.with_instance(sb, |store, inst| {
-            if let Err(e) = configure(store, inst, config)? {
+        let (r, out) = self.with_instance(sb, async |store, inst| {
+            if let Err(e) = configure(store, inst, config).await? {
                 return Ok(Err(e));
             }
             let Instance::Workload(w) = inst else { unreachable!("checked by expect") };
-            Ok(w.engine_plugin_workload().call_run(&mut *store)?.map(report).map_err(failed))
+            Ok(w.engine_plugin_workload().call_run(&mut *store).await?.map(report).map_err(failed))
         });
         (within_cap(r, &out), out)
     }
@@ -254,48 +289,56 @@ impl Plugin {
             stderr: output.stderr.to_string(),
             exit_code: output.exit_code,
         };
-        let (r, out) = self.with_instance(sb, |store, inst| {
-            if let Err(e) = configure(store, inst, config)? {
+        let (r, out) = self.with_instance(sb, async |store, inst| {
+            if let Err(e) = configure(store, inst, config).await? {
                 return Ok(Err(e));
             }
             let Instance::Parser(p) = inst else { unreachable!("checked by expect") };
-            Ok(p.engine_plugin_parser().call_parse(&mut *store, &out)?.map(report).map_err(failed))
+            Ok(p.engine_plugin_parser().call_parse(&mut *store, &out).await?.map(report).map_err(failed))
         });
         (within_cap(r, &out), out)
     }
 
     /// A fresh store and instance, `f` run on them, and every way that can
-    /// fail turned into a [`PluginError`] that says which it was.
+    /// fail turned into a [`PluginError`] that says which it was. The call
+    /// is watched: past its deadline or on Ctrl-C it is dropped even while
+    /// the plugin waits in a host call.
     fn with_instance<T>(
         &self,
         sb: &Sandbox<'_>,
-        f: impl FnOnce(&mut wasmtime::Store<State>, &Instance) -> Result<Result<T, PluginError>, wasmtime::Error>,
+        f: impl AsyncFnOnce(&mut wasmtime::Store<State>, &Instance) -> Result<Result<T, PluginError>, wasmtime::Error>,
     ) -> (Result<T, PluginError>, Output) {
         let mut out = Output::default();
         let mut call = match Call::new(sb) {
             Ok(c) => c,
             Err(e) => return (Err(PluginError::Sandbox(e)), out),
         };
-        let t0 = Instant::now();
-        let inst = match &self.pre {
-            Pre::Workload(p) => p.instantiate(&mut call.store).map(Instance::Workload),
-            Pre::Parser(p) => p.instantiate(&mut call.store).map(Instance::Parser),
+        let deadline = call.deadline();
+        let (mut instantiate, mut took) = (Duration::ZERO, Duration::ZERO);
+        let work = async {
+            let t0 = Instant::now();
+            let inst = match &self.pre {
+                Pre::Workload(p) => p.instantiate_async(&mut call.store).await.map(Instance::Workload),
+                Pre::Parser(p) => p.instantiate_async(&mut call.store).await.map(Instance::Parser),
+            };
+            instantiate = t0.elapsed();
+            let inst = inst.map_err(|e| (e, false))?;
+            call.restart_clock(sb.limits);
+            let t1 = Instant::now();
+            let r = f(&mut call.store, &inst).await;
+            took = t1.elapsed();
+            r.map_err(|e| (e, true))
         };
-        out.instantiate = t0.elapsed();
-        let r = match inst {
-            Err(e) => Err(classify(e, sb.limits, "")),
-            Ok(inst) => {
-                call.restart_clock(sb.limits);
-                let t1 = Instant::now();
-                let r = f(&mut call.store, &inst);
-                out.call = t1.elapsed();
-                let (_, stderr) = call.output();
-                match r {
-                    Ok(r) => r,
-                    Err(e) => Err(classify(e, sb.limits, &stderr)),
-                }
+        let r = match runtime::watched(work, &deadline, sb.interrupted) {
+            Ok(Ok(r)) => r,
+            Ok(Err((e, called))) => {
+                let stderr = if called { call.output().1 } else { String::new() };
+                Err(classify(e, sb.limits, &stderr))
             }
+            Err(runtime::Stopped::TimeUp) => Err(PluginError::TimeLimit(sb.limits.time)),
+            Err(runtime::Stopped::Interrupted) => Err(PluginError::Interrupted),
         };
+        (out.instantiate, out.call) = (instantiate, took);
         (out.stdout, out.stderr) = call.output();
         let overflowed = call.overflowed(0);
         out.written = out.stdout.len() + out.stderr.len() + call.store.data().written;
@@ -303,6 +346,12 @@ impl Plugin {
         // Whatever the plugin made of a full pipe (a "broken pipe" panic, an
         // ignored error), the test fails for what it was.
         let r = if data.log_overflow || overflowed { Err(PluginError::OutputCap) } else { r };
+        // Its error's text is its output too: counted, and kept short.
+        let r = match r {
+            Err(e) if out.written + e.text_len() >= host::OUTPUT_CAP => Err(PluginError::OutputCap),
+            Err(e) => Err(e.shortened()),
+            ok => ok,
+        };
         out.log = std::mem::take(&mut data.log);
         if data.interval.is_some() {
             let origin = data.intervals.origin;
@@ -329,15 +378,15 @@ enum Instance {
     Parser(parser_world::ParserPlugin),
 }
 
-fn configure(
+async fn configure(
     store: &mut wasmtime::Store<State>,
     inst: &Instance,
     config: &[(String, String)],
 ) -> Result<Result<(), PluginError>, wasmtime::Error> {
     let config = config.to_vec();
     let r = match inst {
-        Instance::Workload(w) => w.engine_plugin_workload().call_configure(&mut *store, &config)?,
-        Instance::Parser(p) => p.engine_plugin_parser().call_configure(&mut *store, &config)?,
+        Instance::Workload(w) => w.engine_plugin_workload().call_configure(&mut *store, &config).await?,
+        Instance::Parser(p) => p.engine_plugin_parser().call_configure(&mut *store, &config).await?,
     };
     Ok(r.map_err(|e| match sdk_error(e) {
         e if e.kind == ErrorKind::Config => PluginError::Config(e),

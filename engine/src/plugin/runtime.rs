@@ -1,8 +1,9 @@
 //! The one wasmtime engine of the process: compiler settings every cached
 //! artifact depends on, and the epoch ticker that bounds a plugin's time.
 
+use std::future::Future;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the epoch advances: the resolution of time limits, of
 /// Ctrl-C reaching a plugin that never calls the host, and the cost of
@@ -32,6 +33,75 @@ pub(crate) fn engine() -> &'static wasmtime::Engine {
             })
             .expect("can start the epoch thread");
         engine
+    })
+}
+
+/// How long `block_on` lets a call overrun its deadline before it is
+/// dropped: the epoch's own check stops running wasm first; this stops a
+/// plugin parked in a host call (a sleep, a poll).
+const GRACE: Duration = Duration::from_millis(50);
+
+/// The plugin's deadline, shared by its store (the epoch check, `cancelled`)
+/// and the watcher of its call; moved when the clock restarts after
+/// instantiation.
+#[derive(Clone, Debug)]
+pub(crate) struct Deadline(std::sync::Arc<std::sync::Mutex<Instant>>);
+
+impl Deadline {
+    pub(crate) fn new(at: Instant) -> Deadline {
+        Deadline(std::sync::Arc::new(std::sync::Mutex::new(at)))
+    }
+    pub(crate) fn get(&self) -> Instant {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    pub(crate) fn set(&self, at: Instant) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = at;
+    }
+}
+
+/// Why a watched call was dropped.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    TimeUp,
+    Interrupted,
+}
+
+/// Runs `work` (a plugin's call) on this thread's runtime until it ends,
+/// its deadline passes or the user interrupts: then it is dropped
+/// wherever it waits, and the store it borrowed is not used again.
+pub(crate) fn watched<F: std::future::Future>(
+    work: F,
+    deadline: &Deadline,
+    interrupted: fn() -> bool,
+) -> Result<F::Output, Stopped> {
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread runtime can be built");
+    }
+    let watch = async {
+        loop {
+            tokio::time::sleep(TICK).await;
+            if interrupted() {
+                return Stopped::Interrupted;
+            }
+            if Instant::now() >= deadline.get() + GRACE {
+                return Stopped::TimeUp;
+            }
+        }
+    };
+    RUNTIME.with(|rt| {
+        rt.block_on(async {
+            let (mut work, mut watch) = (std::pin::pin!(work), std::pin::pin!(watch));
+            std::future::poll_fn(|cx| {
+                if let std::task::Poll::Ready(r) = work.as_mut().poll(cx) {
+                    return std::task::Poll::Ready(Ok(r));
+                }
+                watch.as_mut().poll(cx).map(Err)
+            })
+            .await
+        })
     })
 }
 

@@ -245,6 +245,7 @@ mod tests {
                 values: vec![Some(10.0), Some(20.0), Some(30.0), None],
             }],
             thinned: 0,
+            left_out: 0,
         });
         let mut h = String::new();
         write_block(&mut h, "t", &["a".to_string()], &[r]);

@@ -188,7 +188,10 @@ impl Executor for Builtin {
         }
         let intervals = cx.intervals.into_inner();
         if intervals.refused > 0 {
-            text.push_str(&format!("# {} interval figure(s) refused (name, unit or value)\n", intervals.refused));
+            text.push_str(&format!(
+                "# {} interval figure(s) refused (a bad name, unit or value, or a name past the 32 a trial keeps)\n",
+                intervals.refused
+            ));
         }
         Ok(TrialRun {
             stdout: report.log.clone(),

@@ -219,7 +219,10 @@ impl Executor for Wasm<'_> {
             text.push_str(&format!("# {} = {}\n", crate::sys::text::one_line(&m.result), crate::units::exact(m.value)));
         }
         if let Some(iv) = out.intervals.as_ref().filter(|iv| iv.refused > 0) {
-            text.push_str(&format!("# {} interval figure(s) refused (name, unit or value)\n", iv.refused));
+            text.push_str(&format!(
+                "# {} interval figure(s) refused (a bad name, unit or value, or a name past the 32 a trial keeps)\n",
+                iv.refused
+            ));
         }
         text.push_str(&streams);
         if let Some(m) = report.measurements.iter().find(|m| !self.declared.contains(&m.result)) {

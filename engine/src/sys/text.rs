@@ -167,6 +167,16 @@ pub(crate) fn pad_left(s: &str, w: usize) -> String {
     format!("{}{s}", " ".repeat(w.saturating_sub(width(s))))
 }
 
+/// `s` cut to at most `max` bytes (at a character boundary), saying how
+/// many bytes were left out: text from outside kept at a bounded size.
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let end = s.floor_char_boundary(max);
+    format!("{}… [{} more bytes not kept]", &s[..end], s.len() - end)
+}
+
 /// `s` cut to at most `max` columns, with "…" when cut.
 pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
     if width(s) <= max {
@@ -231,6 +241,12 @@ pub fn json(s: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cut_keeps_whole_characters_and_counts_the_rest() {
+        assert_eq!(super::cut("abc", 3), "abc");
+        assert_eq!(super::cut("aé€z", 4), "aé… [4 more bytes not kept]");
+    }
+
     use super::*;
 
     #[test]

@@ -17,7 +17,10 @@
 //! name, unit and value, far too many of them, at a time far ahead;
 //! `tty` reads its standard input (what the person typed, were it the
 //! terminal), tries `/dev/tty` and writes a raw escape, and returns 1 if
-//! any of it reached something.
+//! any of it reached something. Issue 53's: `sleep` sleeps an hour in a
+//! WASI call (std's sleep: `subscribe-duration` + `block`); `error-flood`
+//! fails with a 64 MiB message; `names` reports 20,000 intervals, each
+//! figure with a name of its own.
 
 use engine_sdk::{Config, Context, Error, Figure, Report, Workload};
 
@@ -41,6 +44,9 @@ const MODES: &[&str] = &[
     "absurd",
     "intervals",
     "tty",
+    "sleep",
+    "error-flood",
+    "names",
     "ok",
 ];
 
@@ -92,6 +98,20 @@ impl Workload for Abuse {
             "escape" => {
                 let text = std::fs::read_to_string("/etc/passwd").map_err(|e| Error::io("open /etc/passwd", &e))?;
                 Ok(Report::new().value("value", text.len() as f64))
+            }
+            "sleep" => {
+                // Parked in the host: no wasm runs, so no epoch check either.
+                let _ = std::fs::write("/scratch/asleep", "");
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                Ok(Report::new().value("value", 1.0))
+            }
+            "error-flood" => Err(Error::failed("E".repeat(64 << 20))),
+            "names" => {
+                for k in 0..20_000u64 {
+                    let name = format!("f{k}");
+                    cx.interval(std::time::Duration::from_millis(k), &[Figure::new(&name, "1/s", 1.0)]);
+                }
+                Ok(Report::new().value("value", 1.0))
             }
             "loop" => {
                 let mut n = 0u64;

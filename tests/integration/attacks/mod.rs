@@ -258,3 +258,21 @@ pub fn all_text(env: &Env) -> String {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .collect()
 }
+
+/// Runs `c` to its end with its output in files: what it printed and the
+/// peak resident memory of engine's own process (wait4's `ru_maxrss`, KiB).
+pub fn run_measured(c: &mut std::process::Command) -> (Run, u64) {
+    let d = tempfile::tempdir().unwrap();
+    let (out, err) = (d.path().join("out"), d.path().join("err"));
+    c.stdout(std::fs::File::create(&out).unwrap()).stderr(std::fs::File::create(&err).unwrap());
+    // Reaped by wait4 below (std's wait would not give the rusage).
+    #[allow(clippy::zombie_processes)]
+    let child = c.spawn().unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waiting for our own child; both pointers are valid.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+    let text = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    (Run { code, stdout: text(&out), stderr: text(&err) }, usage.ru_maxrss as u64)
+}

@@ -284,3 +284,95 @@ fn a_plugin_never_reads_the_users_input_or_terminal() {
     assert!(!text.contains("hunter2"), "the typed text reached the plugin");
     assert!(!r.stdout.contains("\x1b]0;pwned") && !r.stderr.contains("\x1b]0;pwned"), "{r:?}");
 }
+
+/// A plugin parked in a WASI call (std's sleep of an hour: no wasm runs,
+/// so the epoch check never comes) is stopped at its 2 s time limit —
+/// the run takes no longer than a quick plugin's plus the limit — and by
+/// Ctrl-C within a second: the call is a future dropped where it waits.
+#[test]
+fn a_plugin_asleep_in_wasi_is_stopped_at_its_limit_and_by_ctrl_c() {
+    use std::time::{Duration, Instant};
+    let env = Env::new();
+    crate::plugins::abuse(&env, "quick", "ok", "{}");
+    crate::plugins::abuse(&env, "asleep", "sleep", "{time: 2s}");
+    crate::plugins::abuse(&env, "asleep-long", "sleep", "{time: 10m}");
+    let t0 = Instant::now();
+    assert_eq!(env.bench(&["quick", "--runs", "1", "--save", "q"]).code, 0);
+    let quick = t0.elapsed();
+    let t0 = Instant::now();
+    let r = env.bench(&["asleep", "--runs", "1", "--save", "s"]);
+    let asleep = t0.elapsed();
+    assert_eq!(r.code, 4, "{r:?}");
+    let f = failures(&env, "s");
+    assert!(f[0].1.contains("ran past its time limit of 2s"), "{f:?}");
+    assert!(asleep < quick + Duration::from_millis(3000), "stopped late: {asleep:?} (a quick run {quick:?})");
+
+    let child = env
+        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()])
+        .args(["asleep-long", "--runs", "1", "--save", "l"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the plugin asleep", || super::walk(env.target.path()).iter().any(|p| p.ends_with("asleep")));
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r: Run = child.wait_with_output().unwrap().into();
+    let took = t0.elapsed();
+    assert_eq!(r.code, 130, "{r:?}");
+    eprintln!("asleep 2s limit: {asleep:?} (quick {quick:?}); Ctrl-C to exit: {took:?}");
+    assert!(took < Duration::from_secs(1), "Ctrl-C took {took:?} to end the run");
+}
+
+/// A 64 MiB error from a plugin's `run` counts towards its 16 MiB output
+/// cap: the test fails for the cap, and engine prints, stores and logs a
+/// bounded text (not 67 MB to the terminal and into result.json).
+#[test]
+fn a_plugins_huge_error_is_its_output_and_is_bounded() {
+    let env = Env::new();
+    crate::plugins::abuse(&env, "error-flood", "error-flood", "{}");
+    let r = env.bench(&["error-flood", "--runs", "1", "--save", "e", "--logs", "all"]);
+    assert_eq!(r.code, 4, "{}", &r.stderr[..r.stderr.len().min(2000)]);
+    let f = failures(&env, "e");
+    assert!(f[0].1.contains("wrote more than 16 MiB in all"), "{}", &f[0].1[..f[0].1.len().min(500)]);
+    assert!(r.stdout.len() + r.stderr.len() < 64 << 10, "{} bytes printed", r.stdout.len() + r.stderr.len());
+    let stored: u64 = super::walk(&env.home.path().join("results"))
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    assert!(stored < 1 << 20, "{stored} bytes stored for a 64 MiB error");
+}
+
+/// 20,000 intervals, each figure with a name of its own: engine keeps 32
+/// names a trial (the rest refused and counted), so its table is linear —
+/// measured as engine's peak memory beside a plugin that reports nothing
+/// (before, the 20,000 × 20,000 table took 6 GB).
+#[test]
+fn twenty_thousand_interval_names_cost_engine_no_more_than_a_quiet_plugin() {
+    let env = Env::new();
+    crate::plugins::abuse(&env, "quiet", "ok", "{}");
+    crate::plugins::abuse(&env, "names", "names", "{}");
+    let bench = |id: &str, save: &str| {
+        let mut c = env.cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()]);
+        c.args([id, "--runs", "1", "--save", save, "--monitor-interval", "100ms", "--logs", "all"]);
+        super::run_measured(&mut c)
+    };
+    let (r, quiet) = bench("quiet", "q");
+    assert_eq!(r.code, 0, "{r:?}");
+    let (r, names) = bench("names", "n");
+    assert_eq!(r.code, 0, "{r:?}");
+    eprintln!("peak RSS: 20,000 names {names} KiB, a quiet plugin {quiet} KiB");
+    assert!(names < quiet + 50 * 1024, "peak {names} KiB against a quiet plugin's {quiet} KiB");
+    let text = super::all_text(&env);
+    assert!(text.contains("# 19968 interval figure(s) refused"), "the refused names are counted");
+    let e = &env.result("n")["results"][0]["entries"][0];
+    let series = env.home.path().join("results/n").join(e["monitor"].as_str().unwrap());
+    let gz = std::fs::read(&series).unwrap();
+    let mut json = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["workload"]["metrics"].as_array().unwrap().len(), 32);
+}
