@@ -221,7 +221,8 @@ impl Call {
     }
 
     pub(crate) fn output(&self) -> (String, String) {
-        let text = |p: &MemoryOutputPipe| String::from_utf8_lossy(&p.contents()).into_owned();
+        let text =
+            |p: &MemoryOutputPipe| crate::sys::bounded::decode(&p.contents(), crate::sys::bounded::STREAM, false).0;
         (text(&self.stdout), text(&self.stderr))
     }
 }

@@ -106,12 +106,11 @@ impl<'a> External<'a> {
         Ok(pair)
     }
 
-    /// What the last trial wrote to stdout (0) or stderr (1).
-    fn captured(&mut self, which: usize) -> std::io::Result<Vec<u8>> {
-        let Some(c) = self.capture.as_mut() else { return Ok(Vec::new()) };
-        let bytes = process::read_back(&mut c[which].0)?;
-        c[which].1 = !bytes.is_empty();
-        Ok(bytes)
+    /// What the last trial wrote to stdout (0) or stderr (1), as bounded text.
+    fn captured(&mut self, which: usize) -> std::io::Result<String> {
+        let Some(c) = self.capture.as_mut() else { return Ok(String::new()) };
+        c[which].1 = c[which].0.metadata()?.len() > 0;
+        crate::sys::bounded::read(&c[which].0, crate::sys::bounded::STREAM)
     }
 }
 
@@ -379,7 +378,7 @@ impl External<'_> {
     /// A command that could not start: with what its sandbox's set-up said
     /// on its standard error (the only way out of a child before exec).
     fn setup_failure(&mut self, program: String, source: std::io::Error) -> ExecError {
-        let said = self.captured(1).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        let said = self.captured(1).unwrap_or_default();
         match said.lines().rev().find(|l| l.starts_with("engine sandbox: ")) {
             Some(l) => {
                 ExecError::Spawn { program, source: std::io::Error::new(source.kind(), format!("{source} ({l})")) }
@@ -496,8 +495,8 @@ impl External<'_> {
             Err(ExecError::Spawn { program, source }) => return Err(self.setup_failure(program, source)),
             Err(e) => return Err(e),
         };
-        let stdout = String::from_utf8_lossy(&self.captured(0).map_err(io("cannot read output"))?).into_owned();
-        let stderr = String::from_utf8_lossy(&self.captured(1).map_err(io("cannot read output"))?).into_owned();
+        let stdout = self.captured(0).map_err(io("cannot read output"))?;
+        let stderr = self.captured(1).map_err(io("cannot read output"))?;
         let log_text = log_text(&program, &args, env.cwd, &fin, &stdout, &stderr);
         if let Err(e) = outcome(&short(&program), &fin, timeout, &log).map_err(|e| self.explain(e, &stderr, &fin)) {
             // A failed trial's log must exist when the message names it.
@@ -529,14 +528,17 @@ impl External<'_> {
 
 /// The text of a trial's log: command, exit, resources, stdout, stderr.
 fn log_text(program: &str, args: &[String], cwd: &Path, fin: &Finished, stdout: &str, stderr: &str) -> String {
-    format!(
-        "{}# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n{}",
+    let mut text = format!(
+        "{}# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n",
         super::trial_log::header(&command_line(program, args), cwd),
         fin.exit,
         fin.wall.as_secs_f64(),
         fin.usage.user.as_secs_f64(),
         fin.usage.system.as_secs_f64(),
         fin.usage.max_rss_kib,
-        super::trial_log::streams(stdout, stderr),
-    )
+    );
+    // One allocation of the streams' size (they are up to 16 MiB).
+    text.reserve(stdout.len() + stderr.len() + 40);
+    super::trial_log::write_streams(&mut text, stdout, stderr);
+    text
 }

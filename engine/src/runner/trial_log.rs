@@ -26,8 +26,17 @@ pub(crate) fn header(command_line: &str, cwd: &Path) -> String {
 
 /// Both streams, standard output ended by a line break before the marker.
 pub(crate) fn streams(stdout: &str, stderr: &str) -> String {
+    let mut s = String::with_capacity(stdout.len() + stderr.len() + 40);
+    write_streams(&mut s, stdout, stderr);
+    s
+}
+
+/// [`streams`] added to `out`.
+pub(crate) fn write_streams(out: &mut String, stdout: &str, stderr: &str) {
     let gap = if stdout.is_empty() || stdout.ends_with('\n') { "" } else { "\n" };
-    format!("{STDOUT}{stdout}{gap}{STDERR}{stderr}")
+    for part in [STDOUT, stdout, gap, STDERR, stderr] {
+        out.push_str(part);
+    }
 }
 
 /// The last `n` non-blank lines of standard error in a log's text.

@@ -220,6 +220,8 @@ pub(super) struct Trials<'a> {
     sources: &'a [(&'a ResultDef, Source)],
     drop_caches: bool,
     pending: &'a mut Vec<(PathBuf, String)>,
+    /// What `pending` may still hold (`sys::bounded::TEST`).
+    budget: crate::sys::bounded::Budget,
     counters: Option<Counters>,
     /// Where trial logs go: the current state's folder.
     pub(super) logs: PathBuf,
@@ -290,7 +292,7 @@ impl Trials<'_> {
         let (mut run, io) = self.counted(k, &label)?;
         d.io.push(io);
         let parsed = read_values(self.sources, &run, &label);
-        self.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
+        self.hold(&mut run);
         for (r, v) in parsed?.into_iter().enumerate() {
             d.values[r].push(v);
         }
@@ -333,9 +335,15 @@ impl Trials<'_> {
                 data.warmups.extend(v.first());
             }
             events.trial_done(w, true, run.wall.as_secs_f64());
-            self.pending.push((std::mem::take(&mut run.log), std::mem::take(&mut run.log_text)));
+            self.hold(&mut run);
         }
         Ok(())
+    }
+
+    /// Keeps the trial's log to write after the test, within the test's budget.
+    fn hold(&mut self, run: &mut TrialRun) {
+        let text = self.budget.keep(std::mem::take(&mut run.log_text));
+        self.pending.push((std::mem::take(&mut run.log), text));
     }
 }
 
@@ -458,6 +466,7 @@ pub(super) fn run(
         sources,
         drop_caches,
         pending,
+        budget: Default::default(),
         counters,
         logs: logs.first().map(|p| p.to_path_buf()).unwrap_or_else(|| env.logs.to_path_buf()),
         scratch_kept: None,

@@ -4,6 +4,7 @@
 //! (terminals, CSV, Markdown, XML). Nothing here knows about profiles, tests or results;
 //! everything else in the crate may use it.
 
+pub mod bounded;
 pub mod cgroup;
 pub mod confine;
 pub mod fs;

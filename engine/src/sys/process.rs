@@ -186,46 +186,6 @@ pub(crate) fn memfile(name: &str) -> std::io::Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-/// Most of one command's stdout (or stderr) engine keeps: its first and
-/// last halves, with a line saying how much between them was dropped. A
-/// test's output costs engine this much memory at most, whatever it sent
-/// (a sparse 1 GiB memory file once cost 6 GiB of engine's memory).
-pub(crate) const CAPTURE_CAP: usize = 16 << 20;
-
-/// What was written to `f` (shared offset with the child), from the start:
-/// all of it up to [`CAPTURE_CAP`], else its first and last halves.
-pub(crate) fn read_back(f: &mut File) -> std::io::Result<Vec<u8>> {
-    // Positional reads from 0: no seek (an empty output, the common case
-    // for timed tests, costs one read and a size probe).
-    use std::os::unix::fs::FileExt;
-    let read_range = |v: &mut Vec<u8>, from: u64, len: usize| -> std::io::Result<()> {
-        let mut buf = [0u8; 16 * 1024];
-        let mut done = 0;
-        while done < len {
-            let want = (len - done).min(buf.len());
-            let n = f.read_at(&mut buf[..want], from + done as u64)?;
-            if n == 0 {
-                break;
-            }
-            v.extend_from_slice(&buf[..n]);
-            done += n;
-        }
-        Ok(())
-    };
-    let size = f.metadata()?.len();
-    let mut v = Vec::new();
-    if size <= CAPTURE_CAP as u64 {
-        read_range(&mut v, 0, CAPTURE_CAP)?;
-        return Ok(v);
-    }
-    let half = CAPTURE_CAP / 2;
-    read_range(&mut v, 0, half)?;
-    let dropped = size - 2 * half as u64;
-    v.extend_from_slice(format!("\n[engine: {dropped} bytes of this output not kept: more than 16 MiB]\n").as_bytes());
-    read_range(&mut v, size - half as u64, half)?;
-    Ok(v)
-}
-
 /// /dev/null opened once (read-only, close-on-exec), for children's stdin.
 fn dev_null() -> std::io::Result<std::os::fd::RawFd> {
     static NULL: std::sync::OnceLock<File> = std::sync::OnceLock::new();

@@ -11,8 +11,8 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(2);
 /// stdout and stderr of `program args`, if it ran and exited 0.
 pub(crate) fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
     let path = which::which(program).ok()?;
-    let mut out = process::memfile("stdout").ok()?;
-    let mut err = process::memfile("stderr").ok()?;
+    let out = process::memfile("stdout").ok()?;
+    let err = process::memfile("stderr").ok()?;
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     let fin = process::run(process::Spec {
         program: OsStr::new(&path),
@@ -30,7 +30,7 @@ pub(crate) fn output(program: &str, args: &[&str]) -> Option<(String, String)> {
     if !fin.exit.success() {
         return None;
     }
-    let o = String::from_utf8_lossy(&process::read_back(&mut out).ok()?).into_owned();
-    let e = String::from_utf8_lossy(&process::read_back(&mut err).ok()?).into_owned();
+    let o = crate::sys::bounded::read(&out, crate::sys::bounded::STREAM).ok()?;
+    let e = crate::sys::bounded::read(&err, crate::sys::bounded::STREAM).ok()?;
     Some((o, e))
 }

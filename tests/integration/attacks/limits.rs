@@ -150,3 +150,35 @@ fn planted_interval_logs_are_read_beneath_the_scratch_only() {
         assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{7}'), "{format}: {:?}", out.stdout);
     }
 }
+
+/// 200 MiB of 0xFF on stdout and on stderr in each of three trials:
+/// engine keeps 8 MiB of text a stream (escaped, not tripled) and 32 MiB
+/// of logs a test, and its peak memory stays within 100 MiB of a quiet
+/// trial's; the parser still finds the value at the end of the output.
+#[test]
+fn a_flood_of_invalid_utf8_costs_engine_its_budget_only() {
+    let env = Env::new();
+    let ff = "head -c 200M /dev/zero | tr '\\000' '\\377'";
+    env.profile("flood", &script_profile("flood", "sh", &format!("{ff}; {ff} >&2"), "", ""));
+    env.profile("quiet", &script_profile("quiet", "sh", "true", "", ""));
+    let bench = |id: &str| {
+        let mut c = env.cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()]);
+        c.args([id, "--runs", "3", "--save", id, "--logs", "all"]);
+        super::run_measured(&mut c)
+    };
+    let (r, quiet) = bench("quiet");
+    assert_eq!(r.code, 0, "{r:?}");
+    let (r, flood) = bench("flood");
+    assert_eq!(r.code, 0, "{r:?}");
+    eprintln!("peak RSS: flood {flood} KiB, quiet {quiet} KiB");
+    assert!(flood < quiet + 100 * 1024, "peak {flood} KiB against a quiet run's {quiet} KiB");
+    let e = &env.result("flood")["results"][0]["entries"][0];
+    assert_eq!(e["trials"], serde_json::json!([1.0, 1.0, 1.0]), "the value after the flood was parsed");
+    let log = env.home.path().join("results/flood").join(e["logs"].as_str().unwrap()).join("trials.log");
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(size <= (32 << 20) + (1 << 20), "{size} bytes of trials.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("\\xff\\xff") && !text.contains('\u{fffd}'), "escaped, not replaced");
+    assert!(text.contains("bytes of this output not kept: more than 8 MiB"), "the cut is said");
+    assert!(text.contains("bytes of this trial's log not kept: the test's logs reached 32 MiB"), "the budget is said");
+}
