@@ -111,8 +111,9 @@ pub(crate) fn run(
         let (program, args, command, timeout) = command_of(step, index, &lookup)?;
         let mut f = crate::sys::fs::append(log).map_err(log_err)?;
         writeln!(f, "$ {command}").map_err(log_err)?;
-        let out = f.try_clone().map_err(log_err)?;
-        let err = f.try_clone().map_err(log_err)?;
+        let (out, sink) = crate::sys::bounded::sink(f.try_clone().map_err(log_err)?, crate::sys::bounded::LOG, None)
+            .map_err(log_err)?;
+        let err = out.try_clone().map_err(log_err)?;
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),
             args: &args,
@@ -130,7 +131,9 @@ pub(crate) fn run(
             command: command.clone(),
             how: format!("could not start: {e}"),
             log: log.to_path_buf(),
-        })?;
+        });
+        sink.finish(crate::sys::bounded::GRACE);
+        let fin = fin?;
         writeln!(f, "# exit: {:?} after {:.1} s", fin.exit, fin.wall.as_secs_f64()).map_err(log_err)?;
         let how = match fin.exit {
             Exit::Code(0) => continue,

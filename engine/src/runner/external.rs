@@ -219,9 +219,14 @@ impl External<'_> {
             let timeout = step.timeout.as_ref().map_or(STEP_TIMEOUT, units::Duration::get);
             let mut f = crate::sys::fs::append(&log).map_err(io(format!("cannot write {}", log.display())))?;
             writeln!(f, "$ {}", command_line(&program, &args)).map_err(io("cannot write log"))?;
-            let out = f.try_clone().map_err(io("cannot write log"))?;
-            let err = f.try_clone().map_err(io("cannot write log"))?;
             let user = if step.unprivileged { self.user } else { None };
+            let (out, sink) = crate::sys::bounded::sink(
+                f.try_clone().map_err(io("cannot write log"))?,
+                crate::sys::bounded::LOG,
+                user.map(|u| (u.uid, u.gid)),
+            )
+            .map_err(io("cannot write log"))?;
+            let err = out.try_clone().map_err(io("cannot write log"))?;
             let fin = process::run_as(
                 process::Spec {
                     program: OsStr::new(&program),
@@ -237,7 +242,9 @@ impl External<'_> {
                 },
                 user,
             )
-            .map_err(|source| ExecError::Spawn { program: short(&program), source })?;
+            .map_err(|source| ExecError::Spawn { program: short(&program), source });
+            sink.finish(crate::sys::bounded::GRACE);
+            let fin = fin?;
             writeln!(f, "# exit: {:?} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
                 .map_err(io("cannot write log"))?;
             outcome(&short(&program), &fin, Some(timeout), &log)

@@ -73,6 +73,8 @@ pub(crate) struct Server {
     done: bool,
     /// Its cgroup when confined: what leaves its group is killed through it.
     cgroup: Option<crate::sys::cgroup::Cgroup>,
+    /// What copies its output into its log (bounded), until it stops.
+    sink: Option<crate::sys::bounded::Sink>,
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExecError {
@@ -112,11 +114,6 @@ fn open_log(spec: &Spec<'_>) -> Result<File, ExecError> {
         .collect::<Vec<_>>()
         .join(" ");
     let _ = write!(log, "{}{}", super::trial_log::header(&line, spec.cwd), super::trial_log::STDERR);
-    if let Some(u) = spec.user {
-        // A server that reopens its standard error (Apache's
-        // `ErrorLog /dev/stderr`) must be allowed to.
-        let _ = u.own(&spec.log);
-    }
     Ok(log)
 }
 
@@ -197,8 +194,12 @@ impl Server {
             id,
             done: true,
             cgroup: None,
+            sink: None,
         };
-        let log = open_log(&spec)?;
+        let (log, sink) =
+            crate::sys::bounded::sink(open_log(&spec)?, crate::sys::bounded::LOG, spec.user.map(|u| (u.uid, u.gid)))
+                .map_err(io("cannot write the server log"))?;
+        server.sink = Some(sink);
         let mut cmd = command(&spec, &log)?;
         if let Some(sb) = spec.sandbox {
             let c = sb.confined();
@@ -215,7 +216,8 @@ impl Server {
         };
         server.pid = child.id() as i32;
         server.done = false;
-        drop(child);
+        // The pipe's write end is the server's alone: it closes when it ends.
+        drop((child, cmd, log));
         journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -372,6 +374,9 @@ impl Server {
         }
         if let Some(g) = self.cgroup.take() {
             g.remove();
+        }
+        if let Some(sink) = self.sink.take() {
+            sink.finish(crate::sys::bounded::GRACE);
         }
         let mut refused = None;
         for p in &self.remove {

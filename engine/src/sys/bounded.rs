@@ -5,7 +5,9 @@
 //! invalid bytes costs no more than a flood of text (lossy decoding once
 //! tripled it) — and a test's trial logs, held until the test ends, share
 //! one [`TEST`] budget. Engine's memory for a test's output is bounded by
-//! these, not by what the test sent.
+//! these, not by what the test sent. Steps and servers write their logs
+//! through a [`Sink`]: a pipe engine copies into the log file, at most
+//! [`LOG`] bytes of it.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -16,6 +18,9 @@ use std::os::unix::fs::FileExt;
 pub const STREAM: usize = 8 << 20;
 /// Most text of trial logs a test keeps until it ends (its `trials.log`).
 pub const TEST: usize = 32 << 20;
+/// Most bytes a step's or server's output adds to its log file: the first
+/// and last halves, with a line between saying how much was dropped.
+pub const LOG: usize = 16 << 20;
 /// What a trial's log keeps once the test's budget is spent: its last
 /// lines, where a failure says why.
 const SPENT_TAIL: usize = 16 << 10;
@@ -146,6 +151,84 @@ impl Budget {
     }
 }
 
+/// How long a finished command's output may take to reach its log.
+pub const GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The reading end of a command's output pipe, copied into its log by a
+/// thread of engine's.
+pub struct Sink {
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+/// A pipe for a command's stdout and stderr (the returned write end) whose
+/// output a thread appends to `log`: the first `cap / 2` bytes as they
+/// come, the last `cap / 2` held and written when the pipe closes, after
+/// a line saying how many bytes between them were dropped. `owner`: the
+/// pipe is the command's user's (a server that reopens `/dev/stderr`).
+pub fn sink(log: File, cap: usize, owner: Option<(u32, u32)>) -> std::io::Result<(File, Sink)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two descriptors for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and ours.
+    let (read, write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::fchown(&write, Some(uid), Some(gid))?;
+    }
+    let (tx, done) = std::sync::mpsc::channel();
+    std::thread::Builder::new().name("engine-log".into()).spawn(move || {
+        let _ = copy(read, log, cap);
+        let _ = tx.send(());
+    })?;
+    Ok((write, Sink { done }))
+}
+
+/// The copying: head to the file, tail in a ring, the ring at the end.
+fn copy(mut from: File, mut to: File, cap: usize) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    let half = cap / 2;
+    let (mut head, mut dropped) = (0usize, 0u64);
+    let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let to_file = n.min(half - head);
+        if to_file > 0 {
+            to.write_all(&buf[..to_file])?;
+            head += to_file;
+        }
+        tail.extend(&buf[to_file..n]);
+        let over = tail.len().saturating_sub(half);
+        tail.drain(..over);
+        dropped += over as u64;
+    }
+    if dropped > 0 {
+        writeln!(to, "\n[engine: {dropped} bytes of this output not kept: more than {} MiB]", cap >> 20)?;
+    }
+    let (a, b) = tail.as_slices();
+    to.write_all(a)?;
+    to.write_all(b)
+}
+
+impl Sink {
+    /// Waits up to `grace` for the pipe to close (the command's processes
+    /// are gone) and the copy to end. A process the command left behind
+    /// that holds the pipe does not hold engine: the copy goes on beside,
+    /// bounded as before.
+    pub fn finish(self, grace: std::time::Duration) -> bool {
+        // After Ctrl-C nothing more is waited for.
+        let grace = if super::interrupt::requested() { std::time::Duration::ZERO } else { grace };
+        self.done.recv_timeout(grace).is_ok()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +260,22 @@ mod tests {
         let mut g = tempfile::tempfile().unwrap();
         g.write_all("héllo\n".as_bytes()).unwrap();
         assert_eq!(read(&g, 1 << 20).unwrap(), "héllo\n");
+    }
+
+    #[test]
+    fn a_sink_keeps_head_and_tail_of_a_flood() {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let (mut w, sink) = sink(log.reopen().unwrap(), 1 << 20, None).unwrap();
+        for k in 0..40u8 {
+            w.write_all(&[b'a' + k % 26; 64 << 10]).unwrap();
+        }
+        w.write_all(b"the end\n").unwrap();
+        drop(w);
+        assert!(sink.finish(std::time::Duration::from_secs(10)));
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert!(text.len() < (1 << 20) + 100, "{} bytes", text.len());
+        assert!(text.starts_with("aaaa") && text.ends_with("the end\n"));
+        assert!(text.contains(&format!("[engine: {} bytes of this output not kept", 40 * (64 << 10) + 8 - (1 << 20))));
     }
 
     #[test]

@@ -7,7 +7,6 @@
 //! test's and trials' scratch directories.
 
 use std::ffi::CString;
-use std::path::Path;
 use std::process::Command;
 
 /// The user unprivileged steps run as.
@@ -95,11 +94,6 @@ impl Unprivileged {
             });
         }
     }
-
-    /// Gives `dir` to this user, so the unprivileged commands can write in it.
-    pub(crate) fn own(self, dir: &Path) -> std::io::Result<()> {
-        std::os::unix::fs::chown(dir, Some(self.uid), Some(self.gid))
-    }
 }
 
 #[cfg(test)]
@@ -114,7 +108,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap(); // 0700, owned by root
         let inner = d.path().join("mine");
         std::fs::create_dir(&inner).unwrap();
-        u.own(&inner).unwrap();
+        std::os::unix::fs::chown(&inner, Some(u.uid), Some(u.gid)).unwrap();
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "id -u; touch ok && echo wrote; touch ../no 2>/dev/null || echo refused"]).current_dir(&inner);
         u.apply(&mut cmd);

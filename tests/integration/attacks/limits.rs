@@ -182,3 +182,51 @@ fn a_flood_of_invalid_utf8_costs_engine_its_budget_only() {
     assert!(text.contains("bytes of this output not kept: more than 8 MiB"), "the cut is said");
     assert!(text.contains("bytes of this trial's log not kept: the test's logs reached 32 MiB"), "the budget is said");
 }
+
+/// A set-up step and a server that each print 100 MiB: their logs keep
+/// 16 MiB (first and last 8 MiB, the cut said), a step's end still waits
+/// for nothing a left-behind process holds, and the run goes on.
+#[test]
+fn step_and_server_logs_are_bounded() {
+    let env = Env::new();
+    let flood = "yes xxxxxxxxxxxxxxx | head -c 100M";
+    let yaml = format!(
+        r#"id: chatty
+version: 1.0.0
+title: Chatty
+test_type: other
+executor:
+  external:
+    program: sleep
+    args: ["2"]
+    pre_test:
+      - shell: "{flood}; echo step-end"
+      - shell: "(sleep 30; echo late) &"
+      - server:
+          name: noisy
+          program: sh
+          args: ["-c", "{flood}; echo server-end; exec sleep 60"]
+          ready: {{command: ["true"]}}
+results:
+  - {{id: n, unit: Items, proportion: HIB}}
+parsers:
+  - {{result: n, wall_time: true}}
+"#
+    );
+    env.profile("chatty", &yaml);
+    let t0 = Instant::now();
+    let r = env.bench(&["chatty", "--runs", "1", "--save", "c", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(25), "a step's left-behind process held the run: {:?}", t0.elapsed());
+    let logs = super::walk(&env.home.path().join("results/c"));
+    let mut seen = 0;
+    for p in logs.iter().filter(|p| p.extension().is_some_and(|x| x == "log")) {
+        let text = std::fs::read_to_string(p).unwrap();
+        if text.lines().any(|l| l == "step-end" || l == "server-end") {
+            seen += 1;
+            assert!(text.len() < (16 << 20) + 4096, "{}: {} bytes", p.display(), text.len());
+            assert!(text.contains("bytes of this output not kept: more than 16 MiB"), "{}", p.display());
+        }
+    }
+    assert_eq!(seen, 2, "the step's and the server's logs: {logs:?}");
+}
