@@ -340,6 +340,7 @@ pub fn inspect(cx: &Context, req: &InspectRequest) -> Result<Inspection, Failure
         limits: req.limits,
         interrupted: crate::sys::interrupt::requested,
         interval: None,
+        stop: None,
     };
     let (iface, out) = p.check(&config, &sb);
     let iface = iface.map_err(fail)?;

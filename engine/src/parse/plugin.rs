@@ -31,8 +31,14 @@ impl PluginParser {
         let fail = |message: String| ParseError::Plugin { plugin: name.to_string(), message };
         let plugin = Plugin::load(path, cache).map_err(|e| fail(e.to_string()))?;
         plugin.expect(Kind::Parser).map_err(|e| fail(e.to_string()))?;
-        let sb =
-            Sandbox { scratch: None, env: &[], limits, interrupted: crate::sys::interrupt::requested, interval: None };
+        let sb = Sandbox {
+            scratch: None,
+            env: &[],
+            limits,
+            interrupted: crate::sys::interrupt::requested,
+            interval: None,
+            stop: None,
+        };
         let iface = plugin.check(&config, &sb).0.map_err(|e| fail(e.to_string()))?;
         if let Some((k, _)) = config.iter().find(|(k, _)| !iface.keys.contains(k)) {
             return Err(fail(format!(
@@ -53,6 +59,7 @@ impl Parser for PluginParser {
         let output = engine_sdk::TrialOutput { stdout: out.stdout, stderr: out.stderr, exit_code: 0 };
         let sb = Sandbox {
             scratch: None,
+            stop: None,
             env: &[],
             limits: self.limits,
             interrupted: crate::sys::interrupt::requested,

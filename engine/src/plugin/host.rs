@@ -2,7 +2,7 @@
 //! imports (`engine:plugin/host`), and a WASI preview 2 context that offers
 //! the scratch directory and nothing else.
 
-use super::limits::{Interrupted, Limiter, Limits, TimeUp};
+use super::limits::{Interrupted, Limiter, Limits, Stopped, TimeUp};
 use crate::sys::safepath::Dir;
 use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
@@ -35,6 +35,8 @@ pub struct Sandbox<'a> {
     pub interrupted: fn() -> bool,
     /// How often a workload's own figures are recorded; `None`: not.
     pub interval: Option<std::time::Duration>,
+    /// Set when engine stops the call (the test outgrew its space).
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A store's data: WASI state, limits, and what the host imports record.
@@ -47,6 +49,7 @@ pub struct State {
     start: Instant,
     deadline: super::runtime::Deadline,
     interrupted: fn() -> bool,
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     pub log: String,
     pub progress: Option<(f64, String)>,
     /// Bytes of log lines and progress notes so far (towards [`OUTPUT_CAP`]).
@@ -173,6 +176,7 @@ impl Call {
             start: now,
             deadline: super::runtime::Deadline::new(now + sb.limits.time),
             interrupted: sb.interrupted,
+            stop: sb.stop.clone(),
             log: String::new(),
             written: 0,
             log_overflow: false,
@@ -189,6 +193,8 @@ impl Call {
             let s = cx.data();
             if (s.interrupted)() {
                 Err(wasmtime::Error::new(Interrupted))
+            } else if s.stop.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+                Err(wasmtime::Error::new(Stopped))
             } else if Instant::now() >= s.deadline.get() {
                 Err(wasmtime::Error::new(TimeUp))
             } else {

@@ -36,6 +36,12 @@ pub(crate) struct MemoryCapExceeded {
 #[error("time limit reached")]
 pub(crate) struct TimeUp;
 
+/// The trap raised when the epoch callback finds engine stopped the call
+/// (its space watchdog).
+#[derive(Debug, thiserror::Error)]
+#[error("stopped by engine")]
+pub struct Stopped;
+
 /// The trap raised when the epoch callback finds the user pressed Ctrl-C.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted")]

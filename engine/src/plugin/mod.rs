@@ -91,6 +91,9 @@ pub enum PluginError {
     Compile(#[from] compile::CompileError),
     #[error("interrupted")]
     Interrupted,
+    /// Engine stopped it: its test outgrew its space (the runner says how).
+    #[error("was stopped by engine")]
+    Stopped,
     #[error("returned no value for `{0}`")]
     Missing(String),
     #[error("{0}")]
@@ -329,7 +332,7 @@ impl Plugin {
             took = t1.elapsed();
             r.map_err(|e| (e, true))
         };
-        let r = match runtime::watched(work, &deadline, sb.interrupted) {
+        let r = match runtime::watched(work, &deadline, sb.interrupted, sb.stop.as_deref()) {
             Ok(Ok(r)) => r,
             Ok(Err((e, called))) => {
                 let stderr = if called { call.output().1 } else { String::new() };
@@ -337,6 +340,7 @@ impl Plugin {
             }
             Err(runtime::Stopped::TimeUp) => Err(PluginError::TimeLimit(sb.limits.time)),
             Err(runtime::Stopped::Interrupted) => Err(PluginError::Interrupted),
+            Err(runtime::Stopped::Engine) => Err(PluginError::Stopped),
         };
         (out.instantiate, out.call) = (instantiate, took);
         (out.stdout, out.stderr) = call.output();
@@ -480,6 +484,9 @@ fn classify(e: wasmtime::Error, limits: Limits, stderr: &str) -> PluginError {
     }
     if e.is::<limits::Interrupted>() {
         return PluginError::Interrupted;
+    }
+    if e.is::<limits::Stopped>() {
+        return PluginError::Stopped;
     }
     let text = first_line(&e);
     if text.contains("write beyond capacity") {

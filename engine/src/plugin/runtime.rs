@@ -64,6 +64,8 @@ impl Deadline {
 pub(crate) enum Stopped {
     TimeUp,
     Interrupted,
+    /// Engine stopped it (`Sandbox::stop`).
+    Engine,
 }
 
 /// Runs `work` (a plugin's call) on this thread's runtime until it ends,
@@ -73,6 +75,7 @@ pub(crate) fn watched<F: std::future::Future>(
     work: F,
     deadline: &Deadline,
     interrupted: fn() -> bool,
+    stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<F::Output, Stopped> {
     thread_local! {
         static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
@@ -85,6 +88,9 @@ pub(crate) fn watched<F: std::future::Future>(
             tokio::time::sleep(TICK).await;
             if interrupted() {
                 return Stopped::Interrupted;
+            }
+            if stop.is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+                return Stopped::Engine;
             }
             if Instant::now() >= deadline.get() + GRACE {
                 return Stopped::TimeUp;

@@ -18,6 +18,7 @@ mod span;
 mod trial_log;
 mod trials;
 pub mod wasm;
+pub(crate) mod watchdog;
 
 use crate::events::Events;
 use crate::expand::Test;

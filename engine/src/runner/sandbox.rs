@@ -9,6 +9,7 @@
 //! them that the user has not granted (`--grant`), and the run refuses it.
 
 use super::executor::ExecError;
+use super::watchdog::{Watchdog, Watched};
 use crate::model::grant::{Grants, Seg};
 use crate::model::profile::{LoadedProfile, SandboxDef};
 use crate::sys::cgroup::{self, Layout, Limits};
@@ -16,8 +17,7 @@ use crate::sys::confine::{Identity, Plan, Shared};
 use crate::sys::process::Confined;
 use crate::sys::safepath::Dir;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+
 use std::time::Duration;
 
 pub use crate::sys::cgroup::PIDS_MAX;
@@ -346,7 +346,10 @@ impl Sandbox {
             .map_err(|e| setup(&format!("cannot make the test's cgroup: {e}")))?;
         let scratch = space.map(|s| (s + s / 4).max(SCRATCH_FLOOR)).unwrap_or(cfg.defaults.scratch);
         let test = Dir::open(test_dir).map_err(|e| setup(&e))?;
-        let watchdog = Watchdog::start(&test, &private, scratch, &shared);
+        let watchdog = ns_inode(&shared.net).and_then(|netns| {
+            let dirs = vec![Dir::open(test.path()).ok()?, Dir::open(&private).ok()?];
+            Watchdog::start(dirs, scratch, Netns(netns))
+        });
         let cgroups = budget.as_ref().map(cgroup::Cgroup::layout);
         Ok(Sandbox { plan, shared, cgroups, budget, limits, scratch, owner, private, watchdog })
     }
@@ -386,12 +389,12 @@ impl Sandbox {
     pub(crate) fn denied(&self, stderr: &str, fin: &crate::sys::process::Finished) -> Option<String> {
         use crate::sys::process::Exit;
         let xfsz = matches!(fin.exit, Exit::Signal(libc::SIGXFSZ)) || fin.exit == Exit::Code(128 + libc::SIGXFSZ);
-        if xfsz || self.watchdog.as_ref().is_some_and(Watchdog::tripped) {
-            return Some(format!(
-                "more than {} written in the test's directories, or more than {} files in them (the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none; files it keeps open or mapped after removing them count)",
-                fmt_size(self.scratch),
-                inode_limit(self.scratch)
-            ));
+        let what = "the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none";
+        if let Some(trip) = self.watchdog.as_ref().and_then(Watchdog::tripped) {
+            return Some(super::watchdog::explain(trip, self.scratch, what));
+        }
+        if xfsz {
+            return Some(super::watchdog::explain(super::watchdog::Trip::Over, self.scratch, what));
         }
         denied(stderr, fin.cgroup.as_ref(), &self.limits)
     }
@@ -470,89 +473,6 @@ fn limits_of(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Limits {
     }
 }
 
-/// Kills the test's commands when its directories outgrow the scratch
-/// limit: the file system's free space is read every 250 ms (one statfs);
-/// when it fell by more than the limit since the start, the directories
-/// are measured, and if they are over it, every process in the test's
-/// network namespace is killed.
-struct Watchdog {
-    stop: Arc<AtomicBool>,
-    tripped: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-const WATCH_EVERY: Duration = Duration::from_millis(250);
-
-impl Watchdog {
-    fn start(test: &Dir, private: &Path, limit: u64, shared: &Shared) -> Option<Watchdog> {
-        let test = Dir::open(test.path()).ok()?;
-        let private = Dir::open(private).ok()?;
-        let netns = ns_inode(&shared.net)?;
-        let (stop, tripped) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
-        let (s, t) = (stop.clone(), tripped.clone());
-        let thread = std::thread::Builder::new()
-            .name("scratch-watchdog".into())
-            .spawn(move || watch(&test, &private, limit, netns, &s, &t))
-            .ok()?;
-        Some(Watchdog { stop, tripped, thread: Some(thread) })
-    }
-
-    fn tripped(&self) -> bool {
-        self.tripped.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The file system's free bytes and free inodes.
-fn free_of(d: &Dir) -> Option<(u64, u64)> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: zeroed statfs is a valid out-parameter; a valid descriptor.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0)
-        .then(|| (st.f_bfree as u64 * st.f_bsize as u64, st.f_ffree as u64))
-}
-
-/// The entries a test's directories may hold for `limit` bytes of scratch:
-/// one per 4 KiB, at least 100,000 (a kernel's source tree is 80,000).
-fn inode_limit(limit: u64) -> u64 {
-    (limit / 4096).max(100_000)
-}
-
-fn watch(test: &Dir, private: &Dir, limit: u64, netns: u64, stop: &AtomicBool, tripped: &AtomicBool) {
-    let Some((mut base, mut base_inodes)) = free_of(test) else { return };
-    let inodes = inode_limit(limit);
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(WATCH_EVERY);
-        let Some((free, free_inodes)) = free_of(test) else { return };
-        if base.saturating_sub(free) <= limit && base_inodes.saturating_sub(free_inodes) <= inodes {
-            continue;
-        }
-        // What the test holds: its directories (as deep as the walk goes:
-        // deeper than that counts as over), their entries, and files its
-        // processes keep open or mapped after removing them, which no walk
-        // sees.
-        let (t, p) = (test.usage_bounded(), private.usage_bounded());
-        let used = t.bytes + p.bytes + held_deleted(netns);
-        if used > limit || t.entries + p.entries > inodes || t.deeper || p.deeper {
-            tripped.store(true, Ordering::Relaxed);
-            kill_netns(netns);
-        } else {
-            // Something else filled the file system: count from what the
-            // test holds now, so the next check measures only its growth.
-            base = free + used;
-            base_inodes = free_inodes + t.entries + p.entries;
-        }
-    }
-}
-
 /// The inode of a namespace descriptor (what /proc/PID/ns/net links name).
 fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
@@ -592,6 +512,19 @@ fn held_deleted(inode: u64) -> u64 {
         }
     }
     total
+}
+
+/// A confined test, as its watchdog sees it: the processes in its network
+/// namespace.
+struct Netns(u64);
+
+impl Watched for Netns {
+    fn held_deleted(&self) -> u64 {
+        held_deleted(self.0)
+    }
+    fn stop(&self) {
+        kill_netns(self.0);
+    }
 }
 
 /// SIGKILL to every process in the network namespace `inode`.

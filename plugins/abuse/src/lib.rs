@@ -20,7 +20,8 @@
 //! any of it reached something. Issue 53's: `sleep` sleeps an hour in a
 //! WASI call (std's sleep: `subscribe-duration` + `block`); `error-flood`
 //! fails with a 64 MiB message; `names` reports 20,000 intervals, each
-//! figure with a name of its own.
+//! figure with a name of its own; `fill` writes 2 GiB of 1 MiB files and
+//! `fill-hidden` 2 GiB into one file it removed first (held open).
 
 use engine_sdk::{Config, Context, Error, Figure, Report, Workload};
 
@@ -47,6 +48,8 @@ const MODES: &[&str] = &[
     "sleep",
     "error-flood",
     "names",
+    "fill",
+    "fill-hidden",
     "ok",
 ];
 
@@ -103,6 +106,23 @@ impl Workload for Abuse {
                 // Parked in the host: no wasm runs, so no epoch check either.
                 let _ = std::fs::write("/scratch/asleep", "");
                 std::thread::sleep(std::time::Duration::from_secs(3600));
+                Ok(Report::new().value("value", 1.0))
+            }
+            "fill" | "fill-hidden" => {
+                use std::io::Write;
+                let chunk = vec![7u8; 1 << 20];
+                let mut hidden = None;
+                if self.mode == "fill-hidden" {
+                    let f = std::fs::File::create("/scratch/hidden").map_err(|e| Error::io("create", &e))?;
+                    std::fs::remove_file("/scratch/hidden").map_err(|e| Error::io("remove", &e))?;
+                    hidden = Some(f);
+                }
+                for k in 0..2048 {
+                    match hidden.as_mut() {
+                        Some(f) => f.write_all(&chunk).map_err(|e| Error::io("write", &e))?,
+                        None => std::fs::write(format!("/scratch/f{k}"), &chunk).map_err(|e| Error::io("write", &e))?,
+                    }
+                }
                 Ok(Report::new().value("value", 1.0))
             }
             "error-flood" => Err(Error::failed("E".repeat(64 << 20))),

@@ -376,3 +376,35 @@ fn twenty_thousand_interval_names_cost_engine_no_more_than_a_quiet_plugin() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["workload"]["metrics"].as_array().unwrap().len(), 32);
 }
+
+/// A plugin past its space limit (`requirements.free_space: 32MiB`: 64 MiB
+/// allowed), writing 2 GiB as files and as one file it removed first
+/// (open in engine's own process, which no walk sees): stopped by the
+/// watchdog, the limit named, long before 2 GiB.
+#[test]
+fn a_plugin_past_its_space_limit_is_stopped() {
+    let env = Env::new();
+    for (id, mode) in [("fill", "fill"), ("fill-hidden", "fill-hidden")] {
+        let dir = crate::plugins::wasm_profile(
+            &env,
+            id,
+            Some("abuse_plugin"),
+            &format!(
+                "requirements: {{free_space: 32MiB}}\nexecutor:\n  wasm:\n    plugin: plugin.wasm\n    config: {{mode: {mode}}}\nresults:\n  - {{id: value, unit: Items, proportion: HIB}}\nparsers: []\n"
+            ),
+        );
+        assert!(dir.join("plugin.wasm").is_file());
+    }
+    let r = env.bench(&["fill", "fill-hidden", "--runs", "1", "--save", "f"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    let f = failures(&env, "f");
+    assert_eq!(f.len(), 2, "{f:?}");
+    for (id, reason) in &f {
+        assert!(reason.contains("the plugin's space limit"), "{id}: {reason}");
+        assert!(reason.contains("more than 64.0 MiB written") || reason.contains("lost"), "{id}: {reason}");
+    }
+    // Nothing of theirs is left on the target's file system.
+    let left: u64 =
+        super::walk(env.target.path()).iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    assert!(left < 1 << 20, "{left} bytes left in the target");
+}
