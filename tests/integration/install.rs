@@ -680,3 +680,34 @@ fn benchmark_asks_on_a_terminal_and_needs_yes_in_batch() {
     assert!(text.contains("p.tar.gz") && text.contains("MiB/s"), "a progress bar with the rate: {text}");
     assert!(env.result("t")["results"][0]["entries"][0]["value"].as_f64() == Some(11.0), "{text}");
 }
+
+/// A build step that replaces `install.log` with a FIFO: the next step's
+/// log is refused at once (no reader: `O_NONBLOCK` fails instead of
+/// waiting), the install fails naming the log, and engine exits.
+#[test]
+fn a_fifo_for_the_install_log_is_refused_at_once() {
+    let env = Env::new();
+    let data = tgz(&[("value.txt", b"value: 9\n")]);
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("b.tar.gz"), &data).unwrap();
+    let yaml = profile(
+        "fifolog",
+        "b.tar.gz",
+        &data,
+        &["https://example.invalid/b.tar.gz".into()],
+        "",
+        "rm -f install.log && mkfifo install.log",
+    )
+    .replace(
+        "    - shell: \"rm -f install.log && mkfifo install.log\"",
+        "    - shell: \"rm -f install.log && mkfifo install.log\"\n    - shell: \"true\"",
+    );
+    env.profile("fifolog", &yaml);
+    let mut c = env.cmd(&["install", "fifolog"]);
+    c.env("ENGINE_DOWNLOAD_CACHE", folder.path());
+    let t0 = std::time::Instant::now();
+    let r: Run = c.output().unwrap().into();
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_eq!(r.code, 5, "{r:?}");
+    assert!(r.stderr.contains("install.log") && r.stderr.contains("not a regular file"), "{r:?}");
+}

@@ -471,7 +471,9 @@ impl External<'_> {
         // A confined command opens it itself, with its own rights, inside its
         // sandbox: a link it planted leads only where it could go anyway.
         let stdin = match (&stdin_path, &self.sandbox) {
-            (Some(p), None) => Some(File::open(p).map_err(io(format!("cannot open stdin file {}", p.display())))?),
+            (Some(p), None) => {
+                Some(crate::sys::fs::open_regular(p).map_err(io(format!("cannot open stdin file {}", p.display())))?)
+            }
             _ => None,
         };
         let stdin_inside = stdin_path.as_deref().filter(|_| self.sandbox.is_some());

@@ -42,7 +42,12 @@ pub(crate) fn append(path: &Path) -> io::Result<File> {
         .create(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .mode(0o644)
-        .open(path)?;
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // What a FIFO without a reader says to a non-blocking writer.
+            Some(libc::ENXIO) => io::Error::other(format!("{} is not a regular file (a FIFO)", path.display())),
+            _ => e,
+        })?;
     if !f.metadata()?.is_file() {
         return Err(io::Error::other(format!("{} is not a regular file", path.display())));
     }
@@ -68,6 +73,19 @@ pub(crate) fn open_read_nofollow(path: &Path) -> io::Result<File> {
     OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
 }
 
+/// Opens an existing regular file to read, where a test could have put
+/// something else: no symlink followed, never waiting (`O_NONBLOCK`: a
+/// FIFO with no writer would block engine for good), anything but a
+/// regular file refused.
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
+    let f =
+        OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK).open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display())));
+    }
+    Ok(f)
+}
+
 /// Creates a file that must not exist yet (no symlink followed).
 pub(crate) fn create_exclusive(path: &Path) -> io::Result<File> {
     OpenOptions::new()
@@ -90,7 +108,7 @@ pub(crate) fn temp_prefix() -> String {
 /// a command's log can be as large as the command made it.
 pub(crate) fn read_tail(path: &Path, max: u64) -> String {
     use std::io::{Read, Seek};
-    let Ok(mut f) = File::open(path) else { return String::new() };
+    let Ok(mut f) = open_regular(path) else { return String::new() };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if f.seek(io::SeekFrom::Start(len.saturating_sub(max))).is_err() {
         return String::new();

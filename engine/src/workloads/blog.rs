@@ -210,7 +210,7 @@ impl Shared<'_> {
                 _ => "comments.xml".to_string(),
             };
             let path = dir.join(name);
-            let mut f = match std::fs::File::open(&path) {
+            let mut f = match crate::sys::fs::open_regular(&path) {
                 Ok(f) => f,
                 // A rename in flight: try another file.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,

@@ -293,7 +293,7 @@ fn read_all(paths: &[PathBuf]) -> Result<u64, Error> {
     let mut read = 0u64;
     let mut rbuf = vec![0u8; 1 << 16];
     for p in paths {
-        let mut f = std::fs::File::open(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
+        let mut f = crate::sys::fs::open_regular(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
         loop {
             let n = f.read(&mut rbuf).map_err(|e| Error::io(&format!("read {}", p.display()), &e))?;
             if n == 0 {
@@ -360,7 +360,7 @@ fn syncfs(dir: &Path) -> Result<(), Error> {
 
 fn evict(p: &Path) {
     use std::os::fd::AsRawFd;
-    if let Ok(f) = std::fs::File::open(p) {
+    if let Ok(f) = crate::sys::fs::open_regular(p) {
         // SAFETY: fadvise on a descriptor we own; a failure leaves pages cached.
         unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     }

@@ -139,7 +139,7 @@ fn write(p: &Path, size: u64, chunk: &[u8]) -> Result<(), Error> {
 fn read_all(files: &[PathBuf]) -> Result<(), Error> {
     let mut buf = vec![0u8; 1 << 17];
     for p in files {
-        let mut f = std::fs::File::open(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
+        let mut f = crate::sys::fs::open_regular(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
         while f.read(&mut buf).map_err(|e| Error::io(&format!("read {}", p.display()), &e))? > 0 {}
     }
     Ok(())
@@ -165,7 +165,7 @@ fn run(cmd: &[String], dir: &Path) -> Result<(), Error> {
 /// Reads `p` sequentially until stopped, starting over (cold) at its end.
 fn reader_loop(p: &Path, stop: &AtomicBool, moved: &AtomicU64) -> Result<(), Error> {
     use std::os::fd::AsRawFd;
-    let mut f = std::fs::File::open(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
+    let mut f = crate::sys::fs::open_regular(p).map_err(|e| Error::io(&format!("open {}", p.display()), &e))?;
     let mut buf = vec![0u8; 1 << 20];
     while !stop.load(Ordering::Relaxed) {
         let n = f.read(&mut buf).map_err(|e| Error::io(&format!("read {}", p.display()), &e))?;

@@ -35,3 +35,52 @@ print("deep done")'"#;
     let r = env.run(&["recover"]);
     assert_eq!(r.code, 0, "{r:?}");
 }
+
+/// Ctrl-C while engine removes a trial's 30,000-deep chain (seconds of
+/// work): engine moves what is left into the target's quarantine and exits
+/// 130 within a second; the next run starts.
+#[test]
+fn ctrl_c_during_cleanup_exits_at_once() {
+    use std::time::{Duration, Instant};
+    let env = Env::new();
+    // The chain, then a file at its top: removal takes the top's files first.
+    let deep = r#"python3 -c 'import os
+os.mkdir("c"); os.chdir("c")
+for i in range(30000):
+    os.mkdir("d"); os.chdir("d")
+os.chdir("/")
+'"#;
+    let script = format!("{deep} && touch c/made && sleep 1");
+    env.profile("deep", &script_profile("deep", "sh", &script, "", "").replace("timeout: 30s", "timeout: 120s"));
+    let child = env
+        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()])
+        .args(["deep", "--runs", "1", "--save", "d"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let made = || {
+        std::fs::read_dir(env.target.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().join("trial/c/made").exists())
+    };
+    wait_for("the chain", made);
+    let t0 = Instant::now();
+    while made() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the removal never began");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let t0 = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r: Run = child.wait_with_output().unwrap().into();
+    let took = t0.elapsed();
+    eprintln!("Ctrl-C during cleanup: exit {} after {took:?}", r.code);
+    assert_eq!(r.code, 130, "{r:?}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    env.profile("quick", &script_profile("quick", "sh", "true", "", ""));
+    let r = env.bench(&["quick", "--runs", "1", "--save", "q"]);
+    assert_eq!(r.code, 0, "{r:?}");
+}

@@ -230,3 +230,20 @@ parsers:
     }
     assert_eq!(seen, 2, "the step's and the server's logs: {logs:?}");
 }
+
+/// A FIFO where the profile's `stdin:` file should be (made by the test's
+/// own step): engine refuses it at once instead of waiting for a writer.
+#[test]
+fn a_fifo_for_stdin_is_refused_at_once() {
+    let env = Env::new();
+    env.profile(
+        "fifo-stdin",
+        "id: fifo-stdin\nversion: 1.0.0\ntitle: FIFO\ntest_type: other\nexecutor:\n  external:\n    program: cat\n    stdin: feed\n    pre_trial:\n      - shell: \"rm -f feed && mkfifo feed\"\nresults: [{id: n, unit: Items, proportion: HIB}]\nparsers: [{result: n, wall_time: true}]\n",
+    );
+    let t0 = Instant::now();
+    let r = env.bench(&["fifo-stdin", "--runs", "1", "--save", "f"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    let f = failures(&env, "f");
+    assert!(f[0].1.contains("not a regular file"), "{f:?}");
+}
