@@ -711,3 +711,34 @@ fn a_fifo_for_the_install_log_is_refused_at_once() {
     assert_eq!(r.code, 5, "{r:?}");
     assert!(r.stderr.contains("install.log") && r.stderr.contains("not a regular file"), "{r:?}");
 }
+
+/// Ctrl-C while the server sends nothing (a stall, under the 30 s read
+/// timeout): the download stops within a second, nothing kept.
+#[test]
+fn ctrl_c_during_a_stalled_download_exits_at_once() {
+    let env = Env::new();
+    let data = noise(2_000_000, 6);
+    let srv = FaultServer::start(HashMap::from([(
+        "stall.bin".to_string(),
+        Route::Stall { data: data.clone(), after: 600_000 },
+    )]));
+    env.profile("stalled", &profile("stalled", "stall.bin", &data, &[srv.url("stall.bin")], "", "true"));
+    let mut c = env.cmd(&["install", "stalled"]);
+    c.env_remove("ENGINE_DOWNLOAD_CACHE").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let part = env.home.path().join("cache/downloads").join(format!("{}.part", sha(&data)));
+    let t = Instant::now();
+    while std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0) < 500_000 {
+        assert!(t.elapsed() < Duration::from_secs(20), "the download never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    // SAFETY: plain kill(2) of our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r: Run = child.wait_with_output().unwrap().into();
+    let took = t.elapsed();
+    assert_eq!(r.code, 130, "{r:?}");
+    assert!(took < Duration::from_secs(1), "Ctrl-C took {took:?} during a stall");
+    assert!(cache_files(&env).is_empty(), "{:?}", cache_files(&env));
+}

@@ -470,12 +470,12 @@ impl Downloader {
 
     /// One request: resumes with Range when the temporary file has bytes.
     fn transfer(&self, url: &str, w: &Want, part: &mut Part) -> Result<(), Failed> {
-        let (mut resp, expected_total) = self.request(url, w, part)?;
+        let (resp, expected_total) = self.request(url, w, part)?;
         let progress = self.settings.progress.as_ref().map(|p| p.0.as_ref());
         if let Some(p) = progress {
             p.started(&w.sha256, &w.file, url, part.len, expected_total.or(w.size));
         }
-        let result = self.stream(&mut resp, w, part, progress);
+        let result = self.stream(resp, w, part, progress);
         if let Some(p) = progress {
             p.ended(&w.sha256);
         }
@@ -557,20 +557,20 @@ impl Downloader {
     /// the hash.
     fn stream(
         &self,
-        body: &mut impl Read,
+        body: impl Read + Send + 'static,
         w: &Want,
         part: &mut Part,
         progress: Option<&dyn Progress>,
     ) -> Result<(), Failed> {
-        const CHUNK: usize = 512 * 1024;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
-        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
         let mut hasher = std::mem::take(&mut part.hasher);
+        // The socket is read on a thread of its own: a server that stalls
+        // holds that thread (until the read timeout), never Ctrl-C.
+        let chunks = read_chunks(body, part.len).map_err(|e| Failed::Retry(e.to_string()))?;
         std::thread::scope(|scope| {
             let h = scope.spawn(move || {
                 for buf in rx {
                     hasher.update(&buf);
-                    let _ = back_tx.send(buf);
                 }
                 hasher
             });
@@ -578,10 +578,14 @@ impl Downloader {
                 if interrupt::requested() {
                     break Err(Failed::Stop(DownloadError::Interrupted { file: w.file.clone() }));
                 }
-                let mut buf = back_rx.try_recv().unwrap_or_default();
-                buf.resize(CHUNK, 0);
-                let (filled, end) = fill(body, &mut buf, part.len);
-                buf.truncate(filled);
+                let (buf, end) = match chunks.recv_timeout(INTERRUPT_POLL) {
+                    Ok(c) => c,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        break Err(Failed::Retry("the reading thread stopped".into()));
+                    }
+                };
+                let filled = buf.len();
                 if filled > 0 {
                     if let Err(e) = part.file.write_all(&buf) {
                         break Err(self.stop_write(w, part, e));
@@ -678,6 +682,32 @@ fn describe(e: &reqwest::Error) -> String {
 /// Reads `body` into `buf` until it is full or the body ends (fewer, larger
 /// writes); `written` bytes came before it. Returns the bytes read and, at
 /// the end of the body, how it ended.
+/// How often a download looks at Ctrl-C while its server sends nothing.
+const INTERRUPT_POLL: Duration = Duration::from_millis(100);
+
+/// Reads `body` on a thread of its own, in chunks of 512 KiB (the last
+/// shorter), each with how the transfer ended after it, if it did.
+type Chunk = (Vec<u8>, Option<Result<(), String>>);
+
+fn read_chunks(mut body: impl Read + Send + 'static, mut written: u64) -> io::Result<std::sync::mpsc::Receiver<Chunk>> {
+    const CHUNK: usize = 512 * 1024;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(4);
+    std::thread::Builder::new().name("engine-download".into()).spawn(move || {
+        loop {
+            let mut buf = vec![0u8; CHUNK];
+            let (filled, end) = fill(&mut body, &mut buf, written);
+            buf.truncate(filled);
+            written += filled as u64;
+            let done = end.is_some();
+            // The receiver gone (Ctrl-C, an error): stop reading.
+            if tx.send((buf, end)).is_err() || done {
+                return;
+            }
+        }
+    })?;
+    Ok(rx)
+}
+
 fn fill(body: &mut impl Read, buf: &mut [u8], written: u64) -> (usize, Option<Result<(), String>>) {
     let mut filled = 0;
     while filled < buf.len() {
