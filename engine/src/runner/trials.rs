@@ -182,7 +182,14 @@ fn read_values(sources: &[(&ResultDef, Source)], run: &TrialRun, k: &str) -> Res
                     Stream::Stdout => &run.stdout,
                     Stream::Stderr => &run.stderr,
                 };
-                p.parse(&raw).map_err(|e| bad(&def.id, e.to_string(), read))
+                p.parse(&raw).map_err(|e| {
+                    let cut = if crate::sys::bounded::was_cut(read) {
+                        " (the output was cut to its first and last 4 MiB: what the parser looks for may have been in the part not kept)"
+                    } else {
+                        ""
+                    };
+                    bad(&def.id, format!("{e}{cut}"), read)
+                })
             }
             Source::Direct => {
                 let v = run

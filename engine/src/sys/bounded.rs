@@ -51,10 +51,19 @@ pub fn read(f: &File, cap: usize) -> std::io::Result<String> {
     };
     let dropped = rest - window as u64;
     if dropped > 0 {
-        let _ = write!(text, "\n[engine: {dropped} bytes of this output not kept: more than {} MiB]\n", cap >> 20);
+        let _ = write!(text, "\n[engine: {dropped} bytes {CUT} more than {} MiB]\n", cap >> 20);
     }
     text.push_str(&tail);
     Ok(text)
+}
+
+/// What the line in a cut output says (and [`was_cut`] looks for).
+const CUT: &str = "of this output not kept:";
+
+/// Whether `text` (from [`read`]) was cut: a parser that found nothing may
+/// have lost what it looked for.
+pub fn was_cut(text: &str) -> bool {
+    text.contains(CUT)
 }
 
 fn read_at(f: &File, from: u64, len: usize) -> std::io::Result<Vec<u8>> {

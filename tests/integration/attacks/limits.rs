@@ -247,3 +247,18 @@ fn a_fifo_for_stdin_is_refused_at_once() {
     let f = failures(&env, "f");
     assert!(f[0].1.contains("not a regular file"), "{f:?}");
 }
+
+/// A value printed in the middle of 20 MiB of output falls in the part not
+/// kept: the trial fails, and says its output was cut.
+#[test]
+fn a_value_lost_in_the_cut_is_said() {
+    let env = Env::new();
+    env.profile(
+        "middle",
+        "id: middle\nversion: 1.0.0\ntitle: Middle\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"yes filler | head -c 10M; echo value: 7; yes filler | head -c 10M\"]\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let r = env.bench(&["middle", "--runs", "1", "--save", "m"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    let f = failures(&env, "m");
+    assert!(f[0].1.contains("the output was cut"), "{f:?}");
+}
