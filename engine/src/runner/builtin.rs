@@ -4,6 +4,7 @@
 //! first trial — and each trial returns its values directly: nothing is parsed.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
+use super::watchdog::InProcess;
 use crate::model::profile::BuiltinExecutor;
 use crate::model::template;
 use crate::sys::interrupt;
@@ -12,17 +13,23 @@ use crate::workloads;
 use engine_sdk::{Config, Context, DynWorkload, Error, ErrorKind};
 use std::cell::RefCell;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct Builtin {
     def: BuiltinExecutor,
     profile: String,
     workload: Option<Box<dyn DynWorkload>>,
+    /// The profile's `requirements.free_space`, for its space limit.
+    free_space: Option<String>,
+    /// The test's space, watched while the workload runs in engine.
+    space: Option<InProcess>,
 }
 
 impl Builtin {
-    pub(crate) fn new(def: BuiltinExecutor, profile: &str) -> Self {
-        Builtin { def, profile: profile.to_string(), workload: None }
+    pub(crate) fn new(def: BuiltinExecutor, profile: &str, free_space: Option<String>) -> Self {
+        Builtin { def, profile: profile.to_string(), workload: None, free_space, space: None }
     }
 
     fn error(&self, e: Error) -> ExecError {
@@ -84,6 +91,8 @@ struct Trial<'a> {
     target: &'a Path,
     start: Instant,
     deadline: Option<Instant>,
+    /// Set when the test outgrew its space.
+    stop: Option<Arc<AtomicBool>>,
     log: RefCell<String>,
     interval: Option<Duration>,
     intervals: RefCell<crate::model::series::Reported>,
@@ -100,7 +109,9 @@ impl Context for Trial<'_> {
         self.start.elapsed()
     }
     fn cancelled(&self) -> bool {
-        interrupt::requested() || self.deadline.is_some_and(|d| Instant::now() >= d)
+        interrupt::requested()
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.stop.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
     }
     fn log(&self, line: &str) {
         let mut l = self.log.borrow_mut();
@@ -147,6 +158,7 @@ impl Executor for Builtin {
             config.set(k.clone(), v);
         }
         self.workload = Some((entry.make)(&config).map_err(|e| self.error(e))?);
+        self.space = InProcess::start(env, self.free_space.as_deref())?;
         Ok(())
     }
 
@@ -159,6 +171,7 @@ impl Executor for Builtin {
             target: Path::new(target),
             start,
             deadline: timeout.map(|t| start + t),
+            stop: self.space.as_ref().map(InProcess::flag),
             log: RefCell::new(String::new()),
             interval: env.interval,
             intervals: RefCell::new(crate::model::series::Reported::new(start)),
@@ -174,7 +187,13 @@ impl Executor for Builtin {
         let log = env.logs.join(format!("trial-{}.log", env.label));
         let mut text = self.log_header(env, wall, &usage);
         text.push_str(&cx.log.borrow());
+        let outgrown = self.space.as_ref().and_then(InProcess::tripped);
         let report = match r {
+            Ok(Ok(_)) | Ok(Err(_)) if outgrown.is_some() => {
+                let message = format!("{}; see {}", outgrown.unwrap_or_default(), log.display());
+                let e = ExecError::Workload { workload: format!("workload {}", self.def.workload), message };
+                return Err(failed(&log, &text, e));
+            }
             Ok(Ok(report)) => report,
             Ok(Err(e)) if e.kind == ErrorKind::Cancelled && interrupt::requested() => {
                 return Err(ExecError::Interrupted);
@@ -209,6 +228,7 @@ impl Executor for Builtin {
 
     fn teardown(&mut self, _env: &TestEnv<'_>) -> Result<(), ExecError> {
         self.workload = None;
+        self.space = None;
         Ok(())
     }
 }

@@ -20,7 +20,9 @@ impl Executors for ProfileExecutors {
                     None => Box::new(ext),
                 }
             }
-            ExecutorDef::Builtin(b) => Box::new(super::builtin::Builtin::new(b.clone(), &p.id)),
+            ExecutorDef::Builtin(b) => {
+                Box::new(super::builtin::Builtin::new(b.clone(), &p.id, p.requirements.free_space.clone()))
+            }
             ExecutorDef::Wasm(w) => {
                 let direct: Vec<String> = p
                     .results

@@ -7,7 +7,7 @@
 //! directly: nothing is parsed.
 
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
-use super::watchdog::{Watchdog, Watched};
+use super::watchdog::InProcess;
 use crate::model::profile::{LoadedProfile, WasmExecutor};
 use crate::model::template;
 use crate::plugin::cache::Cache;
@@ -17,7 +17,6 @@ use crate::sys::interrupt;
 use crate::sys::process::Usage;
 use engine_sdk::ErrorKind;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct Wasm<'a> {
@@ -34,38 +33,8 @@ pub struct Wasm<'a> {
     declared: Vec<String>,
     /// The test's space, watched while its plugin runs, and the flag that
     /// stops the plugin's call when it is outgrown.
-    space: Option<Space>,
+    space: Option<InProcess>,
 }
-
-/// A plugin's space limit at work.
-struct Space {
-    limit: u64,
-    stop: Arc<AtomicBool>,
-    watchdog: Watchdog,
-}
-
-/// A plugin test, as its watchdog sees it: the plugin's files are
-/// engine's own (on the test's file system), and it is stopped by a flag
-/// its call checks.
-struct PluginSpace {
-    stop: Arc<AtomicBool>,
-    dev: u64,
-}
-
-impl Watched for PluginSpace {
-    fn held_deleted(&self) -> u64 {
-        super::watchdog::own_deleted(self.dev)
-    }
-    fn stop(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-/// The space a plugin's test may take when it declares none, and the
-/// least it gets when it does (its `requirements.free_space` and a quarter).
-const DEFAULT_SPACE: u64 = 1 << 30;
-const SPACE_FLOOR: u64 = 64 << 20;
-const SPACE_WHAT: &str = "the plugin's space limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none";
 
 impl<'a> Wasm<'a> {
     pub(crate) fn new(profile: Arc<LoadedProfile>, def: WasmExecutor, results: Vec<String>, cache: &'a Cache) -> Self {
@@ -123,33 +92,6 @@ fn cpu_now() -> (Duration, Duration, u64) {
 }
 
 impl Wasm<'_> {
-    /// Starts watching the test's space (its directory's file system).
-    fn watch_space(&self, env: &TestEnv<'_>) -> Result<Option<Space>, ExecError> {
-        use std::os::unix::fs::MetadataExt;
-        let limit = match &self.profile.profile.requirements.free_space {
-            Some(s) => {
-                let s = template::render(s, |n| env.bindings.get(n).map(String::as_str), false)
-                    .map_err(|e| ExecError::Setup(format!("requirements.free_space: {e}")))?;
-                let s = crate::units::parse_size_expr(&s)
-                    .map_err(|e| ExecError::Setup(format!("requirements.free_space: {e}")))?;
-                (s + s / 4).max(SPACE_FLOOR)
-            }
-            None => DEFAULT_SPACE,
-        };
-        let dir = crate::sys::safepath::Dir::open(env.test_dir)
-            .map_err(|source| ExecError::Io { what: format!("cannot open {}", env.test_dir.display()), source })?;
-        let dev = std::fs::metadata(env.test_dir).map(|m| m.dev()).unwrap_or(0);
-        let stop = Arc::new(AtomicBool::new(false));
-        let watched = PluginSpace { stop: stop.clone(), dev };
-        Ok(Watchdog::start(vec![dir], limit, watched).map(|watchdog| Space { limit, stop, watchdog }))
-    }
-
-    /// Why the watchdog stopped the plugin, if it did.
-    fn space_trip(&self) -> Option<String> {
-        let s = self.space.as_ref()?;
-        s.watchdog.tripped().map(|t| super::watchdog::explain(t, s.limit, SPACE_WHAT))
-    }
-
     /// The head of a trial's log: the plugin, its config, where it ran,
     /// how long and what it cost.
     fn log_header(&self, env: &TrialEnv<'_>, out: &crate::plugin::Output, usage: &Usage) -> String {
@@ -184,7 +126,7 @@ impl Executor for Wasm<'_> {
         // Its directory is one of its own, removed after: nothing it
         // leaves (a link named `trial`) is ever used by engine.
         let io = |source| ExecError::Io { what: format!("cannot prepare {}", env.test_dir.display()), source };
-        self.space = self.watch_space(env)?;
+        self.space = InProcess::start(env, self.profile.profile.requirements.free_space.as_deref())?;
         let own = env.dir.fresh_dir(CHECK_DIR, None).map_err(io)?;
         let sb = Sandbox {
             scratch: Some(&own),
@@ -192,7 +134,7 @@ impl Executor for Wasm<'_> {
             limits: self.limits,
             interrupted: interrupt::requested,
             interval: None,
-            stop: self.space.as_ref().map(|s| s.stop.clone()),
+            stop: self.space.as_ref().map(InProcess::flag),
         };
         let (iface, _) = plugin.check(&self.config, &sb);
         drop(own);
@@ -239,7 +181,7 @@ impl Executor for Wasm<'_> {
             limits: self.limits,
             interrupted: interrupt::requested,
             interval: env.interval,
-            stop: self.space.as_ref().map(|s| s.stop.clone()),
+            stop: self.space.as_ref().map(InProcess::flag),
         };
         let start = Instant::now();
         let (u0, s0, _) = cpu_now();
@@ -259,8 +201,9 @@ impl Executor for Wasm<'_> {
         let report = match r {
             Ok(report) => report,
             Err(PluginError::Interrupted) => return Err(ExecError::Interrupted),
-            Err(PluginError::Stopped) if self.space_trip().is_some() => {
-                let message = format!("{}; see {}", self.space_trip().unwrap_or_default(), log.display());
+            Err(PluginError::Stopped) if self.space.as_ref().and_then(InProcess::tripped).is_some() => {
+                let why = self.space.as_ref().and_then(InProcess::tripped).unwrap_or_default();
+                let message = format!("{why}; see {}", log.display());
                 let err = ExecError::Workload { workload: self.name(), message };
                 let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
                 return Err(err);

@@ -3,10 +3,13 @@
 //! every 250 ms (one `fstatfs`); when they fell by more than the limit
 //! since the test began, what the test holds is measured — its
 //! directories, their entries, and the files it keeps open or mapped
-//! after removing them (which no walk of names sees) — and the test is
-//! stopped either way: over its limit, or, when it holds less, because
-//! something filled the file system that engine cannot attribute (the
-//! baseline is never moved to let a test through).
+//! after removing them (which no walk of names sees). Over its limit, the
+//! test is stopped. Within it, the test is measured again only once the
+//! file system lost as much more as the test could still grow (so what it
+//! holds is always known to be within its limit, whatever else writes
+//! there; the base is never moved to let a test through); and when the
+//! file system is nearly full and the test is not what filled it, the test
+//! is stopped saying engine cannot tell.
 //!
 //! Why `statfs` and not a project quota: a quota needs the file system
 //! mounted with `prjquota` (ext4 also needs the feature at mkfs time),
@@ -15,9 +18,10 @@
 //! would (unlinked-open files, hard links, depth, sparse tricks all show as
 //! blocks the file system no longer has).
 
+use super::executor::{ExecError, TestEnv};
 use crate::sys::safepath::Dir;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 const WATCH_EVERY: Duration = Duration::from_millis(250);
@@ -27,8 +31,8 @@ const WATCH_EVERY: Duration = Duration::from_millis(250);
 pub(crate) enum Trip {
     /// The test holds more than its limit (bytes or entries).
     Over,
-    /// The file system lost more than the limit, the test holds less:
-    /// something else wrote there, or the test did where engine cannot see.
+    /// The file system is nearly full, the test holds less than its limit:
+    /// something else filled it, or the test wrote where engine cannot see.
     CannotTell { lost: u64, held: u64 },
 }
 
@@ -98,7 +102,7 @@ pub(crate) fn explain(trip: Trip, limit: u64, what: &str) -> String {
             inode_limit(limit)
         ),
         Trip::CannotTell { lost, held } => format!(
-            "the file system of the test's directory lost {} while it ran, more than the test's limit of {} ({what}), but the test's directories hold {}: something else is filling that file system, or the test wrote where engine cannot see; stopped rather than guessed",
+            "the file system of the test's directory is nearly full: it lost {} while the test ran, more than the test's limit of {} ({what}), but the test's directories hold {}: something else is filling that file system, or the test wrote where engine cannot see; stopped rather than guessed",
             size(lost),
             size(limit),
             size(held)
@@ -106,24 +110,40 @@ pub(crate) fn explain(trip: Trip, limit: u64, what: &str) -> String {
     }
 }
 
-/// The file system's free bytes and free inodes.
-fn free_of(d: &Dir) -> Option<(u64, u64)> {
+/// The file system's free bytes, free inodes and size in bytes.
+fn free_of(d: &Dir) -> Option<(u64, u64, u64)> {
     use std::os::fd::AsRawFd;
     // SAFETY: zeroed statfs is a valid out-parameter; a valid descriptor.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0)
-        .then(|| (st.f_bfree as u64 * st.f_bsize as u64, st.f_ffree as u64))
+    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0).then(|| {
+        let block = st.f_bsize as u64;
+        (st.f_bfree as u64 * block, st.f_ffree as u64, st.f_blocks as u64 * block)
+    })
 }
 
+/// Free space under which a file system counts as full: 1 % of it, at
+/// least 64 MiB, at most a tenth of it (a small loop device).
+fn nearly_full(size: u64) -> u64 {
+    (size / 100).max(64 << 20).min(size / 10)
+}
+
+/// Watches until stopped; why it stopped the test, if it did. The base
+/// never moves: when the file system lost more than the test may hold,
+/// the test is measured, and measured again only once the file system
+/// lost as much more as the test could still grow — so what it holds is
+/// always known to be within its limit, whatever else writes there.
 fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> Option<Trip> {
     let first = dirs.first()?;
-    let (base, base_inodes) = free_of(first)?;
+    let (base, base_inodes, size) = free_of(first)?;
     let inodes = inode_limit(limit);
+    let (mut next, mut next_inodes) = (limit, inodes);
     while stop.load(Ordering::Relaxed) == 0 {
         std::thread::sleep(WATCH_EVERY);
-        let (free, free_inodes) = free_of(first)?;
-        let lost = base.saturating_sub(free);
-        if lost <= limit && base_inodes.saturating_sub(free_inodes) <= inodes {
+        let (free, free_inodes, _) = free_of(first)?;
+        let (lost, lost_inodes) = (base.saturating_sub(free), base_inodes.saturating_sub(free_inodes));
+        // Full, and not as it was when the test began.
+        let full = free < nearly_full(size) && lost > limit;
+        if lost <= next && lost_inodes <= next_inodes && !full {
             continue;
         }
         // Deeper than the walk goes counts as over.
@@ -135,9 +155,80 @@ fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> O
         if bytes > limit || entries > inodes || deeper {
             return Some(Trip::Over);
         }
-        return Some(Trip::CannotTell { lost, held: bytes });
+        // Something else is filling the file system: the run cannot go on
+        // telling the test's growth from it.
+        if full {
+            return Some(Trip::CannotTell { lost, held: bytes });
+        }
+        (next, next_inodes) = (lost + (limit - bytes), lost_inodes + (inodes - entries));
     }
     None
+}
+
+/// The space a test that runs in engine's own process (a WASM plugin, a
+/// built-in workload) may take when it declares none, and the least it
+/// gets when it does (its `requirements.free_space` and a quarter).
+const DEFAULT_SPACE: u64 = 1 << 30;
+const SPACE_FLOOR: u64 = 64 << 20;
+const SPACE_WHAT: &str = "the test's space limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none";
+
+/// The space limit of a test that runs in engine's own process: watched,
+/// and a flag its work checks (a plugin's epoch check, a workload's
+/// `cancelled`) set when it is outgrown.
+pub(crate) struct InProcess {
+    limit: u64,
+    stop: Arc<AtomicBool>,
+    watchdog: Watchdog,
+}
+
+/// Such a test as its watchdog sees it: its files are engine's own (on
+/// the test's file system), and it stops when its flag is set.
+struct Flagged {
+    stop: Arc<AtomicBool>,
+    dev: u64,
+}
+
+impl Watched for Flagged {
+    fn held_deleted(&self) -> u64 {
+        own_deleted(self.dev)
+    }
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl InProcess {
+    /// Starts watching the test directory's file system against the
+    /// profile's `free_space` (a size expression of the test's values).
+    pub(crate) fn start(env: &TestEnv<'_>, free_space: Option<&str>) -> Result<Option<InProcess>, ExecError> {
+        use std::os::unix::fs::MetadataExt;
+        let limit = match free_space {
+            Some(s) => {
+                let bad = |e: &dyn std::fmt::Display| ExecError::Setup(format!("requirements.free_space: {e}"));
+                let s = crate::model::template::render(s, |n| env.bindings.get(n).map(String::as_str), false)
+                    .map_err(|e| bad(&e))?;
+                let s = crate::units::parse_size_expr(&s).map_err(|e| bad(&e))?;
+                (s + s / 4).max(SPACE_FLOOR)
+            }
+            None => DEFAULT_SPACE,
+        };
+        let dir = Dir::open(env.test_dir)
+            .map_err(|source| ExecError::Io { what: format!("cannot open {}", env.test_dir.display()), source })?;
+        let dev = std::fs::metadata(env.test_dir).map(|m| m.dev()).unwrap_or(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let watched = Flagged { stop: stop.clone(), dev };
+        Ok(Watchdog::start(vec![dir], limit, watched).map(|watchdog| InProcess { limit, stop, watchdog }))
+    }
+
+    /// The flag the test's work checks.
+    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Why the watchdog stopped the test, if it did.
+    pub(crate) fn tripped(&self) -> Option<String> {
+        self.watchdog.tripped().map(|t| explain(t, self.limit, SPACE_WHAT))
+    }
 }
 
 /// The files on device `dev` this process (engine: a plugin's files are
@@ -175,24 +266,31 @@ mod tests {
         }
     }
 
-    /// Space lost on the file system that the watched directory does not
-    /// hold: the test is stopped and the watchdog says it cannot tell.
+    /// Space the file system loses elsewhere does not stop the test (its
+    /// directory is measured, and holds little); past its limit in its own
+    /// directory, it is stopped as over.
     #[test]
-    fn a_loss_the_test_does_not_hold_stops_it_too() {
+    fn a_loss_elsewhere_is_measured_and_the_tests_own_stops_it() {
         let root = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
         std::fs::create_dir(root.path().join("test")).unwrap();
         let stopped = Arc::new(AtomicBool::new(false));
-        let dog = Watchdog::start(vec![Dir::open(&root.path().join("test")).unwrap()], 1 << 20, Flag(stopped.clone()))
+        let dog = Watchdog::start(vec![Dir::open(&root.path().join("test")).unwrap()], 4 << 20, Flag(stopped.clone()))
             .unwrap();
-        // 32 MiB beside the test, on the same file system.
-        std::fs::write(root.path().join("other"), vec![1u8; 32 << 20]).unwrap();
-        std::fs::File::open(root.path().join("other")).unwrap().sync_all().unwrap();
+        let write = |p: std::path::PathBuf, mib: usize| {
+            std::fs::write(&p, vec![1u8; mib << 20]).unwrap();
+            std::fs::File::open(&p).unwrap().sync_all().unwrap();
+        };
+        write(root.path().join("other"), 32);
+        std::thread::sleep(Duration::from_millis(800));
+        assert_eq!(dog.tripped(), None, "32 MiB written beside the test stopped it");
+        write(root.path().join("test/mine"), 8);
         let t0 = std::time::Instant::now();
         while dog.tripped().is_none() && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let Some(Trip::CannotTell { lost, held }) = dog.tripped() else { panic!("{:?}", dog.tripped()) };
-        assert!(lost >= 16 << 20 && held < 1 << 20, "lost {lost}, held {held}");
+        assert_eq!(dog.tripped(), Some(Trip::Over));
         assert!(stopped.load(Ordering::Relaxed), "the test was stopped");
+        assert_eq!(nearly_full(100 << 30), 1 << 30);
+        assert_eq!(nearly_full(200 << 20), 20 << 20);
     }
 }
