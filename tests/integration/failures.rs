@@ -81,7 +81,14 @@ fn a_failed_test_is_recorded_and_reported_with_its_stderr() {
     assert!(show.stdout.contains("Failed or skipped (1)\n  failed Boom ("), "{}", show.stdout);
     assert!(show.stdout.contains("sh exited 3"), "{}", show.stdout);
     let list = env.run(&["list", "results"]);
-    assert!(list.stdout.contains("1 result(s), 1 failed or skipped"), "{}", list.stdout);
+    assert!(list.stdout.contains("1 result(s), 1 failed or skipped (boom): "), "{}", list.stdout);
+    // A run whose only test failed: the failed test is named, and no empty
+    // list of identifiers follows.
+    let r = env.bench(&["boom", "--runs", "1", "--save", "only"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    let list = env.run(&["list", "results"]);
+    let line = list.stdout.lines().find(|l| l.starts_with("only ")).unwrap_or_default().to_string();
+    assert!(line.contains("1 failed or skipped (boom)") && !line.trim_end().ends_with(':'), "{line}");
     // The HTML page lists it too, and says so at its top.
     let html = env.run(&["result", "show", "b", "--format", "html"]).stdout;
     assert!(html.contains("<h2>Failed or skipped (1)</h2>") && html.contains("sh exited 3"), "{html}");

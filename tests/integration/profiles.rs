@@ -170,3 +170,25 @@ fn validate_reports_every_error_of_a_profile() {
     }
     assert!(r.stderr.contains("did you mean `HIB`?"), "{r:?}");
 }
+
+/// `{{profile_dir}}` is absolute even when the profile is named by a
+/// relative path: a helper script beside it runs from the trial's directory.
+#[test]
+fn profile_dir_is_absolute_for_a_relative_path() {
+    let env = Env::new();
+    let p = env.profile(
+        "helper",
+        "id: helper\nversion: 1.0.0\ntitle: Helper\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"{{profile_dir}}/run.sh\"]\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let dir = p.parent().unwrap();
+    std::fs::write(dir.join("run.sh"), "echo value: 5\n").unwrap();
+    let r: Run = env
+        .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()])
+        .args(["test-profiles/helper/profile.yaml", "--runs", "1", "--save", "h"])
+        .current_dir(env.profiles.path())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(env.result("h")["results"][0]["entries"][0]["trials"], serde_json::json!([5.0]));
+}

@@ -267,7 +267,7 @@ impl Catalog {
                     out.push(Found {
                         rel,
                         display: file.display().to_string(),
-                        origin: Origin::File(file),
+                        origin: Origin::File(std::path::absolute(&file).unwrap_or(file)),
                         text: None,
                     });
                 }

@@ -204,16 +204,21 @@ fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &m
     for name in store.list() {
         match store.load_lean(&name) {
             Ok(f) if !tags.is_empty() && !tagged(&f) => {}
-            Ok(f) => out.push_str(&format!(
-                "{name}  {} identifier(s), {} result(s){}: {}\n",
-                f.systems.len(),
-                f.results.len(),
-                match f.failures.len() {
-                    0 => String::new(),
-                    n => format!(", {n} failed or skipped"),
-                },
-                one_line(&f.systems.iter().map(|s| s.identifier.as_str()).collect::<Vec<_>>().join(", "))
-            )),
+            Ok(f) => {
+                let mut failed: Vec<&str> = f.failures.iter().map(|x| x.profile.as_str()).collect();
+                failed.dedup();
+                let ids: Vec<&str> = f.systems.iter().map(|s| s.identifier.as_str()).collect();
+                out.push_str(&format!(
+                    "{name}  {} identifier(s), {} result(s){}{}\n",
+                    f.systems.len(),
+                    f.results.len(),
+                    match f.failures.len() {
+                        0 => String::new(),
+                        n => format!(", {n} failed or skipped ({})", one_line(&failed.join(", "))),
+                    },
+                    if ids.is_empty() { String::new() } else { format!(": {}", one_line(&ids.join(", "))) }
+                ))
+            }
             Err(e) => {
                 *broken += 1;
                 errln!("{name}: {e}");

@@ -227,8 +227,10 @@ pub fn suite_from_str(text: &str, id: &str, display: &str) -> Result<LoadedSuite
 pub fn profile_from_path(path: &Path, packages: &Packages) -> Result<LoadedProfile, LoadError> {
     let file = if path.is_dir() { path.join("profile.yaml") } else { path.to_path_buf() };
     let text = std::fs::read_to_string(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
-    profile_from_str(&text, &file.display().to_string(), Origin::File(file.clone()), packages)
-        .map_err(LoadError::Invalid)
+    // `{{profile_dir}}` is filled from this: absolute, so a script beside
+    // the profile is found from the trial's directory too.
+    let origin = Origin::File(std::path::absolute(&file).unwrap_or_else(|_| file.clone()));
+    profile_from_str(&text, &file.display().to_string(), origin, packages).map_err(LoadError::Invalid)
 }
 
 /// Loads a suite from a path.
