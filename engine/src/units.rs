@@ -168,7 +168,21 @@ pub(crate) fn loose_unit(unit: &str) -> Option<String> {
     if let Some((_, exact)) = time.iter().find(|(loose, _)| loose.contains(&lower.as_str())) {
         return (u != *exact).then(|| (*exact).to_string());
     }
-    // A byte rate: a size unit and a "per second" in any spelling.
+    // IOPS is a rate already: no "per second" after it.
+    const PER_SECOND: [&str; 5] = ["/s", "/sec", "/secs", "/second", "/seconds"];
+    if lower.strip_prefix("iops").is_some_and(|rest| PER_SECOND.contains(&rest.trim())) {
+        return Some("IOPS".into());
+    }
+    loose_byte_rate(u, &lower).or_else(|| {
+        // Any other rate: one spelling of "per second", `/s`.
+        let stem = PER_SECOND[1..].iter().find_map(|per| lower.strip_suffix(per))?;
+        Some(format!("{}/s", u[..stem.len()].trim_end()))
+    })
+}
+
+/// [`loose_unit`] for a byte rate: a size unit and a "per second" in any
+/// spelling.
+fn loose_byte_rate(u: &str, lower: &str) -> Option<String> {
     let size = ["ps", "/s", "/sec", "/secs", "/second", "/seconds", " per second"]
         .iter()
         .find_map(|per| lower.strip_suffix(per).map(|s| &u[..s.len()]))?;
@@ -233,6 +247,10 @@ mod tests {
             ("iops", "IOPS"),
             ("usec", "µs"),
             ("Mbps", "MB/s (bytes) or Mbit/s (bits)"),
+            ("ops/sec", "ops/s"),
+            ("Files/second", "Files/s"),
+            ("IOPS/sec", "IOPS"),
+            ("IOPS/s", "IOPS"),
         ] {
             assert_eq!(loose_unit(loose).as_deref(), Some(exact), "{loose}");
         }

@@ -192,3 +192,20 @@ fn profile_dir_is_absolute_for_a_relative_path() {
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(env.result("h")["results"][0]["entries"][0]["trials"], serde_json::json!([5.0]));
 }
+
+/// One spelling per rate: `IOPS/sec` and `ops/sec` are refused at their
+/// field with the exact spelling, as `MB/sec` is.
+#[test]
+fn rate_units_have_one_spelling() {
+    let env = Env::new();
+    for (unit, want) in [("IOPS/sec", "`IOPS`"), ("ops/sec", "`ops/s`"), ("MB/sec", "`MB/s`")] {
+        let p = env.profile(
+            "rate",
+            &format!("id: rate\nversion: 1.0.0\ntitle: Rate\ntest_type: other\nexecutor: {{external: {{program: 'true'}}}}\nresults: [{{id: x, unit: {unit}, proportion: HIB}}]\nparsers: [{{result: x, wall_time: true}}]\n"),
+        );
+        let r = env.run(&["validate", p.to_str().unwrap()]);
+        assert_eq!(r.code, 3, "{unit}: {r:?}");
+        let text = format!("{}{}", r.stdout, r.stderr);
+        assert!(text.contains("profile.yaml:6:") && text.contains(want), "{unit}: {text}");
+    }
+}

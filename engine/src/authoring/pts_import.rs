@@ -567,6 +567,9 @@ impl Importer<'_> {
         }
         let id = if n == 1 { "result".to_string() } else { format!("result{n}") };
         let unit = child_text(p, &["ResultScale"]).unwrap_or_else(|| scale.to_string());
+        // PTS's loose spellings (`MB/sec`, `Ops/sec`) as engine writes them;
+        // an ambiguous one (bits or bytes?) is kept for the author to settle.
+        let unit = crate::units::loose_unit(&unit).filter(|e| !e.contains(" or ")).unwrap_or(unit);
         let pr = child_text(p, &["ResultProportion"]).unwrap_or_else(|| prop.to_string());
         let proportion = if pr.eq_ignore_ascii_case("LIB") { Proportion::Lib } else { Proportion::Hib };
         let hint = |tag: &str| child_text(p, &[tag]);
