@@ -37,6 +37,8 @@ if [ -n "$tests" ]; then pkgs+=(mawk hyperfine xfsprogs chromium fonts-dejavu-co
   # Hardening (issue 15): GNU time measures a child's peak memory in the
   # hostile-input tests; python3 serves downloads in scripts/fault-inject.sh.
   time python3
+  # JUnit reports (issue 54): read back with a real JUnit parser.
+  python3-junitparser
   # Profile repositories (issue 14): the index signature must verify with
   # the real minisign tool.
   minisign

@@ -554,3 +554,30 @@ fn a_regression_fails_the_gate_and_shows_in_junit_and_the_summary() {
         r.stdout
     );
 }
+
+/// Two results of one test without descriptions, on two identifiers: four
+/// JUnit testcases, each (classname, name) unique as read by a real JUnit
+/// parser (junitparser, from Debian).
+#[test]
+fn junit_testcases_are_unique_for_a_real_parser() {
+    let env = Env::new();
+    env.profile(
+        "twin",
+        "id: twin\nversion: 1.0.0\ntitle: Twin\ntest_type: disk\nexecutor: {external: {program: sh, args: [-c, 'echo iops: 100; echo bw: 400']}}\nresults:\n  - {id: iops, unit: IOPS, proportion: HIB}\n  - {id: bandwidth, unit: MB/s, proportion: HIB}\nparsers:\n  - {result: iops, regex: 'iops: (?P<value>\\d+)'}\n  - {result: bandwidth, regex: 'bw: (?P<value>\\d+)'}\n",
+    );
+    for id in ["a", "b"] {
+        let r = env.bench(&["twin", "--runs", "1", "--save", "t", "--identifier", id]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let r = env.run(&["result", "show", "t", "--format", "junit"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("junit.xml");
+    std::fs::write(&file, &r.stdout).unwrap();
+    let script = "import sys, junitparser\nx = junitparser.JUnitXml.fromfile(sys.argv[1])\nfor s in x:\n    for c in s:\n        print(c.classname + '|' + c.name)\n";
+    let out = std::process::Command::new("/usr/bin/python3").args(["-c", script]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let keys: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+    let unique: std::collections::HashSet<&String> = keys.iter().collect();
+    assert_eq!((keys.len(), unique.len()), (4, 4), "{keys:?}");
+}

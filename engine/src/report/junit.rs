@@ -18,17 +18,27 @@ impl Exporter for Junit {
         let baseline = a.baseline.clone().unwrap_or_default();
         let mut cases = String::new();
         let (mut tests, mut failures) = (0, 0);
+        // Reporters key testcases by classname and name: each is unique.
+        let mut names = std::collections::HashSet::new();
         for (i, t) in r.results.iter().enumerate() {
             let compared = a.comparisons.iter().find(|(k, _)| *k == i).map(|(_, c)| c.as_slice()).unwrap_or(&[]);
             for e in &t.entries {
                 tests += 1;
                 let secs: f64 = e.trial_seconds.iter().sum();
+                let class = format!("engine.{}", t.profile);
+                let mut name = match t.description.is_empty() {
+                    true => format!("{} ({})", t.result, e.identifier),
+                    false => format!("{} — {} ({})", t.description, t.result, e.identifier),
+                };
+                if !names.insert((class.clone(), name.clone())) {
+                    name = format!("{name} [{}]", t.test);
+                    names.insert((class.clone(), name.clone()));
+                }
                 write!(
                     cases,
-                    "    <testcase classname=\"{}\" name=\"{} ({})\" time=\"{secs:.3}\">",
-                    esc(&format!("engine.{}", t.profile)),
-                    esc(t.what()),
-                    esc(&e.identifier)
+                    "    <testcase classname=\"{}\" name=\"{}\" time=\"{secs:.3}\">",
+                    esc(&class),
+                    esc(&name)
                 )
                 .unwrap();
                 let c = compared.iter().find(|(id, _)| *id == e.identifier).map(|(_, c)| c);

@@ -368,7 +368,12 @@ impl<'a> Session<'a> {
                     .find(|x| x.test == template.test && x.result == template.result)
                     .and_then(|x| crate::analysis::entry(x, identifier))
             {
-                self.precision.add(&template.test, &template.heading(&template.title), e);
+                // Named by its metric too: a test's results are told apart.
+                let name = match template.description.is_empty() {
+                    true => format!("{}: {}", template.title, template.result),
+                    false => template.heading(&template.title),
+                };
+                self.precision.add(&template.test, &name, e);
             }
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
