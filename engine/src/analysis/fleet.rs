@@ -225,9 +225,16 @@ fn odd_in(result: usize, p: Proportion, group: &str, v: &[HostValue]) -> (Vec<Od
     let values: Vec<f64> = v.iter().map(|x| x.1).collect();
     let med = median(&values);
     let mad = median(&values.iter().map(|x| (x - med).abs()).collect::<Vec<_>>());
-    if mad <= 0.0 || med == 0.0 {
+    if med == 0.0 {
         return (Vec::new(), 0);
     }
+    // A fleet that agrees exactly (MAD 0) still judges: the scale is at
+    // least the hosts' typical standard error and a thousandth of the
+    // median (the resolution results are kept at), so the one host that
+    // differs when all others agree is the clearest odd host there is.
+    let ses: Vec<f64> = v.iter().filter_map(|x| x.2.map(|(se, _)| se)).filter(|se| se.is_finite()).collect();
+    let floor = (if ses.is_empty() { 0.0 } else { median(&ses) }).max(med.abs() * 1e-3);
+    let mad = mad.max(floor);
     let Ok(t) = StudentsT::new(0.0, 1.0, (0.37 * (n - 1) as f64).max(1.0)) else { return (Vec::new(), 0) };
     // One quantile per group instead of a CDF per host: 680,000 of those
     // were most of a 10,000-host report's time.
@@ -379,5 +386,41 @@ mod tests {
             (0..100).filter(|_| !analyse(&fleet(&mut rng, 200, 2, 20, &[]), &by_disk()).odd.is_empty()).count();
         eprintln!("false alarms: {alarms} of 100 fleets of 200 hosts × 20 results");
         assert!(alarms <= 5, "{alarms} of 100 fleets");
+    }
+
+    /// 200 hosts reporting the same values and one at 0.6× on all 68
+    /// results: a MAD of 0 used to judge nothing ("0 odd of 0 judged").
+    #[test]
+    fn the_odd_host_of_a_fleet_that_agrees_exactly_is_found() {
+        let mut f = ResultFile::new("clean");
+        f.results = (0..68)
+            .map(|k| TestResult {
+                test: format!("io@1.0[case={k}]"),
+                profile: "io".into(),
+                profile_version: "1.0".into(),
+                result: "iops".into(),
+                title: "Engine I/O".into(),
+                app_version: None,
+                description: format!("Case {k}"),
+                options: vec![],
+                unit: "IOPS".into(),
+                proportion: Proportion::Hib,
+                entries: Vec::new(),
+                pts: None,
+                repository: None,
+            })
+            .collect();
+        for h in 0..201 {
+            let id = format!("host-{h}");
+            f.systems.push(System { identifier: id.clone(), ..Default::default() });
+            for r in f.results.iter_mut() {
+                let v = if h == 200 { 600.0 } else { 1000.0 };
+                r.entries.push(ResultEntry::from_trials(&id, vec![v; 3], None, vec![], String::new()).unwrap());
+            }
+        }
+        let v = analyse(&f, &Select { group_by: None, identifiers: None });
+        assert_eq!(v.judged, 68 * 201);
+        assert_eq!(v.odd.len(), 68, "{:?}", v.odd.iter().map(|o| &o.identifier).collect::<Vec<_>>());
+        assert!(v.odd.iter().all(|o| o.identifier == "host-200" && o.worse && (o.ratio - 0.6).abs() < 1e-9));
     }
 }
