@@ -222,3 +222,25 @@ fn a_test_without_options_is_named_by_its_title() {
     assert!(md.contains("| Nap | Seconds (less is better) |"), "{md}");
     assert!(!md.contains("Nap:"), "{md}");
 }
+
+/// A PTS user's command names answer with engine's; `result edit` sets a
+/// result's title and description, which reports then show.
+#[test]
+fn pts_names_answer_and_result_edit_sets_the_title() {
+    let env = Env::new();
+    let r = env.run(&["compare-results"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("Phoronix Test Suite command; in engine: engine result compare A B"), "{r:?}");
+    let r = env.run(&["list-available-tests"]);
+    assert!(r.stderr.contains("engine list profiles"), "{r:?}");
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "e"]).code, 0);
+    let r = env.run(&["result", "edit", "e", "--title", "Disk study", "--description", "NVMe vs SATA"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("e");
+    assert_eq!((f["title"].as_str(), f["description"].as_str()), (Some("Disk study"), Some("NVMe vs SATA")));
+    let html = env.run(&["result", "show", "e", "--format", "html"]).stdout;
+    assert!(html.contains("Disk study") && html.contains("NVMe vs SATA"), "the page heads with them");
+    let r = env.run(&["result", "edit", "e"]);
+    assert_ne!(r.code, 0, "{r:?}");
+}

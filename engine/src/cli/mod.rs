@@ -43,6 +43,7 @@ mod odd;
 mod plugin;
 mod profile;
 mod progress_json;
+pub(crate) mod pts_names;
 mod recover;
 mod repo;
 mod result;

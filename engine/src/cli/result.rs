@@ -100,6 +100,17 @@ pub enum ResultCommand {
         #[arg(long)]
         replace: bool,
     },
+    /// Set a result's title and description (what reports head it with)
+    #[command(arg_required_else_help = true)]
+    Edit {
+        name: String,
+        /// The new title
+        #[arg(long)]
+        title: Option<String>,
+        /// The new description
+        #[arg(long)]
+        description: Option<String>,
+    },
     /// Rename an identifier
     RenameIdentifier { name: String, from: String, to: String },
     /// Remove an identifier and its values
@@ -260,6 +271,12 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
                 errln!("  left out {}: {}", l.source, l.reason);
             }
             Ok(m.exit_code())
+        }
+        ResultCommand::Edit { name, title, description } => {
+            if title.is_none() && description.is_none() {
+                return Err(Failure::usage("nothing to change").hint("give --title, --description or both"));
+            }
+            result::edit(cx, &name, &Edit::Describe { title, description }).map(|_| exit::OK)
         }
         ResultCommand::RenameIdentifier { name, from, to } => {
             result::edit(cx, &name, &Edit::RenameIdentifier { from, to }).map(|_| exit::OK)

@@ -73,6 +73,11 @@ pub enum Edit {
     RemoveIdentifier(String),
     /// Results by test identity, profile id, or `profile: description`.
     RemoveResult(String),
+    /// The result's title and description (what reports head it with).
+    Describe {
+        title: Option<String>,
+        description: Option<String>,
+    },
 }
 
 /// Loads `name`, applies `e`, writes it back atomically under the lock.
@@ -85,6 +90,15 @@ pub fn edit(cx: &Context, name: &str, e: &Edit) -> Result<usize, Failure> {
         Edit::RenameIdentifier { from, to } => edit::rename_identifier(&mut file, from, to).map(|()| 0),
         Edit::RemoveIdentifier(id) => edit::remove_identifier(&mut file, id).map(|()| 0),
         Edit::RemoveResult(what) => edit::remove_result(&mut file, what),
+        Edit::Describe { title, description } => {
+            if let Some(t) = title {
+                file.title = t.clone();
+            }
+            if let Some(d) = description {
+                file.description = d.clone();
+            }
+            Ok(0)
+        }
     }
     .map_err(usage)?;
     cx.store.save(name, &mut file)?;
