@@ -243,4 +243,12 @@ fn pts_names_answer_and_result_edit_sets_the_title() {
     assert!(html.contains("Disk study") && html.contains("NVMe vs SATA"), "the page heads with them");
     let r = env.run(&["result", "edit", "e"]);
     assert_ne!(r.code, 0, "{r:?}");
+    // `--test GLOB` shows only the matching tests.
+    env.profile("other", &echo_profile("other", &["9"]));
+    assert_eq!(env.bench(&["other", "--runs", "1", "--save", "e"]).code, 0);
+    let all = env.run(&["result", "show", "e", "--format", "csv"]).stdout;
+    let one = env.run(&["result", "show", "e", "--format", "csv", "--test", "oth*"]).stdout;
+    assert!(all.contains("echo") && all.contains("other"), "{all}");
+    assert!(one.contains("other") && !one.lines().any(|l| l.starts_with("echo") || l.contains(",echo,")), "{one}");
+    assert_eq!(env.run(&["result", "show", "e", "--test", "nothing*"]).code, 2);
 }

@@ -218,3 +218,43 @@ fn merge_and_edits_racing_a_run() {
     assert_eq!(ids, ["a", "b"], "the refused rename changed nothing and the run lost nothing");
     assert_eq!(f["results"].as_array().unwrap().len(), 3);
 }
+
+/// `--wait`: a second run waits for the first (saying for whom), then runs;
+/// the first's result and the second's are both saved.
+#[test]
+fn wait_runs_after_the_holder_ends() {
+    let env = Env::new();
+    env.profile("slow", &counter_profile("slow", "sleep 2; echo value: 3", ""));
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let target = env.target.path().to_str().unwrap().to_string();
+    let mut first = env
+        .cmd(&["benchmark", "-y", "--target-dir", &target, "slow", "--save", "a", "--identifier", "one", "--runs", "1"])
+        .args(["--progress", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(first.stdout.take().unwrap());
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.contains("\"test_started\"") {
+        assert!(Instant::now() < deadline, "the first run did not start: {seen}");
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("the first run ended early: {seen}");
+        }
+        seen.push_str(&line);
+    }
+    let second = env.bench(&["echo", "--save", "b", "--identifier", "two", "--wait"]);
+    assert_eq!(second.code, 0, "{second:?}");
+    assert!(
+        second.stderr.contains("waiting: another engine benchmark is running")
+            && second.stderr.contains(&format!("pid {}", first.id())),
+        "{second:?}"
+    );
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(first.wait().unwrap().success());
+    assert_eq!(env.result("a")["results"][0]["entries"][0]["value"], 3.0);
+    assert_eq!(env.result("b")["results"][0]["entries"][0]["value"], 1.0);
+}

@@ -72,6 +72,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         },
         drop_caches: a.drop_caches,
         allow_concurrent: a.allow_concurrent,
+        wait: a.wait,
         only_unsettled: a.only_unsettled,
         sandbox: match (a.sandbox, a.no_sandbox) {
             (true, _) => engine::runner::sandbox::Mode::On,

@@ -104,6 +104,10 @@ pub struct BenchmarkArgs {
     /// ENGINE_HOME): a warning instead of a refusal; the two measure each other
     #[arg(long, help_heading = "Hygiene")]
     pub allow_concurrent: bool,
+    /// When another engine benchmark runs on this machine, wait for it to
+    /// finish (saying for whom) instead of refusing
+    #[arg(long, help_heading = "Hygiene", conflicts_with = "allow_concurrent")]
+    pub wait: bool,
     /// fstrim the target file system before every test
     #[arg(long, help_heading = "Hygiene")]
     pub fstrim: bool,

@@ -61,6 +61,7 @@ impl CommandLine<'_> {
         out.opt("--rounds", a.rounds);
         out.flag("--drop-caches", a.drop_caches);
         out.flag("--allow-concurrent", a.allow_concurrent);
+        out.flag("--wait", a.wait);
         out.flag("--fstrim", a.fstrim);
         out.flag("--sandbox", a.sandbox);
         out.flag("--no-sandbox", a.no_sandbox);

@@ -20,7 +20,7 @@ pub struct FleetArgs {
     pub identifiers: Option<glob::Pattern>,
 }
 
-fn glob_pattern(s: &str) -> Result<glob::Pattern, String> {
+pub(super) fn glob_pattern(s: &str) -> Result<glob::Pattern, String> {
     glob::Pattern::new(s).map_err(|e| format!("`{s}` is not a glob pattern: {e}"))
 }
 

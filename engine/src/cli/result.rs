@@ -20,6 +20,10 @@ pub struct ViewArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
+    /// Only the tests whose identity, profile id or `profile: description`
+    /// matches this glob (repeatable: any may match), as history filters
+    #[arg(long = "test", value_name = "GLOB", value_parser = super::odd::glob_pattern)]
+    pub tests: Vec<glob::Pattern>,
     /// Write the report to FILE (atomically) instead of standard output
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -159,6 +163,17 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
     }
     // A copy only to change it: a fleet's result is hundreds of MiB.
     let mut file = std::borrow::Cow::Borrowed(file);
+    if !v.tests.is_empty() {
+        let keep = |r: &engine::model::result::TestResult| {
+            let names =
+                [r.test.clone(), r.profile.clone(), format!("{}: {}", r.profile, r.description), r.title.clone()];
+            v.tests.iter().any(|g| names.iter().any(|n| g.matches(n)))
+        };
+        file.to_mut().results.retain(keep);
+        if file.results.is_empty() {
+            return Err(Failure::usage("no test matches --test").hint("`engine result show NAME` lists them all"));
+        }
+    }
     if v.remove_outliers {
         engine::analysis::noise::remove_outliers(file.to_mut());
     }

@@ -74,11 +74,15 @@ pub(super) fn machine(
     command: &str,
     result: &str,
     identifier: &str,
-    allow: bool,
+    (allow, wait): (bool, bool),
     events: &dyn Events,
 ) -> Result<Option<LockFile>, Failure> {
     let Some(path) = &cx.settings.machine_lock else { return Ok(None) };
     let taken = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| crate::sys::lock::try_lock(path));
+    let taken = match taken {
+        Ok(TryLock::Busy { holder }) if wait => wait_for(path, &holder, Holder::elsewhere, events),
+        t => t,
+    };
     match taken {
         Ok(TryLock::Held(mut f)) => {
             // Read-only when another user made the file: then it cannot say who holds it.
@@ -100,6 +104,9 @@ pub(super) fn machine(
                  --allow-concurrent runs anyway",
             ))
         }
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Err(Failure::new(exit::INTERRUPTED, "interrupted while waiting for the machine-wide benchmark lock"))
+        }
         Err(e) => {
             events.message(&format!(
                 "warning: cannot take the machine-wide benchmark lock {}: {e}; another run on this machine would go unnoticed",
@@ -110,12 +117,50 @@ pub(super) fn machine(
     }
 }
 
-/// Takes the host lock for a run saving to `result` as `identifier`.
-pub(super) fn host(cx: &Context, command: &str, result: &str, identifier: &str) -> Result<LockFile, Failure> {
+/// `--wait`: says once whom it waits for, then takes the lock at `path`
+/// when its holder ends (Ctrl-C stops waiting: exit 130).
+fn wait_for(
+    path: &std::path::Path,
+    holder: &str,
+    say: fn(&Holder) -> String,
+    events: &dyn Events,
+) -> std::io::Result<TryLock> {
+    let other: Holder = serde_json::from_str(holder).unwrap_or_default();
+    events.message(&format!("waiting: {}", say(&other)));
+    loop {
+        if crate::sys::interrupt::requested() {
+            return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted while waiting"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if let TryLock::Held(f) = crate::sys::lock::try_lock(path)? {
+            return Ok(TryLock::Held(f));
+        }
+    }
+}
+
+/// Takes the host lock for a run saving to `result` as `identifier`
+/// (`wait`: after the run that holds it).
+pub(super) fn host(
+    cx: &Context,
+    command: &str,
+    result: &str,
+    identifier: &str,
+    wait: bool,
+    events: &dyn Events,
+) -> Result<LockFile, Failure> {
     let path = cx.home.benchmark_lock();
-    let io = |e: std::io::Error| Failure::error(format!("cannot take the benchmark lock {}: {e}", path.display()));
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::Interrupted => {
+            Failure::new(exit::INTERRUPTED, "interrupted while waiting for the benchmark lock")
+        }
+        _ => Failure::error(format!("cannot take the benchmark lock {}: {e}", path.display())),
+    };
     std::fs::create_dir_all(&cx.home.root).map_err(io)?;
-    let mut f = match crate::sys::lock::try_lock(&path).map_err(io)? {
+    let taken = match crate::sys::lock::try_lock(&path).map_err(io)? {
+        TryLock::Busy { holder } if wait => wait_for(&path, &holder, Holder::busy, events).map_err(io)?,
+        t => t,
+    };
+    let mut f = match taken {
         TryLock::Held(f) => f,
         TryLock::Busy { holder } => {
             let other: Holder = serde_json::from_str(&holder).unwrap_or_default();

@@ -42,8 +42,9 @@ pub fn benchmark(
     // Before installing: an install next to a running benchmark disturbs it too.
     // ENGINE_HOME's lock first: a second run with the same home is refused
     // naming it, --allow-concurrent or not.
-    let _host = lock::host(cx, &req.command, &dest.name, &dest.identifier)?;
-    let _machine = lock::machine(cx, &req.command, &dest.name, &dest.identifier, req.allow_concurrent, events)?;
+    let _host = lock::host(cx, &req.command, &dest.name, &dest.identifier, req.wait, events)?;
+    let _machine =
+        lock::machine(cx, &req.command, &dest.name, &dest.identifier, (req.allow_concurrent, req.wait), events)?;
     let work::Work { mut tests, optional, not_runnable, .. } = work;
     // Before installing: a confined install build needs the same kernel features.
     let sandbox = sandbox::phase(cx, req, &tests, events)?;

@@ -42,6 +42,8 @@ pub struct Request {
     pub drop_caches: bool,
     /// Run although another benchmark runs on this machine (a warning, not a refusal).
     pub allow_concurrent: bool,
+    /// `--wait`: wait for another run's locks instead of refusing.
+    pub wait: bool,
     /// `--only-unsettled`: of a saved result, only the tests that stopped for
     /// time wider than ±5 %, their entries replaced.
     pub only_unsettled: bool,
