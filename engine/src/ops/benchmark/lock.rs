@@ -217,12 +217,13 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let cx = Context::new(crate::home::Home { root: d.path().to_path_buf() }, Default::default());
         let argv = "engine benchmark x";
-        let held = host(&cx, argv, "r", "h").unwrap();
-        let e = host(&cx, argv, "s", "i").unwrap_err().message;
+        let ev = Said::default();
+        let held = host(&cx, argv, "r", "h", false, &ev).unwrap();
+        let e = host(&cx, argv, "s", "i", false, &ev).unwrap_err().message;
         assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
         assert!(e.contains("`r` as `h`") && e.contains("engine benchmark x"), "{e}");
         drop(held);
-        host(&cx, argv, "s", "i").unwrap();
+        host(&cx, argv, "s", "i", false, &ev).unwrap();
     }
 
     #[derive(Default)]
@@ -242,17 +243,17 @@ mod tests {
         let b = Context::new(home("b"), settings);
         let argv = "engine benchmark x";
         let ev = Said::default();
-        let held = machine(&a, argv, "r", "h", false, &ev).unwrap();
+        let held = machine(&a, argv, "r", "h", (false, false), &ev).unwrap();
         assert!(held.is_some());
-        let e = machine(&b, argv, "s", "i", false, &ev).unwrap_err();
+        let e = machine(&b, argv, "s", "i", (false, false), &ev).unwrap_err();
         assert!(
             e.message.contains("on this machine") && e.message.contains(&d.path().join("a").display().to_string()),
             "{}",
             e.message
         );
-        assert!(machine(&b, argv, "s", "i", true, &ev).unwrap().is_none());
+        assert!(machine(&b, argv, "s", "i", (true, false), &ev).unwrap().is_none());
         assert!(ev.0.borrow().iter().any(|m| m.contains("--allow-concurrent: running anyway")), "{:?}", ev.0.borrow());
         drop(held);
-        assert!(machine(&b, argv, "s", "i", false, &ev).unwrap().is_some());
+        assert!(machine(&b, argv, "s", "i", (false, false), &ev).unwrap().is_some());
     }
 }
