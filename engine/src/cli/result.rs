@@ -248,25 +248,28 @@ pub(super) fn print_judged(j: &engine::ops::gate::Judged) {
     }
 }
 
+/// `engine result show NAME`.
+fn show(cx: &Context, name: &str, view: &ViewArgs, events: &TermEvents) -> Result<i32, Failure> {
+    // A JSON export is the whole result: a fleet's bulk too.
+    let whole = view.format.0 == engine::report::Format::Json;
+    let file = result::load_as(cx, name, events, whole)?.1;
+    // Only the HTML page charts the series: other formats skip reading them.
+    let monitors = if view.format.0 == engine::report::Format::Html {
+        engine::ops::monitor::readable(cx, name, &file)
+    } else {
+        Vec::new()
+    };
+    let code = render(&file, view, monitors);
+    // A fleet's result is 680,000 entries: the process ends now and
+    // frees them all at once (dropping them one by one took 5 %).
+    std::mem::forget(file);
+    code
+}
+
 pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
     match cmd {
-        ResultCommand::Show { name, view } => {
-            // A JSON export is the whole result: a fleet's bulk too.
-            let whole = view.format.0 == engine::report::Format::Json;
-            let file = result::load_as(cx, &name, &events, whole)?.1;
-            // Only the HTML page charts the series: other formats skip reading them.
-            let monitors = if view.format.0 == engine::report::Format::Html {
-                engine::ops::monitor::readable(cx, &name, &file)
-            } else {
-                Vec::new()
-            };
-            let code = render(&file, &view, monitors);
-            // A fleet's result is 680,000 entries: the process ends now and
-            // frees them all at once (dropping them one by one took 5 %).
-            std::mem::forget(file);
-            code
-        }
+        ResultCommand::Show { name, view } => show(cx, &name, &view, &events),
         ResultCommand::Compare { names, view } => {
             let whole = view.format.0 == engine::report::Format::Json;
             let files: Vec<(String, ResultFile)> =

@@ -106,13 +106,15 @@ pub(crate) fn run(
     };
     let env = environment(dir);
     let log_err = |source| BuildError::Log { log: log.to_path_buf(), source };
+    let budget = crate::sys::bounded::LogBudget::test();
     for (i, step) in steps.iter().enumerate() {
         let index = i + 1;
         let (program, args, command, timeout) = command_of(step, index, &lookup)?;
         let mut f = crate::sys::fs::append(log).map_err(log_err)?;
         writeln!(f, "$ {command}").map_err(log_err)?;
-        let (out, sink) = crate::sys::bounded::sink(f.try_clone().map_err(log_err)?, crate::sys::bounded::LOG, None)
-            .map_err(log_err)?;
+        let (out, sink) =
+            crate::sys::bounded::sink(f.try_clone().map_err(log_err)?, crate::sys::bounded::LOG, None, &budget)
+                .map_err(log_err)?;
         let err = out.try_clone().map_err(log_err)?;
         let fin = process::run(process::Spec {
             program: OsStr::new(&program),

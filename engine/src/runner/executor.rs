@@ -110,6 +110,16 @@ pub enum ExecError {
 }
 
 impl ExecError {
+    /// Whether it is, or wraps, an interrupt (Ctrl-C in a step or a
+    /// server's start is the run's interrupt, not the test's failure).
+    pub(crate) fn interrupted(&self) -> bool {
+        match self {
+            ExecError::Interrupted => true,
+            ExecError::Step { cause, .. } | ExecError::Denied { cause, .. } => cause.interrupted(),
+            _ => false,
+        }
+    }
+
     /// The log that explains the failure, when there is one.
     pub(crate) fn log(&self) -> Option<&Path> {
         match self {

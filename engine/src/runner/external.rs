@@ -33,6 +33,8 @@ pub struct External<'a> {
     /// by `pre_trial` steps (stopped after `post_trial`).
     test_servers: Vec<Server>,
     trial_servers: Vec<Server>,
+    /// What the test's step and server logs may still take.
+    logs: crate::sys::bounded::LogBudget,
     /// The journal servers are recorded in before they start.
     servers: &'a Servers,
     /// The PATH engine was started with, which `extra_path` extends.
@@ -60,6 +62,7 @@ impl<'a> External<'a> {
             user: None,
             test_servers: Vec::new(),
             trial_servers: Vec::new(),
+            logs: crate::sys::bounded::LogBudget::test(),
             servers,
             path: None,
             confine: None,
@@ -224,6 +227,7 @@ impl External<'_> {
                 f.try_clone().map_err(io("cannot write log"))?,
                 crate::sys::bounded::LOG,
                 user.map(|u| (u.uid, u.gid)),
+                &self.logs,
             )
             .map_err(io("cannot write log"))?;
             let err = out.try_clone().map_err(io("cannot write log"))?;
@@ -326,6 +330,7 @@ impl External<'_> {
             stop_timeout: duration(&def.stop_timeout, server::STOP_TIMEOUT),
             remove,
             journal: self.servers,
+            logs: &self.logs,
             sandbox: self.sandbox.as_ref(),
             test_dir: env.test,
         })
@@ -334,6 +339,10 @@ impl External<'_> {
     /// Stops `servers` (all of them, whatever fails); the first error.
     fn stop_servers(servers: &mut Vec<Server>) -> Result<(), ExecError> {
         let mut first = Ok(());
+        // After Ctrl-C order does not matter: every server is asked at once.
+        if crate::sys::interrupt::requested() {
+            servers.iter_mut().for_each(Server::ask_to_stop);
+        }
         // Newest first: a server may depend on one started before it.
         while let Some(s) = servers.pop() {
             if let Err(e) = s.stop()

@@ -125,7 +125,16 @@ impl TestFailure {
 
 /// The last five lines of standard error in a trial log.
 fn stderr_tail(log: &Path) -> Vec<String> {
-    trial_log::stderr_tail(&std::fs::read_to_string(log).unwrap_or_default(), 5)
+    // The end of the log only (it is as large as the test made it): its
+    // standard error is the last section.
+    const TAIL: u64 = 64 << 10;
+    let text = crate::sys::fs::read_tail(log, TAIL);
+    let tail = trial_log::stderr_tail(&text, 5);
+    let larger = std::fs::symlink_metadata(log).is_ok_and(|m| m.len() > TAIL);
+    if tail.is_empty() && larger && !text.contains(trial_log::STDOUT) {
+        return trial_log::last_lines(&text, 5);
+    }
+    tail
 }
 
 /// How one test ended.
@@ -228,7 +237,7 @@ fn run(
     let interrupted = || (0..logs.len()).map(|_| Outcome::Interrupted).collect();
     let data = match result {
         Ok(r) => r,
-        Err(ExecError::Interrupted) => return Ok(interrupted()),
+        Err(e) if e.interrupted() || interrupt::requested() => return Ok(interrupted()),
         Err(e) => return Err(TestFailure::of(&e)),
     };
     if interrupt::requested() {

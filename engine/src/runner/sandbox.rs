@@ -234,6 +234,7 @@ fn fmt_size(b: u64) -> String {
 fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
     let limit = g.time.unwrap_or(d.time);
     let mut out = Vec::new();
+    let mut stops = Vec::new();
     let mut check = |field: Vec<Seg>, t: &Option<crate::units::Duration>| {
         let Some(v) = t.as_ref().map(crate::units::Duration::get) else { return };
         if v > limit {
@@ -257,6 +258,27 @@ fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> 
                 check(f, &s.timeout);
             }
         }
+        // A server that ignores its stop signal holds the run this long.
+        let stop_limit = g.time.unwrap_or(crate::model::profile::STOP_TIMEOUT);
+        for (list, steps) in [("pre_test", &e.pre_test), ("pre_trial", &e.pre_trial)] {
+            for (i, def) in steps.iter().enumerate().filter_map(|(i, s)| Some((i, s.server.as_ref()?))) {
+                let Some(v) = def.stop_timeout.as_ref().map(crate::units::Duration::get).filter(|v| *v > stop_limit)
+                else {
+                    continue;
+                };
+                let mut field = ext();
+                field.extend([Seg::key(list), Seg::Index(i), Seg::key("server"), Seg::key("stop_timeout")]);
+                let t = humantime::format_duration(v).to_string();
+                stops.push(Widening {
+                    field,
+                    asks: format!(
+                        "{t} for a server to stop (the default is {})",
+                        humantime::format_duration(crate::model::profile::STOP_TIMEOUT)
+                    ),
+                    grant: format!("time={}", t.replace(' ', "")),
+                });
+            }
+        }
         for (i, s) in e.post_test.iter().enumerate() {
             let mut f = ext();
             f.extend([Seg::key("post_test"), Seg::Index(i), Seg::key("timeout")]);
@@ -267,6 +289,7 @@ fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> 
     for (i, s) in p.profile.install.iter().flat_map(|i| i.build.iter()).enumerate() {
         check(vec![Seg::key("install"), Seg::key("build"), Seg::Index(i), Seg::key("timeout")], &s.timeout);
     }
+    out.extend(stops);
     out
 }
 

@@ -19,8 +19,10 @@ use std::time::{Duration, Instant};
 /// How long a server may take to become ready, unless the step says.
 pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a server may take to stop before it is killed, unless it says.
-pub(crate) const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) use crate::model::profile::STOP_TIMEOUT;
 const POLL: Duration = Duration::from_millis(50);
+/// How long a server may take to stop after Ctrl-C before it is killed.
+const INTERRUPTED_GRACE: Duration = Duration::from_millis(500);
 
 /// When a server is ready (every condition given must hold).
 #[derive(Debug, Clone, Default)]
@@ -50,6 +52,8 @@ pub struct Spec<'a> {
     pub remove: Vec<PathBuf>,
     /// The journal it is recorded in before it starts.
     pub journal: &'a Servers,
+    /// What the test's logs may still take (its log is one of them).
+    pub logs: &'a crate::sys::bounded::LogBudget,
     /// Run confined in the test's sandbox.
     pub sandbox: Option<&'a super::sandbox::Sandbox>,
     /// The test's directory, held open: its data is removed and its socket
@@ -73,6 +77,8 @@ pub(crate) struct Server {
     done: bool,
     /// Its cgroup when confined: what leaves its group is killed through it.
     cgroup: Option<crate::sys::cgroup::Cgroup>,
+    /// When it was asked to stop (its stop timeout counts from then).
+    asked: Option<Instant>,
     /// What copies its output into its log (bounded), until it stops.
     sink: Option<crate::sys::bounded::Sink>,
 }
@@ -194,11 +200,16 @@ impl Server {
             id,
             done: true,
             cgroup: None,
+            asked: None,
             sink: None,
         };
-        let (log, sink) =
-            crate::sys::bounded::sink(open_log(&spec)?, crate::sys::bounded::LOG, spec.user.map(|u| (u.uid, u.gid)))
-                .map_err(io("cannot write the server log"))?;
+        let (log, sink) = crate::sys::bounded::sink(
+            open_log(&spec)?,
+            crate::sys::bounded::LOG,
+            spec.user.map(|u| (u.uid, u.gid)),
+            spec.logs,
+        )
+        .map_err(io("cannot write the server log"))?;
         server.sink = Some(sink);
         let mut cmd = command(&spec, &log)?;
         if let Some(sb) = spec.sandbox {
@@ -337,10 +348,22 @@ impl Server {
         }
     }
 
+    /// Sends its stop signal now (a run stopping sends every server's at
+    /// once: their grace runs side by side, not one after another).
+    pub(crate) fn ask_to_stop(&mut self) {
+        if !self.done && self.asked.is_none() {
+            process::kill_group(self.pid, self.signal);
+            self.asked = Some(Instant::now());
+        }
+    }
+
     fn stop_inner(&mut self) -> Result<(), ExecError> {
         if !self.done {
-            process::kill_group(self.pid, self.signal);
-            let end = Instant::now() + self.stop_timeout;
+            self.ask_to_stop();
+            // After Ctrl-C a server gets half a second, as a trial does.
+            let grace =
+                if interrupt::requested() { self.stop_timeout.min(INTERRUPTED_GRACE) } else { self.stop_timeout };
+            let end = self.asked.unwrap_or_else(Instant::now) + grace;
             let fd = process::pidfd_open(self.pid);
             loop {
                 if self.try_reap().is_some() {
@@ -444,7 +467,7 @@ fn ready_socket(spec: &Spec<'_>, s: &Path) -> std::io::Result<std::os::unix::net
             })?;
             Dir::open(sb.tmp())?.connect(rel)
         }
-        None => std::os::unix::net::UnixStream::connect(s),
+        None => crate::sys::safepath::connect_now(s),
     }
 }
 
@@ -522,6 +545,7 @@ mod tests {
             stop_timeout: Duration::from_secs(5),
             remove,
             journal,
+            logs: Box::leak(Box::new(crate::sys::bounded::LogBudget::test())),
             sandbox: None,
             test_dir,
         }

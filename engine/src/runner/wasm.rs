@@ -92,6 +92,28 @@ fn cpu_now() -> (Duration, Duration, u64) {
 }
 
 impl Wasm<'_> {
+    /// What a trial's failed call `e` is for the run: an interrupt, or the
+    /// test's failure, its log (`text`, the error, `streams`) written at `log`.
+    fn failed_call(&self, e: PluginError, log: &std::path::Path, text: &str, streams: &str) -> ExecError {
+        let message = match e {
+            PluginError::Interrupted => return ExecError::Interrupted,
+            PluginError::Failed(e) if e.kind == ErrorKind::Cancelled && interrupt::requested() => {
+                return ExecError::Interrupted;
+            }
+            PluginError::Stopped if self.space.as_ref().and_then(InProcess::tripped).is_some() => {
+                self.space.as_ref().and_then(InProcess::tripped).unwrap_or_default()
+            }
+            // A plugin that saw `cancelled()` at its deadline and stopped.
+            PluginError::Failed(c) if c.kind == ErrorKind::Cancelled => {
+                PluginError::TimeLimit(self.limits.time).to_string()
+            }
+            e => crate::sys::text::one_line(&e.to_string()).into_owned(),
+        };
+        let err = ExecError::Workload { workload: self.name(), message: format!("{message}; see {}", log.display()) };
+        let _ = crate::sys::fs::write_new(log, format!("{text}# failed: {err}\n{streams}").as_bytes());
+        err
+    }
+
     /// The head of a trial's log: the plugin, its config, where it ran,
     /// how long and what it cost.
     fn log_header(&self, env: &TrialEnv<'_>, out: &crate::plugin::Output, usage: &Usage) -> String {
@@ -200,30 +222,7 @@ impl Executor for Wasm<'_> {
         );
         let report = match r {
             Ok(report) => report,
-            Err(PluginError::Interrupted) => return Err(ExecError::Interrupted),
-            Err(PluginError::Stopped) if self.space.as_ref().and_then(InProcess::tripped).is_some() => {
-                let why = self.space.as_ref().and_then(InProcess::tripped).unwrap_or_default();
-                let message = format!("{why}; see {}", log.display());
-                let err = ExecError::Workload { workload: self.name(), message };
-                let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
-                return Err(err);
-            }
-            Err(PluginError::Failed(e)) if e.kind == ErrorKind::Cancelled && interrupt::requested() => {
-                return Err(ExecError::Interrupted);
-            }
-            Err(e) => {
-                // A plugin that saw `cancelled()` at its deadline and stopped.
-                let e = match e {
-                    PluginError::Failed(c) if c.kind == ErrorKind::Cancelled => {
-                        PluginError::TimeLimit(self.limits.time)
-                    }
-                    e => e,
-                };
-                let message = format!("{}; see {}", crate::sys::text::one_line(&e.to_string()), log.display());
-                let err = ExecError::Workload { workload: self.name(), message };
-                let _ = crate::sys::fs::write_new(&log, format!("{text}# failed: {err}\n{streams}").as_bytes());
-                return Err(err);
-            }
+            Err(e) => return Err(self.failed_call(e, &log, &text, &streams)),
         };
         // Each of the plugin's lines is one record: a line break inside
         // cannot forge another, a control character cannot reach a terminal.

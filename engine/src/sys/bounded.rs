@@ -66,6 +66,30 @@ pub fn was_cut(text: &str) -> bool {
     text.contains(CUT)
 }
 
+/// A memory file a command writes its output to, past 64 MiB: what lies
+/// between the first and last half of [`STREAM`] is given back to the
+/// system (a hole punched; the size stays, so [`read`] counts what was
+/// dropped). Without it a command's output costs memory as long as it
+/// writes. Only memory files (they take seals; a log file never): checked
+/// every few tens of milliseconds while the command runs.
+pub fn trim_memfile(f: &File) {
+    use std::os::fd::AsRawFd;
+    const TRIM_AT: u64 = 64 << 20;
+    let Ok(size) = f.metadata().map(|m| m.len()) else { return };
+    // SAFETY: fcntl on a descriptor we hold; memfds answer F_GET_SEALS.
+    if size <= TRIM_AT || unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GET_SEALS) } < 0 {
+        return;
+    }
+    let page = 4096u64;
+    let from = ((STREAM / 2) as u64).div_ceil(page) * page;
+    let to = (size - (STREAM / 2) as u64) / page * page;
+    if to > from {
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: fallocate on our descriptor; a failure leaves the file as it was.
+        unsafe { libc::fallocate(f.as_raw_fd(), mode, from as libc::off_t, (to - from) as libc::off_t) };
+    }
+}
+
 fn read_at(f: &File, from: u64, len: usize) -> std::io::Result<Vec<u8>> {
     let mut v = vec![0u8; len];
     let mut done = 0;
@@ -169,12 +193,55 @@ pub struct Sink {
     done: std::sync::mpsc::Receiver<()>,
 }
 
+/// Most bytes of step, build and server logs one test writes, and one run.
+pub const TEST_LOGS: u64 = 64 << 20;
+pub const RUN_LOGS: u64 = 1 << 30;
+
+/// What is left of the bytes logs may still take: the test's (shared by
+/// its commands' sinks) and the whole run's.
+#[derive(Clone, Debug)]
+pub struct LogBudget(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+static RUN_LEFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(RUN_LOGS);
+
+impl LogBudget {
+    /// A test's (or an install's) budget of [`TEST_LOGS`].
+    pub fn test() -> LogBudget {
+        LogBudget(std::sync::Arc::new(std::sync::atomic::AtomicU64::new(TEST_LOGS)))
+    }
+
+    /// Takes up to `n` bytes from the test's and the run's budgets: how
+    /// many may be written.
+    fn take(&self, n: usize) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        let take_from = |a: &std::sync::atomic::AtomicU64, want: u64| {
+            let mut got = 0;
+            let _ = a.fetch_update(Relaxed, Relaxed, |left| {
+                got = left.min(want);
+                Some(left - got)
+            });
+            got
+        };
+        let test = take_from(&self.0, n as u64);
+        let run = take_from(&RUN_LEFT, test);
+        // What the run could not give goes back to the test.
+        self.0.fetch_add(test - run, Relaxed);
+        run as usize
+    }
+
+    fn spent(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0.load(Relaxed) == 0 || RUN_LEFT.load(Relaxed) == 0
+    }
+}
+
 /// A pipe for a command's stdout and stderr (the returned write end) whose
 /// output a thread appends to `log`: the first `cap / 2` bytes as they
 /// come, the last `cap / 2` held and written when the pipe closes, after
-/// a line saying how many bytes between them were dropped. `owner`: the
-/// pipe is the command's user's (a server that reopens `/dev/stderr`).
-pub fn sink(log: File, cap: usize, owner: Option<(u32, u32)>) -> std::io::Result<(File, Sink)> {
+/// a line saying how many bytes between them were dropped — all within
+/// `budget` (the test's and the run's). `owner`: the pipe is the
+/// command's user's (a server that reopens `/dev/stderr`).
+pub fn sink(log: File, cap: usize, owner: Option<(u32, u32)>, budget: &LogBudget) -> std::io::Result<(File, Sink)> {
     use std::os::fd::FromRawFd;
     let mut fds = [0; 2];
     // SAFETY: fds is a valid array of two descriptors for pipe2 to fill.
@@ -187,18 +254,20 @@ pub fn sink(log: File, cap: usize, owner: Option<(u32, u32)>) -> std::io::Result
         std::os::unix::fs::fchown(&write, Some(uid), Some(gid))?;
     }
     let (tx, done) = std::sync::mpsc::channel();
+    let budget = budget.clone();
     std::thread::Builder::new().name("engine-log".into()).spawn(move || {
-        let _ = copy(read, log, cap);
+        let _ = copy(read, log, cap, &budget);
         let _ = tx.send(());
     })?;
     Ok((write, Sink { done }))
 }
 
 /// The copying: head to the file, tail in a ring, the ring at the end.
-fn copy(mut from: File, mut to: File, cap: usize) -> std::io::Result<()> {
+fn copy(mut from: File, mut to: File, cap: usize, budget: &LogBudget) -> std::io::Result<()> {
     use std::io::{Read, Write};
     let half = cap / 2;
     let (mut head, mut dropped) = (0usize, 0u64);
+    // Never more than `half` held: room is made before bytes go in.
     let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -210,16 +279,41 @@ fn copy(mut from: File, mut to: File, cap: usize) -> std::io::Result<()> {
         };
         let to_file = n.min(half - head);
         if to_file > 0 {
-            to.write_all(&buf[..to_file])?;
+            let allowed = budget.take(to_file);
+            to.write_all(&buf[..allowed])?;
+            dropped += (to_file - allowed) as u64;
             head += to_file;
         }
-        tail.extend(&buf[to_file..n]);
-        let over = tail.len().saturating_sub(half);
+        if budget.spent() {
+            // Nothing more will be written: hold nothing.
+            dropped += (tail.len() + n - to_file) as u64;
+            tail = std::collections::VecDeque::new();
+            continue;
+        }
+        let mut incoming = &buf[to_file..n];
+        if incoming.len() > half {
+            dropped += (incoming.len() - half) as u64;
+            incoming = &incoming[incoming.len() - half..];
+        }
+        let over = (tail.len() + incoming.len()).saturating_sub(half);
         tail.drain(..over);
         dropped += over as u64;
+        if tail.capacity() < half && tail.len() + incoming.len() > tail.capacity() {
+            tail.reserve_exact((tail.len() + incoming.len()).max(tail.capacity() * 2).min(half) - tail.len());
+        }
+        tail.extend(incoming);
     }
+    let allowed = budget.take(tail.len());
+    dropped += (tail.len() - allowed) as u64;
+    tail.drain(..tail.len() - allowed);
     if dropped > 0 {
-        writeln!(to, "\n[engine: {dropped} bytes of this output not kept: more than {} MiB]", cap >> 20)?;
+        writeln!(
+            to,
+            "\n[engine: {dropped} bytes of this output not kept: a command's log keeps {} MiB, a test's {} MiB, a run's {} MiB]",
+            cap >> 20,
+            TEST_LOGS >> 20,
+            RUN_LOGS >> 20
+        )?;
     }
     let (a, b) = tail.as_slices();
     to.write_all(a)?;
@@ -274,7 +368,7 @@ mod tests {
     #[test]
     fn a_sink_keeps_head_and_tail_of_a_flood() {
         let log = tempfile::NamedTempFile::new().unwrap();
-        let (mut w, sink) = sink(log.reopen().unwrap(), 1 << 20, None).unwrap();
+        let (mut w, sink) = sink(log.reopen().unwrap(), 1 << 20, None, &LogBudget::test()).unwrap();
         for k in 0..40u8 {
             w.write_all(&[b'a' + k % 26; 64 << 10]).unwrap();
         }
@@ -282,9 +376,25 @@ mod tests {
         drop(w);
         assert!(sink.finish(std::time::Duration::from_secs(10)));
         let text = std::fs::read_to_string(log.path()).unwrap();
-        assert!(text.len() < (1 << 20) + 100, "{} bytes", text.len());
+        assert!(text.len() < (1 << 20) + 200, "{} bytes", text.len());
         assert!(text.starts_with("aaaa") && text.ends_with("the end\n"));
         assert!(text.contains(&format!("[engine: {} bytes of this output not kept", 40 * (64 << 10) + 8 - (1 << 20))));
+    }
+
+    /// A memory file past 64 MiB gives back what lies between its first
+    /// and last 4 MiB; what is read back is the same as without the trim.
+    #[test]
+    fn a_memfile_is_trimmed_to_its_ends() {
+        let f = crate::sys::process::memfile("t").unwrap();
+        (&f).write_all(&vec![b'x'; 100 << 20]).unwrap();
+        (&f).write_all(b"end\n").unwrap();
+        let before = read(&f, STREAM).unwrap();
+        trim_memfile(&f);
+        use std::os::unix::fs::MetadataExt;
+        let m = f.metadata().unwrap();
+        assert!(m.blocks() * 512 < 16 << 20, "{} bytes held", m.blocks() * 512);
+        assert_eq!(m.len(), (100 << 20) + 4);
+        assert_eq!(read(&f, STREAM).unwrap(), before);
     }
 
     #[test]

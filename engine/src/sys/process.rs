@@ -227,7 +227,7 @@ pub(crate) fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged
     interrupt::set_child(pid);
     let timeout = spec.timeout;
     let (status, ru, end, forced) = match pidfd_open(pid) {
-        Some(fd) => wait_pidfd(pid, &fd, start, timeout),
+        Some(fd) => wait_pidfd(pid, &fd, start, timeout, [&spec.stdout, &spec.stderr]),
         None => wait_thread(pid, start, timeout),
     };
     // Leave no stray members of the group behind (PTS's hung children).
@@ -349,9 +349,10 @@ fn reap(pid: i32) -> (i32, libc::rusage) {
 
 /// Waits on a pidfd with poll: no helper thread, and a signal (Ctrl-C)
 /// wakes the wait at once.
-fn wait_pidfd(pid: i32, fd: &OwnedFd, start: Instant, timeout: Option<Duration>) -> Reaped {
+fn wait_pidfd(pid: i32, fd: &OwnedFd, start: Instant, timeout: Option<Duration>, outputs: [&File; 2]) -> Reaped {
     let deadline = timeout.map(|t| start + t);
     loop {
+        outputs.iter().for_each(|f| super::bounded::trim_memfile(f));
         let now = Instant::now();
         let wait = match deadline {
             Some(d) if d <= now => return stop_pidfd(pid, fd, Exit::TimedOut),

@@ -305,7 +305,7 @@ impl Dir {
         let fd = open_beneath(self.fd(), &rel, libc::O_PATH, 0)?;
         // Connecting through the descriptor's /proc link reaches the inode
         // opened above, not whatever the name points at now.
-        std::os::unix::net::UnixStream::connect(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        connect_now(Path::new(&format!("/proc/self/fd/{}", fd.as_raw_fd())))
     }
 
     /// Bytes used by everything under it (st_blocks, not following links,
@@ -317,6 +317,37 @@ impl Dir {
         u.bytes = usage_of(self.fd(), 0, &mut u);
         u
     }
+}
+
+/// Connects to the Unix socket at `path` without waiting: a listener whose
+/// queue is full (a test's server can keep it so) answers `WouldBlock`
+/// at once instead of holding engine in `connect` through every signal.
+pub(crate) fn connect_now(path: &Path) -> io::Result<std::os::unix::net::UnixStream> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: plain syscall; the descriptor is ours from here.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: zeroed sockaddr_un is valid; the path is copied within its bounds.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "socket path too long"));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    let len = (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
+    // SAFETY: a valid socket and address of `len` bytes.
+    let r = unsafe { libc::connect(sock.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(std::os::unix::net::UnixStream::from(sock))
 }
 
 /// What [`Dir::usage_bounded`] found.

@@ -225,7 +225,7 @@ parsers:
         if text.lines().any(|l| l == "step-end" || l == "server-end") {
             seen += 1;
             assert!(text.len() < (16 << 20) + 4096, "{}: {} bytes", p.display(), text.len());
-            assert!(text.contains("bytes of this output not kept: more than 16 MiB"), "{}", p.display());
+            assert!(text.contains("bytes of this output not kept: a command's log keeps 16 MiB"), "{}", p.display());
         }
     }
     assert_eq!(seen, 2, "the step's and the server's logs: {logs:?}");
@@ -261,4 +261,165 @@ fn a_value_lost_in_the_cut_is_said() {
     assert_eq!(r.code, 4, "{r:?}");
     let f = failures(&env, "m");
     assert!(f[0].1.contains("the output was cut"), "{f:?}");
+}
+
+/// A readiness socket whose listener keeps its queue full: engine's
+/// connect does not wait (it held engine through Ctrl-C and past the
+/// step's timeout): the server is not ready by its timeout, the test fails
+/// saying so, and the run ends.
+#[test]
+fn a_full_readiness_socket_cannot_hold_engine() {
+    let env = Env::new();
+    let server = "import socket, time\ns = socket.socket(socket.AF_UNIX)\ns.bind('s.sock')\ns.listen(0)\nfor _ in range(8):\n    c = socket.socket(socket.AF_UNIX)\n    c.setblocking(False)\n    try:\n        c.connect('s.sock')\n    except OSError:\n        pass\ntime.sleep(600)\n";
+    let yaml = format!(
+        "id: full\nversion: 1.0.0\ntitle: Full\ntest_type: other\nexecutor:\n  external:\n    program: \"true\"\n    pre_test:\n      - timeout: 3s\n        server:\n          name: s\n          program: python3\n          args: [\"-c\", {server:?}]\n          ready: {{socket: \"{{{{test_dir}}}}/s.sock\"}}\nresults: [{{id: n, unit: Items, proportion: HIB}}]\nparsers: [{{result: n, wall_time: true}}]\n"
+    );
+    env.profile("full", &yaml);
+    let t0 = Instant::now();
+    let r = env.bench(&["full", "--runs", "1", "--save", "f"]);
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(failures(&env, "f")[0].1.contains("not ready"), "{:?}", failures(&env, "f"));
+    assert!(journal_files(&env).is_empty(), "the server is stopped and forgotten");
+}
+
+/// Ctrl-C while a set-up step runs, and while a server that ignores SIGTERM
+/// (stop timeout 1h) is up: exit 130 within a second, not "failed".
+#[test]
+fn ctrl_c_in_a_step_or_with_a_stubborn_server_exits_130_at_once() {
+    let env = Env::new();
+    let step = "id: step\nversion: 1.0.0\ntitle: Step\ntest_type: other\nexecutor:\n  external:\n    program: \"true\"\n    pre_test:\n      - shell: \"touch started; sleep 30\"\nresults: [{id: n, unit: Items, proportion: HIB}]\nparsers: [{result: n, wall_time: true}]\n";
+    env.profile("step", step);
+    let stubborn = "id: stubborn\nversion: 1.0.0\ntitle: Stubborn\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"touch started; sleep 30\"]\n    pre_test:\n      - server:\n          name: s\n          program: sh\n          args: [\"-c\", \"trap '' TERM; while :; do sleep 1; done\"]\n          ready: {command: [\"true\"]}\n          stop_timeout: 1h\nresults: [{id: n, unit: Items, proportion: HIB}]\nparsers: [{result: n, wall_time: true}]\n";
+    env.profile("stubborn", stubborn);
+    for id in ["step", "stubborn"] {
+        let child = env
+            .cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), id, "--runs", "1"])
+            .args(["--save", id])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for("the command started", || super::walk(env.target.path()).iter().any(|p| p.ends_with("started")));
+        std::thread::sleep(Duration::from_millis(200));
+        let t0 = Instant::now();
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let r: Run = child.wait_with_output().unwrap().into();
+        let took = t0.elapsed();
+        assert_eq!(r.code, 130, "{id}: {r:?}");
+        assert!(took < Duration::from_secs(1), "{id}: Ctrl-C took {took:?}");
+    }
+}
+
+/// 60 set-up steps of 17 MB each: the test's step logs stop at 64 MiB (a
+/// command's log keeps 16 MiB), the run goes on; then a failing step after
+/// them costs engine no more memory than a quiet run (its error reads the
+/// log's end, not the whole log).
+#[test]
+fn many_loud_steps_are_bounded_together() {
+    let env = Env::new();
+    let mut steps = String::new();
+    for _ in 0..60 {
+        steps.push_str("      - shell: \"head -c 17000000 /dev/zero\"\n");
+    }
+    let loud = format!(
+        "id: loud\nversion: 1.0.0\ntitle: Loud\ntest_type: other\nexecutor:\n  external:\n    program: \"true\"\n    pre_test:\n{steps}results: [{{id: n, unit: Items, proportion: HIB}}]\nparsers: [{{result: n, wall_time: true}}]\n"
+    );
+    env.profile("loud", &loud);
+    env.profile(
+        "loudfail",
+        &loud
+            .replace("id: loud\n", "id: loudfail\n")
+            .replace("    program: \"true\"\n", "    program: \"true\"\n    post_test:\n      - shell: \"exit 1\"\n")
+            .replace("pre_test:", "pre_test:\n      - shell: \"true\""),
+    );
+    env.profile("quiet", &script_profile("quiet", "sh", "true", "", ""));
+    let bench = |id: &str| {
+        let mut c = env.cmd(&["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap()]);
+        c.args([id, "--runs", "1", "--save", id]);
+        super::run_measured(&mut c)
+    };
+    let (r, _) = bench("loud");
+    assert_eq!(r.code, 0, "{r:?}");
+    let logs: u64 = super::walk(&env.home.path().join("results/loud"))
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    assert!(logs < (64 << 20) + (1 << 20), "{logs} bytes of logs");
+    let (r, quiet) = bench("quiet");
+    assert_eq!(r.code, 0, "{r:?}");
+    let (r, failing) = bench("loudfail");
+    assert_eq!(r.code, 4, "{r:?}");
+    eprintln!("peak RSS: loud failing {failing} KiB, quiet {quiet} KiB");
+    assert!(failing < quiet + 100 * 1024, "peak {failing} KiB against {quiet} KiB");
+}
+
+/// More than 16 servers in one test: refused at the 17th's field.
+#[test]
+fn more_than_sixteen_servers_are_refused() {
+    let env = Env::new();
+    let mut steps = String::new();
+    for k in 0..17 {
+        steps.push_str(&format!(
+            "      - server: {{name: s{k}, program: sleep, args: [\"60\"], ready: {{command: [\"true\"]}}}}\n"
+        ));
+    }
+    let p = env.profile(
+        "many",
+        &format!("id: many\nversion: 1.0.0\ntitle: Many\ntest_type: other\nexecutor:\n  external:\n    program: \"true\"\n    pre_test:\n{steps}results: [{{id: n, unit: Items, proportion: HIB}}]\nparsers: [{{result: n, wall_time: true}}]\n"),
+    );
+    let r = env.run(&["validate", p.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(format!("{}{}", r.stdout, r.stderr).contains("more than 16 servers in one test"), "{r:?}");
+}
+
+/// A local profile's trial writing 1 GiB to stdout (no sandbox, no memory
+/// limit): the memory file engine captures it in is trimmed to its ends as
+/// it grows — the system's shared memory rose by far less than 1 GiB.
+#[test]
+fn a_local_trials_output_does_not_grow_in_memory() {
+    let env = Env::new();
+    env.profile("gig", &script_profile("gig", "sh", "head -c 1G /dev/zero", "", ""));
+    let shmem = || -> u64 {
+        let m = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let l = m.lines().find(|l| l.starts_with("Shmem:")).unwrap();
+        l.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let before = shmem();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    let watcher = std::thread::spawn(move || {
+        let mut top = 0;
+        while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+            top = top.max(shmem());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        top
+    });
+    let r = env.bench(&["gig", "--runs", "1", "--save", "g"]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let top = watcher.join().unwrap();
+    assert_eq!(r.code, 0, "{r:?}");
+    let rose = top.saturating_sub(before);
+    eprintln!("shared memory rose by {rose} KiB at most during a 1 GiB stdout");
+    assert!(rose < 512 * 1024, "{rose} KiB");
+}
+
+/// A repository's server asking an hour to stop (it may ignore its stop
+/// signal that long): refused at its field unless granted.
+#[test]
+fn a_shared_servers_long_stop_timeout_needs_a_grant() {
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    h.profile(
+        "stubborn",
+        "id: stubborn\nversion: 1.0.0\ntitle: Stubborn\ntest_type: other\nexecutor:\n  external:\n    program: \"true\"\n    pre_test:\n      - server:\n          name: s\n          program: sleep\n          args: [\"60\"]\n          ready: {command: [\"true\"]}\n          stop_timeout: 1h\nresults: [{id: n, unit: Items, proportion: HIB}]\nparsers: [{result: n, wall_time: true}]\n",
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/stubborn", "--runs", "1", "--save", "s"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("stubborn/profile.yaml:") && r.stderr.contains("--grant time=1h"), "{r:?}");
+    assert!(r.stderr.contains("for a server to stop"), "{r:?}");
 }

@@ -242,6 +242,10 @@ pub struct ServerDef {
     pub remove: Vec<String>,
 }
 
+/// How long a server may take to stop before it is killed, when its
+/// profile does not say.
+pub const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// When a server is ready.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// Most servers one test may start: each has a log engine copies (up to
+/// 8 MiB of it held in memory) and a stop engine waits for.
+pub(crate) const MAX_SERVERS: usize = 16;
+
 /// Path of `rest` inside the `server:` of step `i` of the `list` steps.
 pub(super) fn server_path(list: &str, i: usize, rest: &[&str]) -> Path {
     let mut p = path!["executor", "external", list, i, "server"];
@@ -34,6 +38,12 @@ pub(super) fn check_server(
             at(&["name"]),
             format!("two servers are named `{}`", d.name),
             Some("each server needs its own name (it names its log)".into()),
+        );
+    } else if names.len() == MAX_SERVERS + 1 {
+        c.at_key(
+            server_path(list, i, &[]),
+            format!("more than {MAX_SERVERS} servers in one test"),
+            Some("a test starts the few servers it measures (engine keeps each one's log and its stop in hand)".into()),
         );
     }
     if d.program.trim().is_empty() {
