@@ -31,7 +31,7 @@ fn body(o: &mut String, h: &History) {
     write!(
         o,
         "<p class=\"desc\">Ordered by {}; {}. Change points: E-Divisive with means, permutation test at p ≤ {} \
-         ({} permutations), changes of {} % or more.</p>",
+         (up to {} permutations), changes of {} % or more.</p>",
         esc(&h.order),
         if h.per_identifier { "a line per identifier" } else { "one line, an identifier per point" },
         h.alpha,

@@ -31,7 +31,12 @@ pub(crate) fn render(h: &History, width: usize) -> String {
     }
     writeln!(o, "\n{changes} change point(s) in {} series, {worse} of them for the worse", h.series.len()).unwrap();
     if short > 0 {
-        writeln!(o, "{short} series with fewer than {} points: not analysed", h.min_points).unwrap();
+        writeln!(
+            o,
+            "{short} series with fewer than {} points: not analysed (no change in fewer can reach p ≤ {})",
+            h.min_points, h.alpha
+        )
+        .unwrap();
     }
     terminal(&o).into_owned()
 }
@@ -50,7 +55,7 @@ fn header(o: &mut String, h: &History) {
     }
     writeln!(
         o,
-        "Change points: E-Divisive with means, permutation test at p ≤ {} ({} permutations), changes of {} % or more",
+        "Change points: E-Divisive with means, permutation test at p ≤ {} (up to {} permutations), changes of {} % or more",
         h.alpha, h.permutations, h.min_magnitude_pct
     )
     .unwrap();
@@ -64,10 +69,10 @@ fn line(o: &mut String, h: &History, s: &Series, label_w: usize, spark_w: usize)
     let values = s.values();
     let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
     // A change needs points on both sides: the newest few cannot start one yet.
-    let side = h.min_points / 2;
+    let side = h.min_side;
     let pending = values.len().min(side.saturating_sub(1));
     let state = if !s.analysed {
-        format!("too few for change points ({} needed)", h.min_points)
+        format!("too few to show a change at p ≤ {} ({} points needed)", h.alpha, h.min_points)
     } else {
         let found = match s.changes.len() {
             0 => "no change points".to_string(),
