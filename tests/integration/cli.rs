@@ -85,7 +85,7 @@ fn what_users_of_pts_and_hyperfine_expect() {
     }
     let r = env.run(&["benchmark", "suite/disk-quick", "--dry-run"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.starts_with("24 test(s):"), "{}", r.stdout);
+    assert!(r.stdout.starts_with("where: in ") && r.stdout.contains("\n24 test(s):"), "{}", r.stdout);
     assert!(
         r.stdout.contains("fs-mark: Test: 100 Files, 1MB Size: 3 trial(s) (up to 1000 within a budget of 12s)"),
         "{}",

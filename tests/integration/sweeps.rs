@@ -941,3 +941,79 @@ fn a_loop_device_reaches_the_disk_under_it() {
     assert!(flagged, "{last}");
     assert_eq!(env.result("cached0")["systems"][0]["identifier"], "loop 256M cached: ext4");
 }
+
+/// The hint a sweep prints for its unsettled tests works as printed: it
+/// makes every unsettled state again (the loop device, its file system,
+/// the scheduler) and measures there, into the entries whose notes say so;
+/// `--dry-run` says where it would run. Adding to an identifier from
+/// somewhere else is refused, naming both places.
+#[test]
+#[ignore = "needs root"]
+fn only_unsettled_makes_a_sweeps_states_again() {
+    require_root();
+    let env = Env::new();
+    let noisy = "sleep 0.2; case $((n % 3)) in 0) v=50;; 1) v=150;; *) v=100;; esac; echo value: $v";
+    env.profile("noisy", &counter_profile("noisy", noisy, ""));
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let loop_dir = env.target.path().join("loopfiles");
+    let sweep = [
+        "--device",
+        "loop:64M",
+        "--loop-dir",
+        loop_dir.to_str().unwrap(),
+        "--filesystem",
+        "ext4",
+        "--scheduler",
+        "none,mq-deadline",
+    ];
+    let mut args = vec!["noisy", "--budget", "1s", "--save", "sched"];
+    args.extend(sweep);
+    let r = env.bench(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    let before = env.result("sched");
+    let ids = identifiers(&before);
+    assert_eq!(ids, ["loop 64M: ext4 / NONE", "loop 64M: ext4 / MQ-DEADLINE"]);
+    assert_eq!(before["systems"][0]["state"]["device"], "loop:64MiB");
+    assert_eq!(before["systems"][1]["state"]["scheduler"], "mq-deadline");
+    let hint = r.stderr.lines().find_map(|l| l.split_once(": engine benchmark ")).map(|(_, c)| c.to_string());
+    let hint = hint.unwrap_or_else(|| panic!("no re-run hint: {r:?}"));
+    assert!(r.stderr.contains("(loop 64M: ext4 / NONE)") && r.stderr.contains("(loop 64M: ext4 / MQ-DEADLINE)"));
+    // As printed, but a short budget.
+    let mut again: Vec<&str> = hint.split_whitespace().collect();
+    let b = again.iter().position(|a| *a == "--budget").unwrap();
+    again[b + 1] = "1s";
+    let mut dry = vec!["benchmark"];
+    dry.extend(&again);
+    dry.push("--dry-run");
+    let d = env.run(&dry);
+    assert_eq!(d.code, 0, "{d:?}");
+    assert!(
+        d.stdout.contains(
+            "where: the unsettled states made again: --device loop:64MiB --filesystem ext4 --scheduler none,mq-deadline"
+        ),
+        "{d:?}"
+    );
+    let mut run = vec!["benchmark", "-y"];
+    run.extend(&again);
+    let r = env.run(&run);
+    assert_eq!(r.code, 0, "as printed: {r:?}");
+    let after = env.result("sched");
+    assert_eq!(identifiers(&after), ids, "no new identifier");
+    for (i, id) in ids.iter().enumerate() {
+        let stamp = |f: &serde_json::Value| {
+            let e = f["results"][0]["entries"].as_array().unwrap().iter().find(|e| e["identifier"] == *id).cloned();
+            e.unwrap()["timestamp"].as_str().unwrap().to_string()
+        };
+        assert_ne!(stamp(&before), stamp(&after), "{id} measured again");
+        assert_eq!(before["systems"][i]["notes"], after["systems"][i]["notes"], "{id}: its notes still say where");
+    }
+    // Another test into a sweep's identifier, run on the target directory
+    // instead of the state's loop device: refused before it measures.
+    let r = env.bench(&["echo", "--save", "sched", "--identifier", "loop 64M: ext4 / NONE"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`loop 64M: ext4 / NONE` in `sched` was measured on ext4 ["), "{r:?}");
+    assert!(r.stderr.contains("its numbers and its notes would describe different systems"), "{r:?}");
+    let f = env.result("sched");
+    assert!(f["results"].as_array().unwrap().iter().all(|x| x["profile"] != "echo"), "nothing saved");
+    assert_eq!(std::fs::read_dir(&loop_dir).unwrap().count(), 0, "no loop device left");
+}

@@ -175,6 +175,9 @@ fn finish(cx: &Context, outcome: &Outcome, line: &CommandLine, format: Option<En
 }
 
 fn print_estimate(e: &Estimate) {
+    if let Some(p) = &e.place {
+        outln!("where: {}", engine::sys::text::one_line(p));
+    }
     outln!("{} test(s):", e.tests.len());
     for t in &e.tests {
         let est = match t.seconds {

@@ -197,6 +197,7 @@ impl Composite<'_, '_> {
             engine_version: format!("Phoronix Test Suite {}", child_text(s, "TestClientVersion").unwrap_or("")),
             details: None,
             tags: Default::default(),
+            state: None,
         })
     }
 

@@ -100,6 +100,51 @@ pub struct System {
     /// Labels of the run (`kernel`, `engine`, and `--tag KEY=VALUE`: a commit, a firmware).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub tags: IndexMap<String, String>,
+    /// The sweep state this identifier was measured in, as the flags that
+    /// make it again (`--only-unsettled` re-creates it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateRecipe>,
+}
+
+/// A sweep state as the `engine benchmark` flags that make it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateRecipe {
+    /// `--device`: `loop:2G` or `/dev/sdb`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// `--filesystem`: `ext4:noatime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+    /// `--scheduler`: `bfq:low_latency=0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    /// `--set`: `queue/read_ahead_kb=128`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
+    /// `--identifier` given to the sweep (its identifiers' prefix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+}
+
+impl std::fmt::Display for StateRecipe {
+    /// As flags: `--device loop:2G --filesystem ext4 --scheduler none`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::model::template::quote;
+        let mut parts = Vec::new();
+        for (flag, v) in
+            [("--device", &self.device), ("--filesystem", &self.filesystem), ("--scheduler", &self.scheduler)]
+        {
+            if let Some(v) = v {
+                parts.push(format!("{flag} {}", quote(v)));
+            }
+        }
+        parts.extend(self.settings.iter().map(|s| format!("--set {}", quote(s))));
+        if let Some(p) = &self.prefix {
+            parts.push(format!("--identifier {}", quote(p)));
+        }
+        f.write_str(&parts.join(" "))
+    }
 }
 
 /// One option choice of a test.

@@ -11,6 +11,7 @@ pub mod diskstats;
 pub mod dmi;
 pub mod mounts;
 pub mod pci;
+pub(crate) mod place;
 pub mod render;
 pub mod software;
 pub mod source;
@@ -147,6 +148,7 @@ pub(crate) fn to_system(identifier: &str, info: SystemInfo) -> System {
         finished: None,
         engine_version: env!("CARGO_PKG_VERSION").to_string(),
         details: Some(info),
+        state: None,
     }
 }
 

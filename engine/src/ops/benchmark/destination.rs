@@ -121,7 +121,8 @@ pub(super) fn choose(cx: &Context, req: &Request, flags: &Flags, work: &Work) ->
     let resumed_id = unfinished.filter(|u| u.name == name).map(|u| u.identifier);
     let identifier = match (&req.identifier, &resumed_id) {
         (Some(id), _) | (None, Some(id)) => id.clone(),
-        (None, None) if req.only_unsettled => unsettled_identifier(file.as_ref())?,
+        // A sweep's identifiers come from its states.
+        (None, None) if req.only_unsettled && !flags.plan.is_active() => unsettled_identifier(file.as_ref())?,
         (None, None) => {
             let base = crate::sysinfo::hostname();
             let taken = |c: &str| file.as_ref().is_some_and(|f| f.system(c).is_some());

@@ -68,7 +68,7 @@ fn estimate_with(
             }
         })
         .collect();
-    Estimate { tests, not_runnable: work.not_runnable.clone() }
+    Estimate { tests, not_runnable: work.not_runnable.clone(), place: None }
 }
 
 /// Per test key, the mean trial time of its latest earlier run and the

@@ -8,6 +8,7 @@ mod estimate;
 mod flags;
 mod lock;
 mod record;
+mod recreate;
 mod request;
 mod requirements;
 mod sandbox;
@@ -35,8 +36,27 @@ pub fn benchmark(
 ) -> Result<Outcome, Failure> {
     let flags = flags::check(cx, req)?;
     let work = work::expand(cx, req, events)?;
+    // --only-unsettled on a sweep's result makes the states again.
+    let recreated = match (&work.rerun, req.only_unsettled) {
+        (Some(name), true) => recreate::request(cx, req, name)?,
+        _ => None,
+    };
+    let (req, flags) = match &recreated {
+        Some(r) => (r, flags::check(cx, r)?),
+        None => (req, flags),
+    };
+    let place = match (&recreated, flags.plan.is_active()) {
+        (Some(r), _) => format!("the unsettled states made again: {}", recreate::describe(r)),
+        (None, true) => format!("a sweep of {} state(s) a test", flags.plan.state_count().unwrap_or(1)),
+        (None, false) => format!("in {}", flags.target.display()),
+    };
     if req.dry_run {
-        return Ok(Outcome::DryRun(estimate::estimate(cx, req, &work, flags.plan.state_count())));
+        let mut e = estimate::estimate(cx, req, &work, flags.plan.state_count());
+        e.place = Some(place);
+        return Ok(Outcome::DryRun(e));
+    }
+    if recreated.is_some() {
+        events.message(&format!("re-running {place}"));
     }
     let dest = destination::choose(cx, req, &flags, &work)?;
     // Before installing: an install next to a running benchmark disturbs it too.
@@ -64,7 +84,7 @@ pub fn benchmark(
     let skipped = requirements::check(&mut tests, &optional, &dest.identifier, &not_installed, events);
     let target = target::prepare(&flags, &tests, events)?;
     lock::refuse_unfinished_changes(cx, events)?;
-    let mut record = record::Record::open(cx, req, dest, &mut tests, events)?;
+    let mut record = record::Record::open(cx, req, dest, flags.plan.is_active(), &mut tests, events)?;
     record.announce(cx, tests.len(), skipped, not_runnable, events);
     interrupt::install().map_err(|e| Failure::error(format!("cannot install signal handlers: {e}")))?;
     let parts = record::RunnerParts::new(cx, executors, sandbox.config);

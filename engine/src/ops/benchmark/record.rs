@@ -15,6 +15,7 @@ use crate::runner::{self, Executors, RunSettings};
 use crate::state::scratch::Scratch;
 use crate::state::server::Servers;
 use crate::store::{Lock, StoreError};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// What the runner is given for the whole run: the journals of test folders
@@ -52,6 +53,8 @@ pub(super) struct Record {
     _lock: Lock,
     /// The result folder was there before this run.
     existed: bool,
+    /// The run is a sweep: its identifiers come from its states.
+    sweep: bool,
     file: Option<ResultFile>,
     /// Tests the identifier already had, and what to say about them.
     kept: usize,
@@ -69,6 +72,7 @@ impl Record {
         cx: &Context,
         req: &Request,
         dest: Destination,
+        sweep: bool,
         tests: &mut Vec<Test>,
         events: &dyn Events,
     ) -> Result<Record, Failure> {
@@ -88,8 +92,14 @@ impl Record {
         }
         let before = tests.len();
         // --only-unsettled re-runs what the identifier has unsettled, to replace it.
+        // A sweep's: what any of its identifiers has (the session runs each
+        // only where it is unsettled).
         if req.only_unsettled {
-            let keys = crate::analysis::precision::unsettled(&file).remove(&dest.identifier).unwrap_or_default();
+            let mut by_id = crate::analysis::precision::unsettled(&file);
+            let keys: std::collections::HashSet<String> = match sweep {
+                true => by_id.into_values().flatten().collect(),
+                false => by_id.remove(&dest.identifier).unwrap_or_default(),
+            };
             tests.retain(|t| keys.contains(&t.key()));
         } else {
             tests.retain(|t| !file.has_any(&t.key(), &dest.identifier));
@@ -116,7 +126,7 @@ impl Record {
                 .map_err(|e| Failure::error(format!("cannot record the run in {}: {e}", cx.home.runs().display())))?;
         }
         let (skipped, not_runnable) = (Vec::new(), Vec::new());
-        Ok(Record { dest, _lock: lock, existed, file: Some(file), kept, kept_note, runs, skipped, not_runnable })
+        Ok(Record { dest, _lock: lock, existed, sweep, file: Some(file), kept, kept_note, runs, skipped, not_runnable })
     }
 
     /// The identifier the run saves under.
@@ -206,11 +216,20 @@ impl Record {
         let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
         let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ, tags: req.tags.clone() };
         let file = self.file.take().expect("one session per record");
-        let session = Session::new(&cx.store, self.dest.name.clone(), file, setup, events);
-        match req.only_unsettled {
-            true => session.with_redo(tests.iter().map(Test::key).collect()),
-            false => session,
+        // Each test again where it is unsettled: for a sweep in each state
+        // that has it so, else for the run's identifier.
+        let mut redo: HashMap<String, HashSet<String>> = HashMap::new();
+        if req.only_unsettled {
+            let wanted: HashSet<String> = tests.iter().map(Test::key).collect();
+            for (id, keys) in crate::analysis::precision::unsettled(&file) {
+                if self.sweep || id == self.dest.identifier {
+                    for k in keys.into_iter().filter(|k| wanted.contains(k)) {
+                        redo.entry(k).or_default().insert(id.clone());
+                    }
+                }
+            }
         }
+        Session::new(&cx.store, self.dest.name.clone(), file, setup, events).with_redo(redo)
     }
 
     /// Records the skipped tests once the result exists, removes a folder

@@ -127,6 +127,9 @@ pub enum Timing {
 pub struct Estimate {
     pub tests: Vec<Scheduled>,
     pub not_runnable: Vec<String>,
+    /// Where the tests would run: `in DIR`, a sweep, or the states an
+    /// `--only-unsettled` re-run makes again.
+    pub place: Option<String>,
 }
 
 impl Estimate {

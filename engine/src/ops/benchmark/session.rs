@@ -5,7 +5,8 @@
 
 use crate::events::{Events, TestEnd, TestStart};
 use crate::expand::Test;
-use crate::model::result::{FailedTest, FailureStatus, ResultFile, System};
+use crate::model::result::{FailedTest, FailureStatus, ResultFile, StateRecipe, System};
+use crate::ops::Failure;
 use crate::runner::{self, Logs, Outcome, RunSettings, Switch};
 use crate::store::{self, Store, StoreError};
 use crate::sys::interrupt;
@@ -66,8 +67,13 @@ pub(super) struct Session<'a> {
     /// result lists its systems so (the first is the default baseline),
     /// whatever order `--shuffle` ran them in.
     listed: Vec<String>,
-    /// Tests run again though the identifier has them (`--only-unsettled`).
-    redo: HashSet<String>,
+    /// The flags that make each listed identifier's state.
+    recipes: HashMap<String, StateRecipe>,
+    /// Tests run again though their identifiers have them, and for which
+    /// identifiers (`--only-unsettled`); with any, nothing else runs.
+    redo: HashMap<String, HashSet<String>>,
+    /// An `--only-unsettled` run: only what `redo` names runs.
+    redoing: bool,
 }
 
 /// What a session leaves: the result and how the run went.
@@ -133,12 +139,16 @@ impl<'a> Session<'a> {
             round: (1, 1),
             setup_rounds: false,
             listed: Vec::new(),
-            redo: HashSet::new(),
+            recipes: HashMap::new(),
+            redo: HashMap::new(),
+            redoing: false,
         }
     }
 
-    /// Tests to run again though the identifier has them (`--only-unsettled`).
-    pub(crate) fn with_redo(mut self, redo: HashSet<String>) -> Self {
+    /// Tests to run again though their identifiers have them, and for which
+    /// (`--only-unsettled`).
+    pub(crate) fn with_redo(mut self, redo: HashMap<String, HashSet<String>>) -> Self {
+        self.redoing = !redo.is_empty();
         self.redo = redo;
         self
     }
@@ -165,8 +175,14 @@ impl<'a> Session<'a> {
 
     /// A set of states begins: the tunables its states set (for the Disk
     /// Notes) and its identifiers in the order listed.
-    pub(crate) fn enter_states(&mut self, highlight: Vec<String>, listed: Vec<String>) {
+    pub(crate) fn enter_states(
+        &mut self,
+        highlight: Vec<String>,
+        listed: Vec<String>,
+        recipes: Vec<Option<StateRecipe>>,
+    ) {
         self.highlight = highlight;
+        self.recipes = listed.iter().zip(recipes).filter_map(|(id, r)| Some((id.clone(), r?))).collect();
         self.listed = listed;
     }
 
@@ -206,10 +222,12 @@ impl<'a> Session<'a> {
     }
 
     /// The system of `identifier`, captured (after the caller applied its
-    /// state) the first time it is needed.
-    fn capture(&mut self, identifier: &str, target: &Path) {
-        if self.captured.contains_key(identifier) || self.file.system(identifier).is_some() {
-            return;
+    /// state) the first time it is needed. An identifier the result has
+    /// already must be measured where it was before: else its numbers and
+    /// its notes would describe different systems, and the run stops here.
+    fn capture(&mut self, identifier: &str, target: &Path) -> Result<(), Failure> {
+        if self.captured.contains_key(identifier) {
+            return Ok(());
         }
         let mut s = crate::sysinfo::capture(identifier, target, &self.setup.env, self.setup.environ, &self.highlight);
         if let Some(n) = &self.sweep_note {
@@ -221,8 +239,13 @@ impl<'a> Session<'a> {
         for (k, v) in &self.setup.tags {
             s.tags.insert(k.clone(), v.clone());
         }
-        self.events.system_captured(&s);
+        s.state = self.recipes.get(identifier).cloned();
+        match self.file.system(identifier) {
+            Some(before) => moved(&self.name, before, &s)?,
+            None => self.events.system_captured(&s),
+        }
         self.captured.insert(identifier.to_string(), s);
+        Ok(())
     }
 
     /// Runs `test` for `identifier` with its folder in `target`, unless the
@@ -233,7 +256,7 @@ impl<'a> Session<'a> {
         identifier: &str,
         target: &Path,
         at: (usize, usize),
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), Failure> {
         self.run_states(test, &[identifier.to_string()], target, at, &mut runner::Unchanged)
     }
 
@@ -247,16 +270,22 @@ impl<'a> Session<'a> {
         target: &Path,
         at: (usize, usize),
         switch: &mut dyn Switch,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), Failure> {
         if interrupt::requested() {
             self.interrupted = true;
             return Ok(());
         }
         let key = test.key();
         let round = self.round.0;
-        // A test to redo runs once more whatever its identifier has (its entries are replaced).
-        let redo = self.redo.remove(&key);
-        let todo: Vec<usize> = (0..ids.len()).filter(|&i| redo || self.file.rounds_of(&key, &ids[i]) < round).collect();
+        // A test to redo runs once more for the identifiers named, whatever
+        // they have (their entries are replaced); re-running, nothing else.
+        let todo: Vec<usize> = match self.redoing {
+            true => {
+                let redo = self.redo.entry(key.clone()).or_default();
+                (0..ids.len()).filter(|&i| redo.remove(&ids[i])).collect()
+            }
+            false => (0..ids.len()).filter(|&i| self.file.rounds_of(&key, &ids[i]) < round).collect(),
+        };
         if todo.is_empty() {
             return Ok(());
         }
@@ -273,14 +302,14 @@ impl<'a> Session<'a> {
         }
         self.before(test, target);
         for &i in &todo {
-            if self.captured.contains_key(&ids[i]) || self.file.system(&ids[i]).is_some() {
+            if self.captured.contains_key(&ids[i]) {
                 continue;
             }
             // The system is described in its own state (the scheduler in the Disk Notes).
             if let Err(e) = switch.enter(i) {
                 self.events.message(&format!("warning: {e}"));
             }
-            self.capture(&ids[i], target);
+            self.capture(&ids[i], target)?;
         }
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
         let dirs: Vec<PathBuf> = rels.iter().map(|r| self.store.dir(&self.name).join(r)).collect();
@@ -383,6 +412,31 @@ impl<'a> Session<'a> {
         self.saved += 1;
         Ok(())
     }
+}
+
+/// Refuses to add to `before` (an identifier of result `name`) what is
+/// measured in `now`, when the two were not measured in the same place.
+fn moved(name: &str, before: &System, now: &System) -> Result<(), Failure> {
+    use crate::sysinfo::place::place;
+    let (Some(was), Some(is)) = (place(before), place(now)) else { return Ok(()) };
+    if was == is {
+        return Ok(());
+    }
+    let id = &before.identifier;
+    let hint = match &before.state {
+        Some(r) => format!(
+            "re-create its state: engine benchmark {} --only-unsettled (or give the flags it was made by: {r})",
+            crate::model::template::quote(name)
+        ),
+        None => format!(
+            "run where it ran ({}), or save the new numbers under another identifier (--identifier NEW)",
+            before.target_dir.as_deref().map_or("the same directory".into(), |d| format!("--target-dir {d}"))
+        ),
+    };
+    Err(Failure::usage(format!(
+        "`{id}` in `{name}` was measured on {was}; this run is on {is}: its numbers and its notes would describe different systems"
+    ))
+    .hint(hint))
 }
 
 /// Why `test` cannot run in `target`: less free space than it declares.

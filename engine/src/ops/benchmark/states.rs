@@ -5,6 +5,7 @@
 
 use super::session::Session;
 use crate::expand::Test;
+use crate::model::result::StateRecipe;
 use crate::ops::{Context, Failure};
 use crate::state::filesystem::{FsSpec, FsState};
 use crate::state::journal::{Journal, Shared, StateLock};
@@ -23,6 +24,9 @@ struct StateSet {
     fs_label: Option<String>,
     states: Vec<Option<SchedulerState>>,
     highlight: Vec<String>,
+    /// The flags that make this set's states, but the scheduler (none for
+    /// the state the machine is in).
+    recipe: Option<StateRecipe>,
 }
 
 impl StateSet {
@@ -33,6 +37,17 @@ impl StateSet {
             .map(|s| {
                 let label = s.as_ref().map(SystemState::label);
                 sweep::identifier(&self.prefix, self.fs_label.as_deref(), label.as_deref())
+            })
+            .collect()
+    }
+
+    /// The flags that make each state again, in the order listed.
+    fn recipes(&self) -> Vec<Option<StateRecipe>> {
+        self.states
+            .iter()
+            .map(|s| {
+                let scheduler = s.as_ref().map(|s| s.scheduler.to_string());
+                self.recipe.clone().map(|r| StateRecipe { scheduler, ..r })
             })
             .collect()
     }
@@ -54,7 +69,7 @@ impl Loop<'_, '_> {
     /// alike — or, interleaved, each test's trials round-robin across them.
     fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
         let ids = set.identifiers();
-        self.session.enter_states(set.highlight.clone(), ids.clone());
+        self.session.enter_states(set.highlight.clone(), ids.clone(), set.recipes());
         if let (true, Some(j)) = (self.interleave && set.states.len() > 1, journal) {
             return self.interleaved(set, &ids, j);
         }
@@ -168,6 +183,7 @@ pub(super) fn run(
             fs_label: None,
             states: vec![None],
             highlight: Vec::new(),
+            recipe: None,
         };
         return lp.run(&set, None);
     }
@@ -337,7 +353,17 @@ impl Sweep<'_> {
         highlight.sort();
         highlight.dedup();
         let states = if states.is_empty() { vec![None] } else { states.into_iter().map(Some).collect() };
-        let set = StateSet { dir, prefix, fs_label: fs.map(FsSpec::label), states, highlight };
+        let recipe = StateRecipe {
+            device: plan.device.as_ref().map(|d| match d {
+                DeviceChoice::Dev(s) => s.path.clone(),
+                DeviceChoice::Loop { spec, .. } => sweep::DeviceSpec::Loop(*spec).to_string(),
+            }),
+            filesystem: fs.map(ToString::to_string),
+            scheduler: None,
+            settings: plan.settings.iter().map(ToString::to_string).collect(),
+            prefix: self.prefix.map(str::to_string),
+        };
+        let set = StateSet { dir, prefix, fs_label: fs.map(FsSpec::label), states, highlight, recipe: Some(recipe) };
         lp.run(&set, Some(j))
     }
 }
