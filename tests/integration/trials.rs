@@ -112,3 +112,35 @@ fn the_budget_line_names_the_unsettled_and_reruns_only_them() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("--only-unsettled re-runs tests of a saved result"), "{r:?}");
 }
+
+/// A trial's log shows the command as it ran: placeholders filled (an
+/// option's value with a space quoted as a shell would), never the
+/// template; the exit as a number.
+#[test]
+fn trial_logs_show_the_command_as_run() {
+    let env = Env::new();
+    env.profile(
+        "shown",
+        "id: shown\nversion: 1.0.0\ntitle: S\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: ['-c', 'echo value: 1', '{{test_dir}}', '{{size}}']\noptions:\n  - id: size\n    name: Size\n    entries: [{label: S, value: 'a b'}]\nresults: [{id: x, unit: U, proportion: HIB}]\nparsers: [{result: x, regex: 'value: (?P<value>\\d+)'}]\n",
+    );
+    let r = env.bench(&["shown", "--runs", "1", "--save", "s"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let log = walk(&env.result_path("s").parent().unwrap().join("logs"))
+        .into_iter()
+        .find(|p| p.ends_with("trials.log"))
+        .unwrap_or_else(|| panic!("no trials.log"));
+    let text = std::fs::read_to_string(log).unwrap();
+    let line = text.lines().find(|l| l.starts_with("$ ")).unwrap();
+    assert!(!line.contains("{{"), "{line}");
+    assert!(line.starts_with("$ sh -c 'echo value: 1' /") && line.ends_with(" 'a b'"), "{line}");
+    assert!(text.contains("# exit: 0 after "), "{text}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}

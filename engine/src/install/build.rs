@@ -136,7 +136,7 @@ pub(crate) fn run(
         });
         sink.finish(crate::sys::bounded::GRACE);
         let fin = fin?;
-        writeln!(f, "# exit: {:?} after {:.1} s", fin.exit, fin.wall.as_secs_f64()).map_err(log_err)?;
+        writeln!(f, "# exit: {} after {:.1} s", fin.exit, fin.wall.as_secs_f64()).map_err(log_err)?;
         let how = match fin.exit {
             Exit::Code(0) => continue,
             Exit::Code(c) => format!("exited with status {c}"),

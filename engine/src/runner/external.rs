@@ -249,7 +249,7 @@ impl External<'_> {
             .map_err(|source| ExecError::Spawn { program: short(&program), source });
             sink.finish(crate::sys::bounded::GRACE);
             let fin = fin?;
-            writeln!(f, "# exit: {:?} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
+            writeln!(f, "# exit: {} after {:.3} s", fin.exit, fin.wall.as_secs_f64())
                 .map_err(io("cannot write log"))?;
             outcome(&short(&program), &fin, Some(timeout), &log)
                 .map_err(|e| self.explain(e, &crate::sys::fs::read_tail(&log, 64 << 10), &fin))
@@ -547,7 +547,7 @@ impl External<'_> {
 /// The text of a trial's log: command, exit, resources, stdout, stderr.
 fn log_text(program: &str, args: &[String], cwd: &Path, fin: &Finished, stdout: &str, stderr: &str) -> String {
     let mut text = format!(
-        "{}# exit: {:?} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n",
+        "{}# exit: {} after {:.6} s (user {:.3} s, system {:.3} s, max RSS {} KiB)\n",
         super::trial_log::header(&command_line(program, args), cwd),
         fin.exit,
         fin.wall.as_secs_f64(),

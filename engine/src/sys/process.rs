@@ -19,6 +19,31 @@ pub enum Exit {
     Interrupted,
 }
 
+/// As a log shows it: `0`, `signal 9 (SIGKILL)`, `timed out`, `interrupted`
+/// (the signals a trial's death names most often).
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "{c}"),
+            Exit::Signal(s) => {
+                let name = match *s {
+                    libc::SIGINT => " (SIGINT)",
+                    libc::SIGKILL => " (SIGKILL)",
+                    libc::SIGSEGV => " (SIGSEGV)",
+                    libc::SIGTERM => " (SIGTERM)",
+                    libc::SIGABRT => " (SIGABRT)",
+                    libc::SIGBUS => " (SIGBUS)",
+                    libc::SIGSYS => " (SIGSYS)",
+                    _ => "",
+                };
+                write!(f, "signal {s}{name}")
+            }
+            Exit::TimedOut => f.write_str("timed out"),
+            Exit::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
 impl Exit {
     pub(crate) fn success(self) -> bool {
         self == Exit::Code(0)
