@@ -6,6 +6,7 @@
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn fixture(name: &str) -> String {
     repo().join("tests/fixtures/pts").join(name).display().to_string()
@@ -580,4 +581,52 @@ fn junit_testcases_are_unique_for_a_real_parser() {
     let keys: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
     let unique: std::collections::HashSet<&String> = keys.iter().collect();
     assert_eq!((keys.len(), unique.len()), (4, 4), "{keys:?}");
+}
+
+/// CSV is one tidy table: Python's csv module reads it, every row as wide
+/// as the header, one row per identifier × test × metric with the value,
+/// SE, N, interval and verdict; `csv-trials` has a row per trial.
+#[test]
+fn csv_is_one_tidy_table_python_reads() {
+    let env = imported();
+    let dir = tempfile::tempdir().unwrap();
+    let (tidy, long) = (dir.path().join("r.csv"), dir.path().join("t.csv"));
+    for (format, path) in [("csv", &tidy), ("csv-trials", &long)] {
+        let r = env.run(&["result", "show", "loop-fsmark", "--format", format, "-o", path.to_str().unwrap()]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let f = env.result("loop-fsmark");
+    let entries: usize = f["results"].as_array().unwrap().iter().map(|r| r["entries"].as_array().unwrap().len()).sum();
+    let trials: usize = f["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["entries"].as_array().unwrap())
+        .map(|e| e["trials"].as_array().unwrap().len())
+        .sum();
+    let script = r#"
+import csv, sys
+for path in sys.argv[1:]:
+    rows = list(csv.reader(open(path, newline="")))
+    head, body = rows[0], rows[1:]
+    assert all(len(r) == len(head) for r in body), path
+    print(len(body), ",".join(head))
+    if "verdict" in head:
+        v = head.index("verdict")
+        print(" ".join(sorted(set(r[v] for r in body))))
+        lo, hi, val = head.index("ci_low"), head.index("ci_high"), head.index("value")
+        assert all(float(r[lo]) <= float(r[val]) <= float(r[hi]) for r in body if r[lo])
+"#;
+    let out = Command::new("/usr/bin/python3").arg("-c").arg(script).arg(&tidy).arg(&long).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "{entries} test,profile,title,description,metric,unit,proportion,identifier,value,se,n,setups,ci_low,ci_high,ratio,p,verdict"
+        )
+    );
+    assert!(lines[1].split(' ').any(|v| v == "baseline"), "{text}");
+    assert_eq!(lines[2], format!("{trials} test,profile,metric,unit,identifier,trial,setup,value,seconds"));
 }

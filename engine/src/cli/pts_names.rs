@@ -19,7 +19,7 @@ pub(crate) const TABLE: &[(&str, &str, &str)] = &[
     ("result-file-to-csv", "engine result show NAME --format csv", ""),
     ("result-file-to-json", "engine result show NAME --format json", ""),
     ("result-file-to-pdf", "engine result show NAME --format html", "engine writes HTML (print it to PDF)"),
-    ("result-file-raw-to-csv", "engine result show NAME --format csv", ""),
+    ("result-file-raw-to-csv", "engine result show NAME --format csv-trials", ""),
     ("compare-results", "engine result compare A B", ""),
     ("compare-results-to-baseline", "engine result compare BASELINE NEW", ""),
     ("merge-results", "engine result merge A B --save NAME", ""),

@@ -1,82 +1,121 @@
-//! CSV: the system table, then one row per test with one column per
-//! identifier, followed by each identifier's SE, N and raw trials. Every
-//! line goes through `sys::text::csv_row`: no text opens as a formula.
+//! CSV as one tidy table: a row per identifier × test × metric, every row as
+//! wide as the header, so pandas, R and DuckDB load it in one call
+//! (`pd.read_csv`, `read.csv`, `read_csv_auto`). The interval is the 95 %
+//! CI of the mean (of the set-ups' means with several); the verdict is
+//! against the baseline identifier (`baseline` on its own rows). Every line
+//! goes through `sys::text::csv_row`: no text opens as a formula.
 
 use super::{Exporter, View};
-use crate::model::result::ResultFile;
+use crate::model::result::{ResultEntry, ResultFile};
 use crate::sys::text::csv_row as row;
 use crate::units::exact;
 
 pub struct Csv;
 
+/// The header of [`Csv`].
+pub const HEADER: [&str; 17] = [
+    "test",
+    "profile",
+    "title",
+    "description",
+    "metric",
+    "unit",
+    "proportion",
+    "identifier",
+    "value",
+    "se",
+    "n",
+    "setups",
+    "ci_low",
+    "ci_high",
+    "ratio",
+    "p",
+    "verdict",
+];
+
 impl Exporter for Csv {
     fn export(&self, r: &ResultFile, view: &View) -> String {
-        let m = crate::analysis::Matrix::new(r);
-        let ids = &m.ids;
-        let mut out = row(&["Title".into(), r.title.clone()]);
-        out.push('\n');
-        let mut head = vec!["System".to_string()];
-        head.extend(r.systems.iter().map(|s| s.identifier.clone()));
-        out.push_str(&row(&head));
-        for line in super::systems::table(r) {
-            let mut cells = vec![line.key.clone()];
-            cells.extend(line.values.iter().map(|v| v.clone().unwrap_or_default()));
-            out.push_str(&row(&cells));
-        }
-        out.push('\n');
-        let mut head: Vec<String> =
-            ["Result", "Description", "Unit", "Proportion"].iter().map(|s| s.to_string()).collect();
-        head.extend(ids.iter().cloned());
-        for id in ids {
-            head.extend([format!("{id} SE"), format!("{id} N"), format!("{id} Trials")]);
-        }
-        out.push_str(&row(&head));
-        for (t, es) in r.results.iter().zip(&m.rows) {
-            let title = match &t.app_version {
-                Some(v) => format!("{} {v}", t.title),
-                None => t.title.clone(),
-            };
-            let mut cells =
-                vec![title, t.description.clone(), t.unit.clone(), format!("{:?}", t.proportion).to_uppercase()];
-            cells.extend(es.iter().map(|e| e.map(|e| exact(e.value)).unwrap_or_default()));
-            for e in es {
-                match e {
-                    Some(e) => cells.extend([
-                        e.se.map(exact).unwrap_or_default(),
-                        e.n.to_string(),
-                        e.trials.iter().map(|v| exact(*v)).collect::<Vec<_>>().join(":"),
-                    ]),
-                    None => cells.extend([String::new(), String::new(), String::new()]),
-                }
+        let records = super::view::comparison_records(r, view);
+        let baseline = records.first().map(|c| c.baseline.clone());
+        let mut out = row(&HEADER.map(String::from));
+        for t in &r.results {
+            for e in &t.entries {
+                let vs =
+                    records.iter().find(|c| c.test == t.test && c.result == t.result && c.identifier == e.identifier);
+                let (ratio, p, verdict) = match vs {
+                    Some(c) => (exact(c.ratio), c.p_value.map(exact).unwrap_or_default(), c.verdict.clone()),
+                    None if baseline.as_deref() == Some(e.identifier.as_str()) => {
+                        (String::new(), String::new(), "baseline".into())
+                    }
+                    None => Default::default(),
+                };
+                let (lo, hi) = ci(e).map(|(l, h)| (exact(l), exact(h))).unwrap_or_default();
+                out.push_str(&row(&[
+                    t.test.clone(),
+                    t.profile.clone(),
+                    match &t.app_version {
+                        Some(v) => format!("{} {v}", t.title),
+                        None => t.title.clone(),
+                    },
+                    t.description.clone(),
+                    t.result.clone(),
+                    t.unit.clone(),
+                    format!("{:?}", t.proportion).to_uppercase(),
+                    e.identifier.clone(),
+                    exact(e.value),
+                    e.se.map(exact).unwrap_or_default(),
+                    e.n.to_string(),
+                    e.setup_count().to_string(),
+                    lo,
+                    hi,
+                    ratio,
+                    p,
+                    verdict,
+                ]));
             }
-            out.push_str(&row(&cells));
         }
-        comparisons(&mut out, r, view);
         out
     }
 }
 
-/// Each identifier against the baseline: the ratio of means with its 95 %
-/// interval (Fieller), the change, Welch's p and the verdict.
-fn comparisons(out: &mut String, r: &ResultFile, view: &View) {
-    let records = super::view::comparison_records(r, view);
-    let Some(first) = records.first() else { return };
-    out.push('\n');
-    out.push_str(&row(&["Against".into(), first.baseline.clone()]));
-    let head = ["Test", "Result", "Identifier", "Ratio", "Ratio 95% Low", "Ratio 95% High", "Change %", "p", "Verdict"];
-    out.push_str(&row(&head.map(String::from)));
-    for c in &records {
-        let (lo, hi) = c.ratio_ci.map(|[l, h]| (exact(l), exact(h))).unwrap_or_default();
-        out.push_str(&row(&[
-            c.test.clone(),
-            c.result.clone(),
-            c.identifier.clone(),
-            exact(c.ratio),
-            lo,
-            hi,
-            exact(c.change_pct),
-            c.p_value.map(exact).unwrap_or_default(),
-            c.verdict.clone(),
-        ]));
+/// The 95 % interval of an entry's mean: t with one degree of freedom
+/// fewer than its units (trials, or set-ups when there were several).
+fn ci(e: &ResultEntry) -> Option<(f64, f64)> {
+    let se = e.se?;
+    let k = e.units().len();
+    if k < 2 || !se.is_finite() {
+        return None;
+    }
+    let half = crate::stats::adaptive::t975(k as f64 - 1.0) * se;
+    Some((e.value - half, e.value + half))
+}
+
+/// `--format csv-trials`: the trials in long form, a row each: test,
+/// metric, unit, identifier, the trial's number, its set-up, its value and
+/// its seconds.
+pub struct CsvTrials;
+
+impl Exporter for CsvTrials {
+    fn export(&self, r: &ResultFile, _view: &View) -> String {
+        let head = ["test", "profile", "metric", "unit", "identifier", "trial", "setup", "value", "seconds"];
+        let mut out = row(&head.map(String::from));
+        for t in &r.results {
+            for e in &t.entries {
+                for (i, v) in e.trials.iter().enumerate() {
+                    out.push_str(&row(&[
+                        t.test.clone(),
+                        t.profile.clone(),
+                        t.result.clone(),
+                        t.unit.clone(),
+                        e.identifier.clone(),
+                        (i + 1).to_string(),
+                        e.setups.get(i).map_or("1".into(), u32::to_string),
+                        exact(*v),
+                        e.trial_seconds.get(i).map(|s| exact(*s)).unwrap_or_default(),
+                    ]));
+                }
+            }
+        }
+        out
     }
 }

@@ -57,6 +57,7 @@ pub enum Format {
     Text,
     Json,
     Csv,
+    CsvTrials,
     Markdown,
     Html,
     PtsXml,
@@ -67,10 +68,11 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Text,
         Format::Json,
         Format::Csv,
+        Format::CsvTrials,
         Format::Markdown,
         Format::Html,
         Format::PtsXml,
@@ -86,6 +88,7 @@ impl Format {
             Format::Text => "text",
             Format::Json => "json",
             Format::Csv => "csv",
+            Format::CsvTrials => "csv-trials",
             Format::Markdown => "markdown",
             Format::Html => "html",
             Format::PtsXml => "pts-xml",
@@ -108,6 +111,7 @@ impl Format {
             Format::Text => Box::new(text::Text { width }),
             Format::Json => Box::new(json::Json),
             Format::Csv => Box::new(csv::Csv),
+            Format::CsvTrials => Box::new(csv::CsvTrials),
             Format::Markdown => Box::new(markdown::Markdown),
             Format::Html => Box::new(html::Html),
             Format::PtsXml => Box::new(pts_xml::PtsXml),
