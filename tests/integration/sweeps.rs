@@ -1017,3 +1017,34 @@ fn only_unsettled_makes_a_sweeps_states_again() {
     assert!(f["results"].as_array().unwrap().iter().all(|x| x["profile"] != "echo"), "nothing saved");
     assert_eq!(std::fs::read_dir(&loop_dir).unwrap().count(), 0, "no loop device left");
 }
+
+/// A scheduler the device does not offer is refused before any option
+/// menu, and by `--dry-run` too, with what to do: on this kernel without
+/// BFQ, the schedulers to pick instead (or the `modprobe` that loads it).
+#[test]
+#[ignore = "needs root"]
+fn a_scheduler_not_offered_is_refused_before_menus_and_in_dry_runs() {
+    require_root();
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let offered = std::fs::read_to_string("/sys/block/loop0/queue/scheduler").unwrap_or_default();
+    let missing = ["bfq", "kyber", "mq-deadline"].into_iter().find(|s| !offered.contains(s));
+    let Some(missing) = missing else { return };
+    for dry in [false, true] {
+        let mut args = vec!["benchmark", "echo", "--device", "loop:64M", "--scheduler", missing, "--runs", "1"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let r = env.run(&args);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(
+            r.stderr.contains(&format!("scheduler `{missing}` is not offered by this kernel's loop devices")),
+            "{r:?}"
+        );
+        assert!(
+            r.stderr.contains("hint: ") && (r.stderr.contains("modprobe") || r.stderr.contains("pick from")),
+            "{r:?}"
+        );
+        assert!(!r.stdout.contains("test(s)") && !r.stderr.contains("Saved"), "refused first: {r:?}");
+    }
+}

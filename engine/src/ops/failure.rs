@@ -162,6 +162,7 @@ impl From<SweepError> for Failure {
         let f = Failure::new(code, e.to_string());
         match e {
             SweepError::NeedsRoot(_) => f.hint("run engine as root (sudo) for system-state sweeps"),
+            SweepError::NotOffered { hint, .. } => f.hint(hint),
             _ => f,
         }
     }

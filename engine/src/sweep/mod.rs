@@ -161,6 +161,8 @@ pub(crate) enum SweepError {
     NeedsRoot(String),
     #[error("{0}")]
     Refused(String),
+    #[error("scheduler `{name}` is not offered by {devices}; it offers: {offer}")]
+    NotOffered { name: String, devices: String, offer: String, hint: String },
     #[error(transparent)]
     State(#[from] StateError),
 }
@@ -300,16 +302,71 @@ pub(crate) fn scheduler_states(s: &Schedulers, queues: &[String]) -> Result<Vec<
         Schedulers::List(l) => {
             for st in l {
                 if !offer.contains(&st.name) {
-                    return Err(SweepError::Refused(format!(
-                        "scheduler `{}` is not offered by {}; it offers: {}",
-                        st.name,
-                        devices.join(", "),
-                        offer.join(", ")
-                    )));
+                    return Err(not_offered(&st.name, &devices.join(", "), &offer));
                 }
             }
             Ok(l.clone())
         }
+    }
+}
+
+/// A scheduler the devices do not offer, with how to get it: the
+/// `modprobe` that loads it when this kernel has it as a module, else the
+/// ones to pick instead.
+fn not_offered(name: &str, devices: &str, offer: &[String]) -> SweepError {
+    let module = match name {
+        "kyber" => "kyber-iosched",
+        other => other,
+    };
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let hint = match has_module(Path::new("/lib/modules").join(release.trim()).as_path(), module) {
+        true => format!("this kernel has it as a module: load it with `modprobe {module}` and run again"),
+        false => format!("this kernel has no {name}: pick from {}", offer.join(", ")),
+    };
+    SweepError::NotOffered { name: name.into(), devices: devices.into(), offer: offer.join(", "), hint }
+}
+
+/// Whether the kernel module tree `root` lists `module` (its modules.dep
+/// names every module file, compressed or not).
+fn has_module(root: &Path, module: &str) -> bool {
+    let dep = std::fs::read_to_string(root.join("modules.dep")).unwrap_or_default();
+    let file = |m: &str| format!("/{m}.ko");
+    let (a, b) = (file(module), file(&module.replace('-', "_")));
+    dep.lines().filter_map(|l| l.split(':').next()).any(|p| p.contains(&a) || p.contains(&b))
+}
+
+/// Before any menu or change: each scheduler asked for is offered where
+/// the tests will run — the device's queue, a loop device's (any loop
+/// device shows what the kernel offers them), or the target directory's
+/// disks. Nothing is said when those cannot be read: the run checks again.
+pub(crate) fn precheck(plan: &Plan, target: &Path) -> Result<(), SweepError> {
+    let Schedulers::List(_) = &plan.schedulers else { return Ok(()) };
+    let queues: Vec<String> = match &plan.device {
+        Some(DeviceChoice::Dev(s)) => vec![format!("/sys/block/{}/queue", s.queue_disk)],
+        Some(DeviceChoice::Loop { .. }) => std::fs::read_dir("/sys/block")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("loop"))
+            .take(1)
+            .map(|n| format!("/sys/block/{n}/queue"))
+            .collect(),
+        None => match queues_of(target) {
+            Ok((q, _)) => q,
+            Err(_) => return Ok(()),
+        },
+    };
+    if queues.is_empty() || offered(&queues).is_err() {
+        return Ok(());
+    }
+    match scheduler_states(&plan.schedulers, &queues) {
+        Err(SweepError::NotOffered { name, offer, hint, .. })
+            if matches!(plan.device, Some(DeviceChoice::Loop { .. })) =>
+        {
+            Err(SweepError::NotOffered { name, devices: "this kernel's loop devices".into(), offer, hint })
+        }
+        r => r.map(|_| ()),
     }
 }
 
@@ -389,6 +446,22 @@ pub(crate) fn identifier(prefix: &str, fs: Option<&str>, sched: Option<&str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scheduler_module_is_found_in_modules_dep() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("modules.dep"),
+            "kernel/block/bfq.ko.xz:\nkernel/block/kyber-iosched.ko.zst:\nkernel/fs/xfs/xfs.ko: kernel/lib/libcrc32c.ko\n",
+        )
+        .unwrap();
+        assert!(has_module(d.path(), "bfq") && has_module(d.path(), "kyber-iosched"));
+        assert!(!has_module(d.path(), "mq-deadline") && !has_module(&d.path().join("none"), "bfq"));
+        let SweepError::NotOffered { hint, .. } = not_offered("bfq", "vda", &["none".into(), "kyber".into()]) else {
+            panic!()
+        };
+        assert!(hint.contains("modprobe bfq") || hint.contains("pick from none, kyber"), "{hint}");
+    }
 
     #[test]
     fn identifiers() {

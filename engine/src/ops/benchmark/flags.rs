@@ -49,5 +49,7 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
     }
     let loop_dir = req.sweep.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop"));
     let plan = Plan::new(&req.sweep, loop_dir, Hygiene { drop_caches: req.drop_caches, fstrim: req.fstrim })?;
+    // Before any menu: what the run would refuse later, it refuses now.
+    crate::sweep::precheck(&plan, &target)?;
     Ok(Flags { target, default_target, plan })
 }
