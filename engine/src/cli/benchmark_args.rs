@@ -121,7 +121,8 @@ pub struct BenchmarkArgs {
     pub no_sandbox: bool,
     /// Give a profile from a repository (or imported from PTS) more than the sandbox's
     /// defaults, by name (repeatable): `writable=DIR`, `processes=N`, `memory=SIZE`,
-    /// `scratch=SIZE`, `time=DURATION` (a plugin's memory and time too); the result's
+    /// `scratch=SIZE`, `time=DURATION` (a plugin's memory and time, a test's trial budget too),
+    /// `trials=N` (trials forced whatever the budget); the result's
     /// Sandbox Notes record it. Without it such a profile asking for more is refused
     #[arg(long = "grant", value_name = "KEY=VALUE", value_parser = args::grant, help_heading = "Sandbox")]
     pub grants: Vec<engine::model::grant::Grants>,

@@ -57,6 +57,10 @@ impl Chooser for Batch {
     }
 }
 
+/// The most tests one run holds (all its profiles' option combinations):
+/// more is a mistake or an attack, not a benchmark anyone waits for.
+pub const MAX_TESTS: usize = 4096;
+
 /// One profile with one entry chosen for every option.
 #[derive(Debug, Clone)]
 pub struct Test {
@@ -286,6 +290,21 @@ pub fn expand(
             }
         };
         per_option.push(sel);
+    }
+    // Counted before it is built: a profile's options must not make more
+    // tests than a run holds (twelve options of ten entries are 10^12).
+    let count = per_option.iter().try_fold(1usize, |n, sel| n.checked_mul(sel.len()));
+    if count.is_none_or(|n| n > MAX_TESTS) {
+        let sizes: Vec<String> = per_option.iter().map(|s| s.len().to_string()).collect();
+        return Err(ExpandError::CommandLine {
+            msg: format!(
+                "{}'s options make {} tests ({}); a run holds at most {MAX_TESTS}",
+                profile.profile.id,
+                count.map_or("more than 2^64".to_string(), |n| n.to_string()),
+                sizes.join(" × ")
+            ),
+            hint: "pick fewer entries with --option ID=ENTRY (engine info PROFILE lists them)".into(),
+        });
     }
     // Cross product, first option varying slowest (as the seeds list them).
     let mut combos: Vec<Vec<usize>> = vec![Vec::new()];

@@ -19,8 +19,12 @@ pub struct Grants {
     pub memory: Option<u64>,
     /// `scratch=SIZE`: most space the test's directories may take.
     pub scratch: Option<u64>,
-    /// `time=DURATION`: longest a command (or a plugin call) may run.
+    /// `time=DURATION`: longest a command (or a plugin call, or a test's
+    /// trial budget) may run.
     pub time: Option<Duration>,
+    /// `trials=N`: most trials a test may schedule whatever its budget
+    /// (`trials.times`, `min`, `warmup`).
+    pub trials: Option<u32>,
     /// `read=PATH`: host paths (absolute) it may also read.
     pub read: Vec<PathBuf>,
     /// `io_uring=yes`: its commands may use io_uring.
@@ -44,7 +48,7 @@ impl Seg {
 }
 
 /// The keys `--grant` takes, with what each value is.
-pub const KEYS: [(&str, &str); 8] = [
+pub const KEYS: [(&str, &str); 9] = [
     ("writable", "an absolute directory"),
     ("read", "an absolute path"),
     ("io_uring", "yes"),
@@ -53,6 +57,7 @@ pub const KEYS: [(&str, &str); 8] = [
     ("memory", "a size such as 8GiB"),
     ("scratch", "a size such as 20GB"),
     ("time", "a duration such as 2h"),
+    ("trials", "a number"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -108,6 +113,7 @@ impl Grants {
                 "memory" => g.memory = Some(crate::units::parse_size(value).map_err(|e| bad(e.to_string()))?),
                 "scratch" => g.scratch = Some(crate::units::parse_size(value).map_err(|e| bad(e.to_string()))?),
                 "time" => g.time = Some(crate::units::parse_duration(value).map_err(|e| bad(e.to_string()))?),
+                "trials" => g.trials = Some(value.parse().map_err(|_| bad("not a whole number".into()))?),
                 _ => return Err(GrantError::Key { key: key.into() }),
             }
         }
@@ -124,6 +130,7 @@ impl Grants {
         self.memory = other.memory.or(self.memory);
         self.scratch = other.scratch.or(self.scratch);
         self.time = other.time.or(self.time);
+        self.trials = other.trials.or(self.trials);
         self
     }
 
@@ -137,6 +144,7 @@ impl Grants {
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::exact_size(m))));
         v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::exact_size(m))));
         v.extend(self.time.map(|t| format!("time={}", crate::units::exact_duration(t))));
+        v.extend(self.trials.map(|n| format!("trials={n}")));
         v
     }
 
@@ -150,6 +158,7 @@ impl Grants {
         v.extend(self.memory.map(|m| format!("memory={}", crate::units::format_bytes_binary(m))));
         v.extend(self.scratch.map(|m| format!("scratch={}", crate::units::format_bytes_binary(m))));
         v.extend(self.time.map(|t| format!("time={}", humantime::format_duration(t))));
+        v.extend(self.trials.map(|n| format!("trials={n}")));
         v
     }
 

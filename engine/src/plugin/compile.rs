@@ -33,7 +33,15 @@ pub enum CompileError {
     Nesting { index: usize, depth: usize },
     #[error("truncated or corrupt WebAssembly: {0}")]
     Invalid(String),
+    #[error("compiling it was interrupted")]
+    Interrupted,
+    #[error("compiling it took more than {} s, the most engine waits for a plugin's code", COMPILE_TIME.as_secs())]
+    TimeUp,
 }
+
+/// The longest engine waits for a plugin to compile (a plugin of the usual
+/// size takes about a second; one built to be slow is given up on).
+pub(crate) const COMPILE_TIME: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Reads every core function of the component (nested modules included)
 /// and refuses one past the limits; nothing is compiled.
@@ -79,13 +87,36 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), CompileError> {
 }
 
 /// Compiles `bytes` (already [`check`]ed) on the bounded pool.
+/// Engine waits on it, not in it: Ctrl-C and [`COMPILE_TIME`] end the
+/// wait (a compile cannot be cut short; one given up on finishes on its
+/// own threads, its result dropped).
 pub(crate) fn compile(
     engine: &wasmtime::Engine,
     bytes: &[u8],
 ) -> Result<wasmtime::component::Component, wasmtime::Error> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (engine, bytes) = (engine.clone(), bytes.to_vec());
+    let job = move || {
+        let _ = tx.send(wasmtime::component::Component::new(&engine, &bytes));
+    };
     match pool() {
-        Some(p) => p.install(|| wasmtime::component::Component::new(engine, bytes)),
-        None => wasmtime::component::Component::new(engine, bytes),
+        Some(p) => p.spawn(job),
+        None => drop(std::thread::spawn(job)),
+    }
+    let deadline = std::time::Instant::now() + COMPILE_TIME;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(r) => return r,
+            Err(RecvTimeoutError::Disconnected) => return Err(wasmtime::Error::msg("the compiler stopped")),
+            Err(RecvTimeoutError::Timeout) if crate::sys::interrupt::requested() => {
+                return Err(CompileError::Interrupted.into());
+            }
+            Err(RecvTimeoutError::Timeout) if std::time::Instant::now() > deadline => {
+                return Err(CompileError::TimeUp.into());
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
     }
 }
 

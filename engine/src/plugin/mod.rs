@@ -220,6 +220,7 @@ impl Plugin {
         let engine = runtime::engine();
         let (component, loaded) =
             cache.component(engine, &bytes, &sha256).map_err(|e| match e.downcast::<compile::CompileError>() {
+                Ok(compile::CompileError::Interrupted) => PluginError::Interrupted,
                 Ok(c) => PluginError::Compile(c),
                 Err(e) => PluginError::Invalid(first_line(&e)),
             })?;

@@ -230,10 +230,41 @@ fn fmt_size(b: u64) -> String {
     crate::units::format_bytes_binary(b)
 }
 
+/// Trials a shared profile schedules whatever its budget, without a grant.
+pub(crate) const SHARED_TRIALS: u32 = 100;
+
+/// A shared profile's trial budget above the time limit, and trials it
+/// forces (scheduled, fewest, warm-ups) above [`SHARED_TRIALS`]: each
+/// multiplies the commands' own timeouts into the run's length.
+fn trial_widenings(p: &LoadedProfile, limit: std::time::Duration, g: &Grants) -> Vec<Widening> {
+    let t = &p.profile.trials;
+    let field = |k: &'static str| vec![Seg::key("trials"), Seg::key(k)];
+    let mut out = Vec::new();
+    if let Some(b) = t.budget.as_ref().map(crate::units::Duration::get).filter(|b| *b > limit) {
+        let shown = humantime::format_duration(b).to_string();
+        out.push(Widening {
+            field: field("budget"),
+            asks: format!("{shown} of trials for one test (the limit is {})", humantime::format_duration(limit)),
+            grant: format!("time={}", shown.replace(' ', "")),
+        });
+    }
+    let most = g.trials.unwrap_or(SHARED_TRIALS).max(SHARED_TRIALS);
+    for (k, n) in [("times", Some(t.times)), ("min", t.min), ("warmup", Some(t.warmup))] {
+        if let Some(n) = n.filter(|n| *n > most) {
+            out.push(Widening {
+                field: field(k),
+                asks: format!("{n} trials whatever the budget (a shared profile may force up to {SHARED_TRIALS})"),
+                grant: format!("trials={n}"),
+            });
+        }
+    }
+    out
+}
+
 /// Timeouts of a shared profile's commands above the default.
 fn time_widenings(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Vec<Widening> {
     let limit = g.time.unwrap_or(d.time);
-    let mut out = Vec::new();
+    let mut out = trial_widenings(p, limit, g);
     let mut stops = Vec::new();
     let mut check = |field: Vec<Seg>, t: &Option<crate::units::Duration>| {
         let Some(v) = t.as_ref().map(crate::units::Duration::get) else { return };

@@ -164,24 +164,43 @@ impl Default for Budget {
     }
 }
 
+/// Most bytes of trial logs one run keeps, all tests together: past it a
+/// trial's log is the line saying why (a run's tests are at most
+/// `expand::MAX_TESTS`, so that line is bounded too).
+pub const RUN_TRIAL_LOGS: usize = 1 << 30;
+
+static RUN_TRIAL_LEFT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(RUN_TRIAL_LOGS);
+
 impl Budget {
-    /// `text` as kept: whole while the budget lasts, else its last lines
-    /// after a line saying how much was dropped and why.
+    /// `text` as kept: whole while the test's and the run's budgets last,
+    /// else its last lines after a line saying how much was dropped and why.
     pub fn keep(&mut self, text: String) -> String {
-        if text.len() <= self.left {
-            self.left -= text.len();
-            return text;
-        }
-        let tail = text.len() - text.ceil_char_boundary(text.len().saturating_sub(SPENT_TAIL.min(self.left)));
-        let mut kept = format!(
-            "[engine: {} bytes of this trial's log not kept: the test's logs reached {} MiB]\n",
-            text.len() - tail,
-            TEST >> 20
-        );
-        kept.push_str(&text[text.len() - tail..]);
+        use std::sync::atomic::Ordering::Relaxed;
+        let (kept, spent) = within(text, self.left, RUN_TRIAL_LEFT.load(Relaxed));
         self.left = self.left.saturating_sub(kept.len());
+        let _ = RUN_TRIAL_LEFT.fetch_update(Relaxed, Relaxed, |l| Some(l.saturating_sub(spent)));
         kept
     }
+}
+
+/// `text` kept within `test` and `run` bytes left: whole, or its tail
+/// after a line saying which budget ran out; and the bytes it takes from
+/// them.
+fn within(text: String, test: usize, run: usize) -> (String, usize) {
+    let left = test.min(run);
+    if text.len() <= left {
+        let n = text.len();
+        return (text, n);
+    }
+    let tail = text.len() - text.ceil_char_boundary(text.len().saturating_sub(SPENT_TAIL.min(left)));
+    let why = match test <= run {
+        true => format!("the test's logs reached {} MiB", TEST >> 20),
+        false => format!("the run's trial logs reached {} MiB", RUN_TRIAL_LOGS >> 20),
+    };
+    let mut kept = format!("[engine: {} bytes of this trial's log not kept: {why}]\n", text.len() - tail);
+    kept.push_str(&text[text.len() - tail..]);
+    let spent = kept.len().min(left);
+    (kept, spent)
 }
 
 /// How long a finished command's output may take to reach its log.
@@ -395,6 +414,22 @@ mod tests {
         assert!(m.blocks() * 512 < 16 << 20, "{} bytes held", m.blocks() * 512);
         assert_eq!(m.len(), (100 << 20) + 4);
         assert_eq!(read(&f, STREAM).unwrap(), before);
+    }
+
+    #[test]
+    fn the_runs_trial_log_budget_is_shared_by_its_tests() {
+        // A fresh test with the run nearly spent: the tail the run still
+        // has room for, and the line says it was the run's budget.
+        let text = "x".repeat(1 << 20);
+        let (kept, spent) = within(text.clone(), TEST, 4 << 10);
+        assert!(kept.starts_with("[engine: ") && kept.contains("the run's trial logs reached 1024 MiB"), "{kept:.80}");
+        assert_eq!(spent, 4 << 10);
+        assert!(kept.len() < (4 << 10) + 200);
+        // Spent: only the line.
+        let (kept, spent) = within(text.clone(), TEST, 0);
+        assert!(kept.lines().count() == 1 && spent == 0, "{kept}");
+        // Within both: whole.
+        assert_eq!(within("ok".into(), TEST, 10), ("ok".to_string(), 2));
     }
 
     #[test]

@@ -423,3 +423,67 @@ fn a_shared_servers_long_stop_timeout_needs_a_grant() {
     assert!(r.stderr.contains("stubborn/profile.yaml:") && r.stderr.contains("--grant time=1h"), "{r:?}");
     assert!(r.stderr.contains("for a server to stop"), "{r:?}");
 }
+
+/// A profile whose options multiply into 10^12 tests, and a run whose
+/// profiles together hold more than a run may: refused by counting, at
+/// once, before anything is built or asked (engine ran out of memory
+/// building the product before).
+#[test]
+fn option_products_beyond_a_run_are_refused_by_counting() {
+    let env = Env::new();
+    let options = |n: usize, k: usize| -> String {
+        let mut y = String::from("options:\n");
+        for i in 0..n {
+            y.push_str(&format!("  - id: o{i}\n    name: O{i}\n    entries:\n"));
+            for j in 0..k {
+                y.push_str(&format!("      - {{label: L{j}, value: '{j}'}}\n"));
+            }
+        }
+        y
+    };
+    let profile = |id: &str, opts: String| {
+        format!(
+            "id: {id}\nversion: 1.0.0\ntitle: {id}\ntest_type: other\n{opts}executor:\n  external:\n    program: sh\n    args: [-c, 'echo value: 1']\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
+        )
+    };
+    env.profile("cross", &profile("cross", options(12, 10)));
+    for dry in [true, false] {
+        let mut args = vec!["cross", "--runs", "1"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let t = Instant::now();
+        let r = env.bench(&args);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains("cross's options make 1000000000000 tests (10 × 10 × 10"), "{r:?}");
+        assert!(r.stderr.contains("a run holds at most 4096") && r.stderr.contains("--option"), "{r:?}");
+        assert!(t.elapsed() < Duration::from_secs(10), "counted, not built: {:?}", t.elapsed());
+    }
+    // Two profiles of 3,000 tests each: each fits, the run does not.
+    env.profile("half-a", &profile("half-a", options(2, 60)));
+    env.profile("half-b", &profile("half-b", options(2, 60)));
+    let r = env.bench(&["half-a", "half-b", "--runs", "1", "--dry-run"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("this run would hold 7200 tests; a run holds at most 4096"), "{r:?}");
+}
+
+/// A repository's profile forcing 1,000 trials within a budget of a year
+/// (each trial may take its command's hour): refused at each field unless
+/// granted, naming the grants.
+#[test]
+fn a_shared_profiles_forced_trials_and_long_budget_need_grants() {
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    let trials = "trials: {times: 1000, min: 1000, max: 1000, budget: 366 days}\n";
+    h.profile("forever", &script_profile("forever", "sh", "true", trials, ""));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/forever", "--save", "f"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("forever/profile.yaml:") && r.stderr.contains("of trials for one test"), "{r:?}");
+    assert!(r.stderr.contains("--grant time=1year18h --grant trials=1000\n"), "{r:?}");
+    // The budget granted, the forced trials still need theirs.
+    let r = env.bench(&["evil/forever", "--save", "f", "--grant", "time=1year18h"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("1000 trials whatever the budget") && r.stderr.contains("add --grant trials=1000\n"));
+    assert!(!env.result_path("f").exists(), "nothing ran");
+}

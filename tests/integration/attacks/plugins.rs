@@ -450,3 +450,55 @@ fn a_file_system_filled_by_another_stops_the_test_saying_so() {
     let f = failures(&env, "a");
     assert!(f[0].1.contains("nearly full") && f[0].1.contains("stopped rather than guessed"), "{f:?}");
 }
+
+/// A core module of `functions` functions, each keeping `live` values on
+/// the stack at once (just under the size limit): seconds of compiling each.
+fn slow_to_compile(functions: u32, live: u32) -> Vec<u8> {
+    use wasm_encoder::*;
+    let mut m = Module::new();
+    let mut types = TypeSection::new();
+    types.ty().function([], [ValType::I32]);
+    m.section(&types);
+    let mut funcs = FunctionSection::new();
+    (0..functions).for_each(|_| {
+        funcs.function(0);
+    });
+    m.section(&funcs);
+    let mut code = CodeSection::new();
+    for _ in 0..functions {
+        let mut f = Function::new([]);
+        for i in 0..live {
+            f.instruction(&Instruction::I32Const(i as i32 & 63));
+        }
+        for _ in 1..live {
+            f.instruction(&Instruction::I32Add);
+        }
+        f.instruction(&Instruction::End);
+        code.function(&f);
+    }
+    m.section(&code);
+    m.finish()
+}
+
+/// Ctrl-C while a plugin built to compile slowly compiles: engine exits
+/// 130 at once instead of waiting for the compiler (46 s before).
+#[test]
+fn ctrl_c_while_a_plugin_compiles_exits_at_once() {
+    let env = Env::new();
+    profile(&env, "slowbuild", &with_module(&slow_to_compile(3, 300_000)), "{mode: ok}", "{}");
+    let mut child = env
+        .cmd(&["benchmark", "-y", "slowbuild", "--runs", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(child.try_wait().unwrap().is_none(), "still compiling after 3 s");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let asked = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = asked.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(2), "exited {took:?} after Ctrl-C");
+}

@@ -81,7 +81,12 @@ fn refuse_widenings(tests: &[Test], req: &Request, d: &Defaults) -> Result<(), F
         let space = crate::runner::requirements::free_space_of(t);
         all.extend(sandbox::scratch_widening(&t.profile, space, d, &req.grants));
         if let Some(w) = all.first() {
-            let grants: Vec<String> = all.iter().map(|w| format!("--grant {}", w.grant)).collect();
+            let mut grants: Vec<String> = Vec::new();
+            for g in all.iter().map(|w| format!("--grant {}", w.grant)) {
+                if !grants.contains(&g) {
+                    grants.push(g);
+                }
+            }
             return Err(Failure::error(format!("{}: {}", located(&t.profile, w), refusal(&t.profile, w)))
                 .hint(format!("to allow it for this run, add {}", grants.join(" "))));
         }

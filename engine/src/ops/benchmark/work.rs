@@ -110,6 +110,14 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
     }
     let mut seen = HashSet::new();
     work.tests.retain(|t| seen.insert(t.key()));
+    if work.tests.len() > crate::expand::MAX_TESTS {
+        return Err(Failure::usage(format!(
+            "this run would hold {} tests; a run holds at most {}",
+            work.tests.len(),
+            crate::expand::MAX_TESTS
+        ))
+        .hint("run the suites or profiles in several runs, or pick fewer entries with --option"));
+    }
     if work.tests.is_empty() && work.not_runnable.is_empty() {
         return Err(Failure::usage("nothing to run: no test was chosen"));
     }
