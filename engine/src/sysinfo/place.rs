@@ -20,9 +20,12 @@ pub(crate) fn place(s: &System) -> Option<String> {
         (None, Some(m)) => format!("{} ({}) [{}]", m.fstype, m.source, m.sorted_options()),
         (None, None) => return None,
     };
+    // Another host's identifier (a merged or appended result) is never
+    // this host's place, however alike their disks.
+    let host = d.hostname.as_deref().map_or(String::new(), |h| format!("host {h}: "));
     Some(match &s.state {
-        Some(r) => format!("{text}; made by {r}"),
-        None => text,
+        Some(r) => format!("{host}{text}; made by {r}"),
+        None => format!("{host}{text}"),
     })
 }
 
@@ -94,5 +97,8 @@ mod tests {
         let xfs = on("xfs", dev("loop0", Kind::Loop { backing_file: None }), "none");
         assert_ne!(place(&a), place(&xfs));
         assert_eq!(place(&System::default()), None);
+        let mut elsewhere = b.clone();
+        elsewhere.details.as_mut().unwrap().hostname = Some("other".into());
+        assert_ne!(place(&a), place(&elsewhere), "another host");
     }
 }

@@ -68,7 +68,16 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
         sweep.filesystems.extend(crate::state::filesystem::FsSpec::parse_list(&f).map_err(|e| bad("file system", &e))?);
     }
     if let Some(d) = &first.device {
-        sweep.device = Some(d.parse::<DeviceSpec>().map_err(|e| bad("device", &e))?);
+        let spec = d.parse::<DeviceSpec>().map_err(|e| bad("device", &e))?;
+        // A result file may come from anyone: engine makes a loop device
+        // of its own, but formats no device a file names.
+        if let DeviceSpec::Path(p) = &spec {
+            return Err(Failure::usage(format!(
+                "the unsettled states of `{name}` were made on {p}: engine formats a device only when you name it"
+            ))
+            .hint(format!("name it yourself: --only-unsettled --device {p} {}", others(first))));
+        }
+        sweep.device = Some(spec);
     }
     for set in &first.settings {
         sweep.settings.push(set.parse().map_err(|e| bad("queue setting", &e))?);
@@ -83,6 +92,11 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
         _ => req.target_dir.clone(),
     };
     Ok(Some(Request { sweep, identifier: first.prefix.clone(), target_dir, ..req.clone() }))
+}
+
+/// A recipe's flags but the device.
+fn others(r: &StateRecipe) -> String {
+    StateRecipe { device: None, ..r.clone() }.to_string()
 }
 
 /// The recorded state of each identifier in `wanted`, in the result's
