@@ -252,3 +252,15 @@ fn pts_names_answer_and_result_edit_sets_the_title() {
     assert!(one.contains("other") && !one.lines().any(|l| l.starts_with("echo") || l.contains(",echo,")), "{one}");
     assert_eq!(env.run(&["result", "show", "e", "--test", "nothing*"]).code, 2);
 }
+
+/// `--dry-run` times a fixed-time command from its own flags (fio's
+/// `--startdelay=5 --ramp_time=5 --runtime=20`: 30 s a trial), not
+/// "unknown".
+#[test]
+fn dry_run_times_fio_from_its_command_line() {
+    let env = Env::new();
+    let r = env.run(&["benchmark", "fio-v1", "--dry-run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let first = r.stdout.lines().find(|l| l.starts_with("  fio-v1: ")).unwrap();
+    assert!(first.ends_with("3 trial(s) (up to 1000 within a budget of 1m), ~1m 30s from its run time"), "{first}");
+}

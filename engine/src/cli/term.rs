@@ -18,7 +18,13 @@ use std::time::{Duration, Instant};
 enum Current {
     /// A progress line redrawn in place (and the device line under it
     /// while monitors run).
-    Line { what: String, bar: Option<ProgressBar>, starts: Vec<Instant>, live: Option<ProgressBar> },
+    Line {
+        what: String,
+        bar: Option<ProgressBar>,
+        starts: Vec<Instant>,
+        live: Option<ProgressBar>,
+        run_left: Option<Duration>,
+    },
     /// Piped: trials that ended (not warm-ups; an interrupted one does not count).
     Piped { prefix: String, start: Instant, trials: u32 },
 }
@@ -33,6 +39,8 @@ pub struct TermEvents {
     current: Mutex<Option<Current>>,
     /// The lines drawn in place: the progress line, the device line under it.
     multi: MultiProgress,
+    /// When the run's first test started.
+    first: Mutex<Option<Instant>>,
 }
 
 /// What a run prints on standard output as each test finishes.
@@ -48,7 +56,8 @@ pub enum Shown {
 
 impl TermEvents {
     pub fn new(tty: bool, shown: Shown, width: usize, prompts: Prompts) -> Self {
-        TermEvents { tty, shown, width, prompts, current: Mutex::new(None), multi: MultiProgress::new() }
+        let (current, first) = (Mutex::new(None), Mutex::new(None));
+        TermEvents { tty, shown, width, prompts, current, multi: MultiProgress::new(), first }
     }
 }
 
@@ -82,9 +91,19 @@ fn fit(s: &str, max: usize) -> String {
     engine::sys::text::fit(s, max).into_owned()
 }
 
-/// `[3/12] fio: Type: Random Read … — trial 2 of 3, ETA 0:12`, at most 80
-/// columns; the ETA from the trials so far: the remaining planned ones at their mean time.
-fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> String {
+/// `[3/12] fio: Type: Random Read … (vm) — trial 2 of 3, ETA 0:12, run 4:10 left`,
+/// at most `width` columns (the test's name cut first); the ETA from the
+/// trials so far (the remaining planned ones at their mean time), the run's
+/// from the tests so far (`run_left`).
+fn line(
+    what: &str,
+    starts: &[Instant],
+    k: u32,
+    planned: u32,
+    warmup: bool,
+    width: usize,
+    run_left: Option<Duration>,
+) -> String {
     let eta = if starts.len() >= 2 {
         let done = starts.len() - 1;
         let per = (starts[done] - starts[0]) / done as u32;
@@ -93,16 +112,25 @@ fn line(what: &str, starts: &[Instant], k: u32, planned: u32, warmup: bool) -> S
     } else {
         String::new()
     };
+    let run = run_left.map_or(String::new(), |d| format!(", run {} left", clock(d)));
     // Past the scheduled trials there is no "of n": the rule adds trials
     // while the interval is wider than its target.
     let tail = if k > planned {
-        format!(" — trial {k} (more while the 95 % CI is wider than the target)")
+        format!(" — trial {k} (more while the 95 % CI is wider than the target){run}")
     } else {
-        format!(" — trial {k} of {planned}{eta}")
+        format!(" — trial {k} of {planned}{eta}{run}")
     };
     let warm = if warmup { " (warm-up)" } else { "" };
-    let room = 80usize.saturating_sub(engine::sys::text::width(&tail) + warm.len() + 3);
+    let room = width.max(40).saturating_sub(engine::sys::text::width(&tail) + warm.len() + 3);
     format!("{}{warm}{tail}", fit(what, room))
+}
+
+/// The run's remaining time from the tests so far: the time since the
+/// first started, per test done, times the tests left (this one included).
+fn run_left(first: Instant, index: usize, total: usize) -> Option<Duration> {
+    let done = index.checked_sub(1).filter(|d| *d > 0)?;
+    let per = first.elapsed() / done as u32;
+    Some(per * (total + 1).saturating_sub(index) as u32)
 }
 
 /// The device line: `vda  read 512.3 MB/s  write 0 MB/s  131012 IOPS  util 100 %  queue 1.2`.
@@ -152,8 +180,12 @@ impl Events for TermEvents {
 
     fn test_started(&self, t: &TestStart<'_>) {
         let prefix = position(t);
+        let first = *self.first.lock().unwrap().get_or_insert_with(Instant::now);
         let c = if self.tty {
-            Current::Line { what: format!("{prefix} {}", one_line(t.label)), bar: None, starts: Vec::new(), live: None }
+            // The state (a sweep's identifier) is named: which one runs matters.
+            let what = format!("{prefix} {} ({})", one_line(t.label), one_line(t.identifier));
+            let run_left = run_left(first, t.index, t.total);
+            Current::Line { what, bar: None, starts: Vec::new(), live: None, run_left }
         } else {
             errln!("{prefix} {} ({}): started", one_line(t.label), one_line(t.identifier));
             Current::Piped { prefix, start: Instant::now(), trials: 0 }
@@ -163,9 +195,9 @@ impl Events for TermEvents {
 
     fn trial_started(&self, k: u32, planned: u32, warmup: bool) {
         let mut g = self.current.lock().unwrap();
-        let Some(Current::Line { what, bar, starts, .. }) = g.as_mut() else { return };
+        let Some(Current::Line { what, bar, starts, run_left, .. }) = g.as_mut() else { return };
         starts.push(Instant::now());
-        let msg = line(what, starts, k, planned, warmup);
+        let msg = line(what, starts, k, planned, warmup, self.width, *run_left);
         let bar = bar.get_or_insert_with(|| {
             // Above the device line, whichever came first.
             let b = self.multi.insert(0, ProgressBar::new_spinner());
@@ -248,10 +280,22 @@ mod tests {
     #[test]
     fn past_the_scheduled_trials_the_line_says_why_not_of_n() {
         let now = Instant::now();
-        let l = line("fio", &[now, now], 11, 10, false);
+        let l = line("fio", &[now, now], 11, 10, false, 120, None);
         assert!(l.ends_with("— trial 11 (more while the 95 % CI is wider than the target)"), "{l}");
-        let l = line("fio", &[now], 3, 10, false);
+        let l = line("fio", &[now], 3, 10, false, 80, None);
         assert!(l.ends_with("— trial 3 of 10"), "{l}");
+    }
+
+    #[test]
+    fn lines_use_the_width_and_say_the_runs_time_left() {
+        let long = format!("[3/12] fio: {} (loop 2G: ext4 / NONE)", "Type: Random Read - ".repeat(6));
+        let wide = line(&long, &[], 1, 3, false, 200, Some(Duration::from_secs(250)));
+        assert!(wide.contains("Type: Random Read - Type") && wide.ends_with("trial 1 of 3, run 4:10 left"), "{wide}");
+        assert!(engine::sys::text::width(&wide) <= 200 && engine::sys::text::width(&wide) > 120, "{wide}");
+        let first = Instant::now() - Duration::from_secs(20);
+        let left = run_left(first, 3, 12).unwrap();
+        assert!((99..=101).contains(&left.as_secs()), "2 tests in 20 s, 10 left: {left:?}");
+        assert_eq!(run_left(first, 1, 12), None, "nothing done yet");
     }
 
     #[test]
@@ -262,7 +306,7 @@ mod tests {
         assert_eq!(s.chars().count(), 10);
         assert!(s.ends_with('…'));
         assert_eq!(fit("short", 10), "short");
-        assert!(line(&"y".repeat(200), &[], 2, 3, true).chars().count() <= 80);
+        assert!(line(&"y".repeat(200), &[], 2, 3, true, 80, None).chars().count() <= 80);
     }
 
     #[test]

@@ -122,6 +122,25 @@ fn fixed_run_time(t: &Test) -> Option<f64> {
         let v = b.get(k)?;
         v.parse::<f64>().ok().or_else(|| crate::units::parse_duration(v).ok().map(|d| d.as_secs_f64()))
     };
-    let run = ["runtime", "run_time", "duration"].iter().find_map(|k| secs(k))?;
-    Some(run + secs("ramp").unwrap_or(0.0))
+    match ["runtime", "run_time", "duration"].iter().find_map(|k| secs(k)) {
+        Some(run) => Some(run + secs("ramp").unwrap_or(0.0)),
+        None => command_line_time(t, &b),
+    }
+}
+
+/// A fixed-time command's length from its own flags, as fio takes them:
+/// `--runtime=20 --ramp_time=5 --startdelay=5` (seconds, or with a unit)
+/// is 30 s; none given, nothing is guessed.
+fn command_line_time(t: &Test, b: &indexmap::IndexMap<String, String>) -> Option<f64> {
+    let crate::model::profile::ExecutorDef::External(x) = &t.profile.profile.executor else { return None };
+    // Placeholders the run fills later (its directories) do not matter here.
+    let args = crate::model::template::render_args(&x.args, |n| b.get(n).map(String::as_str).or(Some(""))).ok()?;
+    let flag = |name: &str| {
+        args.iter().find_map(|a| {
+            let v = a.strip_prefix(name)?.strip_prefix('=')?;
+            v.parse::<f64>().ok().or_else(|| crate::units::parse_duration(v).ok().map(|d| d.as_secs_f64()))
+        })
+    };
+    let run = flag("--runtime")?;
+    Some(run + flag("--ramp_time").unwrap_or(0.0) + flag("--startdelay").unwrap_or(0.0))
 }
