@@ -89,9 +89,10 @@ fn the_budget_line_names_the_unsettled_and_reruns_only_them() {
     env.profile("echo", &echo_profile("echo", &["4"]));
     let r = env.bench(&["noisy", "echo", "--budget", "1s", "--save", "u"]);
     assert_eq!(r.code, 0, "{r:?}");
-    let unsettled = r.stderr.lines().find(|l| l.starts_with("unsettled: ")).unwrap_or_else(|| panic!("{r:?}"));
-    assert!(unsettled.starts_with("unsettled: Counter noisy: number ("), "the test and its metric: {unsettled}");
-    assert!(!unsettled.contains("Echo"), "{unsettled}");
+    let at = r.stderr.lines().position(|l| l == "unsettled: 1 test(s)").unwrap_or_else(|| panic!("{r:?}"));
+    let unsettled = r.stderr.lines().nth(at + 1).unwrap();
+    assert!(unsettled.starts_with("  Counter noisy: number ("), "the test and its metric: {unsettled}");
+    assert!(!r.stderr.contains("Echo"), "{r:?}");
     let cmd = r.stderr.lines().find(|l| l.starts_with("re-run only these into the same result: ")).unwrap();
     assert!(cmd.contains(": engine benchmark u --only-unsettled --budget "), "{cmd}");
     let stamp = |f: &serde_json::Value, p: &str| {

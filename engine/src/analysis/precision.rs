@@ -21,8 +21,27 @@ pub struct Precision {
     /// seconds its trials took, and the seconds they would need for ±5 % at
     /// the spread they showed (`None`: over 100,000 trials).
     wide: Vec<(String, f64, Option<f64>)>,
-    /// The names of those entries' results (`Title: Description (MB/s)`).
-    names: Vec<String>,
+    /// Those entries' tests, identifiers and result names (`Title: Description`).
+    names: Vec<(String, String, String)>,
+}
+
+/// Tests the unsettled list names, and the columns a line of it takes.
+const SHOWN: usize = 8;
+const WIDTH: usize = 100;
+
+/// The heading `names` share, up to a ` - ` or `: ` between options: what
+/// is left of each is its result.
+fn common_heading<'a>(names: &[&'a str]) -> &'a str {
+    let first = names[0];
+    let mut end = first.len();
+    for n in &names[1..] {
+        end = end.min(first.bytes().zip(n.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    let cut = &first[..first.floor_char_boundary(end)];
+    match cut.rfind(" - ").into_iter().chain(cut.rfind(": ")).max() {
+        Some(i) => &first[..i],
+        None => "",
+    }
 }
 
 /// Stopped for time (its budget, the projection, the cap) wider than ±5 %:
@@ -57,7 +76,7 @@ impl Precision {
         let need = trials_needed(&units, BANDS[0]);
         let need = (need != u32::MAX).then_some(need as f64 * each);
         self.wide.push((format!("{test}\u{1f}{}", e.identifier), spent, need));
-        self.names.push(format!("{name} ({})", e.identifier));
+        self.names.push((test.to_string(), e.identifier.clone(), name.to_string()));
     }
 
     /// What is not settled and the command that re-runs only that into the
@@ -68,17 +87,37 @@ impl Precision {
             return None;
         }
         let budget = self.ladder().last().map_or(LADDER[LADDER.len() - 1], |(secs, ..)| *secs);
-        let shown: Vec<&str> = self.names.iter().take(5).map(String::as_str).collect();
-        let more = match self.names.len().saturating_sub(5) {
-            0 => String::new(),
-            n => format!(" and {n} more"),
-        };
-        Some(format!(
-            "unsettled: {}{more}\nre-run only these into the same result: engine benchmark {} --only-unsettled --budget {}",
-            shown.join("; "),
+        // One line per test and identifier: its heading, then its results.
+        let mut tests: indexmap::IndexMap<(&str, &str), Vec<&str>> = indexmap::IndexMap::new();
+        for (test, id, name) in &self.names {
+            tests.entry((test, id)).or_default().push(name);
+        }
+        let mut out = format!("unsettled: {} test(s)\n", tests.len());
+        for ((_, id), names) in tests.iter().take(SHOWN) {
+            let line = match names.as_slice() {
+                [one] => format!("  {one} ({id})"),
+                many => {
+                    let head = common_heading(many);
+                    let rest: Vec<&str> =
+                        many.iter().map(|n| n[head.len()..].trim_start_matches([' ', '-', ':'])).collect();
+                    format!("  {} ({id}): {}", head.trim_end_matches([' ', '-', ':']), rest.join(", "))
+                }
+            };
+            out.push_str(&crate::sys::text::fit(&crate::sys::text::one_line(&line), WIDTH));
+            out.push('\n');
+        }
+        if tests.len() > SHOWN {
+            out.push_str(&format!(
+                "  and {} more test(s): `engine result show {saved}` names them\n",
+                tests.len() - SHOWN
+            ));
+        }
+        out.push_str(&format!(
+            "re-run only these into the same result: engine benchmark {} --only-unsettled --budget {}",
             crate::model::template::quote(saved),
             budget_text(budget)
-        ))
+        ));
+        Some(out)
     }
 
     /// The budgets worth naming: (budget, entries it brings within ±5 %,
@@ -211,6 +250,30 @@ mod tests {
         e.trial_seconds = vec![secs; values.len()];
         e.stopped = Some(why);
         (t.to_string(), e)
+    }
+
+    /// One short line per test: its heading once, then its results.
+    #[test]
+    fn the_unsettled_list_is_a_line_per_test() {
+        let mut p = Precision::default();
+        let wide = [90.0, 100.0, 110.0];
+        for (t, name) in [
+            ("io", "Block I/O: Type: Write - Block Size: 2MB - 99th Percentile Latency"),
+            ("io", "Block I/O: Type: Write - Block Size: 2MB - 99.9th Percentile Latency"),
+            ("compile", "Compile Trees: Scale 0.02 - Compile"),
+        ] {
+            p.add(t, name, &stopped(t, &wide, 1.0, Stop::Budget).1);
+        }
+        let h = p.rerun_hint("r").unwrap();
+        let lines: Vec<&str> = h.lines().collect();
+        assert_eq!(lines[0], "unsettled: 2 test(s)");
+        assert_eq!(
+            lines[1],
+            "  Block I/O: Type: Write - Block Size: 2MB (a): 99th Percentile Latency, 99.9th Percentile Latency"
+        );
+        assert_eq!(lines[2], "  Compile Trees: Scale 0.02 - Compile (a)");
+        assert!(lines[3].starts_with("re-run only these into the same result: engine benchmark r --only-unsettled"));
+        assert!(lines.iter().all(|l| l.chars().count() <= 100), "{h}");
     }
 
     #[test]

@@ -322,14 +322,21 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
         );
         writeln!(out, "{}", line.trim_end()).unwrap();
     }
-    // What a mark means, said under the table: the warning and the notes.
+    // What a mark means, said under the table: the warning and the notes,
+    // each once, naming the results it is about (`all` when every one).
+    let mut said: indexmap::IndexMap<String, Vec<String>> = indexmap::IndexMap::new();
     for (t, e) in &rows {
-        let name = super::verdict::result_name(t, desc);
+        let name = one_line(&super::verdict::result_name(t, desc)).into_owned();
         for w in
             e.warning.iter().chain(&e.served_from_memory).cloned().chain(bound_line(e)).chain(e.notes.iter().cloned())
         {
-            writeln!(out, "    {}: {}", one_line(&name), one_line(&w)).unwrap();
+            said.entry(one_line(&w).into_owned()).or_default().push(name.clone());
         }
+    }
+    for (note, names) in said {
+        let whom = if names.len() == rows.len() && rows.len() > 1 { "all".to_string() } else { names.join(", ") };
+        let line = format!("    {whom}: {note}");
+        writeln!(out, "{}", super::svg::cut_middle(&line, width.max(40))).unwrap();
     }
     terminal(&out).into_owned()
 }
@@ -474,6 +481,13 @@ mod tests {
         f.results[0].entries[0].warning = Some("noisy: the interval would need 40 trials".into());
         let c = compact(&f, "io@1[x]", "vm", 100);
         assert!(c.contains("\n    bandwidth: noisy: the interval would need 40 trials\n"), "{c}");
+        // A note every result shares is said once, for all.
+        for r in &mut f.results {
+            r.entries[0].notes.push("bound: vda busy 85 %".into());
+        }
+        let c = compact(&f, "io@1[x]", "vm", 100);
+        assert_eq!(c.matches("vda busy 85 %").count(), 1, "{c}");
+        assert!(c.contains("\n    all: bound: vda busy 85 %\n"), "{c}");
         // A long title is cut in the middle: its last option stays.
         f.results.iter_mut().for_each(|r| r.description = format!("{} - Block Size: 2MB", "Direct: Yes - ".repeat(9)));
         let head = compact(&f, "io@1[x]", "vm", 60).lines().next().unwrap().to_string();
