@@ -51,9 +51,7 @@ fn noise_beyond_the_budget_stops_at_once_and_says_why() {
     assert!(r.stderr.contains("precision (95 % CI of the mean): 0 of 1 result(s) within ±5 %"), "{}", r.stderr);
     // And what a larger budget would bring: about 174 trials, under a minute.
     assert!(
-        r.stderr.contains(
-            "1 result(s) stopped for time wider than ±5 %: `--budget 1m` would bring 1 more within ±5 % (the run about "
-        ),
+        r.stderr.contains("1 result(s) stopped for time wider than ±5 %; within it with `--budget 1m` 1 more (+"),
         "{}",
         r.stderr
     );

@@ -26,7 +26,7 @@ pub struct Precision {
 }
 
 /// Tests the unsettled list names, and the columns a line of it takes.
-const SHOWN: usize = 8;
+const SHOWN: usize = 3;
 const WIDTH: usize = 100;
 
 /// The heading `names` share, up to a ` - ` or `: ` between options: what
@@ -149,8 +149,8 @@ impl Precision {
     }
 
     /// What larger budgets would bring within ±5 %, from the entries that
-    /// stopped for time: `--budget 1m would bring 6 more within ±5 % (the
-    /// run about 3 min 10 s longer), …`. `None` when none stopped for time.
+    /// stopped for time: `…; within it with --budget 1m 6 more (+2 min), …
+    /// (the run about that much longer)`. `None` when none stopped for time.
     pub fn what_it_would_take(&self) -> Option<String> {
         if self.wide.is_empty() {
             return None;
@@ -160,9 +160,8 @@ impl Precision {
             .iter()
             .map(|(secs, reached, more)| {
                 format!(
-                    "`--budget {}` would bring {reached} more within ±{} % (the run about {} longer)",
+                    "`--budget {}` {reached} more (+{})",
                     budget_text(*secs),
-                    BANDS[0],
                     seconds(std::time::Duration::from_secs_f64(*more))
                 )
             })
@@ -176,7 +175,7 @@ impl Precision {
         let n = self.wide.len();
         let mut out = format!("{n} result(s) stopped for time wider than ±{} %", BANDS[0]);
         if !said.is_empty() {
-            out += &format!(": {}", said.join("; "));
+            out += &format!("; within it with {} (the run about that much longer)", said.join(", "));
         }
         if n > last {
             out += &format!("; {} would need a budget over {}", n - last, budget_text(over));
@@ -299,10 +298,9 @@ mod tests {
         let s = p.what_it_would_take().unwrap();
         assert_eq!(
             s,
-            "4 result(s) stopped for time wider than ±5 %: \
-             `--budget 30s` would bring 2 more within ±5 % (the run about 33 s longer); \
-             `--budget 2m` would bring 3 more within ±5 % (the run about 1 min 57 s longer); \
-             1 would need a budget over 1h",
+            "4 result(s) stopped for time wider than ±5 %; within it with \
+             `--budget 30s` 2 more (+33 s), `--budget 2m` 3 more (+1 min 57 s) \
+             (the run about that much longer); 1 would need a budget over 1h",
             "fast: 6 → 15 s; slow: 6 → 30 s, then 6 → 114 s"
         );
         // Three budgets at most: the rest are said to need more than the last.
@@ -312,9 +310,6 @@ mod tests {
             p.add(&format!("t{i}"), "T", &e);
         }
         let s = p.what_it_would_take().unwrap();
-        assert!(
-            s.contains("`--budget 2m` would bring 3 more") && s.ends_with("; 1 would need a budget over 2m"),
-            "{s}"
-        );
+        assert!(s.contains("`--budget 2m` 3 more") && s.ends_with("; 1 would need a budget over 2m"), "{s}");
     }
 }

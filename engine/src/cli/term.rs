@@ -23,6 +23,8 @@ enum Current {
         bar: Option<ProgressBar>,
         starts: Vec<Instant>,
         live: Option<ProgressBar>,
+        /// The monitors' readings the device line shows.
+        readings: Option<Arc<Live>>,
         run_left: Option<Duration>,
     },
     /// Piped: trials that ended (not warm-ups; an interrupted one does not count).
@@ -165,16 +167,22 @@ fn live_bar(live: Arc<Live>, width: usize) -> ProgressBar {
 impl Events for TermEvents {
     fn monitoring(&self, live: Option<Arc<Live>>) {
         let mut g = self.current.lock().unwrap();
-        let Some(Current::Line { live: line, .. }) = g.as_mut() else { return };
+        let Some(Current::Line { live: line, bar, readings, .. }) = g.as_mut() else { return };
         if let Some(old) = line.take() {
             old.finish_and_clear();
+            self.multi.remove(&old);
         }
-        *line = live.map(|l| self.multi.add(live_bar(l, self.width.min(100))));
+        // Drawn under the progress line once that is drawn: a device line
+        // alone above it would be left behind when both are cleared.
+        *readings = live;
+        if bar.is_some() {
+            *line = readings.clone().map(|l| self.multi.add(live_bar(l, self.width.min(100))));
+        }
     }
 
     fn system_captured(&self, s: &System) {
         if self.shown != Shown::Nothing {
-            outln!("{}", systems::brief(s));
+            outln!("{}", systems::brief(s, self.width));
         }
     }
 
@@ -185,7 +193,7 @@ impl Events for TermEvents {
             // The state (a sweep's identifier) is named: which one runs matters.
             let what = format!("{prefix} {} ({})", one_line(t.label), one_line(t.identifier));
             let run_left = run_left(first, t.index, t.total);
-            Current::Line { what, bar: None, starts: Vec::new(), live: None, run_left }
+            Current::Line { what, bar: None, starts: Vec::new(), live: None, readings: None, run_left }
         } else {
             errln!("{prefix} {} ({}): started", one_line(t.label), one_line(t.identifier));
             Current::Piped { prefix, start: Instant::now(), trials: 0 }
@@ -195,17 +203,19 @@ impl Events for TermEvents {
 
     fn trial_started(&self, k: u32, planned: u32, warmup: bool) {
         let mut g = self.current.lock().unwrap();
-        let Some(Current::Line { what, bar, starts, run_left, .. }) = g.as_mut() else { return };
+        let Some(Current::Line { what, bar, starts, run_left, live, readings }) = g.as_mut() else { return };
         starts.push(Instant::now());
         let msg = line(what, starts, k, planned, warmup, self.width, *run_left);
         let bar = bar.get_or_insert_with(|| {
-            // Above the device line, whichever came first.
-            let b = self.multi.insert(0, ProgressBar::new_spinner());
+            let b = self.multi.add(ProgressBar::new_spinner());
             b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());
             b.enable_steady_tick(Duration::from_millis(120));
             b
         });
         bar.set_message(msg);
+        if live.is_none() {
+            *live = readings.clone().map(|l| self.multi.add(live_bar(l, self.width.min(100))));
+        }
     }
 
     fn trial_done(&self, k: u32, warmup: bool, _seconds: f64) {
@@ -221,10 +231,13 @@ impl Events for TermEvents {
         let mut said = false;
         match self.current.lock().unwrap().take() {
             Some(Current::Line { bar, live, .. }) => {
-                // A test that failed before its monitors stopped leaves no stale line.
+                // A test that failed before its monitors stopped leaves no
+                // stale line; nor does a device line never drawn past its `…`.
                 for b in bar.into_iter().chain(live) {
                     b.finish_and_clear();
+                    self.multi.remove(&b);
                 }
+                let _ = self.multi.clear();
             }
             Some(Current::Piped { prefix, start, trials }) => {
                 errln!("{prefix} {}", end_line(&end, trials, start.elapsed()));

@@ -130,12 +130,15 @@ pub(crate) fn text(r: &ResultFile, cut_to: Option<usize>) -> String {
 /// The few lines a run prints about the system an identifier ran on; the
 /// rest (compiler flags, kernel command line, security notes) is in
 /// `engine system-info` and the result file.
-pub fn brief(s: &crate::model::result::System) -> String {
+pub fn brief(s: &crate::model::result::System, width: usize) -> String {
     const KEYS: [&str; 7] = ["Processor", "Memory", "Disk", "OS", "Kernel", "File-System", "Disk Notes"];
     let mut out = format!("{}\n", one_line(&s.identifier));
     for k in KEYS {
         if let Some(v) = s.hardware.get(k).or_else(|| s.software.get(k)).or_else(|| s.notes.get(k)) {
-            out.push_str(&format!("  {k:12} {}\n", one_line(v)));
+            // A line each, cut to the width: the whole is in the result.
+            let line = format!("  {k:12} {}", one_line(v));
+            out.push_str(&crate::sys::text::fit(&line, width.max(40)));
+            out.push('\n');
         }
     }
     out

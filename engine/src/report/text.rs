@@ -284,10 +284,6 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
     let title = super::svg::result_title(first);
     let head = one_line(&if desc.is_empty() { title } else { format!("{title}: {desc}") }).into_owned();
     let identifier = one_line(identifier);
-    let mut out = format!(
-        "{} ({identifier})\n",
-        super::svg::cut_middle(&head, width.saturating_sub(identifier.len() + 3).max(20))
-    );
     let cells: Vec<[String; 5]> = rows
         .iter()
         .map(|(t, e)| {
@@ -310,33 +306,42 @@ pub fn compact(r: &ResultFile, test: &str, identifier: &str, width: usize) -> St
             ]
         })
         .collect();
-    let w: Vec<usize> = (0..4).map(|i| cells.iter().map(|c| text_width(&c[i])).max().unwrap_or(0)).collect();
-    for c in &cells {
-        let line = format!(
-            "  {}  {}  {}  {}  {}",
-            pad(&c[0], w[0]),
-            pad_left(&c[1], w[1]),
-            pad_left(&c[2], w[2]),
-            pad(&c[3], w[3]),
-            c[4],
-        );
-        writeln!(out, "{}", line.trim_end()).unwrap();
-    }
-    // What a mark means, said under the table: the warning and the notes,
-    // each once, naming the results it is about (`all` when every one).
-    let mut said: indexmap::IndexMap<String, Vec<String>> = indexmap::IndexMap::new();
-    for (t, e) in &rows {
-        let name = one_line(&super::verdict::result_name(t, desc)).into_owned();
-        for w in
-            e.warning.iter().chain(&e.served_from_memory).cloned().chain(bound_line(e)).chain(e.notes.iter().cloned())
-        {
-            said.entry(one_line(&w).into_owned()).or_default().push(name.clone());
+    let width = width.max(40);
+    let mut out = String::new();
+    // A test of one result is one line: heading and value.
+    if let [c] = cells.as_slice() {
+        let tail = format!("  {}  {}  {}  {}", c[1], c[2], c[3], c[4]);
+        let room = width.saturating_sub(text_width(tail.trim_end()) + identifier.len() + 3).max(20);
+        writeln!(out, "{} ({identifier}){}", super::svg::cut_middle(&head, room), tail.trim_end()).unwrap();
+    } else {
+        writeln!(out, "{} ({identifier})", super::svg::cut_middle(&head, width.saturating_sub(identifier.len() + 3)))
+            .unwrap();
+        let mut w: Vec<usize> = (0..5).map(|i| cells.iter().map(|c| text_width(&c[i])).max().unwrap_or(0)).collect();
+        // The names give way first, so the marks stay whole.
+        let rest = 2 + w[1] + 2 + w[2] + 2 + w[3] + 2 + w[4];
+        w[0] = w[0].min(width.saturating_sub(rest + 2).max(12));
+        for c in &cells {
+            let line = format!(
+                "  {}  {}  {}  {}  {}",
+                pad(&super::svg::cut_middle(&c[0], w[0]), w[0]),
+                pad_left(&c[1], w[1]),
+                pad_left(&c[2], w[2]),
+                pad(&c[3], w[3]),
+                c[4],
+            );
+            writeln!(out, "{}", crate::sys::text::fit(line.trim_end(), width)).unwrap();
         }
     }
-    for (note, names) in said {
-        let whom = if names.len() == rows.len() && rows.len() > 1 { "all".to_string() } else { names.join(", ") };
-        let line = format!("    {whom}: {note}");
-        writeln!(out, "{}", super::svg::cut_middle(&line, width.max(40))).unwrap();
+    // Under the table, once a test, what bounded it and what memory served:
+    // what every result shares (the marks name the rest, which `engine
+    // result show` explains).
+    let shared = |e: &crate::model::result::ResultEntry| -> Vec<String> {
+        e.served_from_memory.iter().cloned().chain(bound_line(e)).map(|w| one_line(&w).into_owned()).collect()
+    };
+    // A test of one result has its marks on its one line: enough there.
+    let first = if rows.len() > 1 { shared(rows[0].1) } else { Vec::new() };
+    for note in first.iter().filter(|n| rows.iter().all(|(_, e)| shared(e).contains(n))) {
+        writeln!(out, "{}", super::svg::cut_middle(&format!("    {note}"), width)).unwrap();
     }
     terminal(&out).into_owned()
 }
@@ -477,17 +482,24 @@ mod tests {
         // By its name in the test, not its id.
         assert_eq!(lines[2], "  IOPS       100.00 IOPS  ±4.97 %  N=3");
         assert_eq!(compact(&f, "io@1[x]", "other", 100), "");
-        // What a mark means is said under the table.
+        // What bounded the test is said once under it; a result's own
+        // warning is its mark (`engine result show` explains it).
         f.results[0].entries[0].warning = Some("noisy: the interval would need 40 trials".into());
-        let c = compact(&f, "io@1[x]", "vm", 100);
-        assert!(c.contains("\n    bandwidth: noisy: the interval would need 40 trials\n"), "{c}");
-        // A note every result shares is said once, for all.
         for r in &mut f.results {
-            r.entries[0].notes.push("bound: vda busy 85 %".into());
+            r.entries[0].bound =
+                Some(crate::model::result::Bound { by: BoundBy::Device, evidence: "vda busy 85 %".into() });
         }
         let c = compact(&f, "io@1[x]", "vm", 100);
         assert_eq!(c.matches("vda busy 85 %").count(), 1, "{c}");
-        assert!(c.contains("\n    all: bound: vda busy 85 %\n"), "{c}");
+        assert!(c.contains("\n    bound by device: vda busy 85 %\n") && !c.contains("40 trials"), "{c}");
+        // One result: one line.
+        let mut one = f.clone();
+        one.results.truncate(1);
+        let c = compact(&one, "io@1[x]", "vm", 100);
+        assert!(
+            c.lines().next().unwrap().starts_with("Block I/O: Type: Read (vm)  100.00 MB/s  ±4.97 %  N=3  !"),
+            "{c}"
+        );
         // A long title is cut in the middle: its last option stays.
         f.results.iter_mut().for_each(|r| r.description = format!("{} - Block Size: 2MB", "Direct: Yes - ".repeat(9)));
         let head = compact(&f, "io@1[x]", "vm", 60).lines().next().unwrap().to_string();
