@@ -1011,7 +1011,8 @@ fn only_unsettled_makes_a_sweeps_states_again() {
     // instead of the state's loop device: refused before it measures.
     let r = env.bench(&["echo", "--save", "sched", "--identifier", "loop 64M: ext4 / NONE"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("`loop 64M: ext4 / NONE` in `sched` was measured on ext4 ["), "{r:?}");
+    assert!(r.stderr.contains("`loop 64M: ext4 / NONE` in `sched` was measured on host "), "{r:?}");
+    assert!(r.stderr.contains(": ext4 [relatime,rw] on a loop device of 67108864 bytes"), "{r:?}");
     assert!(r.stderr.contains("its numbers and its notes would describe different systems"), "{r:?}");
     let f = env.result("sched");
     assert!(f["results"].as_array().unwrap().iter().all(|x| x["profile"] != "echo"), "nothing saved");
