@@ -9,7 +9,9 @@ pub const ENGINE_HOME: &str = "ENGINE_HOME";
 pub const ENGINE_PROFILE_PATH: &str = "ENGINE_PROFILE_PATH";
 /// Standard XDG data folder.
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
-/// Home folder, for the default of `ENGINE_HOME`.
+/// Standard XDG config folder: engine's defaults are `$XDG_CONFIG_HOME/engine/config.toml`.
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+/// Home folder, for the default of `ENGINE_HOME` and of the config file (`~/.config/engine/config.toml`).
 pub const HOME: &str = "HOME";
 /// Disables colour in terminal output when set (https://no-color.org).
 pub const NO_COLOR: &str = "NO_COLOR";

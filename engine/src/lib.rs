@@ -30,6 +30,7 @@
 pub mod analysis;
 pub mod authoring;
 pub mod catalog;
+pub mod config;
 pub mod env;
 pub mod events;
 pub mod expand;

@@ -138,6 +138,8 @@ impl Env {
             .env("ENGINE_MACHINE_LOCK", self.home.path().join("machine.lock"))
             .env("COLUMNS", "100")
             .env("NO_COLOR", "1")
+            // The person's own config.toml never reaches a test.
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
             .env_remove("XDG_DATA_HOME");
         c
     }

@@ -11,6 +11,7 @@ mod authoring;
 mod cli;
 mod compare;
 mod concurrency;
+mod config;
 mod counters;
 mod failures;
 mod fidelity;

@@ -1049,3 +1049,61 @@ fn a_scheduler_not_offered_is_refused_before_menus_and_in_dry_runs() {
         assert!(!r.stdout.contains("test(s)") && !r.stderr.contains("Saved"), "refused first: {r:?}");
     }
 }
+
+/// Issue 55: in an interleaved sweep every round measures every state
+/// (balanced), the states are compared round by round, and the run stops
+/// on the verdict. Here the machine's level moves ±30 % from one round to
+/// the next while the two schedulers are equal in every round: unpaired,
+/// that spread leaves the comparison undecided; paired, the per-round ratio
+/// is 1 and the run stops, equivalent, after the rounds the rule needs.
+#[test]
+#[ignore = "needs root"]
+fn interleaved_rounds_are_balanced_paired_and_stop_on_the_verdict() {
+    require_root();
+    let fs = LoopFs::new(64, "relatime");
+    let env = Env::new();
+    // Trial c of the test is round c/2 (two states a round, no warm-up).
+    let level = "c=$(cat {{test_dir}}/n 2>/dev/null || echo 0); echo $((c + 1)) > {{test_dir}}/n; r=$((c / 2 % 3)); echo value: $((70 + 30 * r))";
+    env.profile(
+        "level",
+        &format!("id: level\nversion: 1.0.0\ntitle: Level\ntest_type: other\ntrials: {{warmup: 0}}\nexecutor: {{external: {{program: sh, args: [-c, '{level}']}}}}\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"),
+    );
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "level",
+        "--budget",
+        "30s",
+        "--save",
+        "p",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "none,kyber",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("p");
+    let entries = f["results"][0]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    let rounds = |e: &serde_json::Value| {
+        e["trial_rounds"].as_array().unwrap().iter().map(|r| r.as_u64().unwrap()).collect::<Vec<_>>()
+    };
+    let (a, b) = (rounds(&entries[0]), rounds(&entries[1]));
+    assert_eq!(a, b, "balanced: every round measured every state");
+    assert_eq!(a, (1..=a.len() as u64).collect::<Vec<_>>());
+    assert_eq!(entries[0]["interleave"], entries[1]["interleave"], "one run, one token");
+    for e in entries {
+        assert_eq!(e["stopped"], "verdict", "stopped on the verdict, not the budget: {e}");
+        assert!(e["n"].as_u64().unwrap() < 10, "{e}");
+    }
+    assert!(r.stdout.contains("Paired over rounds"), "{}", r.stdout);
+    let paired = format!("paired over {} rounds", a.len());
+    assert!(r.stdout.contains(&paired) && r.stdout.contains("equivalent within ±2 %"), "{}", r.stdout);
+    // The same numbers unpaired (another run's token): undecided.
+    let mut g = f.clone();
+    g["results"][0]["entries"][1]["interleave"] = serde_json::json!("another run");
+    let path = env.target.path().join("unpaired.json");
+    std::fs::write(&path, serde_json::to_string(&g).unwrap()).unwrap();
+    let u = env.run(&["result", "show", path.to_str().unwrap()]);
+    assert!(u.stdout.contains("undecided") && !u.stdout.contains("paired over"), "{u:?}");
+}

@@ -311,6 +311,7 @@ mod tests {
                 entries: Vec::new(),
                 pts: None,
                 repository: None,
+                about: String::new(),
             })
             .collect();
         for h in 0..hosts {
@@ -408,6 +409,7 @@ mod tests {
                 entries: Vec::new(),
                 pts: None,
                 repository: None,
+                about: String::new(),
             })
             .collect();
         for h in 0..201 {

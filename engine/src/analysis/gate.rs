@@ -79,6 +79,7 @@ mod tests {
             verdict,
             proportion: p,
             unit: "MB/s".into(),
+            paired: None,
         }
     }
 

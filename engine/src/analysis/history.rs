@@ -615,6 +615,7 @@ mod tests {
                 .collect(),
             pts: None,
             repository: None,
+            about: String::new(),
         });
         (name.to_string(), f)
     }

@@ -10,6 +10,7 @@ pub mod means;
 pub mod noise;
 pub mod normalize;
 pub mod notable;
+pub(crate) mod paired;
 pub mod precision;
 pub mod significance;
 #[cfg(test)]
@@ -152,6 +153,7 @@ mod tests {
             entries: vals.iter().map(|(id, v)| entry_of(id, *v, &[*v * 0.99, *v, *v * 1.01])).collect(),
             pts: None,
             repository: None,
+            about: String::new(),
         }
     }
 

@@ -152,6 +152,9 @@ pub struct Comparison {
     pub proportion: Proportion,
     /// The result's unit (`MB/s`, `Seconds`).
     pub unit: String,
+    /// Paired over this many rounds (or set-ups) of one interleaved run
+    /// (`analysis::paired`); `None`: two independent samples (Welch).
+    pub paired: Option<u32>,
 }
 
 /// Units of time: for these, lower-is-better changes read "faster"/"slower".
@@ -196,13 +199,14 @@ impl Comparison {
     /// `p = 0.004, 95 % CI of the difference [1.2, 5.1] MB/s`, with the
     /// interval at the precision of its own values.
     pub(crate) fn stats_text(&self) -> String {
+        let paired = self.paired.map_or(String::new(), |n| format!(", paired over {n} rounds"));
         match (self.p_value, self.ci) {
             (Some(p), Some((lo, hi))) => {
                 let d = crate::units::decimals_for_sig(lo.abs().max(hi.abs()));
                 let (lo, hi) = (crate::units::fixed(lo, d), crate::units::fixed(hi, d));
-                format!("{}, 95 % CI of the difference [{lo}, {hi}] {}", format_p(p), self.unit)
+                format!("{}{paired}, 95 % CI of the difference [{lo}, {hi}] {}", format_p(p), self.unit)
             }
-            (Some(p), None) => format_p(p),
+            (Some(p), None) => format!("{}{paired}", format_p(p)),
             _ => "N = 1".to_string(),
         }
     }
@@ -298,6 +302,7 @@ pub(crate) fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &st
         verdict: Verdict::NotEnoughTrials,
         proportion: p,
         unit: unit.to_string(),
+        paired: None,
     };
     let at_resolution = |v: &[f64]| crate::stats::shape::resolution_limited(v).is_some();
     if at_resolution(trials) || at_resolution(baseline) {
@@ -327,18 +332,23 @@ pub(crate) fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &st
 /// the interval, shrinking as 1/√n, would likely fit inside the margin or
 /// clear the noise threshold.
 fn same_or_undecided(trials: &[f64], baseline: &[f64], ratio: f64, w: &Welch, rule: Rule) -> Verdict {
-    let m = rule.equivalence_pct / 100.0;
     let ci90 = if w.se == 0.0 { Some((ratio, ratio)) } else { fieller_at(trials, baseline, w.df, 2.0 * ALPHA) };
+    same_or_undecided_at(ratio, ci90, trials.len().min(baseline.len()) as f64, rule)
+}
+
+/// Equivalent when the ratio's 90 % interval `ci90` lies within the margin;
+/// else undecided, with the units (trials a side, rounds) at which the
+/// interval, shrinking as 1/√n from `n`, would likely fit inside the margin
+/// or clear the noise threshold.
+pub(crate) fn same_or_undecided_at(ratio: f64, ci90: Option<(f64, f64)>, n: f64, rule: Rule) -> Verdict {
+    let m = rule.equivalence_pct / 100.0;
     let Some((lo, hi)) = ci90 else { return Verdict::Undecided(None) };
     if lo >= 1.0 - m && hi <= 1.0 + m {
         return Verdict::Equivalent(rule.equivalence_pct);
     }
-    // The interval narrows as 1/√n: the trials a side at which it would
-    // fit inside the margin, or clear the noise threshold (at 95 %, about
-    // 1.19 times the 90 % half-width).
+    // At 95 % the half-width is about 1.19 times the 90 % one.
     let half = (hi - lo) / 2.0;
     let off = (ratio - 1.0).abs();
-    let n = trials.len().min(baseline.len()) as f64;
     let at = |h: f64, room: f64| (room > 0.0 && h > 0.0).then(|| (n * (h / room).powi(2)).ceil());
     let same = at(half, m - off);
     let change = at(1.19 * half, off - rule.noise_pct / 100.0);
@@ -502,6 +512,7 @@ mod tests {
             verdict: Verdict::Undecided(None),
             proportion: Proportion::Hib,
             unit: "Files/s".into(),
+            paired: None,
         };
         assert_eq!(c.stats_text(), "p = 0.120, 95 % CI of the difference [-45.9, 251.8] Files/s");
         assert_eq!(crate::units::decimals_for_sig(0.012345), 5);

@@ -22,7 +22,7 @@ pub struct Tally {
 
 /// Whether `a` is significantly better (`Some(true)`) or worse than `b`, with the p.
 fn beats(a: &ResultEntry, b: &ResultEntry, p: Proportion, rule: significance::Rule) -> Option<(bool, f64)> {
-    let c = significance::compare(&a.units(), &b.units(), p, "", rule)?;
+    let c = super::paired::compare_entries(a, b, p, "", rule)?;
     match c.verdict {
         Verdict::Better(_) => Some((true, c.p_value.unwrap_or(0.0))),
         Verdict::Worse(_) => Some((false, c.p_value.unwrap_or(0.0))),

@@ -49,6 +49,11 @@ pub enum RunFormat {
     Report(Format),
 }
 
+impl RunFormat {
+    /// The default: a compact table per test, the report at the end.
+    pub const TEXT: RunFormat = RunFormat::Report(Format::Text);
+}
+
 static RUN: LazyLock<Vec<RunFormat>> = LazyLock::new(|| {
     let mut v: Vec<RunFormat> = TEXT.iter().map(|f| RunFormat::Report(f.0)).collect();
     v.insert(1, RunFormat::Bars);

@@ -41,7 +41,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         target_dir: a.target_dir,
         title: a.title,
         description: a.description,
-        monitor: match a.monitor {
+        monitor: match a.monitor.unwrap_or(super::args::Monitor::On) {
             super::args::Monitor::On => engine::monitor::Monitoring::On {
                 every: a.monitor_interval,
                 points: a.monitor_points.unwrap_or(engine::monitor::POINTS),
@@ -87,10 +87,12 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
     }
 }
 
-pub fn run(cx: &Context, args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
-    let format = args.format;
+pub fn run(cx: &Context, mut args: BenchmarkArgs, install: bool) -> Result<i32, Failure> {
+    super::config::Defaults::load(cx)?.benchmark(&mut args);
+    let format = args.format.unwrap_or(RunFormat::TEXT);
     let progress = args.progress;
-    let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression, args.equivalence)?;
+    let margin = args.equivalence.unwrap_or(engine::analysis::significance::EQUIVALENCE_PCT);
+    let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression, margin)?;
     let req = request(&args, install);
     let line = CommandLine { args: &args, install };
     let (code, saved) = run_request(cx, &req, &line, (format, progress), gate.as_ref())?;

@@ -15,7 +15,8 @@ pub struct BenchmarkArgs {
     /// Name of the result to save to (appends when it exists); `/` and `..` are refused
     #[arg(long, value_name = "NAME", value_parser = args::result_name)]
     pub save: Option<engine::store::ResultName>,
-    /// Label of this system state in the result (`vda: BFQ`); an existing one resumes its missing tests
+    /// Label of this system state in the result (`vda: BFQ`); an existing one resumes its
+    /// missing tests. Default: config.toml's `identifier`, else the host name
     #[arg(long, value_name = "ID", value_parser = args::identifier)]
     pub identifier: Option<String>,
     /// Entries to run, by option id or name and entry label or value: `--option block_size=4KB,2MB`
@@ -24,8 +25,8 @@ pub struct BenchmarkArgs {
     /// Run exactly N trials per test (no trials added for noise)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: Option<u32>,
-    /// Time each test's trials may take (`30s`, `5m`; default: the suite's, the
-    /// profile's, else 60 s): trials are added while the 95 % CI is wider than the target
+    /// Time each test's trials may take (`30s`, `5m`; default: config.toml's `budget`, the
+    /// suite's, the profile's, else 60 s): trials are added while the 95 % CI is wider than the target
     #[arg(long, value_name = "DURATION", value_parser = args::positive_duration)]
     pub budget: Option<Duration>,
     /// Set each test up afresh N times (its folder, `pre_test`, io's file layout; on
@@ -46,7 +47,8 @@ pub struct BenchmarkArgs {
     /// Batch mode: no menus; every entry (or the profile's defaults) runs
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Directory the tests run in; it must exist (each trial gets a fresh scratch directory inside it)
+    /// Directory the tests run in; it must exist (each trial gets a fresh scratch directory
+    /// inside it). Default: config.toml's `target-dir`, else the current directory
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
     /// Title of a new result file
@@ -130,10 +132,11 @@ pub struct BenchmarkArgs {
     #[arg(long, value_name = "DURATION", value_parser = args::duration, help_heading = "Hygiene")]
     pub settle: Option<Duration>,
     /// Sample the devices under test and the system around every trial (`on`, the
-    /// default) or not (`none`); `engine result monitor NAME` shows the series
-    #[arg(long, value_enum, default_value_t = args::Monitor::On, help_heading = "Monitors")]
-    pub monitor: args::Monitor,
-    /// How often the monitors sample, from 100ms to 10s (default 1s)
+    /// default, or config.toml's `monitor`) or not (`none`); `engine result monitor NAME` shows the series
+    #[arg(long, value_enum, help_heading = "Monitors")]
+    pub monitor: Option<args::Monitor>,
+    /// How often the monitors sample, from 100ms to 10s (default: config.toml's
+    /// `monitor-interval`, else 1s)
     #[arg(long, value_name = "DURATION", value_parser = args::monitor_interval, help_heading = "Monitors")]
     pub monitor_interval: Option<Duration>,
     /// Rows of the series a trial keeps on average, from 16 to 1000000 (default 8192):
@@ -153,14 +156,16 @@ pub struct BenchmarkArgs {
     #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to", value_parser = args::percent)]
     pub fail_on_regression: Option<Option<f64>>,
     /// With --compare-to: the largest difference called `equivalent`, percent (the
-    /// ratio's 90 % interval within ±PCT); otherwise a result is `undecided`
-    #[arg(long, value_name = "PCT", requires = "compare_to", default_value_t = engine::analysis::significance::EQUIVALENCE_PCT, value_parser = args::margin)]
-    pub equivalence: f64,
+    /// ratio's 90 % interval within ±PCT; default: config.toml's `equivalence`, else 2);
+    /// otherwise a result is `undecided`
+    #[arg(long, value_name = "PCT", requires = "compare_to", value_parser = args::margin)]
+    pub equivalence: Option<f64>,
     /// What is printed: `text` (on a terminal a compact table per test as it finishes —
     /// value, ±CI, N, marks — then the comparison; piped, the whole report once at the
     /// end), `bars` (each test's bar charts as it finishes), or a report format at the end
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: RunFormat,
+    /// (default: config.toml's `format`, else `text`)
+    #[arg(long, value_enum)]
+    pub format: Option<RunFormat>,
     /// How progress is shown: `text` (a progress line on a terminal, a line per test
     /// otherwise) or `json` (one JSON object per line on standard output, for
     /// orchestrators: schemas/progress.schema.json)

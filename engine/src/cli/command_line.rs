@@ -67,7 +67,7 @@ impl CommandLine<'_> {
         out.flag("--no-sandbox", a.no_sandbox);
         out.each("--grant", &a.grants.iter().flat_map(|g| g.args()).collect::<Vec<_>>());
         out.opt("--settle", a.settle.map(exact_duration));
-        out.opt("--monitor", (a.monitor != super::args::Monitor::On).then(|| value_name(&a.monitor)));
+        out.opt("--monitor", a.monitor.filter(|m| *m != super::args::Monitor::On).map(|m| value_name(&m)));
         out.opt("--monitor-interval", a.monitor_interval.map(exact_duration));
         out.opt("--monitor-points", a.monitor_points);
         out.each("--tag", &a.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
@@ -77,10 +77,7 @@ impl CommandLine<'_> {
             Some(None) => out.0.push("--fail-on-regression".into()),
             None => {}
         }
-        let format = match a.format {
-            RunFormat::Report(engine::report::Format::Text) => None,
-            f => Some(value_name(&f)),
-        };
+        let format = a.format.filter(|f| *f != RunFormat::TEXT).map(|f| value_name(&f));
         out.opt("--format", format);
         out.opt("--progress", (a.progress != Progress::Text).then(|| value_name(&a.progress)));
         if dashed {

@@ -32,6 +32,7 @@ mod benchmark_args;
 mod cache;
 mod command_line;
 mod completions;
+mod config;
 mod downloads;
 mod history;
 mod info;
@@ -97,6 +98,10 @@ pub enum Command {
     /// Profile repositories: add, list, update, remove; keygen and publish for publishers
     #[command(subcommand)]
     Repo(repo::RepoCommand),
+    /// Your defaults for benchmark's flags (target directory, identifier, budget, …) in
+    /// $XDG_CONFIG_HOME/engine/config.toml: list, get, set, unset
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
     /// Undo system-state changes a killed run left behind (schedulers, tunables, mounts, loop devices)
     Recover(recover::RecoverArgs),
     /// Describe this machine as results record it: hardware, software, and the devices under the target directory
@@ -128,6 +133,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Profile(c) => profile::run(&cx, c),
         Command::SystemInfo(a) => system_info::run(&cx, a),
         Command::Recover(a) => recover::run(&cx, a),
+        Command::Config(c) => config::run(&cx, c),
         Command::Completions(a) => completions::run(a),
         Command::Plugin(c) => plugin::run(&cx, c),
         Command::Man(a) => man::run(a),

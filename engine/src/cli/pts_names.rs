@@ -42,7 +42,9 @@ pub(crate) const TABLE: &[(&str, &str, &str)] = &[
     ("upload-result", "engine repo publish", "results are shared through a profile repository"),
     ("openbenchmarking-launcher", "engine repo add", ""),
     ("clone-result", "engine result import composite.xml", "PTS result files import with `result import`"),
-    ("user-config-set", "", "flags and ENGINE_* variables (README, \"Environment\")"),
+    ("user-config-set", "engine config set KEY VALUE", "your defaults for benchmark's flags, in config.toml"),
+    ("user-config-reset", "engine config unset KEY", ""),
+    ("user-config-get", "engine config get KEY", ""),
 ];
 
 /// What to tell someone who typed PTS's `word`, when it is PTS's and not

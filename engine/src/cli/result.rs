@@ -43,9 +43,10 @@ pub struct ViewArgs {
     #[arg(long, value_name = "PCT", default_value_t = engine::analysis::significance::NOISE_PCT)]
     pub noise: f64,
     /// Largest difference called `equivalent`, percent: the ratio's 90 % interval must
-    /// lie within ±PCT (two one-sided tests); otherwise a result is `undecided`
-    #[arg(long, value_name = "PCT", default_value_t = engine::analysis::significance::EQUIVALENCE_PCT, value_parser = super::args::margin)]
-    pub equivalence: f64,
+    /// lie within ±PCT (two one-sided tests; default: config.toml's `equivalence`, else 2);
+    /// otherwise a result is `undecided`
+    #[arg(long, value_name = "PCT", value_parser = super::args::margin)]
+    pub equivalence: Option<f64>,
     /// How many notable results to list
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub notable: usize,
@@ -211,7 +212,7 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
             NormalizeTo::Lowest => Reference::Lowest,
         }),
         noise_pct: v.noise,
-        equivalence_pct: v.equivalence,
+        equivalence_pct: v.equivalence.unwrap_or(engine::analysis::significance::EQUIVALENCE_PCT),
         notable: v.notable,
         regression_pct: v.fail_on_regression.flatten(),
         detail: v.detail,
@@ -268,9 +269,14 @@ fn show(cx: &Context, name: &str, view: &ViewArgs, events: &TermEvents) -> Resul
 
 pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
+    let defaults = |mut v: ViewArgs| -> Result<ViewArgs, Failure> {
+        v.equivalence = v.equivalence.or(super::config::Defaults::load(cx)?.equivalence());
+        Ok(v)
+    };
     match cmd {
-        ResultCommand::Show { name, view } => show(cx, &name, &view, &events),
+        ResultCommand::Show { name, view } => show(cx, &name, &defaults(view)?, &events),
         ResultCommand::Compare { names, view } => {
+            let view = defaults(view)?;
             let whole = view.format.0 == engine::report::Format::Json;
             let files: Vec<(String, ResultFile)> =
                 names.iter().map(|n| result::load_as(cx, n, &events, whole)).collect::<Result<_, _>>()?;

@@ -26,6 +26,10 @@ enum Current {
         /// The monitors' readings the device line shows.
         readings: Option<Arc<Live>>,
         run_left: Option<Duration>,
+        /// The position and test without the states, and, in an
+        /// interleaved run, the round and state of the next trial.
+        head: String,
+        state: Option<String>,
     },
     /// Piped: trials that ended (not warm-ups; an interrupted one does not count).
     Piped { prefix: String, start: Instant, trials: u32 },
@@ -192,8 +196,18 @@ impl Events for TermEvents {
         let c = if self.tty {
             // The state (a sweep's identifier) is named: which one runs matters.
             let what = format!("{prefix} {} ({})", one_line(t.label), one_line(t.identifier));
+            let head = format!("{prefix} {}", one_line(t.label));
             let run_left = run_left(first, t.index, t.total);
-            Current::Line { what, bar: None, starts: Vec::new(), live: None, readings: None, run_left }
+            Current::Line {
+                what,
+                bar: None,
+                starts: Vec::new(),
+                live: None,
+                readings: None,
+                run_left,
+                head,
+                state: None,
+            }
         } else {
             errln!("{prefix} {} ({}): started", one_line(t.label), one_line(t.identifier));
             Current::Piped { prefix, start: Instant::now(), trials: 0 }
@@ -201,11 +215,21 @@ impl Events for TermEvents {
         *self.current.lock().unwrap() = Some(c);
     }
 
+    fn trial_state(&self, round: u32, state: &str) {
+        if let Some(Current::Line { state: s, .. }) = self.current.lock().unwrap().as_mut() {
+            *s = Some(format!("round {round} · {}", one_line(state)));
+        }
+    }
+
     fn trial_started(&self, k: u32, planned: u32, warmup: bool) {
         let mut g = self.current.lock().unwrap();
-        let Some(Current::Line { what, bar, starts, run_left, live, readings }) = g.as_mut() else { return };
+        let Some(Current::Line { what, bar, starts, run_left, live, readings, head, state }) = g.as_mut() else {
+            return;
+        };
         starts.push(Instant::now());
-        let msg = line(what, starts, k, planned, warmup, self.width, *run_left);
+        // An interleaved run names the state being measured and the round.
+        let shown = state.as_ref().map(|s| format!("{head} · {s}"));
+        let msg = line(shown.as_ref().unwrap_or(what), starts, k, planned, warmup, self.width, *run_left);
         let bar = bar.get_or_insert_with(|| {
             let b = self.multi.add(ProgressBar::new_spinner());
             b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap());

@@ -95,6 +95,9 @@ pub trait Events {
     /// The system an identifier runs on was captured (before its first test).
     fn system_captured(&self, _system: &System) {}
     fn test_started(&self, _test: &TestStart<'_>) {}
+    /// In an interleaved run, the next trial is round `round`'s of the
+    /// state with identifier `state` (said before its `trial_started`).
+    fn trial_state(&self, _round: u32, _state: &str) {}
     /// Trial `k` of `planned` starts (`warmup`: a discarded warm-up trial).
     fn trial_started(&self, _k: u32, _planned: u32, _warmup: bool) {}
     /// The monitors started for a test (`Some`: its device line, updated

@@ -261,6 +261,7 @@ impl Composite<'_, '_> {
             entries,
             pts: Some(origin),
             repository: None,
+            about: String::new(),
         })
     }
 

@@ -190,6 +190,10 @@ pub struct TestResult {
     /// The profile repository the profile came from (none: a local or built-in profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<RepositoryRef>,
+    /// What the test measures: its profile's description, shown once above
+    /// the test's results in HTML (as PTS pages do).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub about: String,
 }
 
 /// A test that failed for one identifier: why, and where to look.
@@ -298,6 +302,7 @@ impl TestResult {
             entries: vec![],
             pts: None,
             repository: None,
+            about: String::new(),
         }
     }
 }
@@ -435,6 +440,15 @@ pub struct ResultEntry {
     /// the mean of the set-ups' means and `se` their SE (two levels).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setups: Vec<u32>,
+    /// In an interleaved run, each trial's round (1, 2, …; one trial per
+    /// state a round): the states' trials of one round are compared as a
+    /// pair (`analysis::paired`). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trial_rounds: Vec<u32>,
+    /// The interleaved run the trials came from, a token its states share:
+    /// only entries with the same token are paired by round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<String>,
     /// What the trial values show that more trials cannot fix: a warm-up
     /// first trial, outliers, two groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -501,6 +515,8 @@ impl ResultEntry {
             budget: None,
             rounds: None,
             setups: Vec::new(),
+            trial_rounds: Vec::new(),
+            interleave: None,
             notes: Vec::new(),
             warmup_trials: Vec::new(),
             trial_seconds,

@@ -40,6 +40,9 @@ pub struct Settings {
     /// The environment engine was started with: what results record of it
     /// (variables profiles declare relevant, the desktop) comes from here.
     pub environ: Environ,
+    /// The person's defaults file (`$XDG_CONFIG_HOME/engine/config.toml`,
+    /// else `~/.config/engine/config.toml`); `None`: no file is read.
+    pub config_file: Option<PathBuf>,
 }
 
 /// ENGINE_HOME and what is reached through it.
@@ -88,6 +91,12 @@ impl Context {
             machine_lock: Some(get(env::ENGINE_MACHINE_LOCK).unwrap_or_else(|| MACHINE_LOCK.into()).into()),
             cgroup_root: get(env::ENGINE_CGROUP_ROOT).map(PathBuf::from),
             namespaces_dir: get(env::ENGINE_NAMESPACES_DIR).map(PathBuf::from),
+            config_file: Some(match get(env::XDG_CONFIG_HOME) {
+                Some(x) => PathBuf::from(x).join("engine/config.toml"),
+                None => {
+                    PathBuf::from(get(env::HOME).unwrap_or_else(|| "/root".into())).join(".config/engine/config.toml")
+                }
+            }),
             environ: environ.clone(),
         };
         Context::new(Home { root }, settings)

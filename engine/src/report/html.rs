@@ -46,7 +46,7 @@ details.changes-list{margin:.5em 0}
 tr.changed td{background:#fff6d6} .controls{position:sticky;top:0;background:#f4f6f8;padding:.6em 1em;border:1px solid #dde;margin:1em 0}
 .controls[hidden]{display:none} .bound{font-size:12px;color:#555} .monitor{margin:.5em 0 1.5em} .monitor figure{margin:.3em 0} .monitor figure[hidden],.monitor label[hidden]{display:none} .monitor figcaption{font-size:12px;color:#555} .controls label{margin-right:1.5em} section.result{margin:1.5em 0} section.result h3{margin:.2em 0}
 .unit{color:#555;font-size:13px} svg.chart{display:block;margin:.3em 0;max-width:100%;height:auto} .better{color:#0a7d25} .worse{color:#b3261e} .none{color:#555}
-.changes{color:#7a5b00;font-size:13px}
+.changes{color:#7a5b00;font-size:13px} p.about{color:#444;margin:.3em 0} td.num{text-align:right;font-variant-numeric:tabular-nums} table.overview td:first-child{max-width:60em}
 .meta{color:#555;margin:.2em 0 1em} section.answer{background:#f7f9fb;border:1px solid #dde;padding:.6em 1.2em;margin:1em 0}
 section.answer li{margin:.25em 0} div.test{border-top:2px solid #dde;margin:1.5em 0;padding-top:.3em} details.warnings{color:#7a5b00;font-size:13px} table.failures td:last-child{overflow-wrap:anywhere}
 @media print{.controls{display:none} section.result{break-inside:avoid} table.systems td div{max-height:none}}
@@ -188,11 +188,14 @@ struct Said<'a> {
 /// One result as the page shows it before any toggle: heading, unit line,
 /// the engine's chart, the verdicts. Written in place: a comparison of a
 /// thousand identifiers makes a page of tens of megabytes.
-fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<'_>], baseline: Option<&str>) {
-    write!(h, "<section class=\"result\"><h3>{}</h3>", esc(&drawn.title)).unwrap();
-    if !t.description.is_empty() {
-        write!(h, "<div class=\"desc\">{}</div>", esc(&t.description)).unwrap();
-    }
+fn section(
+    h: &mut String,
+    (k, t): (usize, &TestResult),
+    drawn: &svg::Chart,
+    verdicts: &[Said<'_>],
+    baseline: Option<&str>,
+) {
+    write!(h, "<section class=\"result\" id=\"r{k}\"><h3>{}</h3>", esc(&heading(t))).unwrap();
     write!(h, "<div class=\"unit\">{}</div>", esc(&drawn.unit)).unwrap();
     svg::write_chart(h, drawn, false);
     if !verdicts.is_empty() {
@@ -203,27 +206,105 @@ fn section(h: &mut String, t: &TestResult, drawn: &svg::Chart, verdicts: &[Said<
         }
         h.push_str("</div>");
     }
-    // Why a number may not mean what it seems: it did not reach the device,
-    // or the trials stopped short of the target.
-    let warned: Vec<(&str, &String)> = t
-        .entries
-        .iter()
-        .flat_map(|e| e.served_from_memory.iter().chain(&e.warning).map(move |w| (e.identifier.as_str(), w)))
-        .collect();
-    for e in &t.entries {
-        if let Some(b) = super::text::bound_line(e) {
-            write!(h, "<div class=\"bound\"><b>{}</b>: {}</div>", esc(&e.identifier), esc(&b)).unwrap();
+    h.push_str("</section>");
+}
+
+/// `Flexible IO Tester 3.33 — IOPS — Type: Random Read - Block Size: 4KB`:
+/// the test, the metric, the options, as a heading names them.
+fn heading(t: &TestResult) -> String {
+    let options: Vec<String> = t.options.iter().map(|o| format!("{}: {}", o.name, o.entry)).collect();
+    let options = options.join(" - ");
+    // What the profile adds to the description for this result names the
+    // metric (`Read Latency`); else the result's id does.
+    let extra = t.description.strip_prefix(options.as_str()).map(|r| r.trim_start_matches(" - ").trim());
+    let metric = match extra {
+        Some(x) if !x.is_empty() => x.to_string(),
+        _ => metric_name(&t.result, &t.unit),
+    };
+    let mut parts = vec![svg::result_title(t), metric];
+    match extra {
+        Some(_) if !options.is_empty() => parts.push(options),
+        Some(_) => {}
+        // A description not made of the options (an import): as it is.
+        None if !t.description.is_empty() => parts.push(t.description.clone()),
+        None => {}
+    }
+    parts.join(" — ")
+}
+
+/// `iops` with unit `IOPS` → `IOPS`; `read_bandwidth` → `Read Bandwidth`.
+fn metric_name(id: &str, unit: &str) -> String {
+    if id.eq_ignore_ascii_case(unit) {
+        return unit.to_string();
+    }
+    id.split(['_', '-'])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            match w.len() <= 4
+                && w.chars().all(|c| c.is_ascii_alphabetic())
+                && ["iops", "io", "cpu", "tps", "ops", "qps", "mb", "rss", "qd"].contains(&w)
+            {
+                true => w.to_ascii_uppercase(),
+                false => {
+                    let mut c = w.chars();
+                    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+                }
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A note: its class (`bound`, `warning`), the identifier, the text.
+type Note<'a> = (&'static str, &'a str, String);
+
+/// A test's notes under its results, each said once: what bounded a
+/// number and why it may not mean what it seems (it did not reach the
+/// device, the trials stopped short of the target), naming the results a
+/// note is about when it is not all of them.
+fn notes(h: &mut String, results: &[(usize, &TestResult)]) {
+    // (class, identifier, text) → the results it is said of, in order.
+    let mut said: Vec<(Note<'_>, Vec<usize>)> = Vec::new();
+    for (k, t) in results {
+        for e in &t.entries {
+            let bound = super::text::bound_line(e).map(|b| ("bound", b));
+            let warned = e.served_from_memory.iter().chain(&e.warning).map(|w| ("warning", w.clone()));
+            for (class, text) in bound.into_iter().chain(warned) {
+                let key = (class, e.identifier.as_str(), text);
+                match said.iter_mut().find(|(s, _)| *s == key) {
+                    Some((_, ks)) => ks.push(*k),
+                    None => said.push((key, vec![*k])),
+                }
+            }
         }
     }
-    if !warned.is_empty() {
-        // Folded: the same budget line under every metric of a test is read once.
-        write!(h, "<details class=\"warnings\"><summary>{} warning(s)</summary><ul>", warned.len()).unwrap();
-        for (id, w) in warned {
-            write!(h, "<li><b>{}</b>: {}</li>", esc(id), esc(w)).unwrap();
+    if said.is_empty() {
+        return;
+    }
+    let (bounds, warnings): (Vec<_>, Vec<_>) = said.into_iter().partition(|((c, _, _), _)| *c == "bound");
+    let of = |ks: &[usize]| -> String {
+        if ks.len() == results.len() {
+            return String::new();
+        }
+        let named: Vec<String> = ks
+            .iter()
+            .filter_map(|k| results.iter().find(|(i, _)| i == k))
+            .map(|(k, t)| format!("<a href=\"#r{k}\">{}</a>", esc(&metric_name(&t.result, &t.unit))))
+            .collect();
+        format!(" ({})", named.join(", "))
+    };
+    h.push_str("<div class=\"notes\">");
+    for ((_, id, text), ks) in &bounds {
+        write!(h, "<div class=\"bound\"><b>{}</b>{}: {}</div>", esc(id), of(ks), esc(text)).unwrap();
+    }
+    if !warnings.is_empty() {
+        write!(h, "<details class=\"warnings\"><summary>{} warning(s)</summary><ul>", warnings.len()).unwrap();
+        for ((_, id, text), ks) in &warnings {
+            write!(h, "<li><b>{}</b>{}: {}</li>", esc(id), of(ks), esc(text)).unwrap();
         }
         h.push_str("</ul></details>");
     }
-    h.push_str("</section>");
+    h.push_str("</div>");
 }
 
 impl Exporter for Html {
@@ -246,26 +327,31 @@ impl Exporter for Html {
             answer(&mut h, r, &a, geomean);
         }
         if !r.systems.is_empty() {
+            runs(&mut h, r);
             systems(&mut h, r);
         }
+        overview(&mut h, r, &m);
         controls(&mut h, r.results.len());
         h.push_str("<div id=\"results\">");
-        // A test's results (bandwidth, IOPS, latencies) in one block.
-        let mut open: Option<&str> = None;
-        for ((t, row), said) in r.results.iter().zip(&m.rows).zip(&verdicts) {
-            if open != Some(t.test.as_str()) {
-                if let Some(test) = open {
-                    super::monitor_chart::write_block(&mut h, test, &m.ids, &view.monitors);
-                    h.push_str("</div>");
-                }
-                h.push_str("<div class=\"test\">");
-                open = Some(&t.test);
+        // A test's results (bandwidth, IOPS, latencies) in one block: what
+        // the test is once above them, their notes once below.
+        let mut block: Vec<(usize, &TestResult)> = Vec::new();
+        for (k, ((t, row), said)) in r.results.iter().zip(&m.rows).zip(&verdicts).enumerate() {
+            if block.first().is_some_and(|(_, f)| f.test != t.test) {
+                close_block(&mut h, &block, &m.ids, view);
+                block.clear();
             }
-            section(&mut h, t, &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
+            if block.is_empty() {
+                h.push_str("<div class=\"test\">");
+                if !t.about.is_empty() {
+                    write!(h, "<p class=\"about\">{}</p>", esc(&t.about)).unwrap();
+                }
+            }
+            block.push((k, t));
+            section(&mut h, (k, t), &svg::result_chart(t, row, &m.ids, None), said, a.baseline.as_deref());
         }
-        if let Some(test) = open {
-            super::monitor_chart::write_block(&mut h, test, &m.ids, &view.monitors);
-            h.push_str("</div>");
+        if !block.is_empty() {
+            close_block(&mut h, &block, &m.ids, view);
         }
         h.push_str("</div>");
         failures(&mut h, r);
@@ -286,6 +372,70 @@ impl Exporter for Html {
         h.push_str(&format!("<script>{SCRIPT}</script>\n</body></html>\n"));
         h
     }
+}
+
+/// The end of a test's block: its notes, then its monitors.
+fn close_block(h: &mut String, block: &[(usize, &TestResult)], ids: &[String], view: &View) {
+    notes(h, block);
+    if let Some((_, t)) = block.first() {
+        super::monitor_chart::write_block(h, &t.test, ids, &view.monitors);
+    }
+    h.push_str("</div>");
+}
+
+/// The runs, a row per identifier: when it ran, how long, how many tests.
+fn runs(h: &mut String, r: &ResultFile) {
+    let at = |s: &str| humantime::parse_rfc3339(s).ok();
+    h.push_str("<h2>Runs</h2><table class=\"runs\"><tr><th>Identifier</th><th>Date</th><th>Duration</th><th>Tests</th><th>Results</th></tr>");
+    for s in &r.systems {
+        let start = at(&s.started);
+        let when = start.map(|t| {
+            let w = humantime::format_rfc3339_seconds(t).to_string();
+            format!("{} UTC", w.trim_end_matches('Z').replacen('T', " ", 1).chars().take(16).collect::<String>())
+        });
+        let took = start.zip(s.finished.as_deref().and_then(at)).and_then(|(a, b)| b.duration_since(a).ok());
+        let mine = r.results.iter().filter(|t| t.entries.iter().any(|e| e.identifier == s.identifier));
+        let tests: std::collections::HashSet<&str> = mine.clone().map(|t| t.test.as_str()).collect();
+        write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.identifier),
+            esc(when.as_deref().unwrap_or("")),
+            took.map(crate::stats::adaptive::seconds).unwrap_or_default(),
+            tests.len(),
+            mine.count()
+        )
+        .unwrap();
+    }
+    h.push_str("</table>");
+}
+
+/// Every result in a table that jumps to its chart, with each identifier's
+/// value (as PTS's result overview): up to 12 identifiers; past that the
+/// names alone, the charts say the rest.
+fn overview(h: &mut String, r: &ResultFile, m: &crate::analysis::Matrix) {
+    const MOST: usize = 12;
+    let shown = if m.ids.len() <= MOST { m.ids.as_slice() } else { &[] };
+    write!(h, "<h2>Results overview</h2><table class=\"overview\"><tr><th>Result</th><th>Unit</th>").unwrap();
+    for id in shown {
+        write!(h, "<th>{}</th>", esc(id)).unwrap();
+    }
+    h.push_str("</tr>");
+    for (k, (t, row)) in r.results.iter().zip(&m.rows).enumerate() {
+        write!(
+            h,
+            "<tr><td><a href=\"#r{k}\">{}</a></td><td>{}</td>",
+            esc(&heading(t)),
+            esc(&svg::unit_line(&t.unit, t.proportion))
+        )
+        .unwrap();
+        for e in row.iter().take(shown.len()) {
+            let v = e.map(|e| crate::units::number(e.value)).unwrap_or_default();
+            write!(h, "<td class=\"num\">{}</td>", esc(&v)).unwrap();
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
 }
 
 /// Per result, the verdict lines against the baseline.
@@ -561,6 +711,50 @@ mod tests {
         assert_eq!(html, Html.export(&f, &View::default()), "same input, same bytes");
     }
 
+    /// What a PTS user expects of the page: the runs, an overview that
+    /// jumps to each chart, the test described once, headings that name the
+    /// metric, a note its results share said once.
+    #[test]
+    fn runs_overview_descriptions_headings_and_notes_once() {
+        use crate::model::result::OptionChoice;
+        let mut f = sample(&["A", "B"]);
+        f.systems[0].started = "2026-12-04T10:14:00Z".into();
+        f.systems[0].finished = Some("2026-12-04T10:26:05Z".into());
+        for (k, t) in f.results.iter_mut().enumerate() {
+            t.test = "io@1[x]".into();
+            t.title = "Block I/O".into();
+            t.app_version = Some("1.0".into());
+            t.result = ["iops", "read_latency"][k].into();
+            t.unit = ["IOPS", "ms"][k].into();
+            t.options = vec![OptionChoice {
+                option: "type".into(),
+                name: "Type".into(),
+                entry: "Random Read".into(),
+                values: Default::default(),
+            }];
+            t.description = "Type: Random Read".into();
+            t.about = "Reads and writes files in the target directory.".into();
+            t.entries[1].warning = Some("budget spent: 95 % CI ±7 %".into());
+        }
+        let html = Html.export(&f, &View::default());
+        let page = static_part(&html);
+        assert!(
+            page.contains("<h2>Runs</h2>")
+                && page.contains("<td>A</td><td>2026-12-04 10:14 UTC</td><td>12 min 5 s</td><td>1</td><td>2</td>"),
+            "{page}"
+        );
+        assert!(page.contains("<h2>Results overview</h2>"), "{page}");
+        assert!(page.contains("<a href=\"#r0\">Block I/O 1.0 — IOPS — Type: Random Read</a>"), "{page}");
+        assert!(page.contains("<a href=\"#r1\">Block I/O 1.0 — Read Latency — Type: Random Read</a>"), "{page}");
+        assert!(
+            page.contains(
+                "<section class=\"result\" id=\"r1\"><h3>Block I/O 1.0 — Read Latency — Type: Random Read</h3>"
+            )
+        );
+        assert_eq!(page.matches("Reads and writes files in the target directory.").count(), 1, "described once");
+        assert_eq!(page.matches("budget spent: 95 % CI ±7 %").count(), 1, "a shared note said once");
+    }
+
     #[test]
     fn one_identifier_has_no_geometric_mean() {
         let html = Html.export(&sample(&["A"]), &View::default());
@@ -586,10 +780,10 @@ mod tests {
         assert!(!html.contains("<!--"));
         // The charts show it, escaped: two results and the geometric mean, as
         // do the two verdicts, the system table, the wins, and the lead (its
-        // verdict and its geometric mean).
+        // verdict and its geometric mean), the runs table and the overview's column.
         let page = static_part(&html);
         let shown = "&lt;!--&lt;script&gt;x&lt;/script&gt;";
         assert_eq!(page.matches(&format!(">{shown}</text>")).count(), 3, "{page}");
-        assert_eq!(page.matches(shown).count(), 3 + 2 + 1 + 1 + 2, "{page}");
+        assert_eq!(page.matches(shown).count(), 3 + 2 + 1 + 1 + 2 + 2, "{page}");
     }
 }

@@ -74,6 +74,7 @@ pub(crate) mod tests {
                     .collect(),
                 pts: None,
                 repository: None,
+                about: String::new(),
             });
         }
         f

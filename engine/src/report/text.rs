@@ -246,6 +246,39 @@ fn verdict_block(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str)
     for (id, parts) in super::verdict::lines(f, a, baseline) {
         writeln!(out, "  {} vs {}: {}", one_line(&id), one_line(baseline), parts.join(", ")).unwrap();
     }
+    paired_table(out, f, a, baseline);
+}
+
+/// An interleaved sweep's comparisons, a row each: what, against the
+/// baseline, the ratio with its paired 95 % interval, the verdict, and the
+/// rounds it is paired over (at most 40 rows; the rest counted).
+fn paired_table(out: &mut String, f: &ResultFile, a: &Analysis, baseline: &str) {
+    const MOST: usize = 40;
+    let rows: Vec<[String; 4]> = a
+        .comparisons
+        .iter()
+        .flat_map(|(i, cs)| cs.iter().map(move |(id, c)| (*i, id, c)))
+        .filter_map(|(i, id, c)| {
+            let n = c.paired?;
+            let t = &f.results[i];
+            let what = format!("{} · {}", one_line(&t.heading(&t.title)), one_line(id));
+            Some([what, c.ratio_text(), c.verdict.to_string(), format!("{n} rounds")])
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    writeln!(out, "\nPaired over rounds (per-round ratio to {}, its 95 % interval, the verdict)", one_line(baseline))
+        .unwrap();
+    let w: Vec<usize> = (0..4).map(|k| rows.iter().take(MOST).map(|r| text_width(&r[k])).max().unwrap_or(0)).collect();
+    let w0 = w[0].min(60);
+    for r in rows.iter().take(MOST) {
+        let what = super::svg::cut_middle(&r[0], w0);
+        writeln!(out, "  {}  {}  {}  {}", pad(&what, w0), pad(&r[1], w[1]), pad(&r[2], w[2]), r[3]).unwrap();
+    }
+    if rows.len() > MOST {
+        writeln!(out, "  … {} more: `engine result show NAME --format csv` has every one", rows.len() - MOST).unwrap();
+    }
 }
 
 /// The result blocks of one test (every result id it yielded), with the

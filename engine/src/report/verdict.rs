@@ -39,7 +39,7 @@ fn by_test<'a>(f: &'a ResultFile, a: &'a Analysis, id: &str) -> Vec<(&'a str, Ve
 }
 
 /// How the verdicts were decided, for the reports to say.
-pub(crate) const RULE: &str = "Welch's t-test at 5 %, a change beyond the noise threshold; equivalent when the ratio's 90 % interval is within the margin (two one-sided tests); across the tests compared, Benjamini–Hochberg at 5 % (a test's metrics as one, by Simes)";
+pub(crate) const RULE: &str = "paired over rounds where the trials were interleaved (a t interval of the per-round log ratios), else Welch's t-test, at 5 %; a change beyond the noise threshold; equivalent when the ratio's 90 % interval is within the margin (two one-sided tests); across the tests compared, Benjamini–Hochberg at 5 % (a test's metrics as one, by Simes)";
 
 /// Tests by what their comparisons say.
 #[derive(Default)]

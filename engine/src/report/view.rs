@@ -123,7 +123,7 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
                 .filter(|(j, _)| *j != bi)
                 .filter_map(|(j, e)| {
                     let e = (*e)?;
-                    let mut c = significance::compare(&e.units(), &base.units(), r.proportion, &r.unit, v.rule())?;
+                    let mut c = crate::analysis::paired::compare_entries(e, base, r.proportion, &r.unit, v.rule())?;
                     // With set-ups the units are set-ups: what would settle
                     // it is said in trials, at the trials a set-up had.
                     if let significance::Verdict::Undecided(Some(k)) = &mut c.verdict {

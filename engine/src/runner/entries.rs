@@ -29,6 +29,7 @@ fn template(test: &Test, def: &ResultDef) -> TestResult {
         entries: Vec::new(),
         pts: None,
         repository: test.profile.source.clone(),
+        about: p.description.clone(),
     }
 }
 
@@ -55,6 +56,11 @@ pub(super) fn build(
             entry = entry.with_setups(data.setups.clone());
         }
         entry.added_trials = data.added.clone();
+        // Rounds pair an interleaved run's states only when every trial has one.
+        if data.rounds.len() == entry.trials.len() && data.interleave.is_some() {
+            entry.trial_rounds = data.rounds.clone();
+            entry.interleave = data.interleave.clone();
+        }
         if let Some((why, warning)) = data.stops.get(i) {
             entry.stopped = Some(*why);
             entry.warning = warning.clone();

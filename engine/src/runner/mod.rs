@@ -17,6 +17,7 @@ mod setups;
 mod span;
 mod trial_log;
 mod trials;
+mod verdicts;
 pub mod wasm;
 pub(crate) mod watchdog;
 
@@ -95,6 +96,8 @@ pub struct Env<'a> {
 pub struct Logs<'a> {
     pub dir: &'a Path,
     pub rel: &'a str,
+    /// The state's identifier, for the progress line of an interleaved run.
+    pub name: &'a str,
 }
 
 /// Why a test failed, for the person running it and the result file.
@@ -209,12 +212,13 @@ fn run(
         .map_err(|e| TestFailure::new(format!("cannot open {}: {e}", test_dir.path().display())))?;
     let tenv = TestEnv { bindings: &b, test_dir: test_dir.path(), dir: &dir, logs: logs[0].dir };
     let dirs: Vec<&Path> = logs.iter().map(|l| l.dir).collect();
+    let names: Vec<&str> = logs.iter().map(|l| l.name).collect();
     let mut pending = Vec::new();
-    let job = trials::Job { test, settings, env: &tenv, logs: &dirs, sources: &sources, events };
+    let job = trials::Job { test, settings, env: &tenv, logs: &dirs, names: &names, sources: &sources, events };
     let setups = settings.setups.or(test.setups).or(test.profile.profile.trials.setups).unwrap_or(1);
     let repeat: trials::Repeat<'_> = &|t, switch, plan, data, order, cost| {
         if setups > 1 {
-            setups::Rounds { job: &job, switch, plan, order }.run(t, data, setups, cost)
+            setups::Rounds { job: &job, switch, plan, order, round: 0 }.run(t, data, setups, cost)
         } else {
             trials::rounds(t, &job, switch, plan, data, order)
         }

@@ -18,11 +18,12 @@ pub(super) struct Rounds<'a, 'j> {
     pub plan: &'a AdaptivePlan,
     /// The first round's order (its first state had the warm-ups).
     pub order: Vec<usize>,
+    /// Rounds so far, across set-ups (each trial's round is recorded).
+    pub round: u32,
 }
 
-/// Per state: whether it wants more, and its time so far (set-ups included).
+/// Per state: its time so far (set-ups included).
 struct State {
-    going: bool,
     elapsed: Duration,
 }
 
@@ -37,7 +38,7 @@ impl Rounds<'_, '_> {
         first: Duration,
     ) -> Result<(), ExecError> {
         let sp = SetupPlan::new(self.plan, scheduled);
-        let mut states: Vec<State> = (0..data.len()).map(|_| State { going: true, elapsed: first }).collect();
+        let mut states: Vec<State> = (0..data.len()).map(|_| State { elapsed: first }).collect();
         let (mut per, mut setup_time) = (sp.per, first);
         for j in 1u32.. {
             if j > 1 {
@@ -45,7 +46,7 @@ impl Rounds<'_, '_> {
                 t.renew()?;
                 let took = began.elapsed();
                 setup_time += took;
-                states.iter_mut().filter(|s| s.going).for_each(|s| s.elapsed += took);
+                states.iter_mut().for_each(|s| s.elapsed += took);
                 let first = self.order[0];
                 let job = self.job;
                 let warm = job.settings.warmup.unwrap_or(job.test.profile.profile.trials.warmup);
@@ -54,21 +55,22 @@ impl Rounds<'_, '_> {
             }
             self.trials(t, data, &mut states, j, per)?;
             let costs = Costs { setup: setup_time.as_secs_f64() / j as f64, trial: 0.0 };
+            // Balanced: every state has every set-up and round while any
+            // state's results want more.
             per = 0;
-            for (i, s) in states.iter_mut().enumerate().filter(|(_, s)| s.going) {
-                match decide(&sp, self.plan, &mut data[i], s.elapsed, costs) {
-                    None => s.going = false,
-                    Some(next) => per = per.max(next),
+            for (i, s) in states.iter_mut().enumerate() {
+                if let Some(next) = decide(&sp, self.plan, &mut data[i], s.elapsed, costs) {
+                    per = per.max(next);
                 }
             }
-            if !states.iter().any(|s| s.going) {
+            if per == 0 {
                 return Ok(());
             }
         }
         Ok(())
     }
 
-    /// `per` rounds of one trial per going state, each trial recorded as set-up `j`.
+    /// `per` rounds of one trial per state, each trial recorded as set-up `j`.
     fn trials(
         &mut self,
         t: &mut Trials<'_>,
@@ -78,21 +80,26 @@ impl Rounds<'_, '_> {
         per: u32,
     ) -> Result<(), ExecError> {
         let events = self.job.events;
+        let many = self.switch.count() > 1;
         for _ in 0..per {
+            self.round += 1;
             for i in std::mem::take(&mut self.order) {
-                if !states[i].going {
-                    continue;
-                }
                 if interrupt::requested() {
                     return Err(ExecError::Interrupted);
                 }
                 let start = Instant::now();
                 self.enter(t, i)?;
+                if many {
+                    events.trial_state(self.round, self.job.names.get(i).copied().unwrap_or(""));
+                }
                 let d = &mut data[i];
                 let k = d.walls.len() as u32 + 1;
                 events.trial_started(k, self.job.settings.runs.unwrap_or(self.plan.times), false);
                 let wall = t.measured(k, d)?;
                 d.setups.push(j);
+                if many {
+                    d.rounds.push(self.round);
+                }
                 events.trial_done(k, false, wall.as_secs_f64());
                 states[i].elapsed += start.elapsed();
             }

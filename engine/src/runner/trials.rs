@@ -144,9 +144,20 @@ pub(super) struct TrialData {
     pub signals: crate::monitor::bound::Signals,
     /// Each measured trial's set-up (`--setups N`); empty when set up once.
     pub setups: Vec<u32>,
+    /// In an interleaved run, each measured trial's round; empty otherwise.
+    pub rounds: Vec<u32>,
+    /// The interleaved run's token, shared by its states (pairs by round).
+    pub interleave: Option<String>,
 }
 
 impl TrialData {
+    #[cfg(test)]
+    pub(super) fn for_tests(results: usize) -> TrialData {
+        let plan =
+            AdaptivePlan { times: 3, min: 2, max: 100, target_ci: 1.0, budget: Duration::from_secs(60), forced: None };
+        TrialData::new(results, &plan, &None)
+    }
+
     fn new(results: usize, plan: &AdaptivePlan, no_counters: &Option<String>) -> TrialData {
         TrialData {
             values: vec![Vec::new(); results],
@@ -160,6 +171,8 @@ impl TrialData {
             monitor: None,
             signals: Default::default(),
             setups: Vec::new(),
+            rounds: Vec::new(),
+            interleave: None,
         }
     }
 }
@@ -419,6 +432,8 @@ pub(super) struct Job<'a> {
     pub env: &'a TestEnv<'a>,
     /// `logs[i]` is state `i`'s log folder.
     pub logs: &'a [&'a Path],
+    /// `names[i]` is state `i`'s identifier.
+    pub names: &'a [&'a str],
     /// Where each result's value comes from.
     pub sources: &'a [(&'a ResultDef, Source)],
     pub events: &'a dyn Events,
@@ -454,7 +469,7 @@ pub(super) fn run(
     pending: &mut Vec<(PathBuf, String)>,
     repeat: Repeat<'_>,
 ) -> Result<Vec<TrialData>, ExecError> {
-    let Job { test, settings, env, logs, sources, events } = *job;
+    let Job { test, settings, env, logs, sources, events, .. } = *job;
     let profile = &test.profile.profile;
     let plan = plan_of(test, settings);
     let began = Instant::now();
@@ -483,6 +498,11 @@ pub(super) fn run(
     };
     let n = switch.count();
     let mut data: Vec<TrialData> = (0..n).map(|_| TrialData::new(sources.len(), &plan, &no_counters)).collect();
+    if n > 1 {
+        // The states of this run share a token: their trials pair by round.
+        let token = format!("{:016x}", fastrand::u64(..));
+        data.iter_mut().for_each(|d| d.interleave = Some(token.clone()));
+    }
     let order = switch.order();
     let first = order[0];
     switch.enter(first).map_err(ExecError::Setup)?;
@@ -507,9 +527,11 @@ pub(super) type Repeat<'r> = &'r dyn Fn(
     Duration,
 ) -> Result<(), ExecError>;
 
-/// Rounds of one trial per state that still wants more, in the order
-/// `switch` gives (`order` first); each state's trials stop by the rule on
-/// their own values and their own time.
+/// Balanced rounds: every round measures every state once, in the order
+/// `switch` gives (`order` first), and the rounds go on while any state's
+/// results want more — states never drop out one by one, so whatever the
+/// machine does in a round falls on all of them alike, and each round's
+/// trials are a pair (`analysis::paired`).
 pub(super) fn rounds(
     t: &mut Trials<'_>,
     job: &Job<'_>,
@@ -518,15 +540,11 @@ pub(super) fn rounds(
     data: &mut [TrialData],
     mut order: Vec<usize>,
 ) -> Result<(), ExecError> {
-    let Job { settings, logs, events, test, .. } = *job;
+    let Job { settings, logs, events, test, names, .. } = *job;
     let n = switch.count();
-    let mut going = vec![true; n];
     let mut elapsed = vec![Duration::ZERO; n];
     for k in 1u32.. {
         for &i in &order {
-            if !going[i] {
-                continue;
-            }
             if interrupt::requested() {
                 return Err(ExecError::Interrupted);
             }
@@ -534,25 +552,70 @@ pub(super) fn rounds(
             if n > 1 {
                 switch.enter(i).map_err(ExecError::Setup)?;
                 t.logs = logs[i].to_path_buf();
+                events.trial_state(k, names.get(i).copied().unwrap_or(""));
             }
             t.state = i;
             events.trial_started(k, settings.runs.unwrap_or(test.profile.profile.trials.times), false);
             let d = &mut data[i];
             let wall = t.measured(k, d)?;
+            if n > 1 {
+                d.rounds.push(k);
+            }
             events.trial_done(k, false, wall.as_secs_f64());
             elapsed[i] += start.elapsed();
-            match decide(plan, d, elapsed[i]) {
-                None => going[i] = false,
-                Some(Some(reason)) => d.added.push(format!("trial {}: {reason}", k + 1)),
-                Some(None) => {}
-            }
         }
-        if !going.iter().any(|g| *g) {
+        let verdicts = (n > 1 && plan.forced.is_none()).then(|| super::verdicts::Baseline {
+            results: job.sources.iter().map(|(d, _)| (d.id.as_str(), d.proportion, d.unit.as_str())).collect(),
+            names,
+            rule: crate::analysis::significance::Rule::default(),
+        });
+        if !another_round(plan, data, &elapsed, k, verdicts.as_ref()) {
             break;
         }
         order = switch.order();
     }
     Ok(())
+}
+
+/// After round `k`: whether to run another. Without a baseline to compare
+/// with, while any state's results want another trial (each state that did
+/// not is still measured, its added trial said so); with one (an
+/// interleaved run's first state), while a comparison with it is undecided
+/// and the budget can likely settle it (`super::verdicts`).
+pub(super) fn another_round(
+    plan: &AdaptivePlan,
+    data: &mut [TrialData],
+    elapsed: &[Duration],
+    k: u32,
+    baseline: Option<&super::verdicts::Baseline<'_>>,
+) -> bool {
+    let wants: Vec<Option<Option<String>>> = data.iter_mut().zip(elapsed).map(|(d, e)| decide(plan, d, *e)).collect();
+    if let Some(b) = baseline {
+        let Some(why) = super::verdicts::wants_more(b, plan, data, elapsed, k) else {
+            // Stopped by the verdicts: a state whose own rule wanted more says why it stopped.
+            for (d, w) in data.iter_mut().zip(&wants) {
+                if w.is_some() {
+                    d.stops = vec![(Stop::Verdict, None); d.values.len()];
+                }
+            }
+            return false;
+        };
+        if !why.is_empty() {
+            data.iter_mut().for_each(|d| d.added.push(format!("trial {}: {why}", k + 1)));
+        }
+        return true;
+    }
+    if wants.iter().all(Option::is_none) {
+        return false;
+    }
+    for (d, w) in data.iter_mut().zip(wants) {
+        match w {
+            Some(Some(reason)) => d.added.push(format!("trial {}: {reason}", k + 1)),
+            Some(None) => {}
+            None => d.added.push(format!("trial {}: a balanced round (another state wanted more)", k + 1)),
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -67,6 +67,9 @@ pub enum Stop {
     Drift,
     /// The values form two groups.
     Groups,
+    /// An interleaved run's comparisons with its baseline state were all
+    /// decided (better, worse, equivalent) or could not be within the budget.
+    Verdict,
 }
 
 impl Stop {}

@@ -235,6 +235,7 @@ mod tests {
                     .collect(),
                 pts: None,
                 repository: None,
+                about: String::new(),
             });
         }
         f

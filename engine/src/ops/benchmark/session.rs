@@ -313,7 +313,8 @@ impl<'a> Session<'a> {
         }
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
         let dirs: Vec<PathBuf> = rels.iter().map(|r| self.store.dir(&self.name).join(r)).collect();
-        let logs: Vec<Logs> = dirs.iter().zip(&rels).map(|(dir, rel)| Logs { dir, rel }).collect();
+        let logs: Vec<Logs> =
+            dirs.iter().zip(&rels).zip(&todo).map(|((dir, rel), &i)| Logs { dir, rel, name: &ids[i] }).collect();
         let setups = if self.setup_rounds { Some(1) } else { self.setup.settings.setups };
         let settings = RunSettings {
             target_dir: target.to_path_buf(),
