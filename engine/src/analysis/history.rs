@@ -116,7 +116,15 @@ pub struct Series {
     /// Rows whose value was set aside as a single outlier (its neighbours'
     /// median stood in for it in the search).
     pub outliers: Vec<usize>,
+    /// Points left out of the search: only the newest [`MAX_SEARCHED`] are
+    /// searched for change points (0 when all are).
+    pub unsearched: usize,
 }
+
+/// The most points of one series searched for change points: the search
+/// (a permutation test per change) grows faster than the points, and a
+/// history is read for its recent steps; older points stay in the table.
+pub const MAX_SEARCHED: usize = 2000;
 
 impl Series {
     pub(crate) fn values(&self) -> Vec<f64> {
@@ -486,6 +494,7 @@ fn collect(
                         analysed: false,
                         changes: Vec::new(),
                         outliers: Vec::new(),
+                        unsearched: 0,
                     })
                     .points
                     .push((row, e.value));
@@ -526,18 +535,20 @@ pub(crate) fn min_points(q: &Query) -> usize {
 }
 
 fn analyse_one(s: &mut Series, q: &Query) {
-    let values = s.values();
-    s.analysed = values.len() >= min_points(q);
+    let all = s.values();
+    s.analysed = all.len() >= min_points(q);
     if !s.analysed {
         return;
     }
+    let skip = all.len().saturating_sub(MAX_SEARCHED);
+    s.unsearched = skip;
     // One stray run must not hide a clean step: outliers stand aside.
-    let (values, outliers) = changepoint::guard(&values);
-    s.outliers = outliers.iter().map(|&i| s.points[i].0).collect();
+    let (values, outliers) = changepoint::guard(&all[skip..]);
+    s.outliers = outliers.iter().map(|&i| s.points[skip + i].0).collect();
     let found = changepoint::e_divisive(&values, &q.settings);
     let mut kept: Vec<(usize, f64)> = found.iter().map(|c| (c.index, c.p)).collect();
     loop {
-        let changes = sides(s, &values, &kept, q.min_magnitude_pct);
+        let changes = sides(s, (skip, &values), &kept, q.min_magnitude_pct);
         // A change without a ratio (a side's mean is 0) goes first, then the
         // weakest under the minimum magnitude.
         let size = |c: &Option<Change>| c.as_ref().map_or(-1.0, |c| c.change_pct.abs());
@@ -560,7 +571,8 @@ fn analyse_one(s: &mut Series, q: &Query) {
 
 /// Each kept change with the means of the points on either side (up to the
 /// neighbouring changes).
-fn sides(s: &Series, values: &[f64], kept: &[(usize, f64)], noise_pct: f64) -> Vec<Option<Change>> {
+/// `values` are the series' points from `skip` on.
+fn sides(s: &Series, (skip, values): (usize, &[f64]), kept: &[(usize, f64)], noise_pct: f64) -> Vec<Option<Change>> {
     let bounds: Vec<usize> =
         std::iter::once(0).chain(kept.iter().map(|c| c.0)).chain(std::iter::once(values.len())).collect();
     kept.iter()
@@ -570,8 +582,8 @@ fn sides(s: &Series, values: &[f64], kept: &[(usize, f64)], noise_pct: f64) -> V
             let c = significance::compare(after, before, s.proportion, &s.unit, significance::Rule::noise(noise_pct))?;
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
             Some(Change {
-                row: s.points[at].0,
-                at,
+                row: s.points[skip + at].0,
+                at: skip + at,
                 p,
                 before: mean(before),
                 after: mean(after),
@@ -753,6 +765,7 @@ mod tests {
             analysed: false,
             changes: Vec::new(),
             outliers: Vec::new(),
+            unsearched: 0,
         };
         analyse_one(&mut s, q);
         s

@@ -33,6 +33,11 @@ pub enum ResolveError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("suite `{0}` includes itself")]
     Cycle(String),
+    /// Suites nested deeper than [`MAX_SUITE_DEPTH`], or expanding to more
+    /// than [`crate::expand::MAX_TESTS`] items: a few files must not cost
+    /// without bound (a diamond of suites doubles at every level).
+    #[error("suite `{suite}` {why}")]
+    TooLarge { suite: String, why: String },
     /// A profile repository could not give what was asked (unreachable,
     /// refused on trust, needs a newer engine).
     #[error("{msg}")]
@@ -83,6 +88,7 @@ impl ResolveError {
                 Some("drop the version to take the newest, or list versions with `engine list profiles`".into())
             }
             ResolveError::Cycle(_) => Some("remove the item that includes the suite again".into()),
+            ResolveError::TooLarge { .. } => Some("list the tests in fewer suites, each included once".into()),
             ResolveError::Repo { hint, .. } | ResolveError::NoSharedResult { hint, .. } => hint.clone(),
             ResolveError::NotTheCopy { name, .. } => Some(format!(
                 "rename or delete yours (`engine result delete {name}`) to compare against the published one"
@@ -567,9 +573,13 @@ fn presets_of(suite: &LoadedSuite, i: usize, item: &crate::model::profile::Suite
         .collect()
 }
 
+/// How deep suites may include suites.
+pub const MAX_SUITE_DEPTH: usize = 8;
+
 /// A suite's items as profiles with presets, its inner suites flattened;
 /// `stack` holds the suites being flattened (a suite that includes itself
 /// is an error). Items that name nothing are diagnostics at their position.
+
 pub fn flatten_suite(
     catalog: &Catalog,
     suite: &LoadedSuite,
@@ -578,10 +588,20 @@ pub fn flatten_suite(
     if stack.contains(&suite.id) {
         return Err(ResolveError::Cycle(suite.id.clone()));
     }
+    if stack.len() >= MAX_SUITE_DEPTH {
+        let why = format!("nests suites more than {MAX_SUITE_DEPTH} deep ({} …)", stack.join(" → "));
+        return Err(ResolveError::TooLarge { suite: suite.id.clone(), why });
+    }
     stack.push(suite.id.clone());
     let mut out = Vec::new();
     let mut diags = Diagnostics::default();
     for (i, item) in suite.suite.tests.iter().enumerate() {
+        // Counted as they come: each level stops once past the bound, so
+        // the work is bounded too, not only the result.
+        if out.len() > crate::expand::MAX_TESTS {
+            let why = format!("expands to more than {} items", crate::expand::MAX_TESTS);
+            return Err(ResolveError::TooLarge { suite: suite.id.clone(), why });
+        }
         if let Some(s) = &item.suite {
             match flatten_item_suite(catalog, suite, s, stack) {
                 Ok(p) => out.extend(p),
@@ -605,6 +625,10 @@ pub fn flatten_suite(
         }
     }
     stack.pop();
+    if out.len() > crate::expand::MAX_TESTS {
+        let why = format!("expands to more than {} items", crate::expand::MAX_TESTS);
+        return Err(ResolveError::TooLarge { suite: suite.id.clone(), why });
+    }
     suite_settings(suite, &mut out, &mut diags);
     if !diags.is_empty() {
         return Err(ResolveError::Invalid(diags));

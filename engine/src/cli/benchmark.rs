@@ -260,6 +260,15 @@ fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, 
             errln!("{more}");
         }
         if let Some(hint) = r.result.as_ref().and_then(|(name, _)| r.precision.rerun_hint(name)) {
+            // A sweep of the disk under the target directory is made again
+            // only under a directory the person names: the hint names it.
+            let a = command.args;
+            let on_target = a.device.is_none() && (a.scheduler.is_some() || !a.set.is_empty());
+            let dir = a.target_dir.clone().or_else(|| std::env::current_dir().ok());
+            let hint = match dir.filter(|_| on_target) {
+                Some(d) => format!("{hint} --target-dir {}", engine::model::template::quote(&d.display().to_string())),
+                None => hint,
+            };
             errln!("{}", engine::sys::text::terminal(&hint));
         }
     }

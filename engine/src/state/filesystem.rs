@@ -58,6 +58,15 @@ impl FsSpec {
         if out.is_empty() {
             return Err(SpecError("`--filesystem` names no file system".into()));
         }
+        if s.chars().any(char::is_control) {
+            return Err(SpecError("`--filesystem`: mount options are one line".into()));
+        }
+        if out.len() > super::scheduler::MAX_STATES {
+            return Err(SpecError(format!(
+                "more than {} file systems: each is made afresh and measured",
+                super::scheduler::MAX_STATES
+            )));
+        }
         Ok(out)
     }
 

@@ -7,6 +7,9 @@ use super::sysfs::{self, Setting};
 use super::{Guard, SpecError, StateError, SystemState};
 use std::path::Path;
 
+/// The most scheduler states one sweep holds.
+pub const MAX_STATES: usize = 16;
+
 /// `bfq:low_latency=0` → scheduler `bfq` with tunable `low_latency` = `0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scheduler {
@@ -37,14 +40,30 @@ impl Scheduler {
             if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(SpecError(format!("`{k}` in `{s}` is not a tunable name")));
             }
+            if v.is_empty() || v.len() > 64 || v.chars().any(char::is_control) {
+                return Err(SpecError(format!("`{k}` in `{s}` needs a value of one line, at most 64 characters")));
+            }
             tunables.push((k.to_string(), v.to_string()));
         }
         Ok(Scheduler { name, tunables })
     }
 
     /// Parses a `--scheduler` list: `none,mq-deadline,bfq:low_latency=0`.
+    /// A state listed twice is one state; more than [`MAX_STATES`] is refused
+    /// (each is applied, journaled and measured: a list from a shared result
+    /// file must not cost without bound).
     pub(crate) fn parse_list(s: &str) -> Result<Vec<Scheduler>, SpecError> {
-        s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(Scheduler::parse).collect()
+        let mut out: Vec<Scheduler> = Vec::new();
+        for one in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let sched = Scheduler::parse(one)?;
+            if !out.contains(&sched) {
+                out.push(sched);
+            }
+            if out.len() > MAX_STATES {
+                return Err(SpecError(format!("more than {MAX_STATES} scheduler states: a sweep compares a few")));
+            }
+        }
+        Ok(out)
     }
 }
 

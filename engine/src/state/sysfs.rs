@@ -30,21 +30,42 @@ impl Setting {
     /// Parses `queue/read_ahead_kb=128` or `iosched/slice_idle=0`.
     pub(crate) fn parse(s: &str) -> Result<Setting, SpecError> {
         let (k, v) = s.split_once('=').ok_or_else(|| SpecError(format!("`--set {s}` has no `=`")))?;
-        let k = k.trim().trim_matches('/');
-        if k.contains("..") || k.is_empty() || !(k.starts_with("queue/") || k.starts_with("iosched/")) {
+        // One attribute by name, `queue/NAME` or `iosched/NAME`: no other
+        // path reaches sysfs, whatever a result file or a flag spells
+        // (`queue/./scheduler`, `queue//x` and `..` name no attribute).
+        let k = k.trim();
+        let name_ok = |n: &str| {
+            !n.is_empty()
+                && n.len() <= 64
+                && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        };
+        let ok = match k.split_once('/') {
+            Some(("queue" | "iosched", name)) => name_ok(name),
+            _ => false,
+        };
+        if !ok {
             return Err(SpecError(format!(
-                "`--set {s}`: the attribute must be under queue/ or iosched/ (queue/read_ahead_kb, iosched/slice_idle)"
+                "`--set {}`: the attribute is queue/NAME or iosched/NAME, NAME of a-z, 0-9 and _ (queue/read_ahead_kb, iosched/slice_idle)",
+                crate::sys::text::one_line(s)
+            )));
+        }
+        let v = v.trim();
+        if v.is_empty() || v.len() > 64 || v.chars().any(char::is_control) {
+            return Err(SpecError(format!(
+                "`--set {}`: the value is one line of at most 64 characters",
+                crate::sys::text::one_line(s)
             )));
         }
         // The scheduler file reads back as `none [mq-deadline] kyber`, which
         // cannot be written back: schedulers have their own flag and journal entry.
         if k == "queue/scheduler" {
             return Err(SpecError(format!(
-                "`--set {s}`: set the I/O scheduler with `--scheduler {}` (it is journaled and restored by name)",
-                v.trim()
+                "`--set {}`: set the I/O scheduler with `--scheduler {}` (it is journaled and restored by name)",
+                crate::sys::text::one_line(s),
+                crate::sys::text::one_line(v)
             )));
         }
-        Ok(Setting { attr: k.to_string(), value: v.trim().to_string() })
+        Ok(Setting { attr: k.to_string(), value: v.to_string() })
     }
 
     pub(crate) fn is_iosched(&self) -> bool {
@@ -127,6 +148,18 @@ mod tests {
         assert!(Setting::parse("queue/../../etc=1").is_err());
         assert!(Setting::parse("device/delete=1").is_err());
         assert!(Setting::parse("queue/x").is_err());
+        // Red team: spellings of the scheduler file and other paths.
+        for bad in [
+            "queue/./scheduler=kyber",
+            "queue//scheduler=kyber",
+            "queue/ ./scheduler=kyber",
+            "queue/iosched/x=1",
+            "/queue/nr_requests=4",
+            "queue/NR=1",
+            "queue/nr_requests=4\nx",
+        ] {
+            assert!(Setting::parse(bad).is_err(), "{bad}");
+        }
         let e = Setting::parse("queue/scheduler=bfq").unwrap_err();
         assert!(e.0.contains("--scheduler bfq"), "{e}");
     }

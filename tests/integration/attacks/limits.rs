@@ -487,3 +487,74 @@ fn a_shared_profiles_forced_trials_and_long_budget_need_grants() {
     assert!(r.stderr.contains("1000 trials whatever the budget") && r.stderr.contains("add --grant trials=1000\n"));
     assert!(!env.result_path("f").exists(), "nothing ran");
 }
+
+/// Red team: suites that include suites twice at every level (a diamond)
+/// or a hundred times double or multiply at every level; a few small files
+/// are refused at once by `benchmark`, `info` and `validate`, not expanded.
+#[test]
+fn a_diamond_of_suites_is_refused_not_expanded() {
+    let env = crate::common::Env::new();
+    env.profile("echo", &crate::common::echo_profile("echo", &["1"]));
+    for i in 0..24 {
+        let item =
+            if i == 23 { "  - profile: echo\n".to_string() } else { format!("  - suite: d{}\n", i + 1).repeat(2) };
+        env.suite(&format!("d{i}"), &format!("title: D{i}\ntests:\n{item}"));
+    }
+    let wide = |i: usize| {
+        if i == 3 { "  - profile: echo\n".repeat(100) } else { format!("  - suite: w{}\n", i + 1).repeat(100) }
+    };
+    for i in 0..4 {
+        env.suite(&format!("w{i}"), &format!("title: W{i}\ntests:\n{}", wide(i)));
+    }
+    for (args, what) in [
+        (vec!["benchmark", "suite/d0", "--dry-run", "-y"], "nests suites more than 8 deep"),
+        (vec!["info", "suite/d0"], "nests suites more than 8 deep"),
+        (vec!["benchmark", "suite/w0", "--dry-run", "-y"], "expands to more than 4096 items"),
+    ] {
+        let start = std::time::Instant::now();
+        let r = env.run(&args);
+        assert_ne!(r.code, 0, "{args:?}: {r:?}");
+        assert!(r.stderr.contains(what), "{args:?}: {r:?}");
+        // Bounded by the items loaded (4,096 at most): seconds in a debug build, not minutes or hours.
+        assert!(start.elapsed() < std::time::Duration::from_secs(30), "{args:?} took {:?}", start.elapsed());
+    }
+    let start = std::time::Instant::now();
+    let r = env.run(&["validate", env.profiles.path().join("suites/w0.yaml").to_str().unwrap()]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(30), "validate took {:?}: {r:?}", start.elapsed());
+    assert!(
+        r.stderr.contains("expands to more than 4096 items") || r.stdout.contains("expands to more than 4096 items"),
+        "{r:?}"
+    );
+}
+
+/// Red team: one shared result of 20,000 identifiers on a staircase (a
+/// change every few points) made `result history` search for minutes; only
+/// the newest points are searched, and the report says so.
+#[test]
+fn a_long_history_is_searched_within_a_bound() {
+    let env = crate::common::Env::new();
+    let n = 20_000;
+    let systems: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let at = format!("2026-01-01T{:02}:{:02}:{:02}.{:06}Z", (i / 3600) % 24, (i / 60) % 60, i % 60, i);
+            serde_json::json!({"identifier": format!("h{i}"), "started": at, "engine_version": "0.1.0"})
+        })
+        .collect();
+    let entries: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let v = 100.0 * 1.05f64.powi(((i / 3) % 400) as i32);
+            serde_json::json!({"identifier": format!("h{i}"), "value": v, "trials": [v], "n": 1, "min": v, "max": v,
+                "median": v, "sd": 0.0, "se": 0.0, "timestamp": "2026-01-01T00:00:00Z"})
+        })
+        .collect();
+    let file = serde_json::json!({"schema_version": engine::model::result::SCHEMA_VERSION, "title": "x", "description": "",
+        "systems": systems, "results": [{"test": "t@1.0[]", "profile": "p", "profile_version": "1.0.0", "result": "n",
+        "title": "T", "description": "", "options": [], "unit": "Items", "proportion": "HIB", "entries": entries}]});
+    let path = env.target.path().join("long.json");
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    let start = std::time::Instant::now();
+    let r = env.run(&["result", "history", path.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60), "{:?}", start.elapsed());
+    assert!(r.stdout.contains("1 series longer than 2000 points: only their newest 2000 searched"), "{}", r.stdout);
+}

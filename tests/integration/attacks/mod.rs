@@ -15,6 +15,7 @@ mod cleanup;
 mod limits;
 mod names;
 mod plugins;
+mod results;
 mod sandbox;
 mod text;
 mod world;

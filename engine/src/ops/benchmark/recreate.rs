@@ -6,8 +6,10 @@
 
 use super::Request;
 use crate::model::result::{ResultFile, StateRecipe};
+use crate::model::template::quote;
 use crate::ops::{Context, Failure};
 use crate::sweep::{DeviceSpec, Schedulers};
+use crate::sys::text::one_line;
 use std::collections::BTreeMap;
 
 /// The request that re-creates the states of the unsettled identifiers of
@@ -55,8 +57,9 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
         }
         v
     };
+    // What a file records is shown on one line: it cannot forge lines of its own.
     let bad = |what: &str, e: &dyn std::fmt::Display| {
-        Failure::usage(format!("`{name}` records a {what} engine cannot read back: {e}"))
+        Failure::usage(one_line(&format!("`{name}` records a {what} engine cannot read back: {e}")).into_owned())
             .hint("run the sweep again with its flags instead of --only-unsettled")
     };
     let mut sweep = req.sweep.clone();
@@ -65,32 +68,51 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
         sweep.schedulers = schedulers.join(",").parse().map_err(|e| bad("scheduler", &e))?;
     }
     for f in unique(|r| r.filesystem.as_ref()) {
-        sweep.filesystems.extend(crate::state::filesystem::FsSpec::parse_list(&f).map_err(|e| bad("file system", &e))?);
+        for spec in crate::state::filesystem::FsSpec::parse_list(&f).map_err(|e| bad("file system", &e))? {
+            if !sweep.filesystems.contains(&spec) {
+                sweep.filesystems.push(spec);
+            }
+        }
+    }
+    if sweep.filesystems.len() > crate::state::scheduler::MAX_STATES {
+        return Err(bad("list of file systems", &format!("more than {}", crate::state::scheduler::MAX_STATES)));
     }
     if let Some(d) = &first.device {
         let spec = d.parse::<DeviceSpec>().map_err(|e| bad("device", &e))?;
         // A result file may come from anyone: engine makes a loop device
         // of its own, but formats no device a file names.
         if let DeviceSpec::Path(p) = &spec {
-            return Err(Failure::usage(format!(
-                "the unsettled states of `{name}` were made on {p}: engine formats a device only when you name it"
-            ))
-            .hint(format!("name it yourself: --only-unsettled --device {p} {}", others(first))));
+            let p = quote(p);
+            return Err(Failure::usage(
+                one_line(&format!(
+                    "the unsettled states of `{name}` were made on {p}: engine formats a device only when you name it"
+                ))
+                .into_owned(),
+            )
+            .hint(
+                one_line(&format!("name it yourself: --only-unsettled --device {p} {}", others(first))).into_owned(),
+            ));
         }
         sweep.device = Some(spec);
     }
     for set in &first.settings {
         sweep.settings.push(set.parse().map_err(|e| bad("queue setting", &e))?);
     }
-    // Made again where they were: a sweep without a device ran in the
-    // target directory of its systems.
-    let target_dir = match (&req.target_dir, &first.device) {
-        (None, None) => recipes
-            .iter()
-            .find_map(|(id, _)| file.system(id).and_then(|s| s.target_dir.clone()))
-            .map(std::path::PathBuf::from),
-        _ => req.target_dir.clone(),
-    };
+    // A sweep without a device changed the disk under its target
+    // directory: the file never chooses that directory (nor a disk through
+    // it); the person names it, and the session checks it is where the
+    // entries were measured (`session::moved`).
+    let target_dir = req.target_dir.clone();
+    let changes_disk = sweep.schedulers != Schedulers::Keep || !sweep.settings.is_empty();
+    if first.device.is_none() && target_dir.is_none() && changes_disk {
+        let was = recipes.iter().find_map(|(id, _)| file.system(id).and_then(|s| s.target_dir.clone()));
+        let was = was.map_or("the directory it was measured in".to_string(), |d| quote(&d));
+        return Err(Failure::usage(one_line(&format!(
+            "the unsettled states of `{name}` set the scheduler or queue of the disk under {was}: engine changes a disk only under a directory you name"
+        ))
+        .into_owned())
+        .hint(one_line(&format!("name it yourself: --only-unsettled --target-dir {was}")).into_owned()));
+    }
     Ok(Some(Request { sweep, identifier: first.prefix.clone(), target_dir, ..req.clone() }))
 }
 

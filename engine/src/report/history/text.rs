@@ -17,7 +17,7 @@ pub(crate) fn render(h: &History, width: usize) -> String {
     let label_w =
         h.series.iter().filter_map(|s| s.line.as_ref()).map(|l| text_width(&one_line(l))).max().unwrap_or(0).min(30);
     let spark_w = width.saturating_sub(label_w + 6).clamp(20, 120);
-    let (mut changes, mut worse, mut short) = (0, 0, 0);
+    let (mut changes, mut worse, mut short, mut capped) = (0, 0, 0, 0);
     for g in groups(h) {
         let s0 = g[0];
         let more = if s0.proportion == crate::model::profile::Proportion::Hib { "more" } else { "less" };
@@ -27,6 +27,7 @@ pub(crate) fn render(h: &History, width: usize) -> String {
             changes += s.changes.len();
             worse += s.changes.iter().filter(|c| c.verdict.starts_with("worse")).count();
             short += usize::from(!s.analysed);
+            capped += usize::from(s.unsearched > 0);
         }
     }
     writeln!(o, "\n{changes} change point(s) in {} series, {worse} of them for the worse", h.series.len()).unwrap();
@@ -35,6 +36,15 @@ pub(crate) fn render(h: &History, width: usize) -> String {
             o,
             "{short} series with fewer than {} points: not analysed (no change in fewer can reach p ≤ {})",
             h.min_points, h.alpha
+        )
+        .unwrap();
+    }
+    if capped > 0 {
+        writeln!(
+            o,
+            "{capped} series longer than {} points: only their newest {} searched for change points",
+            crate::analysis::history::MAX_SEARCHED,
+            crate::analysis::history::MAX_SEARCHED
         )
         .unwrap();
     }
