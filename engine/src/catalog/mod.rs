@@ -579,7 +579,6 @@ pub const MAX_SUITE_DEPTH: usize = 8;
 /// A suite's items as profiles with presets, its inner suites flattened;
 /// `stack` holds the suites being flattened (a suite that includes itself
 /// is an error). Items that name nothing are diagnostics at their position.
-
 pub fn flatten_suite(
     catalog: &Catalog,
     suite: &LoadedSuite,
