@@ -542,7 +542,7 @@ fn a_long_history_is_searched_within_a_bound() {
         .collect();
     let entries: Vec<serde_json::Value> = (0..n)
         .map(|i| {
-            let v = 100.0 * 1.05f64.powi(((i / 3) % 400) as i32);
+            let v = 100.0 * 1.05f64.powi((i / 3) % 400);
             serde_json::json!({"identifier": format!("h{i}"), "value": v, "trials": [v], "n": 1, "min": v, "max": v,
                 "median": v, "sd": 0.0, "se": 0.0, "timestamp": "2026-01-01T00:00:00Z"})
         })
