@@ -1107,3 +1107,21 @@ fn interleaved_rounds_are_balanced_paired_and_stop_on_the_verdict() {
     let u = env.run(&["result", "show", path.to_str().unwrap()]);
     assert!(u.stdout.contains("undecided") && !u.stdout.contains("paired over"), "{u:?}");
 }
+
+/// A loop device larger than the free space under its folder is refused
+/// before any menu, by --dry-run too (issue 54, item 6).
+#[test]
+#[ignore = "needs root"]
+fn a_loop_device_without_room_is_refused_before_menus() {
+    require_root();
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let mut args = vec!["echo", "--device", "loop:900T", "--filesystem", "ext4"];
+        args.extend_from_slice(extra);
+        let r = env.bench(&args);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(r.stderr.contains("a loop device of 900.0 TiB needs up to that much in"), "{r:?}");
+        assert!(!r.stdout.contains("Option"), "no menu first: {r:?}");
+    }
+}

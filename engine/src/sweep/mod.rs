@@ -225,7 +225,10 @@ impl Plan {
         }
         let device = match &a.device {
             None => None,
-            Some(DeviceSpec::Loop(spec)) => Some(DeviceChoice::Loop { spec: *spec, dir: loop_dir }),
+            Some(DeviceSpec::Loop(spec)) => {
+                room_for_loop(spec.size, &loop_dir)?;
+                Some(DeviceChoice::Loop { spec: *spec, dir: loop_dir })
+            }
             Some(DeviceSpec::Path(d)) => Some(DeviceChoice::Dev(
                 device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
                     .map_err(SweepError::Refused)?,
@@ -368,6 +371,23 @@ pub(crate) fn precheck(plan: &Plan, target: &Path) -> Result<(), SweepError> {
         }
         r => r.map(|_| ()),
     }
+}
+
+/// The loop device's file is sparse, but the tests can fill it: refused
+/// before any menu when the file system under `dir` (or the nearest folder
+/// of it that exists) has less free than `size`.
+fn room_for_loop(size: u64, dir: &Path) -> Result<(), SweepError> {
+    let Some(at) = dir.ancestors().find(|a| a.is_dir()) else { return Ok(()) };
+    let Ok(free) = crate::sys::fs::free_bytes(at) else { return Ok(()) };
+    if free >= size {
+        return Ok(());
+    }
+    Err(SweepError::Refused(format!(
+        "a loop device of {} needs up to that much in {}, which has {} free; give a smaller size or --loop-dir on a larger file system",
+        crate::units::format_bytes_binary(size),
+        at.display(),
+        crate::units::format_bytes_binary(free)
+    )))
 }
 
 /// The file systems a sweep makes: `--filesystem`'s, or for a `--device`
