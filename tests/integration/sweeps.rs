@@ -1125,3 +1125,28 @@ fn a_loop_device_without_room_is_refused_before_menus() {
         assert!(!r.stdout.contains("Option"), "no menu first: {r:?}");
     }
 }
+
+/// `--baseline` names the state the others are compared with: it is listed
+/// first (so the report's baseline too); a name that is no state is refused
+/// before anything runs, listing the states (issue 55).
+#[test]
+#[ignore = "needs root"]
+fn baseline_names_a_state_or_is_refused_listing_them() {
+    require_root();
+    let fs = LoopFs::new(64, "relatime");
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["1"]));
+    let base = ["benchmark", "-y", "echo", "--runs", "2", "--target-dir", fs.path(), "--scheduler", "none,kyber"];
+    let mut bad = base.to_vec();
+    bad.extend(["--baseline", "bfq", "--save", "b"]);
+    let r = env.run(&bad);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--baseline bfq names no state of this sweep (one of: NONE, KYBER)"), "{r:?}");
+    assert!(!env.result_path("b").exists());
+    let mut good = base.to_vec();
+    good.extend(["--baseline", "kyber", "--save", "k"]);
+    let r = env.run(&good);
+    assert_eq!(r.code, 0, "{r:?}");
+    let n = fs.name();
+    assert_eq!(identifiers(&env.result("k")), [format!("{n}: KYBER"), format!("{n}: NONE")]);
+}

@@ -60,6 +60,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
             force_destroy_data: a.force_destroy_data,
             settings: a.set,
             shuffle: a.shuffle,
+            baseline: a.baseline,
             rounds: a.rounds,
             setups: a.setups,
             interleave: if a.interleave {

@@ -92,6 +92,10 @@ pub struct BenchmarkArgs {
     /// for scheduler sweeps, on one file system or inside each of --filesystem's blocks
     #[arg(long, overrides_with = "no_interleave", help_heading = "System-state sweeps (root)")]
     pub interleave: bool,
+    /// The scheduler state the others are compared with, and the interleaved run stops on
+    /// the verdicts against (`kyber`, `bfq low_latency=0`); listed first. Default: the first
+    #[arg(long, value_name = "STATE", requires = "scheduler", help_heading = "System-state sweeps (root)")]
+    pub baseline: Option<String>,
     /// Run each state's trials in one block instead
     #[arg(long, help_heading = "System-state sweeps (root)")]
     pub no_interleave: bool,

@@ -56,6 +56,7 @@ impl CommandLine<'_> {
         out.flag("--force-destroy-data", a.force_destroy_data);
         out.each("--set", &a.set);
         out.flag("--shuffle", a.shuffle);
+        out.opt("--baseline", a.baseline.as_deref());
         out.flag("--interleave", a.interleave);
         out.flag("--no-interleave", a.no_interleave);
         out.opt("--rounds", a.rounds);

@@ -151,13 +151,6 @@ pub(super) struct TrialData {
 }
 
 impl TrialData {
-    #[cfg(test)]
-    pub(super) fn for_tests(results: usize) -> TrialData {
-        let plan =
-            AdaptivePlan { times: 3, min: 2, max: 100, target_ci: 1.0, budget: Duration::from_secs(60), forced: None };
-        TrialData::new(results, &plan, &None)
-    }
-
     fn new(results: usize, plan: &AdaptivePlan, no_counters: &Option<String>) -> TrialData {
         TrialData {
             values: vec![Vec::new(); results],
@@ -591,7 +584,9 @@ pub(super) fn another_round(
 ) -> bool {
     let wants: Vec<Option<Option<String>>> = data.iter_mut().zip(elapsed).map(|(d, e)| decide(plan, d, *e)).collect();
     if let Some(b) = baseline {
-        let Some(why) = super::verdicts::wants_more(b, plan, data, elapsed, k) else {
+        let measured: Vec<super::verdicts::Measured<'_>> =
+            data.iter().map(|d| super::verdicts::Measured { values: &d.values, setups: &d.setups }).collect();
+        let Some(why) = super::verdicts::wants_more(b, plan, &measured, elapsed, k) else {
             // Stopped by the verdicts: a state whose own rule wanted more says why it stopped.
             for (d, w) in data.iter_mut().zip(&wants) {
                 if w.is_some() {

@@ -6,7 +6,6 @@
 //! question a sweep asks is "which state is faster, and by how much", not
 //! "how precisely is each state's mean known".
 
-use super::trials::TrialData;
 use crate::analysis::paired::{Pair, compare_paired};
 use crate::analysis::significance::{Rule, Verdict};
 use crate::model::profile::Proportion;
@@ -21,12 +20,19 @@ pub(super) struct Baseline<'a> {
     pub rule: Rule,
 }
 
+/// One state's trials so far: per result its values (the j-th is round
+/// j's), and each trial's set-up (empty when set up once).
+pub(super) struct Measured<'a> {
+    pub values: &'a [Vec<f64>],
+    pub setups: &'a [u32],
+}
+
 /// After round `k`: why another round is worth running (an undecided
 /// comparison the budget can likely settle), or `None` to stop.
 pub(super) fn wants_more(
     b: &Baseline<'_>,
     plan: &AdaptivePlan,
-    data: &[TrialData],
+    data: &[Measured<'_>],
     elapsed: &[Duration],
     k: u32,
 ) -> Option<String> {
@@ -60,7 +66,7 @@ pub(super) fn wants_more(
 
 /// State `a`'s and the baseline's values of result `r`, round by round
 /// (balanced rounds: the j-th trial of each is round j), with their set-ups.
-fn pairs(a: &TrialData, base: &TrialData, r: usize) -> Vec<Pair> {
+fn pairs(a: &Measured<'_>, base: &Measured<'_>, r: usize) -> Vec<Pair> {
     let setup = |j: usize| a.setups.get(j).copied().unwrap_or(0);
     a.values[r]
         .iter()
@@ -89,10 +95,12 @@ fn affordable(budget: Duration, elapsed: &[Duration], k: u32) -> u32 {
 mod tests {
     use super::*;
 
-    fn data(values: &[f64]) -> TrialData {
-        let mut d = TrialData::for_tests(1);
-        d.values[0] = values.to_vec();
-        d
+    fn data(values: &[f64]) -> Vec<Vec<f64>> {
+        vec![values.to_vec()]
+    }
+
+    fn m(v: &[Vec<f64>]) -> Measured<'_> {
+        Measured { values: v, setups: &[] }
     }
 
     fn plan() -> AdaptivePlan {
@@ -107,23 +115,24 @@ mod tests {
         // Levels move ±20 % between rounds; KYBER is 10 % better in each.
         let base = data(&[100.0, 80.0, 120.0]);
         let clear = data(&[110.0, 88.0, 132.5]);
-        assert_eq!(wants_more(&b, &plan(), &[base, clear], &second, 3), None, "decided: better");
+        assert_eq!(wants_more(&b, &plan(), &[m(&base), m(&clear)], &second, 3), None, "decided: better");
         // Ratios 1.0, 1.04, 0.98: undecided, and more rounds would likely settle it.
         let base = data(&[100.0, 80.0, 120.0]);
         let unsure = data(&[100.0, 83.2, 117.6]);
-        let why = wants_more(&b, &plan(), &[base, unsure], &second, 3).expect("more rounds");
+        let why = wants_more(&b, &plan(), &[m(&base), m(&unsure)], &second, 3).expect("more rounds");
         assert!(why.starts_with("iops KYBER vs NONE undecided ("), "{why}");
         // The budget spent: no more.
         let base = data(&[100.0, 80.0, 120.0]);
         let unsure = data(&[100.0, 83.2, 117.6]);
         let spent = [Duration::from_secs(60); 2];
-        assert_eq!(wants_more(&b, &plan(), &[base, unsure], &spent, 3), None);
+        assert_eq!(wants_more(&b, &plan(), &[m(&base), m(&unsure)], &spent, 3), None);
     }
 
     #[test]
     fn two_rounds_at_least() {
         let names = ["A", "B"];
         let b = Baseline { results: vec![("x", Proportion::Hib, "U")], names: &names, rule: Rule::default() };
-        assert!(wants_more(&b, &plan(), &[data(&[1.0]), data(&[2.0])], &[Duration::from_secs(1); 2], 1).is_some());
+        let (x, y) = (data(&[1.0]), data(&[2.0]));
+        assert!(wants_more(&b, &plan(), &[m(&x), m(&y)], &[Duration::from_secs(1); 2], 1).is_some());
     }
 }

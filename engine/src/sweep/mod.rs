@@ -34,6 +34,9 @@ pub struct SweepRequest {
     /// `--interleave` (`Some(true)`), `--no-interleave` (`Some(false)`), or
     /// neither: on for sweeps of schedulers and queue settings.
     pub interleave: Option<bool>,
+    /// `--baseline`: the scheduler state the others are compared with (and
+    /// the run stops on the verdicts against); listed first. Default: the first.
+    pub baseline: Option<String>,
     /// `--rounds N`: the blocks of states run N times (1 when absent).
     pub rounds: Option<u32>,
     /// `--setups N`: on a --device, the file systems are made afresh N
@@ -371,6 +374,42 @@ pub(crate) fn precheck(plan: &Plan, target: &Path) -> Result<(), SweepError> {
         }
         r => r.map(|_| ()),
     }
+}
+
+/// Puts the state `want` names first among `--scheduler`'s (the baseline
+/// the others are compared with): matched by its label (`KYBER`,
+/// `BFQ low_latency=0`), case aside, whole or as its start.
+pub(crate) fn baseline_first(plan: &mut Plan, want: &str) -> Result<(), SweepError> {
+    let Schedulers::List(list) = &mut plan.schedulers else {
+        return match plan.schedulers {
+            Schedulers::All => Ok(()),
+            _ => {
+                Err(SweepError::Usage("--baseline names a state of a scheduler sweep: give --scheduler with it".into()))
+            }
+        };
+    };
+    let label = |s: &crate::state::scheduler::Scheduler| {
+        let mut l = s.name.to_uppercase();
+        s.tunables.iter().for_each(|(k, v)| l.push_str(&format!(" {k}={v}")));
+        l
+    };
+    let w = want.trim().to_uppercase();
+    let exact = list.iter().position(|s| label(s) == w || s.to_string().to_uppercase() == w);
+    let found = exact.or_else(|| {
+        let starts: Vec<usize> = (0..list.len()).filter(|&i| label(&list[i]).starts_with(&w)).collect();
+        (starts.len() == 1).then(|| starts[0])
+    });
+    let Some(i) = found else {
+        let states: Vec<String> = list.iter().map(label).collect();
+        return Err(SweepError::Usage(format!(
+            "--baseline {} names no state of this sweep (one of: {})",
+            crate::sys::text::one_line(want),
+            states.join(", ")
+        )));
+    };
+    let b = list.remove(i);
+    list.insert(0, b);
+    Ok(())
 }
 
 /// The loop device's file is sparse, but the tests can fill it: refused

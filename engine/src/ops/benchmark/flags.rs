@@ -48,7 +48,10 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
         )));
     }
     let loop_dir = req.sweep.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop"));
-    let plan = Plan::new(&req.sweep, loop_dir, Hygiene { drop_caches: req.drop_caches, fstrim: req.fstrim })?;
+    let mut plan = Plan::new(&req.sweep, loop_dir, Hygiene { drop_caches: req.drop_caches, fstrim: req.fstrim })?;
+    if let Some(b) = &req.sweep.baseline {
+        crate::sweep::baseline_first(&mut plan, b)?;
+    }
     // Before any menu: what the run would refuse later, it refuses now.
     crate::sweep::precheck(&plan, &target)?;
     Ok(Flags { target, default_target, plan })

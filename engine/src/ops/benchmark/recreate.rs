@@ -78,42 +78,52 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
         return Err(bad("list of file systems", &format!("more than {}", crate::state::scheduler::MAX_STATES)));
     }
     if let Some(d) = &first.device {
-        let spec = d.parse::<DeviceSpec>().map_err(|e| bad("device", &e))?;
-        // A result file may come from anyone: engine makes a loop device
-        // of its own, but formats no device a file names.
-        if let DeviceSpec::Path(p) = &spec {
-            let p = quote(p);
-            return Err(Failure::usage(
-                one_line(&format!(
-                    "the unsettled states of `{name}` were made on {p}: engine formats a device only when you name it"
-                ))
-                .into_owned(),
-            )
-            .hint(
-                one_line(&format!("name it yourself: --only-unsettled --device {p} {}", others(first))).into_owned(),
-            ));
-        }
-        sweep.device = Some(spec);
+        sweep.device = Some(device(name, d, first).map_err(|e| e.unwrap_or_else(|e| bad("device", &e)))?);
     }
     for set in &first.settings {
         sweep.settings.push(set.parse().map_err(|e| bad("queue setting", &e))?);
     }
-    // A sweep without a device changed the disk under its target
-    // directory: the file never chooses that directory (nor a disk through
-    // it); the person names it, and the session checks it is where the
-    // entries were measured (`session::moved`).
     let target_dir = req.target_dir.clone();
-    let changes_disk = sweep.schedulers != Schedulers::Keep || !sweep.settings.is_empty();
-    if first.device.is_none() && target_dir.is_none() && changes_disk {
-        let was = recipes.iter().find_map(|(id, _)| file.system(id).and_then(|s| s.target_dir.clone()));
-        let was = was.map_or("the directory it was measured in".to_string(), |d| quote(&d));
-        return Err(Failure::usage(one_line(&format!(
-            "the unsettled states of `{name}` set the scheduler or queue of the disk under {was}: engine changes a disk only under a directory you name"
-        ))
-        .into_owned())
-        .hint(one_line(&format!("name it yourself: --only-unsettled --target-dir {was}")).into_owned()));
+    if first.device.is_none()
+        && target_dir.is_none()
+        && (sweep.schedulers != Schedulers::Keep || !sweep.settings.is_empty())
+    {
+        return Err(unnamed_target(&file, &recipes, name));
     }
     Ok(Some(Request { sweep, identifier: first.prefix.clone(), target_dir, ..req.clone() }))
+}
+
+/// The device a recipe names: a loop device engine makes; a device path
+/// is refused (`Err(Ok)`: refused, said why; `Err(Err)`: it cannot be read).
+fn device(name: &str, d: &str, first: &StateRecipe) -> Result<DeviceSpec, Result<Failure, String>> {
+    let spec = d.parse::<DeviceSpec>().map_err(|e| Err(e.to_string()))?;
+    // A result file may come from anyone: engine makes a loop device
+    // of its own, but formats no device a file names.
+    if let DeviceSpec::Path(p) = &spec {
+        let p = quote(p);
+        return Err(Ok(Failure::usage(
+            one_line(&format!(
+                "the unsettled states of `{name}` were made on {p}: engine formats a device only when you name it"
+            ))
+            .into_owned(),
+        )
+        .hint(one_line(&format!("name it yourself: --only-unsettled --device {p} {}", others(first))).into_owned())));
+    }
+    Ok(spec)
+}
+
+/// A sweep without a device changed the disk under its target directory:
+/// the file never chooses that directory (nor a disk through it); the
+/// person names it, and the session checks it is where the entries were
+/// measured (`session::moved`).
+fn unnamed_target(file: &ResultFile, recipes: &[(&str, Option<&StateRecipe>)], name: &str) -> Failure {
+    let was = recipes.iter().find_map(|(id, _)| file.system(id).and_then(|s| s.target_dir.clone()));
+    let was = was.map_or("the directory it was measured in".to_string(), |d| quote(&d));
+    Failure::usage(one_line(&format!(
+        "the unsettled states of `{name}` set the scheduler or queue of the disk under {was}: engine changes a disk only under a directory you name"
+    ))
+    .into_owned())
+    .hint(one_line(&format!("name it yourself: --only-unsettled --target-dir {was}")).into_owned())
 }
 
 /// A recipe's flags but the device.
