@@ -82,7 +82,16 @@ pub struct Defaults(Config);
 impl Defaults {
     pub fn load(cx: &Context) -> Result<Defaults, Failure> {
         match &cx.settings.config_file {
-            Some(path) => config::load(path, &specs()).map(Defaults).map_err(failure),
+            Some(path) => match config::load(path, &specs()) {
+                Ok(c) => Ok(Defaults(c)),
+                // Another user's home (`sudo -u`, `setpriv`): the file is not
+                // this user's to read; say so, as git does, and go on.
+                Err(ConfigError::Read { path, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                    eprintln!("warning: cannot read {}: {source}; its defaults are not used", path.display());
+                    Ok(Defaults(Config::default()))
+                }
+                Err(e) => Err(failure(e)),
+            },
             None => Ok(Defaults(Config::default())),
         }
     }
