@@ -12,7 +12,7 @@
 # into its between-round part (the level every state shares in a round,
 # which pairing cancels) and its within-round part (what is left).
 # Goal (issue 55): >= 80 % decided. Needs root; leaves nothing behind.
-# Usage: sudo scripts/bench-paired.sh [BUDGET] [OPTIONS...]
+# Usage: sudo [KEEP=FILE] [DEVICE=loop:SIZE] scripts/bench-paired.sh [BUDGET] [OPTIONS...]
 #   default: 2m, io 4 KB random read, 256 MiB file, 2 s trials.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,11 +26,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export ENGINE_HOME=$work/home XDG_CONFIG_HOME=$work/config
 start=$(date +%s.%N)
-"$engine" benchmark io -y "${opts[@]}" --device loop:1G --filesystem ext4 \
-  --scheduler none,mq-deadline,kyber --budget "$budget" --monitor none --save paired >/dev/null 2>"$work/run.log" \
-  || { cat "$work/run.log"; exit 1; }
+# engine runs in the background so a signal to this script reaches it and the
+# work folder (its ENGINE_HOME, its journal) outlives its clean-up.
+"$engine" benchmark io -y "${opts[@]}" --device "${DEVICE:-loop:1G}" --filesystem ext4 \
+  --scheduler none,mq-deadline,kyber --budget "$budget" --monitor none --save paired >/dev/null 2>"$work/run.log" &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; exit 130' INT TERM
+wait $pid || { cat "$work/run.log"; exit 1; }
+trap - INT TERM
 end=$(date +%s.%N)
 file=$ENGINE_HOME/results/paired/result.json
+# KEEP=PATH keeps the run's result file for a closer look.
+[ -z "${KEEP:-}" ] || cp "$file" "$KEEP"
 python3 - "$file" "$work/unpaired.json" <<'EOF'
 import json, sys
 f = json.load(open(sys.argv[1]))

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Does a second run repeat the answer? The seeds' scheduler experiment at
 # small size — io 4 KB random read, io 2 MB sequential write, files,
-# embedded SQLite — under none / mq-deadline / bfq, each run on a fresh loop
+# embedded SQLite — under none / mq-deadline / kyber, each run on a fresh loop
 # device engine makes (`--device loop:1G`, ext4), run RUNS times (default 3)
 # independently in each mode, all in one invocation:
 #   interleave  the schedulers alternate trial by trial on one file system;
 #   setups      the same with `--setups 3`: three rounds, each making the
 #               file system afresh (Kalibera & Jones's two levels);
 #   blocks      each scheduler's trials in one block (--no-interleave).
+# Each interleaved mode is read twice: as engine reads it (paired over
+# rounds, issue 55) and as `MODE/unpaired`, the same trials with the rounds'
+# pairing removed (Welch/Fieller, as before issue 55).
 # For each mode it prints:
 #   - verdicts agree: the share of comparisons (result × scheduler against
 #     none) whose verdicts are compatible in every pair of runs — the same,
@@ -19,9 +22,11 @@
 #     steady machine: two estimates of one ratio differ by √2 of their SE);
 #   - coverage: the share of runs' intervals holding the ratio pooled over
 #     all runs of the mode (nominal 95 %);
+#   - decided: the share of comparisons better, worse or equivalent;
 #   - its wall time, and the ratio to the interleaved mode's.
-# Goals (issue 41): 0 contradictions; coverage ≥ 90 % with set-ups;
-# agreement ≥ 90 %; set-ups within 1.5× the interleaved run's time.
+# Goals (issues 41, 55): 0 contradictions; coverage ≥ 90 % with set-ups and
+# paired; agreement ≥ 90 %; set-ups within 1.5× the interleaved run's time;
+# more decided paired than unpaired in the same budget.
 # Needs root (loop devices, schedulers); leaves nothing behind.
 # Usage: sudo scripts/bench-replication.sh [RUNS] [BUDGET] [MODES]
 #   (MODES: a comma list, default interleave,setups,blocks)
@@ -33,7 +38,7 @@ cargo build --release --quiet
 ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/profiles/suites" "$work/loop"
+mkdir -p "$work/profiles/suites" "$work/loop" "$work/interleave" "$work/setups"
 cat > "$work/profiles/suites/replication.yaml" <<'YAML'
 title: Replication
 description: The seeds' scheduler experiment at small size.
@@ -50,6 +55,7 @@ YAML
 export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$work/profiles
 echo "$runs runs per mode ($modes), budget $budget per test and state, a fresh loop device each run"
 IFS=, read -ra mode_list <<< "$modes"
+all_modes=("${mode_list[@]}")
 for mode in "${mode_list[@]}"; do
   case "$mode" in
     interleave) flags=(--interleave) ;;
@@ -60,24 +66,38 @@ for mode in "${mode_list[@]}"; do
   t0=$(date +%s)
   for i in $(seq "$runs"); do
     "$ENGINE" benchmark suite/replication -y --device loop:1G --loop-dir "$work/loop" \
-      --scheduler none,mq-deadline,bfq "${flags[@]}" --budget "$budget" --save "$mode-$i" --identifier rep \
+      --scheduler none,mq-deadline,kyber "${flags[@]}" --budget "$budget" --save "$mode-$i" --identifier rep \
       >/dev/null 2>"$work/$mode-$i.err" \
       || { echo "run $mode $i failed:"; tail -5 "$work/$mode-$i.err"; exit 1; }
     base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["systems"][0]["identifier"])' \
       "$ENGINE_HOME/results/$mode-$i/result.json")
     "$ENGINE" result show "$mode-$i" --format json --baseline "$base" > "$work/$mode-$i.json"
+    if [ "$mode" != blocks ]; then
+      python3 - "$ENGINE_HOME/results/$mode-$i/result.json" "$work/$mode-$i.unpaired-result.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+for r in f["results"]:
+    for e in r["entries"]:
+        e.pop("interleave", None)
+json.dump(f, open(sys.argv[2], "w"))
+PY
+      "$ENGINE" result show "$work/$mode-$i.unpaired-result.json" --format json --baseline "$base" \
+        > "$work/$mode/unpaired-$i.json" || { echo "result show of $mode $i unpaired failed"; exit 1; }
+    fi
   done
   echo "$(( $(date +%s) - t0 ))" > "$work/$mode.seconds"
   echo "$mode: $runs runs in $(cat "$work/$mode.seconds") s"
+  [ "$mode" = blocks ] || { cp "$work/$mode.seconds" "$work/$mode/unpaired.seconds"; all_modes+=("$mode/unpaired"); }
 done
-python3 - "$work" "$runs" "$modes" <<'PY'
+python3 - "$work" "$runs" "$(IFS=,; echo "${all_modes[*]}")" <<'PY'
 import json, sys, itertools, math
 work, runs, modes = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 DIRECTED = ("better", "worse")
 def load(mode):
     out = []
     for i in range(1, runs + 1):
-        f = json.load(open(f"{work}/{mode}-{i}.json"))
+        name = f"{work}/{mode.split('/')[0]}/unpaired-{i}.json" if mode.endswith("/unpaired") else f"{work}/{mode}-{i}.json"
+        f = json.load(open(name))
         # The identifiers name the loop device's size, the same every run.
         out.append({(c["test"], c["result"], c["identifier"]): c for c in f.get("comparisons", [])})
     return out
@@ -116,7 +136,8 @@ for mode in modes:
                 cn += 1
                 cover += ci[0] <= pooled <= ci[1]
     secs = int(open(f"{work}/{mode}.seconds").read())
-    rows[mode] = (agree, len(keys), contra, inside, total, cover, cn, secs)
+    decided = sum(r[k]["verdict"] in DIRECTED + ("equivalent",) for r in rs for k in keys)
+    rows[mode] = (agree, len(keys), contra, inside, total, cover, cn, secs, decided, len(keys) * len(rs))
     print(f"\n{mode}: comparisons whose verdicts are not compatible between runs")
     for k in keys:
         if not all(compatible(a[k], b[k]) for a, b in itertools.combinations(rs, 2)):
@@ -125,14 +146,15 @@ for mode in modes:
 def pct(a, b):
     return f"{100 * a / b:.0f} % ({a}/{b})" if b else "-"
 print()
-print(f"{'':28}" + "".join(f"{m:>18}" for m in modes))
-print(f"{'verdicts agree':28}" + "".join(f"{pct(rows[m][0], rows[m][1]):>18}" for m in modes))
-print(f"{'contradictions':28}" + "".join(f"{rows[m][2]:>18}" for m in modes))
-print(f"{'ratio inside other CI':28}" + "".join(f"{pct(rows[m][3], rows[m][4]):>18}" for m in modes))
-print(f"{'coverage of pooled ratio':28}" + "".join(f"{pct(rows[m][5], rows[m][6]):>18}" for m in modes))
-base = rows.get("interleave", (0,) * 8)[7]
-print(f"{'wall time, s':28}" + "".join(f"{rows[m][7]:>18}" for m in modes))
+print(f"{'':28}" + "".join(f"{m:>21}" for m in modes))
+print(f"{'verdicts agree':28}" + "".join(f"{pct(rows[m][0], rows[m][1]):>21}" for m in modes))
+print(f"{'contradictions':28}" + "".join(f"{rows[m][2]:>21}" for m in modes))
+print(f"{'ratio inside other CI':28}" + "".join(f"{pct(rows[m][3], rows[m][4]):>21}" for m in modes))
+print(f"{'coverage of pooled ratio':28}" + "".join(f"{pct(rows[m][5], rows[m][6]):>21}" for m in modes))
+base = rows.get("interleave", (0,) * 10)[7]
+print(f"{'decided':28}" + "".join(f"{pct(rows[m][8], rows[m][9]):>21}" for m in modes))
+print(f"{'wall time, s':28}" + "".join(f"{rows[m][7]:>21}" for m in modes))
 if base:
     print(f"{'time / interleaved':28}" + "".join(f"{rows[m][7] / base:>18.2f}" for m in modes))
-print("goals: 0 contradictions; coverage >= 90 % with set-ups; agreement >= 90 %; set-ups <= 1.5x the interleaved time")
+print("goals: 0 contradictions; coverage >= 90 % with set-ups and paired; agreement >= 90 %; set-ups <= 1.5x the interleaved time; paired decides more than unpaired")
 PY

@@ -1,11 +1,13 @@
 //! engine: a declarative, plugin-based benchmark engine for Linux storage and
-//! systems. Modules are layered; each uses only the layers below it
-//! (README.md, "Layout"):
+//! systems. Its layers, bottom up (docs/architecture.md says why the cut is
+//! where it is):
 //!
-//! - `sys`: the operating system (processes, signals, locks, atomic writes, hashing).
-//! - model: `units`, `stats` (the statistics rule), `model` (profiles, suites,
-//!   result files: the schemas' source), `home` (what lives where in ENGINE_HOME),
-//!   `events` (what a run tells the outside).
+//! - `engine-sys` (crate): the operating system (processes, signals, locks,
+//!   atomic writes, hashing), `env` (every variable engine reads) and `home`
+//!   (what lives where in ENGINE_HOME). Re-exported here as `sys`, `env`, `home`.
+//! - `engine-model` (crate): `units`, `stats` (the statistics rule), `model`
+//!   (profiles, suites, result files: the schemas' source) and `events` (what
+//!   a run tells the outside). Re-exported here under the same names.
 //! - capabilities: `profile` (loading and validation), `catalog` (finding
 //!   profiles and suites by reference), `expand`, `install`, `parse`, `plugin`,
 //!   `workloads`, `runner`, `state` (system states and their undo), `sweep`,
@@ -27,17 +29,18 @@
 //! something they use is narrowed, and the `private_interfaces` lint when a
 //! public function would show a narrowed type. Fields follow their type.
 
+// The two bottom layers are crates of their own (`crates/`), so the
+// compiler refuses a wrong-way import; their modules keep their paths here.
+pub use engine_model::{events, model, stats, units};
+pub use engine_sys::{self as sys, env, home};
+
 pub mod analysis;
 pub mod authoring;
 pub mod catalog;
 pub mod config;
-pub mod env;
-pub mod events;
 pub mod expand;
-pub mod home;
 pub mod install;
 pub mod interop;
-pub mod model;
 pub mod monitor;
 pub mod ops;
 pub mod parse;
@@ -48,10 +51,7 @@ pub mod report;
 pub mod runner;
 pub mod schema;
 pub mod state;
-pub mod stats;
 pub mod store;
 pub mod sweep;
-pub mod sys;
 pub mod sysinfo;
-pub mod units;
 pub mod workloads;

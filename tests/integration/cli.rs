@@ -3,7 +3,6 @@
 //! terminal gets.
 
 use crate::common::*;
-use std::io::Write;
 use std::time::Duration;
 
 #[test]
@@ -107,20 +106,15 @@ fn what_users_of_pts_and_hyperfine_expect() {
 
 #[test]
 fn on_a_terminal_menus_pick_the_entries() {
-    use std::io::Write;
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["5", "7"]));
     // `script` gives engine a pseudo-terminal; Space unticks the first entry,
     // Enter accepts.
     let cmdline = format!("{} benchmark echo --runs 1 --save m --target-dir {}", bin(), env.target.path().display());
-    let mut child = env.cmd(&[]).spawn_script(&cmdline);
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    stdin.write_all(b" \r").unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Value (space toggles, enter accepts, Esc skips)"), "{text}");
+    let mut pty = OnPty::spawn(&mut env.cmd(&[]), &cmdline);
+    pty.wait_text("Value (space toggles, enter accepts, Esc skips)");
+    pty.type_keys(b" \r");
+    let (_, text) = pty.finish();
     let f = env.result("m");
     let descs: Vec<&str> =
         f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();
@@ -133,19 +127,15 @@ fn an_empty_menu_selection_asks_again() {
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["5", "7"]));
     let cmdline = format!("{} benchmark echo --runs 1 --save m --target-dir {}", bin(), env.target.path().display());
-    let mut child = env.cmd(&[]).spawn_script(&cmdline);
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let mut pty = OnPty::spawn(&mut env.cmd(&[]), &cmdline);
+    pty.wait_text("space toggles");
     // Untick both (space, down, space), Enter: nothing ticked.
-    stdin.write_all(b" \x1b[B \r").unwrap();
-    stdin.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    pty.type_keys(b" \x1b[B \r");
+    pty.wait_text("nothing is ticked");
     // Asked again (the defaults ticked again): untick the first, Enter.
-    stdin.write_all(b" \r").unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("nothing is ticked"), "{text}");
+    pty.wait_text("space toggles");
+    pty.type_keys(b" \r");
+    let (_, text) = pty.finish();
     let f = env.result("m");
     let descs: Vec<&str> =
         f["results"].as_array().unwrap().iter().map(|r| r["description"].as_str().unwrap()).collect();

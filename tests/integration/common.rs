@@ -278,6 +278,21 @@ pub fn check_entry_stats(e: &Value) {
 }
 
 /// Waits until `cond` holds (or fails the test after 20 s).
+/// Every file under `dir` (folders followed, not listed; an unreadable
+/// folder lists nothing).
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 pub fn wait_for(what: &str, cond: impl Fn() -> bool) {
     let t0 = Instant::now();
     while !cond() {
@@ -303,6 +318,93 @@ impl SpawnScript for std::process::Command {
         }
         c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
         c.spawn().expect("script (util-linux) runs")
+    }
+}
+
+/// Processes below `pid` (its children, theirs, …; not zombies) whose
+/// command line mentions `needle`.
+pub fn descendants_mentioning(pid: u32, needle: &str) -> Vec<String> {
+    let parent = |p: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().nth(1)).and_then(|x| x.parse().ok())
+    };
+    processes_mentioning(needle)
+        .into_iter()
+        .filter(|line| {
+            let mut p = line.split(':').next().and_then(|x| x.parse::<u32>().ok());
+            for _ in 0..64 {
+                match p.and_then(parent) {
+                    Some(q) if q == pid => return true,
+                    Some(q) if q > 1 => p = Some(q),
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// Waits until no process mentions `needle` (20 s at most): what a killed
+/// process would have done is asserted after this, not after a sleep.
+pub fn wait_gone(needle: &str) {
+    wait_for(&format!("no process mentioning {needle}"), || processes_mentioning(needle).is_empty());
+}
+
+/// A command on a pseudo-terminal (`script`), its output read as it comes,
+/// so a test types only once the prompt is on the screen.
+pub struct OnPty {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    seen: Cell<usize>,
+}
+
+impl OnPty {
+    pub fn spawn(cmd: &mut Command, cmdline: &str) -> OnPty {
+        let mut child = cmd.spawn_script(cmdline);
+        let stdin = child.stdin.take();
+        let mut stdout = child.stdout.take().unwrap();
+        let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = out.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        OnPty { child, stdin, out, reader: Some(reader), seen: Cell::new(0) }
+    }
+
+    /// Waits (20 s at most) until `needle` is on the screen after what the
+    /// last wait found.
+    pub fn wait_text(&self, needle: &str) {
+        let t0 = Instant::now();
+        loop {
+            let text = String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned();
+            if let Some(i) = text.get(self.seen.get()..).and_then(|rest| rest.find(needle)) {
+                self.seen.set(self.seen.get() + i + needle.len());
+                return;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "`{needle}` never came:\n{text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn type_keys(&mut self, keys: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("input still open");
+        stdin.write_all(keys).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the input, waits for the end; the status and all it printed.
+    pub fn finish(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        self.reader.take().unwrap().join().unwrap();
+        let text = String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned();
+        (status, text)
     }
 }
 

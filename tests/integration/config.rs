@@ -20,15 +20,6 @@ fn trial_log(env: &Env, name: &str) -> String {
     text
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
-}
-
 #[test]
 fn defaults_set_once_are_used_and_a_flag_wins() {
     let env = Env::new();

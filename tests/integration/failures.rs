@@ -223,6 +223,8 @@ fn a_timeout_kills_the_trial_and_its_children() {
     assert_eq!(r.code, 4, "{r:?}");
     assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
     assert!(r.stderr.contains("sh timed out after 1s; its process group was killed; see "), "{r:?}");
-    std::thread::sleep(Duration::from_secs(4));
+    // The child would touch the file 4 s in; once nothing that could is
+    // left, the file tells.
+    wait_gone(&env.target.path().join("child-survived").display().to_string());
     assert!(!env.target.path().join("child-survived").exists(), "a child outlived the timeout");
 }

@@ -656,8 +656,6 @@ fn optional_suite_items_are_not_installed_by_benchmark() {
 /// without a terminal and without --yes it installs nothing and says how.
 #[test]
 fn benchmark_asks_on_a_terminal_and_needs_yes_in_batch() {
-    use crate::common::SpawnScript;
-    use std::io::Write;
     let env = Env::new();
     let data = tgz(&[("value.txt", b"value: 11\n"), ("x.bin", &noise(3_000_000, 8))]);
     let srv = FaultServer::start(HashMap::from([(
@@ -672,15 +670,10 @@ fn benchmark_asks_on_a_terminal_and_needs_yes_in_batch() {
     assert!(srv.requests().is_empty());
     // On a terminal: the question, Enter, a progress bar, the result.
     let cmdline = format!("{} benchmark asked --runs 1 --save t --target-dir {}", bin(), env.target.path().display());
-    let mut child = env.cmd(&[]).spawn_script(&cmdline);
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    stdin.write_all(b"\r").unwrap();
-    stdin.flush().unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Install asked@1.0.0 (downloads up to 2.9 MiB"), "{text}");
+    let mut pty = OnPty::spawn(&mut env.cmd(&[]), &cmdline);
+    pty.wait_text("Install asked@1.0.0 (downloads up to 2.9 MiB");
+    pty.type_keys(b"\r");
+    let (_, text) = pty.finish();
     assert!(text.contains("p.tar.gz") && text.contains("MiB/s"), "a progress bar with the rate: {text}");
     assert!(env.result("t")["results"][0]["entries"][0]["value"].as_f64() == Some(11.0), "{text}");
 }

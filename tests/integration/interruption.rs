@@ -26,7 +26,7 @@ fn a_plain_rerun_of_an_interrupted_run_resumes_it() {
     let args = ["benchmark", "-y", "--runs", "1", "--target-dir", &target, "echo", "slow"];
     let child = env.cmd(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     wait_for("the first test's result", || result_names(&env).iter().any(|n| env.result_path(n).exists()));
-    std::thread::sleep(Duration::from_millis(200));
+    wait_for("the slow trial", || !descendants_mentioning(child.id(), "sleep 2; echo value").is_empty());
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let r: Run = child.wait_with_output().unwrap().into();
@@ -80,7 +80,7 @@ fn ctrl_c_stops_cleanly_and_keeps_completed_results() {
         assert!(Instant::now() < deadline, "the first test never finished");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for("the long trial", || !descendants_mentioning(child.id(), "not-killed").is_empty());
     let t0 = Instant::now();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -96,7 +96,7 @@ fn ctrl_c_stops_cleanly_and_keeps_completed_results() {
     let f = env.result("c");
     assert_eq!(f["results"].as_array().unwrap().len(), 1);
     assert_eq!(f["results"][0]["profile"], "echo");
-    std::thread::sleep(Duration::from_millis(3500));
+    wait_gone(&env.target.path().join("not-killed").display().to_string());
     assert!(!env.target.path().join("not-killed").exists(), "the trial outlived Ctrl-C");
     // Nothing half-written next to the result.
     let names: Vec<String> = std::fs::read_dir(env.home.path().join("results/c"))

@@ -455,18 +455,6 @@ fn a_config_key_the_plugin_rejects_fails_before_the_first_trial() {
     assert_eq!(trial_logs, 0);
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.path().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
-}
-
 #[test]
 fn compiled_code_is_cached_and_a_corrupt_entry_is_rebuilt() {
     let env = Env::new();

@@ -7,7 +7,6 @@
 use crate::common::*;
 use serde_json::Value;
 use std::process::Stdio;
-use std::time::Duration;
 
 #[test]
 fn fs_mark_and_sqlite_at_tiny_sizes() {
@@ -185,7 +184,7 @@ fn a_refused_or_early_stopped_run_leaves_no_folder_and_results_can_be_deleted() 
         .spawn()
         .unwrap();
     wait_for("the folder", || env.home.path().join("results/y").exists());
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for("the trial", || !descendants_mentioning(child.id(), "sleep 2; echo value").is_empty());
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let r: Run = child.wait_with_output().unwrap().into();
@@ -279,7 +278,6 @@ fn tags_label_a_run_and_filter_the_list() {
 /// gets the nearest one, `result delete` asks on a terminal and `-y` does not.
 #[test]
 fn result_list_did_you_mean_and_delete_asks() {
-    use std::io::Write;
     let env = Env::new();
     env.profile("echo", &echo_profile("echo", &["5"]));
     assert_eq!(env.bench(&["echo", "--runs", "1", "--save", "laptop-ssd"]).code, 0);
@@ -290,14 +288,10 @@ fn result_list_did_you_mean_and_delete_asks() {
     assert!(r.stderr.contains("did you mean `laptop-ssd`?"), "{r:?}");
     // On a terminal: asked, "n" keeps it.
     let cmdline = format!("{} result delete laptop-ssd", bin());
-    let mut child = env.cmd(&[]).spawn_script(&cmdline);
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    stdin.write_all(b"n\r").unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("delete result `laptop-ssd` (1 identifier(s), 1 result(s)) and its logs?"), "{text}");
+    let mut pty = OnPty::spawn(&mut env.cmd(&[]), &cmdline);
+    pty.wait_text("delete result `laptop-ssd` (1 identifier(s), 1 result(s)) and its logs?");
+    pty.type_keys(b"n\r");
+    let (_, text) = pty.finish();
     assert!(env.result_path("laptop-ssd").is_file(), "deleted without a yes: {text}");
     let r = env.run(&["result", "delete", "laptop-ssd", "-y"]);
     assert_eq!(r.code, 0, "{r:?}");

@@ -136,12 +136,3 @@ fn trial_logs_show_the_command_as_run() {
     assert!(line.starts_with("$ sh -c 'echo value: 1' /") && line.ends_with(" 'a b'"), "{line}");
     assert!(text.contains("# exit: 0 after "), "{text}");
 }
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
-}

@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn leaving_out_the_p_over_alpha_decides_the_same() {
-        let mut rng = crate::analysis::test_rng::Rng(0x5EED_0000_0000_0B40);
+        let mut rng = crate::stats::test_rng::Rng(0x5EED_0000_0000_0B40);
         for _ in 0..200 {
             // Mostly nulls, some signals: p uniform or p^4.
             let p: Vec<f64> =
@@ -121,7 +121,7 @@ mod tests {
         assert_eq!(simes(&[0.01, 0.5]), 0.02);
     }
 
-    use crate::analysis::test_rng::Rng;
+    use crate::stats::test_rng::Rng;
 
     /// A family of `tests` results, 5 trials a side, SD `sd` %, the first
     /// result's trials scaled by `planted`: whether any result is called

@@ -285,8 +285,8 @@ fn odd_in(result: usize, p: Proportion, group: &str, v: &[HostValue]) -> (Vec<Od
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::test_rng::Rng;
     use crate::model::result::{ResultEntry, TestResult};
+    use crate::stats::test_rng::Rng;
 
     /// A fleet of `hosts` hosts in `groups` disk models, `results` results;
     /// each host a level of its own (SD 2 %) and 5 trials (SD 1.5 %); the

@@ -13,8 +13,6 @@ pub mod notable;
 pub(crate) mod paired;
 pub mod precision;
 pub mod significance;
-#[cfg(test)]
-pub(crate) mod test_rng;
 pub mod wins;
 
 use crate::model::profile::Proportion;

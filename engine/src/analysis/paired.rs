@@ -156,7 +156,7 @@ fn difference(pairs: &[Pair], dist: &StudentsT) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::test_rng::Rng;
+    use crate::stats::test_rng::Rng;
 
     /// Rounds of two states under a machine whose level moves between
     /// rounds (a shift of ±`shift` and AR(1) drift) with `noise` within a

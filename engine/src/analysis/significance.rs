@@ -520,7 +520,7 @@ mod tests {
         assert_eq!(crate::units::decimals_for_sig(12345.0), 0);
     }
 
-    use crate::analysis::test_rng::Rng;
+    use crate::stats::test_rng::Rng;
 
     type Draw = fn(&mut Rng) -> f64;
     /// Normal, right-skewed (lognormal, σ = 0.5) and strongly skewed

@@ -190,38 +190,6 @@ fn resolve_depth(src: &dyn Source, path: &Path, depth: usize) -> Result<Resoluti
     Ok(Resolution { path: shown, mount, layers, disks, backing })
 }
 
-impl Resolution {
-    /// `ext4 on sda1 (partition of sda)`, `xfs on dm-0 (LVM vg-root) on md0 (raid1) on sda1, sdb1`.
-    pub(crate) fn chain(&self) -> String {
-        let mut s = format!("{} on ", self.mount.fstype);
-        let parts: Vec<String> = self
-            .layers
-            .iter()
-            .enumerate()
-            // A disk right after its own partition is already named by it.
-            .filter(|(i, d)| {
-                !(matches!(d.kind, Kind::Disk)
-                    && *i > 0
-                    && matches!(&self.layers[i - 1].kind, Kind::Partition { disk } if *disk == d.name))
-            })
-            .map(|(_, d)| match &d.kind {
-                Kind::Disk => d.name.clone(),
-                Kind::Partition { disk } => format!("{} (partition of {disk})", d.name),
-                Kind::DeviceMapper { name } => format!("{} ({})", d.name, name.as_deref().unwrap_or("device-mapper")),
-                Kind::Md { level } => format!("{} ({})", d.name, level.as_deref().unwrap_or("md")),
-                Kind::Loop { backing_file } => {
-                    format!("{} (loop, {})", d.name, backing_file.as_deref().unwrap_or("unknown file"))
-                }
-            })
-            .collect();
-        s.push_str(&parts.join(" > "));
-        if let Some(b) = &self.backing {
-            s.push_str(&format!(", backing file on {}", b.chain()));
-        }
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,7 +55,7 @@ impl Histogram {
     }
 
     /// Its count, sum and non-empty buckets.
-    pub(crate) fn encode(&self, w: &mut super::procs::Wire) {
+    pub(crate) fn encode(&self, w: &mut super::wire::Wire) {
         w.u(self.n);
         w.u(self.sum_ns as u64);
         w.u((self.sum_ns >> 64) as u64);
@@ -67,7 +67,7 @@ impl Histogram {
         }
     }
 
-    pub(crate) fn decode(r: &mut super::procs::Reader<'_>) -> Option<Histogram> {
+    pub(crate) fn decode(r: &mut super::wire::Reader<'_>) -> Option<Histogram> {
         let mut h =
             Histogram { n: r.u()?, sum_ns: u128::from(r.u()?) | (u128::from(r.u()?) << 64), ..Default::default() };
         for _ in 0..r.u()? {

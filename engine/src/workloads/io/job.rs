@@ -2,8 +2,8 @@
 //! process: `procs`): what it does and what it counted.
 
 use super::hist::Histogram;
-use super::procs::{Reader, Wire};
 use super::slices::Slices;
+use super::wire::{Reader, Wire};
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -17,6 +17,7 @@ mod procs;
 mod psync;
 mod slices;
 mod uring;
+mod wire;
 
 use engine_sdk::{Config, Context, Error, Report, Workload};
 use job::{Job, Tally};

@@ -8,13 +8,14 @@
 //! autogroup off), which was all of io's gap to fio there.
 
 use super::job::{Job, Tally};
+use super::wire::{Reader, Wire};
 use engine_sdk::{Error, ErrorKind};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A page shared with the job processes, holding the flag they stop on.
 pub(crate) struct SharedStop(NonNull<AtomicBool>);
@@ -124,47 +125,6 @@ fn collect(pid: i32, r: OwnedFd, origin: Instant) -> Result<Tally, Error> {
     decode(&mut Reader(&bytes), origin).ok_or_else(|| Error::failed("the I/O job's report is damaged"))?
 }
 
-/// What a job process sends back: little-endian u64s and byte strings.
-#[derive(Default)]
-pub(crate) struct Wire(pub Vec<u8>);
-
-impl Wire {
-    pub(crate) fn u(&mut self, x: u64) {
-        self.0.extend_from_slice(&x.to_le_bytes());
-    }
-
-    fn bytes(&mut self, b: &[u8]) {
-        self.u(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-
-    /// An instant as nanoseconds after `origin` (none is before it).
-    pub(crate) fn at(&mut self, i: Instant, origin: Instant) {
-        self.u(i.saturating_duration_since(origin).as_nanos() as u64);
-    }
-}
-
-pub(crate) struct Reader<'a>(pub &'a [u8]);
-
-impl Reader<'_> {
-    pub(crate) fn u(&mut self) -> Option<u64> {
-        let (head, rest) = self.0.split_first_chunk::<8>()?;
-        self.0 = rest;
-        Some(u64::from_le_bytes(*head))
-    }
-
-    fn bytes(&mut self) -> Option<&[u8]> {
-        let n = usize::try_from(self.u()?).ok()?;
-        let (head, rest) = (self.0.get(..n)?, self.0.get(n..)?);
-        self.0 = rest;
-        Some(head)
-    }
-
-    pub(crate) fn at(&mut self, origin: Instant) -> Option<Instant> {
-        origin.checked_add(Duration::from_nanos(self.u()?))
-    }
-}
-
 const KINDS: [ErrorKind; 5] =
     [ErrorKind::Config, ErrorKind::Io, ErrorKind::Unsupported, ErrorKind::Cancelled, ErrorKind::Failed];
 
@@ -200,6 +160,7 @@ fn decode(r: &mut Reader<'_>, origin: Instant) -> Option<Result<Tally, Error>> {
 mod tests {
     use super::*;
     use crate::workloads::io::slices::Slices;
+    use std::time::Duration;
 
     fn with_job<T>(f: impl FnOnce(&Job<'_>) -> T) -> T {
         let file = tempfile::tempfile().unwrap();

@@ -72,7 +72,7 @@ impl Slices {
 
     /// For a job process's report: its closed intervals (all that
     /// [`report`] reads, once [`Slices::finish`] has run).
-    pub(crate) fn encode(&self, w: &mut super::procs::Wire, origin: Instant) {
+    pub(crate) fn encode(&self, w: &mut super::wire::Wire, origin: Instant) {
         w.u(self.every.as_nanos() as u64);
         w.u(self.done.len() as u64);
         for s in &self.done {
@@ -83,7 +83,7 @@ impl Slices {
         }
     }
 
-    pub(crate) fn decode(r: &mut super::procs::Reader<'_>, origin: Instant) -> Option<Slices> {
+    pub(crate) fn decode(r: &mut super::wire::Reader<'_>, origin: Instant) -> Option<Slices> {
         let mut s = Slices::new(origin, Duration::from_nanos(r.u()?));
         for _ in 0..r.u()? {
             let index = u32::try_from(r.u()?).ok()?;

@@ -1,0 +1,455 @@
+//! A cgroup per confined test, holding one per command: the test's budget
+//! (its memory and processes, shared by all its steps, servers and trials,
+//! and charged what a command leaves behind, such as shared memory) on the
+//! test's cgroup; each command's whole process tree's CPU time, peak
+//! memory and block I/O, and a kill that reaches every process in it, on
+//! the command's. cgroup v2 where it is mounted (with
+//! whatever controllers it delegates: `cgroup.kill` and CPU time always),
+//! and the v1 controllers present (cpuacct, memory, blkio, pids) beside or
+//! instead of it; each under engine's own cgroup of that hierarchy, named
+//! `engine-<pid>-<n>` so `engine recover` can tell a dead run's leftovers.
+
+use std::fs;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The hierarchies a command's cgroup is made in: engine's own cgroup in each.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// engine's cgroup in the unified (v2) hierarchy.
+    pub v2: Option<PathBuf>,
+    /// engine's cgroup per v1 controller used (`cpuacct`, `memory`, `blkio`, `pids`).
+    pub v1: Vec<(&'static str, PathBuf)>,
+}
+
+/// Default limit on a confined command's processes (its whole tree).
+pub const PIDS_MAX: u64 = 4096;
+
+/// What one command's cgroup allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most processes its tree may have.
+    pub pids: u64,
+    /// Most memory (bytes) its tree may use, swap not counted as room:
+    /// over it, the kernel kills within the cgroup.
+    pub memory: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { pids: PIDS_MAX, memory: None }
+    }
+}
+
+const V1: [&str; 4] = ["cpuacct", "memory", "blkio", "pids"];
+
+impl Layout {
+    /// The hierarchies mounted under `root` (normally /sys/fs/cgroup), from
+    /// `/proc/self/cgroup`; `None` when there is none to use.
+    pub fn detect(root: &Path) -> Option<Layout> {
+        let own = fs::read_to_string("/proc/self/cgroup").ok()?;
+        let mut l = Layout::default();
+        for line in own.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let rel = path.trim_start_matches('/');
+            if controllers.is_empty() {
+                let base =
+                    if root.join("cgroup.controllers").is_file() { root.to_path_buf() } else { root.join("unified") };
+                if base.join("cgroup.procs").is_file() {
+                    l.v2 = Some(base.join(rel));
+                }
+                continue;
+            }
+            for c in controllers.split(',') {
+                let Some(&name) = V1.iter().find(|v| **v == c) else { continue };
+                let mount =
+                    [root.join(controllers), root.join(c)].into_iter().find(|m| m.join("cgroup.procs").is_file());
+                if let Some(m) = mount {
+                    l.v1.push((name, m.join(rel)));
+                }
+            }
+        }
+        (l.v2.is_some() || !l.v1.is_empty()).then_some(l)
+    }
+
+    /// Whether a command's memory can be limited here: the v1 memory
+    /// controller, or v2 delegating `memory` to engine's children.
+    pub fn has_memory(&self) -> bool {
+        self.v1.iter().any(|(c, _)| *c == "memory")
+            || self.v2.as_ref().is_some_and(|d| {
+                fs::read_to_string(d.join("cgroup.subtree_control"))
+                    .is_ok_and(|s| s.split_whitespace().any(|c| c == "memory"))
+            })
+    }
+
+    /// `v2 + v1 cpuacct, memory, blkio, pids`, for messages.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.v2.is_some() {
+            parts.push("v2".to_string());
+        }
+        if !self.v1.is_empty() {
+            parts.push(format!("v1 {}", self.v1.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")));
+        }
+        parts.join(" + ")
+    }
+
+    /// Every hierarchy's own cgroup dir.
+    pub fn roots(&self) -> impl Iterator<Item = &PathBuf> {
+        self.v2.iter().chain(self.v1.iter().map(|(_, p)| p))
+    }
+
+    /// Removes the cgroups of engine runs that are gone (killed), killing
+    /// what is left in them; returns how many.
+    pub fn sweep(&self) -> usize {
+        let mut n = 0;
+        for root in self.roots() {
+            for e in fs::read_dir(root).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                let Some(pid) =
+                    name.strip_prefix("engine-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<i32>().ok())
+                else {
+                    continue;
+                };
+                if Path::new(&format!("/proc/{pid}")).exists() {
+                    continue;
+                }
+                if remove_nested(&e.path()) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
+/// What a command's process tree used, where the hierarchy tells.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Usage {
+    /// CPU time, user and system together, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_seconds: Option<f64>,
+    /// Peak memory, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+    /// Bytes read from and written to block devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_bytes: Option<u64>,
+    /// Forks refused by the process limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pids_refused: u64,
+    /// Processes the kernel killed for going over the memory limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub oom_kills: u64,
+    /// Time its own processes stalled, from its cgroup's pressure files
+    /// (cgroup v2 only): the test's share of the system's I/O, CPU and
+    /// memory pressure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
+}
+
+/// A cgroup's pressure stall totals over its life, microseconds: `some`,
+/// time at least one of its runnable tasks waited for the resource; `full`,
+/// time all of them did (absent where the kernel does not count it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Pressure {
+    pub io_some_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_full_us: Option<u64>,
+    pub cpu_some_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_full_us: Option<u64>,
+    pub memory_some_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_full_us: Option<u64>,
+}
+
+impl Pressure {
+    /// From cgroup v2 folder `d`; `None` where it has no pressure files.
+    fn of(d: &Path) -> Option<Pressure> {
+        let read = |f: &str| fs::read(d.join(f)).ok().map(|t| super::psi::totals(&t));
+        let ((io_some_us, io_full_us), (cpu_some_us, cpu_full_us), (memory_some_us, memory_full_us)) =
+            (read("io.pressure")?, read("cpu.pressure")?, read("memory.pressure")?);
+        Some(Pressure {
+            io_some_us: io_some_us?,
+            io_full_us,
+            cpu_some_us: cpu_some_us?,
+            cpu_full_us,
+            memory_some_us: memory_some_us?,
+            memory_full_us,
+        })
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One command's cgroup, in every hierarchy of the layout.
+#[derive(Debug)]
+pub struct Cgroup {
+    v2: Option<PathBuf>,
+    v1: Vec<(&'static str, PathBuf)>,
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl Cgroup {
+    /// A test's cgroup, with `limits` for all its commands together: where
+    /// v2 has them, its memory, pids, CPU and I/O controllers are handed
+    /// on to the commands' cgroups inside it ([`Cgroup::layout`]).
+    pub fn create_budget(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
+        let g = Cgroup::create(layout, limits)?;
+        if let Some(d) = &g.v2 {
+            let offered = fs::read_to_string(d.join("cgroup.controllers")).unwrap_or_default();
+            for c in offered.split_whitespace().filter(|c| ["memory", "pids", "cpu", "io"].contains(c)) {
+                let _ = fs::write(d.join("cgroup.subtree_control"), format!("+{c}"));
+            }
+        }
+        Ok(g)
+    }
+
+    /// Where cgroups inside this one are made.
+    pub fn layout(&self) -> Layout {
+        Layout { v2: self.v2.clone(), v1: self.v1.clone() }
+    }
+
+    /// A new cgroup in each hierarchy, with `limits`.
+    pub fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
+        let name = format!("engine-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
+        let mut g = Cgroup { v2: None, v1: Vec::new() };
+        if let Some(v2) = &layout.v2 {
+            let d = v2.join(&name);
+            fs::create_dir(&d)?;
+            // Where v2 delegates pids and memory, the limits go here too.
+            let _ = fs::write(d.join("pids.max"), limits.pids.to_string());
+            g.v2 = Some(d);
+        }
+        for (c, root) in &layout.v1 {
+            let d = root.join(&name);
+            if let Err(e) = fs::create_dir(&d) {
+                g.remove();
+                return Err(e);
+            }
+            g.v1.push((c, d));
+        }
+        if let Some(d) = g.dir("pids") {
+            fs::write(d.join("pids.max"), limits.pids.to_string())?;
+        }
+        if let Some(max) = limits.memory {
+            g.limit_memory(max)?;
+        }
+        Ok(g)
+    }
+
+    /// `max` bytes of memory, and no swap to spill into. The limit must take
+    /// where some hierarchy has the memory controller (else it is refused:
+    /// a sandbox promised a limit); the swap part is best effort (absent
+    /// where the machine has no swap accounting).
+    fn limit_memory(&self, max: u64) -> std::io::Result<()> {
+        let mut set = false;
+        if let Some(d) = self.dir("memory") {
+            fs::write(d.join("memory.limit_in_bytes"), max.to_string())?;
+            let _ = fs::write(d.join("memory.memsw.limit_in_bytes"), max.to_string());
+            set = true;
+        } else if let Some(d) = self.v2.as_ref().filter(|d| d.join("memory.max").exists()) {
+            fs::write(d.join("memory.max"), max.to_string())?;
+            let _ = fs::write(d.join("memory.swap.max"), "0");
+            set = true;
+        }
+        if set {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(
+                "no cgroup hierarchy here has the memory controller, which the memory limit needs",
+            ))
+        }
+    }
+
+    fn dir(&self, controller: &str) -> Option<&Path> {
+        self.v1.iter().find(|(c, _)| *c == controller).map(|(_, d)| d.as_path())
+    }
+
+    fn dirs(&self) -> Vec<PathBuf> {
+        self.v2.iter().cloned().chain(self.v1.iter().map(|(_, d)| d.clone())).collect()
+    }
+
+    /// `cgroup.procs` of each hierarchy, open for the child to write "0" (itself) into.
+    pub fn procs(&self) -> std::io::Result<Vec<OwnedFd>> {
+        self.dirs()
+            .iter()
+            .map(|d| fs::OpenOptions::new().write(true).open(d.join("cgroup.procs")).map(OwnedFd::from))
+            .collect()
+    }
+
+    pub fn usage(&self) -> Usage {
+        let read = |p: PathBuf| fs::read_to_string(p).ok();
+        let num = |p: PathBuf| read(p).and_then(|s| s.trim().parse::<u64>().ok());
+        let cpu_seconds = match self.dir("cpuacct") {
+            Some(d) => num(d.join("cpuacct.usage")).map(|ns| ns as f64 / 1e9),
+            None => self
+                .v2
+                .as_ref()
+                .and_then(|d| read(d.join("cpu.stat")))
+                .and_then(|s| field(&s, "usage_usec"))
+                .map(|us| us as f64 / 1e6),
+        };
+        let peak_memory_bytes = match self.dir("memory") {
+            Some(d) => num(d.join("memory.max_usage_in_bytes")),
+            None => self.v2.as_ref().and_then(|d| num(d.join("memory.peak"))),
+        };
+        let io = match self.dir("blkio") {
+            Some(d) => read(d.join("blkio.throttle.io_service_bytes_recursive")).map(|s| blkio_v1(&s)),
+            None => self.v2.as_ref().and_then(|d| read(d.join("io.stat"))).map(|s| io_v2(&s)),
+        };
+        let events = self.dir("pids").map(Path::to_path_buf).or_else(|| self.v2.clone());
+        Usage {
+            cpu_seconds,
+            peak_memory_bytes,
+            read_bytes: io.map(|(r, _)| r),
+            written_bytes: io.map(|(_, w)| w),
+            pids_refused: events.and_then(|d| read(d.join("pids.events"))).and_then(|s| field(&s, "max")).unwrap_or(0),
+            oom_kills: self.oom_kills(),
+            pressure: self.v2.as_deref().and_then(Pressure::of),
+        }
+    }
+
+    /// How many processes the memory limit's killer took (v1
+    /// `memory.oom_control`, v2 `memory.events`).
+    fn oom_kills(&self) -> u64 {
+        let read = |p: PathBuf| fs::read_to_string(p).ok();
+        match self.dir("memory") {
+            Some(d) => read(d.join("memory.oom_control")).and_then(|s| field(&s, "oom_kill ")).unwrap_or(0),
+            None => self
+                .v2
+                .as_ref()
+                .and_then(|d| read(d.join("memory.events")))
+                .and_then(|s| field(&s, "oom_kill "))
+                .unwrap_or(0),
+        }
+    }
+
+    /// Kills every process in the cgroup and waits (up to 5 s) until it is empty.
+    pub fn kill(&self) {
+        kill_all(&self.dirs(), self.v2.as_deref());
+    }
+
+    /// Kills what is left and removes the cgroup, with any inside it.
+    pub fn remove(&self) {
+        self.kill();
+        for d in self.dirs() {
+            remove_nested(&d);
+        }
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Kills what is in cgroup `dir` and in the cgroups inside it (a test's
+/// commands', one level down), and removes them, innermost first; whether
+/// `dir` is gone.
+fn remove_nested(dir: &Path) -> bool {
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            kill_all(&[e.path()], None);
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+    kill_all(&[dir.to_path_buf()], None);
+    fs::remove_dir(dir).is_ok()
+}
+
+/// `key value` lines (cpu.stat, pids.events): the value of `key`.
+fn field(s: &str, key: &str) -> Option<u64> {
+    s.lines().find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
+}
+
+/// v1 `blkio.throttle.io_service_bytes_recursive`: (read, written) over devices.
+fn blkio_v1(s: &str) -> (u64, u64) {
+    let (mut r, mut w) = (0, 0);
+    for l in s.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if let [_, op, n] = f.as_slice() {
+            let n: u64 = n.parse().unwrap_or(0);
+            match *op {
+                "Read" => r += n,
+                "Write" => w += n,
+                _ => {}
+            }
+        }
+    }
+    (r, w)
+}
+
+/// v2 `io.stat`: (rbytes, wbytes) over devices.
+fn io_v2(s: &str) -> (u64, u64) {
+    let (mut r, mut w) = (0, 0);
+    for kv in s.split_whitespace() {
+        match kv.split_once('=') {
+            Some(("rbytes", n)) => r += n.parse::<u64>().unwrap_or(0),
+            Some(("wbytes", n)) => w += n.parse::<u64>().unwrap_or(0),
+            _ => {}
+        }
+    }
+    (r, w)
+}
+
+/// SIGKILL to every process in `dirs` (`cgroup.kill` where v2 has it)
+/// until they are empty, at most 5 s.
+fn kill_all(dirs: &[PathBuf], v2: Option<&Path>) {
+    if let Some(d) = v2 {
+        let _ = fs::write(d.join("cgroup.kill"), "1");
+    }
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut any = false;
+        for d in dirs {
+            for pid in fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default().lines() {
+                if let Ok(pid) = pid.trim().parse::<i32>() {
+                    any = true;
+                    // SAFETY: plain syscall.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+        }
+        if !any || Instant::now() > end {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_limit_needs_the_memory_controller() {
+        let d = tempfile::tempdir().unwrap();
+        let pids = Layout { v2: None, v1: vec![("pids", d.path().to_path_buf())] };
+        assert!(!pids.has_memory());
+        let v2 = Layout { v2: Some(d.path().to_path_buf()), v1: Vec::new() };
+        std::fs::write(d.path().join("cgroup.subtree_control"), "cpu io\n").unwrap();
+        assert!(!v2.has_memory());
+        std::fs::write(d.path().join("cgroup.subtree_control"), "cpu memory pids\n").unwrap();
+        assert!(v2.has_memory());
+        assert!(Layout { v2: None, v1: vec![("memory", d.path().to_path_buf())] }.has_memory());
+    }
+
+    #[test]
+    fn stat_files() {
+        assert_eq!(field("usage_usec 1500\nuser_usec 1000\n", "usage_usec"), Some(1500));
+        assert_eq!(field("max 3\n", "max"), Some(3));
+        assert_eq!(blkio_v1("8:0 Read 4096\n8:0 Write 8192\n8:0 Total 12288\nTotal 12288\n"), (4096, 8192));
+        assert_eq!(io_v2("8:0 rbytes=10 wbytes=20 rios=1\n7:0 rbytes=5 wbytes=0\n"), (15, 20));
+    }
+}
