@@ -14,7 +14,7 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -50,38 +50,41 @@ fn plain(rel: &Path) -> io::Result<PathBuf> {
     Ok(out)
 }
 
+/// Whether a path beneath a directory may go through symlinks (those that
+/// stay beneath it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    Refused,
+    Beneath,
+}
+
+/// openat2(2) of `path` beneath `dir`: never out of it (`..`, absolute
+/// paths, symlinks that lead out: EXDEV), never through /proc's magic
+/// links; `links` says whether symlinks beneath it are followed. The one
+/// owner of openat2 in engine. ENOSYS on kernels before 5.6.
+pub fn openat2_beneath(dir: BorrowedFd<'_>, path: &Path, flags: i32, mode: u32, links: Links) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    if links == Links::Refused {
+        // It covers the last component too, and says ELOOP where O_NOFOLLOW
+        // with O_DIRECTORY would say ENOTDIR.
+        resolve |= ResolveFlags::NO_SYMLINKS;
+    }
+    let oflags = OFlags::from_bits_retain((flags | libc::O_CLOEXEC) as u32);
+    let mode = if flags & libc::O_CREAT != 0 { Mode::from_raw_mode(mode) } else { Mode::empty() };
+    Ok(rustix::fs::openat2(dir, path, oflags, mode, resolve)?)
+}
+
 /// openat2 beneath `dir` without symlinks; the component walk where the
 /// kernel has no openat2.
 fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     let rel = plain(rel)?;
     let target = if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel };
-    let c = cstr(&target)?;
-    // SAFETY: zeroed open_how is its valid "no options" value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    // RESOLVE_NO_SYMLINKS covers the last component too, and says ELOOP
-    // where O_NOFOLLOW with O_DIRECTORY would say ENOTDIR.
-    how.flags = (flags | libc::O_CLOEXEC) as u64;
-    how.mode = if flags & libc::O_CREAT != 0 { mode as u64 } else { 0 };
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: valid descriptor, C string and open_how of the size passed.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd >= 0 {
-        // SAFETY: a new descriptor we own.
-        return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+    match openat2_beneath(dir, &target, flags, mode, Links::Refused) {
+        Ok(fd) => Ok(fd),
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => walk(dir, &target, flags, mode),
+        Err(e) => Err(refusal(e, &target)),
     }
-    let e = io::Error::last_os_error();
-    if e.raw_os_error() != Some(libc::ENOSYS) {
-        return Err(refusal(e, &target));
-    }
-    walk(dir, &target, flags, mode)
 }
 
 /// ELOOP from RESOLVE_NO_SYMLINKS, EXDEV from RESOLVE_BENEATH: said plainly.

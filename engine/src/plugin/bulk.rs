@@ -12,7 +12,8 @@
 //! directory, so no absolute path, `..` or symbolic link leads out of it.
 
 use super::bindings::wit;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use crate::sys::safepath::{Links, openat2_beneath};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use wasmtime::component::{Linker, Resource, ResourceTable, ResourceType, WasmList};
 
@@ -60,33 +61,16 @@ impl Files {
         if self.open >= MAX_OPEN {
             return Err(format!("{}: {MAX_OPEN} files are open already; drop some first", call()));
         }
-        let name = std::ffi::CString::new(path).map_err(|_| format!("{}: the path holds a NUL byte", call()))?;
-        let flags = if create { libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC } else { libc::O_RDONLY };
-        // SAFETY: open_how is plain integers; all-zero is its empty value.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (flags | libc::O_CLOEXEC) as u64;
-        how.mode = if create { 0o644 } else { 0 };
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
-        // SAFETY: `how` and `name` outlive the call; the size is `how`'s.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir.as_raw_fd(),
-                name.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if fd < 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
-                Some(libc::EXDEV) => format!("{}: the path {ESCAPE}", call()),
-                _ => format!("{}: {e}", call()),
-            });
+        if path.contains('\0') {
+            return Err(format!("{}: the path holds a NUL byte", call()));
         }
+        let flags = if create { libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC } else { libc::O_RDONLY };
+        let fd = openat2_beneath(dir.as_fd(), std::path::Path::new(path), flags, 0o644, Links::Beneath).map_err(|e| match e.raw_os_error() {
+            Some(libc::EXDEV) => format!("{}: the path {ESCAPE}", call()),
+            _ => format!("{}: {e}", call()),
+        })?;
         self.open += 1;
-        // SAFETY: openat2 returned a new descriptor that nothing else owns.
-        Ok(OpenFile { fd: unsafe { OwnedFd::from_raw_fd(fd as i32) }, path: path.to_string() })
+        Ok(OpenFile { fd, path: path.to_string() })
     }
 
     /// `files.file.read-at`: up to `len` bytes at `offset`, in the reused
