@@ -87,7 +87,7 @@ impl Defaults {
                 // Another user's home (`sudo -u`, `setpriv`): the file is not
                 // this user's to read; say so, as git does, and go on.
                 Err(ConfigError::Read { path, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => {
-                    eprintln!("warning: cannot read {}: {source}; its defaults are not used", path.display());
+                    errln!("warning: cannot read {}: {source}; its defaults are not used", path.display());
                     Ok(Defaults(Config::default()))
                 }
                 Err(e) => Err(failure(e)),

@@ -65,10 +65,12 @@ impl Files {
             return Err(format!("{}: the path holds a NUL byte", call()));
         }
         let flags = if create { libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC } else { libc::O_RDONLY };
-        let fd = openat2_beneath(dir.as_fd(), std::path::Path::new(path), flags, 0o644, Links::Beneath).map_err(|e| match e.raw_os_error() {
-            Some(libc::EXDEV) => format!("{}: the path {ESCAPE}", call()),
-            _ => format!("{}: {e}", call()),
-        })?;
+        let fd = openat2_beneath(dir.as_fd(), std::path::Path::new(path), flags, 0o644, Links::Beneath).map_err(
+            |e| match e.raw_os_error() {
+                Some(libc::EXDEV) => format!("{}: the path {ESCAPE}", call()),
+                _ => format!("{}: {e}", call()),
+            },
+        )?;
         self.open += 1;
         Ok(OpenFile { fd, path: path.to_string() })
     }
