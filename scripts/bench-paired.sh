@@ -42,14 +42,7 @@ end=$(date +%s.%N)
 file=$ENGINE_HOME/results/paired/result.json
 # KEEP=PATH keeps the run's result file for a closer look.
 [ -z "${KEEP:-}" ] || cp "$file" "$KEEP"
-python3 - "$file" "$work/unpaired.json" <<'EOF'
-import json, sys
-f = json.load(open(sys.argv[1]))
-for r in f["results"]:
-    for e in r["entries"]:
-        e.pop("interleave", None)
-json.dump(f, open(sys.argv[2], "w"))
-EOF
+python3 scripts/unpair.py "$file" "$work/unpaired.json"
 "$engine" result show paired --format csv >"$work/paired.csv"
 "$engine" result show "$work/unpaired.json" --format csv >"$work/unpaired.csv"
 python3 - "$work/paired.csv" "$work/unpaired.csv" "$file" "$start" "$end" <<'EOF'

@@ -73,14 +73,7 @@ for mode in "${mode_list[@]}"; do
       "$ENGINE_HOME/results/$mode-$i/result.json")
     "$ENGINE" result show "$mode-$i" --format json --baseline "$base" > "$work/$mode-$i.json"
     if [ "$mode" != blocks ]; then
-      python3 - "$ENGINE_HOME/results/$mode-$i/result.json" "$work/$mode-$i.unpaired-result.json" <<'PY'
-import json, sys
-f = json.load(open(sys.argv[1]))
-for r in f["results"]:
-    for e in r["entries"]:
-        e.pop("interleave", None)
-json.dump(f, open(sys.argv[2], "w"))
-PY
+      python3 scripts/unpair.py "$ENGINE_HOME/results/$mode-$i/result.json" "$work/$mode-$i.unpaired-result.json"
       "$ENGINE" result show "$work/$mode-$i.unpaired-result.json" --format json --baseline "$base" \
         > "$work/$mode/unpaired-$i.json" || { echo "result show of $mode $i unpaired failed"; exit 1; }
     fi
