@@ -64,6 +64,10 @@ pub enum Links {
 /// owner of openat2 in engine. ENOSYS on kernels before 5.6.
 pub fn openat2_beneath(dir: BorrowedFd<'_>, path: &Path, flags: i32, mode: u32, links: Links) -> io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags, ResolveFlags};
+    // Said plainly (the kernel's word would be EINVAL).
+    if path.as_os_str().as_bytes().contains(&0) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a NUL in a path"));
+    }
     let mut resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
     if links == Links::Refused {
         // It covers the last component too, and says ELOOP where O_NOFOLLOW
