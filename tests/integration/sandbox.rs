@@ -264,6 +264,34 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
     assert!(!log.contains("pid=2 "), "{log}");
 }
 
+/// A confined trial's clock starts at the command's exec and stops when the
+/// sandbox's init reaps it: the whole command is in it (a 0.4 s sleep is
+/// never cut short) and what it left running is not (killed with the
+/// namespace after the clock stopped); the exit code still passes out.
+#[test]
+#[ignore = "needs root"]
+fn a_confined_trials_clock_is_the_command_and_nothing_else() {
+    require_root();
+    let env = Env::new();
+    let script = "sleep 30 & sleep 0.4; echo value: 1; exit 0";
+    let yaml = format!(
+        "id: clocked\nversion: 1.0.0\ntitle: Clocked\ntest_type: other\nsandbox: true\ntrials: {{warmup: 0}}\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {script:?}]\nresults: [{{id: s, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: s, wall_time: true}}]\n"
+    );
+    env.profile("clocked", &yaml);
+    let r = env.bench(&["clocked", "--runs", "3", "--save", "c"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let res = env.result("c");
+    for t in res["results"][0]["entries"][0]["trials"].as_array().unwrap() {
+        let s = t.as_f64().unwrap();
+        assert!(s >= 0.4, "the clock stopped before the command ended: {s}");
+        assert!(s < 20.0, "the clock waited for what the command left running: {s}");
+    }
+    let failing = yaml.replace("exit 0", "exit 7").replace("id: clocked", "id: failing");
+    env.profile("failing", &failing);
+    let r = env.bench(&["failing", "--runs", "1", "--save", "f"]);
+    assert!(r.stderr.contains("sh exited 7"), "the command's exit code passes out: {r:?}");
+}
+
 /// A local profile that asks to run confined.
 fn boxed(env: &Env) {
     env.profile(

@@ -1108,6 +1108,54 @@ fn interleaved_rounds_are_balanced_paired_and_stop_on_the_verdict() {
     assert!(u.stdout.contains("undecided") && !u.stdout.contains("paired over"), "{u:?}");
 }
 
+/// Inside `--setups` the verdicts stop the run too (set-ups are the paired
+/// comparison's units), and the margin they settle "equivalent" within is
+/// the person's (`--equivalence`, else config.toml's), not engine's 2 %
+/// (issue 55).
+#[test]
+#[ignore = "needs root"]
+fn set_ups_stop_on_the_verdict_within_the_persons_margin() {
+    require_root();
+    let fs = LoopFs::new(64, "relatime");
+    let env = Env::new();
+    // Both states of a round read the same level; levels move ±30 % between
+    // rounds: only pairing settles it. The count lives beside the test's
+    // folder, which each set-up makes afresh.
+    let level = "c=$(cat {{target_dir}}/n 2>/dev/null || echo 0); echo $((c + 1)) > {{target_dir}}/n; r=$((c / 2 % 3)); echo value: $((70 + 30 * r))";
+    env.profile(
+        "level",
+        &format!("id: level\nversion: 1.0.0\ntitle: Level\ntest_type: other\ntrials: {{warmup: 0}}\nexecutor: {{external: {{program: sh, args: [-c, '{level}']}}}}\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"),
+    );
+    let config = env.home.path().join("config/engine");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "equivalence = 7.5\n").unwrap();
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "level",
+        "--budget",
+        "60s",
+        "--setups",
+        "2",
+        "--save",
+        "s",
+        "--target-dir",
+        fs.path(),
+        "--scheduler",
+        "none,kyber",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("s");
+    for e in f["results"][0]["entries"].as_array().unwrap() {
+        assert_eq!(e["stopped"], "verdict", "stopped on the verdict inside the set-ups: {e}");
+        let setups: std::collections::BTreeSet<u64> =
+            e["setups"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+        assert_eq!(setups.len(), 2, "two set-ups settle it: {e}");
+    }
+    assert!(r.stdout.contains("paired over 2 set-ups") || r.stdout.contains("paired over 2 rounds"), "{}", r.stdout);
+    assert!(r.stdout.contains("equivalent within ±7.5 %"), "the config's margin: {}", r.stdout);
+}
+
 /// A loop device larger than the free space under its folder is refused
 /// before any menu, by --dry-run too (issue 54, item 6).
 #[test]

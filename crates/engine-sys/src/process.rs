@@ -95,7 +95,8 @@ impl Confined<'_> {
     /// `cmd` confined: run in `cwd` as root inside or, with `unprivileged`,
     /// as nobody inside; `stdin` opened inside with its rights; in the
     /// cgroup whose `cgroup.procs` files are `procs`; with only the
-    /// environment the sandbox allows.
+    /// environment the sandbox allows. Returns what becomes readable when
+    /// the command has ended (see `confine::Prepared::apply`).
     pub fn apply(
         &self,
         cmd: &mut Command,
@@ -103,13 +104,12 @@ impl Confined<'_> {
         unprivileged: bool,
         stdin: Option<&Path>,
         procs: Vec<OwnedFd>,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<OwnedFd> {
         use super::confine::{Identity, Prepared};
         let identity = if unprivileged { Identity::Nobody } else { Identity::Root };
         let c = super::confine::Command { cwd, identity, stdin, file_size: self.file_size };
         let p = Prepared::new(self.plan, self.shared, procs, c).map_err(std::io::Error::other)?;
-        p.apply(cmd);
-        Ok(())
+        p.apply(cmd)
     }
 }
 
@@ -229,14 +229,22 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
         Some(f) => f.as_raw_fd(),
         None => dev_null()?,
     };
-    let mut group = None;
+    let (mut group, mut ended) = (None, None);
     let (start, pid) = match (&spec.confine, user) {
         (Some(c), user) => {
             let (g, procs) = c.cgroup()?;
             group = g;
             let mut cmd = command(&spec)?;
-            c.apply(&mut cmd, spec.cwd, user.is_some(), spec.stdin_inside, procs)?;
-            (Instant::now(), cmd.spawn()?.id() as i32)
+            ended = Some(c.apply(&mut cmd, spec.cwd, user.is_some(), spec.stdin_inside, procs)?);
+            // spawn returns when the command execs (the sandbox's other
+            // processes hold no copy of std's exec pipe): the clock starts
+            // there, so the sandbox's set-up — joining the cgroups (a
+            // migration can wait a grace period of RCU, 15 ms here), the
+            // mounts, the filter — is engine's time, not the trial's; it
+            // stops when the namespace's init has reaped the command
+            // (`ended`), before the namespaces are torn down.
+            let pid = cmd.spawn()?.id() as i32;
+            (Instant::now(), pid)
         }
         // The common case without fork (see super::spawn), prepared before the clock starts.
         (None, None) => {
@@ -249,7 +257,7 @@ pub fn run_as(spec: Spec<'_>, user: Option<super::privilege::Unprivileged>) -> s
     interrupt::set_child(pid);
     let timeout = spec.timeout;
     let (status, ru, end, forced) = match pidfd_open(pid) {
-        Some(fd) => wait_pidfd(pid, &fd, start, timeout, [&spec.stdout, &spec.stderr]),
+        Some(fd) => wait_pidfd(pid, &fd, ended.as_ref(), start, timeout, [&spec.stdout, &spec.stderr]),
         None => wait_thread(pid, start, timeout),
     };
     // Leave no stray members of the group behind (PTS's hung children).
@@ -370,9 +378,19 @@ fn reap(pid: i32) -> (i32, libc::rusage) {
 }
 
 /// Waits on a pidfd with poll: no helper thread, and a signal (Ctrl-C)
-/// wakes the wait at once.
-fn wait_pidfd(pid: i32, fd: &OwnedFd, start: Instant, timeout: Option<Duration>, outputs: [&File; 2]) -> Reaped {
+/// wakes the wait at once. With `ended` (a confined command), the clock
+/// stops when that is readable or hung up — the command reaped inside —
+/// and the wait goes on for the processes outside.
+fn wait_pidfd(
+    pid: i32,
+    fd: &OwnedFd,
+    ended: Option<&OwnedFd>,
+    start: Instant,
+    timeout: Option<Duration>,
+    outputs: [&File; 2],
+) -> Reaped {
     let deadline = timeout.map(|t| start + t);
+    let mut stopped: Option<Instant> = None;
     loop {
         outputs.iter().for_each(|f| super::bounded::trim_memfile(f));
         let now = Instant::now();
@@ -381,13 +399,20 @@ fn wait_pidfd(pid: i32, fd: &OwnedFd, start: Instant, timeout: Option<Duration>,
             Some(d) => (d - now).min(POLL),
             None => POLL,
         };
-        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, wait.as_millis().max(1) as i32) };
-        if r > 0 {
-            let end = Instant::now();
+        let watch = ended.filter(|_| stopped.is_none());
+        let mut pfds = [
+            libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: watch.map_or(-1, |e| e.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+        ];
+        // SAFETY: two valid pollfds (a negative descriptor is skipped).
+        let r = unsafe { libc::poll(pfds.as_mut_ptr(), 2, wait.as_millis().max(1) as i32) };
+        let now = Instant::now();
+        if r > 0 && pfds[1].revents != 0 {
+            stopped = Some(now);
+        }
+        if r > 0 && pfds[0].revents != 0 {
             let (status, ru) = reap(pid);
-            return (status, ru, end, None);
+            return (status, ru, stopped.unwrap_or(now), None);
         }
         if interrupt::requested() {
             return stop_pidfd(pid, fd, Exit::Interrupted);

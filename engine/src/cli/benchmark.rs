@@ -33,6 +33,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         runs: a.runs,
         budget: a.budget,
         setups: a.setups,
+        equivalence: a.equivalence,
         warmup: a.warmup,
         dry_run: a.dry_run,
         yes: a.yes,
@@ -219,10 +220,14 @@ fn print_estimate(e: &Estimate) {
 
 /// The report, what failed or was skipped, where it is saved, and what to do next.
 fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, gate: Option<&Gate>) {
+    // The margin the run's verdict stop settled within (`--equivalence`,
+    // else config.toml's) is the one its report judges by.
+    let margin = command.args.equivalence.unwrap_or(engine::analysis::significance::EQUIVALENCE_PCT);
+    let own = report::View { equivalence_pct: margin, ..report::View::default() };
     if let (Some((name, _)), Some(shown), Some(end)) = (&r.result, r.file.as_deref().cloned(), format) {
         match end {
             End::Analysis => {
-                let a = report::text::analysis_only(&shown, &report::View::default(), ui::width());
+                let a = report::text::analysis_only(&shown, &own, ui::width());
                 if !a.trim().is_empty() {
                     out!("\n{a}");
                 }
@@ -230,8 +235,7 @@ fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, 
             // Under --compare-to the report is the comparison the gate
             // judges (a JUnit file's failures are its regressions).
             End::Report(f) => {
-                let (mut file, view) =
-                    gate.and_then(|g| g.merged(cx, name, &shown)).unwrap_or((shown, report::View::default()));
+                let (mut file, view) = gate.and_then(|g| g.merged(cx, name, &shown)).unwrap_or((shown, own));
                 // What failed is said once, below, with its log and its last lines.
                 if f == Format::Text {
                     file.failures.clear();

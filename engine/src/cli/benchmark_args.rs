@@ -159,10 +159,10 @@ pub struct BenchmarkArgs {
     /// least PCT (default: the noise threshold)
     #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to", value_parser = args::percent)]
     pub fail_on_regression: Option<Option<f64>>,
-    /// With --compare-to: the largest difference called `equivalent`, percent (the
-    /// ratio's 90 % interval within ±PCT; default: config.toml's `equivalence`, else 2);
-    /// otherwise a result is `undecided`
-    #[arg(long, value_name = "PCT", requires = "compare_to", value_parser = args::margin)]
+    /// The largest difference called `equivalent`, percent (the ratio's 90 % interval
+    /// within ±PCT; default: config.toml's `equivalence`, else 2): what an interleaved
+    /// sweep's verdict stop settles and --compare-to judges; otherwise `undecided`
+    #[arg(long, value_name = "PCT", value_parser = args::margin)]
     pub equivalence: Option<f64>,
     /// What is printed: `text` (on a terminal a compact table per test as it finishes —
     /// value, ±CI, N, marks — then the comparison; piped, the whole report once at the

@@ -73,6 +73,7 @@ impl CommandLine<'_> {
         out.opt("--monitor-points", a.monitor_points);
         out.each("--tag", &a.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
         out.opt("--compare-to", a.compare_to.as_deref());
+        out.opt("--equivalence", a.equivalence);
         match a.fail_on_regression {
             Some(Some(pct)) => out.0.push(format!("--fail-on-regression={pct}")),
             Some(None) => out.0.push("--fail-on-regression".into()),

@@ -72,6 +72,9 @@ pub(crate) struct RunSettings {
     /// Each round is a set-up (`--setups N` on a --device): each round at
     /// least two trials unless `--runs` says otherwise.
     pub rounds_are_setups: bool,
+    /// `--equivalence`, else config.toml's, else 2: the margin the verdict
+    /// stop of an interleaved run settles "equivalent" within, percent.
+    pub equivalence_pct: f64,
 }
 
 /// What running a test needs from outside it.

@@ -216,6 +216,7 @@ impl Server {
             let c = sb.confined();
             let (g, procs) = c.cgroup().map_err(io("cannot make the server's cgroup"))?;
             server.cgroup = g;
+            // A server is not timed: when it ended is not needed.
             c.apply(&mut cmd, spec.cwd, spec.user.is_some(), None, procs).map_err(io("cannot confine the server"))?;
         }
         let child = match cmd.spawn() {

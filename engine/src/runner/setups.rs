@@ -5,6 +5,7 @@
 
 use super::executor::ExecError;
 use super::trials::{Job, Switch, TrialData, Trials};
+use super::verdicts::Measured;
 use crate::stats::AdaptivePlan;
 use crate::stats::adaptive::Stop;
 use crate::stats::levels::{Costs, Next, SetupPlan};
@@ -38,6 +39,10 @@ impl Rounds<'_, '_> {
         first: Duration,
     ) -> Result<(), ExecError> {
         let sp = SetupPlan::new(self.plan, scheduled);
+        let baseline = super::verdicts::Baseline::of(self.job, self.plan, data.len());
+        // The comparisons' units are set-ups: two at least, not the plan's
+        // least trials.
+        let by_setups = AdaptivePlan { min: 2, ..self.plan.clone() };
         let mut states: Vec<State> = (0..data.len()).map(|_| State { elapsed: first }).collect();
         let (mut per, mut setup_time) = (sp.per, first);
         for j in 1u32.. {
@@ -57,14 +62,38 @@ impl Rounds<'_, '_> {
             let costs = Costs { setup: setup_time.as_secs_f64() / j as f64, trial: 0.0 };
             // Balanced: every state has every set-up and round while any
             // state's results want more.
-            per = 0;
-            for (i, s) in states.iter_mut().enumerate() {
-                if let Some(next) = decide(&sp, self.plan, &mut data[i], s.elapsed, costs) {
-                    per = per.max(next);
+            let wants: Vec<Option<(u32, Option<String>)>> = (states.iter().zip(data.iter_mut()))
+                .map(|(s, d)| decide(&sp, self.plan, d, s.elapsed, costs))
+                .collect();
+            per = wants.iter().flatten().map(|(p, _)| *p).max().unwrap_or(0);
+            if let Some(b) = &baseline {
+                // With a baseline the comparisons decide (set-ups are their
+                // units): another set-up while one is undecided and the
+                // budget can likely settle it.
+                let elapsed: Vec<Duration> = states.iter().map(|s| s.elapsed).collect();
+                let measured: Vec<Measured<'_>> =
+                    data.iter().map(|d| Measured { values: &d.values, setups: &d.setups }).collect();
+                let Some(why) = super::verdicts::wants_more(b, &by_setups, &measured, &elapsed, j) else {
+                    for (d, w) in data.iter_mut().zip(&wants) {
+                        if w.is_some() {
+                            d.stops = vec![(Stop::Verdict, None); d.values.len()];
+                        }
+                    }
+                    return Ok(());
+                };
+                if !why.is_empty() {
+                    data.iter_mut().for_each(|d| d.added.push(format!("set-up {}: {why}", j + 1)));
                 }
+                per = if per == 0 { sp.per } else { per };
+                continue;
             }
             if per == 0 {
                 return Ok(());
+            }
+            for (d, w) in data.iter_mut().zip(wants) {
+                if let Some((_, Some(why))) = w {
+                    d.added.push(why);
+                }
             }
         }
         Ok(())
@@ -121,8 +150,14 @@ impl Rounds<'_, '_> {
 
 /// After a set-up, for one state: `None` when every result has stopped
 /// (each keeps why), else the trials the next set-up should get (the most
-/// any result wants), the reason recorded when it is an added set-up.
-fn decide(sp: &SetupPlan, plan: &AdaptivePlan, d: &mut TrialData, elapsed: Duration, costs: Costs) -> Option<u32> {
+/// any result wants) and, when it is an added set-up, why.
+fn decide(
+    sp: &SetupPlan,
+    plan: &AdaptivePlan,
+    d: &mut TrialData,
+    elapsed: Duration,
+    costs: Costs,
+) -> Option<(u32, Option<String>)> {
     let walls: f64 = d.walls.iter().map(Duration::as_secs_f64).sum();
     let costs = Costs { trial: walls / d.walls.len().max(1) as f64, ..costs };
     let mut stops: Vec<(Stop, Option<String>)> = Vec::with_capacity(d.values.len());
@@ -141,11 +176,6 @@ fn decide(sp: &SetupPlan, plan: &AdaptivePlan, d: &mut TrialData, elapsed: Durat
             d.stops = stops;
             None
         }
-        Some((per, why)) => {
-            if let Some(why) = why {
-                d.added.push(why);
-            }
-            Some(per)
-        }
+        more => more,
     }
 }

@@ -557,11 +557,7 @@ pub(super) fn rounds(
             events.trial_done(k, false, wall.as_secs_f64());
             elapsed[i] += start.elapsed();
         }
-        let verdicts = (n > 1 && plan.forced.is_none()).then(|| super::verdicts::Baseline {
-            results: job.sources.iter().map(|(d, _)| (d.id.as_str(), d.proportion, d.unit.as_str())).collect(),
-            names,
-            rule: crate::analysis::significance::Rule::default(),
-        });
+        let verdicts = super::verdicts::Baseline::of(job, plan, n);
         if !another_round(plan, data, &elapsed, k, verdicts.as_ref()) {
             break;
         }

@@ -27,8 +27,8 @@ impl Prepared {
             for fd in &self.cgroups {
                 step("joining the cgroup", (libc::write(fd.as_raw_fd(), b"0".as_ptr().cast(), 1) == 1) as i32 - 1)?;
             }
-            step("joining the test's network", libc::setns(self.net, libc::CLONE_NEWNET))?;
-            step("joining the test's IPC namespace", libc::setns(self.ipc, libc::CLONE_NEWIPC))?;
+            step("joining the test's network", libc::setns(self.net.as_raw_fd(), libc::CLONE_NEWNET))?;
+            step("joining the test's IPC namespace", libc::setns(self.ipc.as_raw_fd(), libc::CLONE_NEWIPC))?;
             step("new namespaces", libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWPID))?;
             match libc::fork() {
                 -1 => return Err(report("fork", std::io::Error::last_os_error())),
@@ -41,7 +41,7 @@ impl Prepared {
             self.mounts()?;
             step("hostname", libc::sethostname(self.hostname.as_ptr(), self.hostname.as_bytes().len()))?;
             step("dropping groups", libc::setgroups(0, std::ptr::null()))?;
-            step("joining the test's user namespace", libc::setns(self.user, libc::CLONE_NEWUSER))?;
+            step("joining the test's user namespace", libc::setns(self.user.as_raw_fd(), libc::CLONE_NEWUSER))?;
             match libc::fork() {
                 -1 => return Err(report("fork", std::io::Error::last_os_error())),
                 0 => {}
@@ -104,7 +104,7 @@ impl Prepared {
     /// signals to the command (the whole group gets them), and exits as
     /// the command did, with the status init passed out.
     fn pass_on(&self, init: libc::pid_t) -> ! {
-        let from_init = self.status[0];
+        let from_init = self.status[0].as_raw_fd();
         // SAFETY: raw system calls; this process never returns to Rust code.
         unsafe {
             close_all_but(from_init);
@@ -126,7 +126,7 @@ impl Prepared {
     /// PID 1: reaps every orphan until the command ends, then hands its
     /// status out and exits (the kernel then kills what is left inside).
     fn init(&self, command: libc::pid_t) -> ! {
-        let to_outside = self.status[1];
+        let to_outside = self.status[1].as_raw_fd();
         // SAFETY: raw system calls; this process never returns to Rust code.
         unsafe {
             close_all_but(to_outside);

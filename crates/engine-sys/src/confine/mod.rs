@@ -353,9 +353,11 @@ fn parents_of(p: &Path) -> Result<Vec<CString>, ConfineError> {
 /// A plan ready for the child: nothing left to allocate.
 pub struct Prepared {
     cgroups: Vec<OwnedFd>,
-    net: RawFd,
-    ipc: RawFd,
-    user: RawFd,
+    /// The test's namespaces: copies of its descriptors, owned, so a
+    /// `Prepared` outliving its `Shared` still names them.
+    net: OwnedFd,
+    ipc: OwnedFd,
+    user: OwnedFd,
     binds: Vec<Bind>,
     /// The host's entries shown read-only in the new root.
     system: Vec<SysEntry>,
@@ -374,7 +376,7 @@ pub struct Prepared {
     parent: libc::pid_t,
     /// The command's wait status goes from the namespace's init to the
     /// process outside that passes it on (an init cannot die of a signal).
-    status: [RawFd; 2],
+    status: [OwnedFd; 2],
 }
 
 fn cstr(p: &OsStr) -> Result<CString, ConfineError> {
@@ -457,11 +459,13 @@ impl Prepared {
         if unsafe { libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
             return Err(setup("a pipe")(std::io::Error::last_os_error()));
         }
+        // SAFETY: two new descriptors, ours alone.
+        let status = unsafe { status.map(|fd| OwnedFd::from_raw_fd(fd)) };
         Ok(Prepared {
             cgroups,
-            net: shared.net.as_raw_fd(),
-            ipc: shared.ipc.as_raw_fd(),
-            user: shared.user.as_raw_fd(),
+            net: shared.net.try_clone().map_err(setup("a copy of the test's network namespace"))?,
+            ipc: shared.ipc.try_clone().map_err(setup("a copy of the test's IPC namespace"))?,
+            user: shared.user.try_clone().map_err(setup("a copy of the test's user namespace"))?,
             binds,
             system: system_entries(&plan.read)?,
             hide: plan.hide.iter().map(|p| cstr(p.as_os_str())).collect::<Result<_, _>>()?,
@@ -481,22 +485,20 @@ impl Prepared {
         })
     }
 
-    /// Installs the confinement as `cmd`'s last step before exec.
-    pub fn apply(self, cmd: &mut std::process::Command) {
+    /// Installs the confinement as `cmd`'s last step before exec. Returns
+    /// a descriptor that becomes readable (or hung up) when the command has
+    /// ended: the namespace's init writes its status there as soon as it
+    /// reaps it, before the namespaces are torn down and the processes
+    /// outside exit — the moment a trial's clock stops. Only poll it: the
+    /// status is the process outside's to read.
+    pub fn apply(self, cmd: &mut std::process::Command) -> std::io::Result<OwnedFd> {
         use std::os::unix::process::CommandExt;
+        let ended = self.status[0].try_clone()?;
         // SAFETY: `enter` makes only system calls and allocates nothing.
         unsafe {
             cmd.pre_exec(move || self.enter());
         }
-    }
-}
-
-impl Drop for Prepared {
-    fn drop(&mut self) {
-        for fd in self.status {
-            // SAFETY: our own pipe's descriptors.
-            unsafe { libc::close(fd) };
-        }
+        Ok(ended)
     }
 }
 

@@ -203,6 +203,7 @@ impl Record {
             monitor: req.monitor,
             setups: req.setups,
             rounds_are_setups: false,
+            equivalence_pct: req.equivalence.unwrap_or(crate::analysis::significance::EQUIVALENCE_PCT),
         };
         let runner = runner::Env {
             installed: &parts.installed,

@@ -61,6 +61,9 @@ pub struct Request {
     pub monitor: crate::monitor::Monitoring,
     /// `--setups N`: each test set up afresh N times (README, "Set-ups").
     pub setups: Option<u32>,
+    /// `--equivalence PCT` (or config.toml's): the margin an interleaved
+    /// run's verdict stop settles "equivalent" within; `None`: 2.
+    pub equivalence: Option<f64>,
     /// The command as the user would type it (rendered from its flags): the
     /// host lock names it.
     pub command: String,
