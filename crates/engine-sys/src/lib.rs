@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod cgroup;
 pub mod confine;
 pub mod env;
+pub mod forked;
 pub mod fs;
 pub mod hash;
 pub mod home;

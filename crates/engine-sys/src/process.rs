@@ -338,12 +338,18 @@ pub fn own_session(cmd: &mut Command) -> &mut Command {
 /// tool is not left running after a kill -9 of engine, and a system-state
 /// command (mkfs, mount, losetup) cannot finish behind `engine recover`'s back.
 pub fn dies_with_engine(cmd: &mut Command) -> &mut Command {
+    signalled_when_engine_dies(cmd, libc::SIGKILL)
+}
+
+/// `cmd` gets `signal` when engine dies (a server its stop signal: it may
+/// stop cleanly, and `engine recover` removes its data).
+pub fn signalled_when_engine_dies(cmd: &mut Command, signal: i32) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
     let parent = unsafe { libc::getpid() };
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             if libc::getppid() != parent {
@@ -352,6 +358,38 @@ pub fn dies_with_engine(cmd: &mut Command) -> &mut Command {
             Ok(())
         })
     }
+}
+
+/// A wait status in words: "exited with code N", "was killed by signal N".
+pub fn status_text(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exited with code {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("was killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        "ended".to_string()
+    }
+}
+
+/// Reaps child `pid` if it has exited: its wait status.
+pub fn try_reap(pid: i32) -> Option<i32> {
+    let mut status = 0;
+    // SAFETY: waiting for a child without blocking.
+    (unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid).then_some(status)
+}
+
+/// Waits up to `timeout` for `pidfd` (from [`pidfd_open`]) to say its
+/// process exited; whether it did.
+pub fn exited_within(pidfd: &OwnedFd, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, timeout.as_millis().min(i32::MAX as u128) as i32) > 0 }
+}
+
+/// This process's process group.
+pub fn own_group() -> i32 {
+    // SAFETY: getpgrp cannot fail.
+    unsafe { libc::getpgrp() }
 }
 
 type Reaped = (i32, libc::rusage, Instant, Option<Exit>);
@@ -363,7 +401,7 @@ pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
 }
 
 /// Reaps `pid`, which has exited or is about to; returns status and usage.
-fn reap(pid: i32) -> (i32, libc::rusage) {
+pub fn reap(pid: i32) -> (i32, libc::rusage) {
     let mut status = 0;
     // SAFETY: zeroed rusage is a valid out-parameter for wait4.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

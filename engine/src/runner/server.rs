@@ -12,7 +12,6 @@ use crate::sys::safepath::Dir;
 use crate::sys::{interrupt, process};
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -88,16 +87,6 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExecError {
     move |source| ExecError::Io { what, source }
 }
 
-fn describe_status(status: i32) -> String {
-    if libc::WIFEXITED(status) {
-        format!("exited with code {}", libc::WEXITSTATUS(status))
-    } else if libc::WIFSIGNALED(status) {
-        format!("was killed by signal {}", libc::WTERMSIG(status))
-    } else {
-        "ended".to_string()
-    }
-}
-
 /// The journal's record of the server `spec` starts, as process `pid` (0
 /// before it runs) started at `start_ticks`.
 fn journal_change(spec: &Spec<'_>, pid: i32, start_ticks: Option<u64>) -> Change {
@@ -126,7 +115,6 @@ fn open_log(spec: &Spec<'_>) -> Result<File, ExecError> {
 /// The server's command: its own session, output to `log`, as the
 /// spec's user, and asked by the kernel to stop if engine dies.
 fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecError> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(spec.program);
     process::own_session(&mut cmd);
     if spec.sandbox.is_some() {
@@ -148,20 +136,7 @@ fn command(spec: &Spec<'_>, log: &File) -> Result<std::process::Command, ExecErr
     }
     // If engine dies without stopping it (kill -9), the kernel asks the
     // server to stop; `engine recover` removes its data.
-    // SAFETY: getpid before the fork; prctl and getppid are async-signal-safe.
-    let parent = unsafe { libc::getpid() };
-    let signal = spec.signal;
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                return Err(std::io::Error::other("engine exited while the server started"));
-            }
-            Ok(())
-        });
-    }
+    process::signalled_when_engine_dies(&mut cmd, spec.signal);
     Ok(cmd)
 }
 
@@ -243,7 +218,7 @@ impl Server {
         let start = Instant::now();
         loop {
             if let Some(status) = self.try_reap() {
-                let e = self.fail(format!("{} before it was ready", describe_status(status)));
+                let e = self.fail(format!("{} before it was ready", process::status_text(status)));
                 self.stop_quietly();
                 return Err(e);
             }
@@ -315,23 +290,17 @@ impl Server {
         if self.done {
             return None;
         }
-        let mut status = 0;
-        // SAFETY: waiting for our own child without blocking.
-        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if r == self.pid {
-            self.done = true;
-            // Its group may hold workers that outlive it.
-            process::kill_group(self.pid, libc::SIGKILL);
-            Some(status)
-        } else {
-            None
-        }
+        let status = process::try_reap(self.pid)?;
+        self.done = true;
+        // Its group may hold workers that outlive it.
+        process::kill_group(self.pid, libc::SIGKILL);
+        Some(status)
     }
 
     /// Fails when the server is no longer running (it died during a trial).
     pub(crate) fn check_alive(&mut self) -> Result<(), ExecError> {
         match self.try_reap() {
-            Some(status) => Err(self.fail(format!("{} while the test ran", describe_status(status)))),
+            Some(status) => Err(self.fail(format!("{} while the test ran", process::status_text(status)))),
             None if self.done => Err(self.fail("is not running".into())),
             None => Ok(()),
         }
@@ -372,17 +341,14 @@ impl Server {
                 }
                 if Instant::now() >= end || interrupt::urgent() {
                     process::kill_group(self.pid, libc::SIGKILL);
-                    let mut status = 0;
-                    // SAFETY: waiting for our own child, which was just killed.
-                    unsafe { libc::waitpid(self.pid, &mut status, 0) };
+                    // Our own child, just killed.
+                    let _ = process::reap(self.pid);
                     self.done = true;
                     break;
                 }
                 match &fd {
                     Some(fd) => {
-                        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-                        // SAFETY: one valid pollfd.
-                        unsafe { libc::poll(&mut pfd, 1, POLL.as_millis() as i32) };
+                        process::exited_within(fd, POLL);
                     }
                     None => std::thread::sleep(POLL),
                 }
@@ -601,8 +567,7 @@ mod tests {
         let port = l.local_addr().unwrap().port();
         // Our own process group is not the one listening... we are, in fact:
         // the listener belongs to this test process.
-        // SAFETY: getpgrp cannot fail.
-        let mine = unsafe { libc::getpgrp() };
+        let mine = process::own_group();
         assert!(group_listens_on(mine, port));
         assert!(!group_listens_on(1_999_999, port));
         drop(l);

@@ -9,120 +9,40 @@
 
 use super::job::{Job, Tally};
 use super::wire::{Reader, Wire};
+use crate::sys::forked;
 use engine_sdk::{Error, ErrorKind};
-use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::ptr::NonNull;
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// A page shared with the job processes, holding the flag they stop on.
-pub(crate) struct SharedStop(NonNull<AtomicBool>);
-
-// SAFETY: the page holds one atomic; it lives until the value is dropped.
-unsafe impl Send for SharedStop {}
-// SAFETY: as above: only atomic accesses go through it.
-unsafe impl Sync for SharedStop {}
+pub(crate) struct SharedStop(forked::SharedFlag);
 
 impl SharedStop {
     pub(crate) fn new() -> Result<SharedStop, Error> {
-        // SAFETY: a fresh anonymous mapping, zeroed by the kernel (false).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(Error::io("map the I/O jobs' stop flag", &std::io::Error::last_os_error()));
-        }
-        NonNull::new(p.cast()).map(SharedStop).ok_or_else(|| Error::failed("mmap returned null"))
+        forked::SharedFlag::new().map(SharedStop).map_err(|e| Error::io("map the I/O jobs' stop flag", &e))
     }
 
     pub(crate) fn flag(&self) -> &AtomicBool {
-        // SAFETY: mapped, aligned (a page) and initialised (zero is false).
-        unsafe { self.0.as_ref() }
-    }
-}
-
-impl Drop for SharedStop {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, no longer borrowed.
-        unsafe { libc::munmap(self.0.as_ptr().cast(), 4096) };
+        self.0.flag()
     }
 }
 
 /// Runs `work` for `job` in a child process of its own session and returns
 /// what it counted; the child dies with the thread that forked it.
 pub(crate) fn run(job: &Job<'_>, name: &str, work: fn(&Job<'_>, &str) -> Result<Tally, Error>) -> Result<Tally, Error> {
-    let mut fds = [0; 2];
-    // SAFETY: a valid array of two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Error::io("make a pipe for an I/O job", &std::io::Error::last_os_error()));
-    }
-    // SAFETY: both just opened, owned here.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the child runs only the job — system calls, and allocations
-    // that glibc's malloc allows after fork — and leaves with _exit.
-    match unsafe { libc::fork() } {
-        -1 => Err(Error::io("fork an I/O job", &std::io::Error::last_os_error())),
-        0 => {
-            drop(r);
-            child(job, name, work, w, parent)
-        }
-        pid => {
-            drop(w);
-            collect(pid, r, job.count_from)
-        }
-    }
-}
-
-fn child(job: &Job<'_>, name: &str, work: fn(&Job<'_>, &str) -> Result<Tally, Error>, w: OwnedFd, parent: i32) -> ! {
-    // SAFETY: plain system calls on this process.
-    unsafe {
-        libc::setsid();
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-    }
-    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, name)))
-        .unwrap_or_else(|_| Err(Error::failed("the I/O job panicked")));
-    let mut wire = Wire::default();
-    encode(&mut wire, &out, job.count_from);
-    let ok = File::from(w).write_all(&wire.0).is_ok();
-    // SAFETY: leaves without running the parent's destructors or atexit.
-    unsafe { libc::_exit(if ok { 0 } else { 1 }) }
-}
-
-fn collect(pid: i32, r: OwnedFd, origin: Instant) -> Result<Tally, Error> {
-    let mut bytes = Vec::new();
-    let read = File::from(r).read_to_end(&mut bytes);
-    let mut status = 0;
-    loop {
-        // SAFETY: waits for our own child.
-        let got = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if got == pid || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break;
-        }
-    }
-    read.map_err(|e| Error::io("read an I/O job's report", &e))?;
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let how = if libc::WIFSIGNALED(status) {
-            format!("was killed by signal {}", libc::WTERMSIG(status))
-        } else {
-            format!("exited {}", libc::WEXITSTATUS(status))
-        };
-        return Err(Error::failed(format!("the I/O job's process {how}")));
-    }
-    decode(&mut Reader(&bytes), origin).ok_or_else(|| Error::failed("the I/O job's report is damaged"))?
+    let bytes = forked::run(|mut w| {
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, name)))
+            .unwrap_or_else(|_| Err(Error::failed("the I/O job panicked")));
+        let mut wire = Wire::default();
+        encode(&mut wire, &out, job.count_from);
+        w.write_all(&wire.0).is_ok()
+    })
+    .map_err(|e| match e {
+        forked::ForkError::Os(what, e) => Error::io(&format!("{what} for an I/O job"), &e),
+        forked::ForkError::Ended(how) => Error::failed(format!("the I/O job's process {how}")),
+    })?;
+    decode(&mut Reader(&bytes), job.count_from).ok_or_else(|| Error::failed("the I/O job's report is damaged"))?
 }
 
 const KINDS: [ErrorKind; 5] =
@@ -194,15 +114,13 @@ mod tests {
                 let now = o + Duration::from_millis(ms);
                 t.done(job, false, 4096, now - Duration::from_nanos(lat), now);
             }
-            // SAFETY: getsid(0) asks about this process.
-            t.fsyncs = unsafe { libc::getsid(0) } as u64;
+            t.fsyncs = forked::session();
             Ok(t.end(Duration::ZERO))
         }
         with_job(|job| {
             let local = work(job, "x").unwrap();
             let t = run(job, "x", work).unwrap();
-            // SAFETY: as above.
-            let (sid, pid) = unsafe { (libc::getsid(0) as u64, libc::getpid() as u64) };
+            let (sid, pid) = (forked::session(), u64::from(std::process::id()));
             assert!(t.fsyncs != sid && t.fsyncs != pid && t.fsyncs > 0, "a session of its own: {}", t.fsyncs);
             assert_eq!((t.reads, t.read_bytes, t.last), (local.reads, local.read_bytes, local.last));
             assert_eq!((t.lat.n, t.lat.mean(), t.lat.quantile(0.99)), (3, local.lat.mean(), local.lat.quantile(0.99)));
