@@ -724,10 +724,11 @@ fn ctrl_c_during_a_stalled_download_exits_at_once() {
     c.env_remove("ENGINE_DOWNLOAD_CACHE").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
     let part = env.home.path().join("cache/downloads").join(format!("{}.part", sha(&data)));
-    // Every byte before the stall written (engine writes what it reads, no
-    // buffer): engine is in the stalled read, not about to reach it.
+    // Engine writes what it reads in chunks of 512 KiB: the first written,
+    // the rest of the 600,000 bytes is in its reader's chunk, which the
+    // stall keeps from filling — engine is in the stall.
     let t = Instant::now();
-    while std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0) < 600_000 {
+    while std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0) < 512 * 1024 {
         assert!(t.elapsed() < Duration::from_secs(20), "the download never reached the stall");
         std::thread::sleep(Duration::from_millis(20));
     }
