@@ -105,6 +105,9 @@ pub enum ExecError {
     Denied { cause: Box<ExecError>, denied: String },
     #[error("{0}")]
     Setup(String),
+    /// The machine could not be put in a sweep's state.
+    #[error(transparent)]
+    Switch(#[from] super::trials::SwitchError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
 }

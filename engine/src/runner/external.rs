@@ -259,8 +259,12 @@ impl External<'_> {
     }
 
     fn env(&self, env: Place<'_>) -> Result<Vec<(String, String)>, ExecError> {
-        let mut out: Vec<(String, String)> =
-            self.def.env.iter().map(|(k, v)| Ok((k.clone(), fill(v, env, false)?))).collect::<Result<_, _>>()?;
+        let mut out: Vec<(String, String)> = self
+            .def
+            .env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), fill(v, env, false)?)))
+            .collect::<Result<_, ExecError>>()?;
         if !self.extra_path.is_empty() && !out.iter().any(|(k, _)| k == "PATH") {
             let mut dirs: Vec<std::path::PathBuf> =
                 self.path.map(|p| std::env::split_paths(p).collect()).unwrap_or_default();

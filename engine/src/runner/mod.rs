@@ -33,7 +33,7 @@ pub use dispatch::ProfileExecutors;
 pub use executor::{ExecError, Executor, Executors, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
-pub use trials::{Switch, Unchanged};
+pub use trials::{Switch, SwitchError, Unchanged};
 
 /// Which trial logs are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -140,7 +140,7 @@ impl Rounds<'_, '_> {
     /// Puts the machine in state `i` for its next trial.
     fn enter(&mut self, t: &mut Trials<'_>, i: usize) -> Result<(), ExecError> {
         if self.switch.count() > 1 {
-            self.switch.enter(i).map_err(ExecError::Setup)?;
+            self.switch.enter(i)?;
             t.logs = self.job.logs[i].to_path_buf();
         }
         t.state = i;

@@ -392,6 +392,18 @@ fn decide(plan: &AdaptivePlan, data: &mut TrialData, elapsed: Duration) -> Optio
     None
 }
 
+/// Why the machine could not be put in a state.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// The state in force could not be restored (it stays in the journal
+    /// for `engine recover`).
+    #[error("could not restore the scheduler: {0}")]
+    Restore(#[from] crate::state::change::UndoError),
+    /// The next state could not be made.
+    #[error(transparent)]
+    Apply(#[from] crate::state::StateError),
+}
+
 /// The system states a test's trials alternate between: one that changes
 /// nothing for a plain run; I/O schedulers and queue settings for an
 /// interleaved sweep, so the machine's drift hits every state alike.
@@ -399,7 +411,7 @@ pub trait Switch {
     /// How many states.
     fn count(&self) -> usize;
     /// Puts the system in state `i`, before a trial of it.
-    fn enter(&mut self, i: usize) -> Result<(), String>;
+    fn enter(&mut self, i: usize) -> Result<(), SwitchError>;
     /// The order of the states in the next round.
     fn order(&mut self) -> Vec<usize> {
         (0..self.count()).collect()
@@ -413,7 +425,7 @@ impl Switch for Unchanged {
     fn count(&self) -> usize {
         1
     }
-    fn enter(&mut self, _: usize) -> Result<(), String> {
+    fn enter(&mut self, _: usize) -> Result<(), SwitchError> {
         Ok(())
     }
 }
@@ -498,7 +510,7 @@ pub(super) fn run(
     }
     let order = switch.order();
     let first = order[0];
-    switch.enter(first).map_err(ExecError::Setup)?;
+    switch.enter(first)?;
     t.logs = logs[first].to_path_buf();
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
     t.start_monitor(settings.monitor, &devices, events);
@@ -543,7 +555,7 @@ pub(super) fn rounds(
             }
             let start = Instant::now();
             if n > 1 {
-                switch.enter(i).map_err(ExecError::Setup)?;
+                switch.enter(i)?;
                 t.logs = logs[i].to_path_buf();
                 events.trial_state(k, names.get(i).copied().unwrap_or(""));
             }

@@ -34,8 +34,9 @@ struct File {
     next_id: u64,
 }
 
+/// Why the journal of system changes could not be written or read.
 #[derive(Debug, Error)]
-pub(crate) enum JournalError {
+pub enum JournalError {
     #[error("cannot write the journal {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
     #[error("cannot read the journal {path}: {msg}")]

@@ -24,8 +24,9 @@ use thiserror::Error;
 #[error("{0}")]
 pub struct SpecError(pub String);
 
+/// Why a state could not be made.
 #[derive(Debug, Error)]
-pub(crate) enum StateError {
+pub enum StateError {
     #[error(transparent)]
     Journal(#[from] journal::JournalError),
     #[error("{0}")]

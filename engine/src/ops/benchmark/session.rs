@@ -464,7 +464,7 @@ impl Switch for Subset<'_> {
     fn count(&self) -> usize {
         self.states.len()
     }
-    fn enter(&mut self, i: usize) -> Result<(), String> {
+    fn enter(&mut self, i: usize) -> Result<(), crate::runner::SwitchError> {
         self.inner.enter(self.states[i])
     }
     fn order(&mut self) -> Vec<usize> {

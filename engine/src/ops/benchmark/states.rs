@@ -144,12 +144,12 @@ impl crate::runner::Switch for Rounds<'_> {
         self.states.len()
     }
 
-    fn enter(&mut self, i: usize) -> Result<(), String> {
+    fn enter(&mut self, i: usize) -> Result<(), crate::runner::SwitchError> {
         if let Some(g) = self.guard.take() {
-            g.finish().map_err(|e| format!("could not restore the scheduler: {e}"))?;
+            g.finish()?;
         }
         if let Some(s) = &self.states[i] {
-            self.guard = Some(s.apply(self.journal).map_err(|e| e.to_string())?);
+            self.guard = Some(s.apply(self.journal)?);
         }
         Ok(())
     }
