@@ -25,7 +25,7 @@
 //! - else nothing is named.
 
 use crate::model::result::{Bound, BoundBy, TrialIo};
-use crate::model::series::Series;
+use crate::model::series::{Series, metric};
 use std::time::Duration;
 
 const STEAL_PCT: f64 = 10.0;
@@ -66,11 +66,15 @@ fn median(s: &Series, source: &str, name: &str) -> Option<f64> {
 /// memory counts from [`OVER_MEMORY_PCT`]: its device time is all CPU (the
 /// test's thread or the loop's kernel thread), never a device's limit.
 fn saturated(s: &Series) -> Option<(&str, f64, f64, bool)> {
-    let sources: Vec<&str> =
-        s.metrics.iter().filter(|m| m.name == "util" && m.source != "system").map(|m| m.source.as_str()).collect();
+    let sources: Vec<&str> = s
+        .metrics
+        .iter()
+        .filter(|m| m.name == metric::UTIL && m.source != "system")
+        .map(|m| m.source.as_str())
+        .collect();
     let (d, util, queued) = sources
         .iter()
-        .filter_map(|d| Some((*d, median(s, d, "util")?, median(s, d, "queue_depth").unwrap_or(0.0))))
+        .filter_map(|d| Some((*d, median(s, d, metric::UTIL)?, median(s, d, metric::QUEUE_DEPTH).unwrap_or(0.0))))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let over_memory = d.starts_with("loop") && sources.len() == 1;
     let busy = if over_memory { util >= OVER_MEMORY_PCT } else { util >= UTIL_PCT && queued >= QUEUED };
@@ -87,10 +91,10 @@ pub(crate) fn signals(s: &Series, io: &[TrialIo], walls: &[Duration], in_process
     let mut out = Signals { cores, ..Signals::default() };
     let sys = |name| median(s, "system", name);
     let n = cpus as f64;
-    let steal = sys("cpu_steal").unwrap_or(0.0);
-    let others = (sys("cpu_user").unwrap_or(0.0) / 100.0 * n - user).max(0.0);
+    let steal = sys(metric::CPU_STEAL).unwrap_or(0.0);
+    let others = (sys(metric::CPU_USER).unwrap_or(0.0) / 100.0 * n - user).max(0.0);
     let mut waited =
-        sys("psi_cpu_some").map(|w| format!("; tasks waited for a CPU {w:.0} % of the time")).unwrap_or_default();
+        sys(metric::PSI_CPU_SOME).map(|w| format!("; tasks waited for a CPU {w:.0} % of the time")).unwrap_or_default();
     // A confined test's cgroup says how long its own processes waited.
     let seconds: Vec<f64> = walls.iter().map(Duration::as_secs_f64).collect();
     if let Some([_, own, _]) = crate::model::result::own_pressure(io, &seconds) {
@@ -99,7 +103,7 @@ pub(crate) fn signals(s: &Series, io: &[TrialIo], walls: &[Duration], in_process
             false => format!(", the test's own {own:.0} %"),
         });
     }
-    let idle = sys("cpu_idle").unwrap_or(100.0) + sys("cpu_iowait").unwrap_or(0.0);
+    let idle = sys(metric::CPU_IDLE).unwrap_or(100.0) + sys(metric::CPU_IOWAIT).unwrap_or(0.0);
     let all_busy = ((100.0 - idle - steal) / 100.0 * n).clamp(0.0, n);
     let who = if in_process { "engine (the built-in workload)" } else { "the test's processes" };
     let stolen = if steal >= STEAL_PCT { format!("; steal {steal:.0} %") } else { String::new() };

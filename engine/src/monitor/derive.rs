@@ -4,7 +4,7 @@
 
 use super::probe::{CPU, Layout, NA};
 use super::recording::Recording;
-use crate::model::series::{FORMAT, Metric, Series, TrialSpan};
+use crate::model::series::{FORMAT, Metric, Series, TrialSpan, metric};
 
 /// The block layer's sectors are 512 bytes whatever the device's own.
 const SECTOR: f64 = 512.0;
@@ -34,20 +34,20 @@ fn cpu_share(prev: &[u64], now: &[u64], parts: &[usize]) -> Option<f64> {
 
 /// The system's metrics: (name, unit, formula).
 const SYSTEM: &[(&str, &str, Formula)] = &[
-    ("cpu_user", "%", |p, n, _| cpu_share(p, n, &[0, 1])),
-    ("cpu_system", "%", |p, n, _| cpu_share(p, n, &[2, 5, 6])),
-    ("cpu_iowait", "%", |p, n, _| cpu_share(p, n, &[4])),
-    ("cpu_steal", "%", |p, n, _| cpu_share(p, n, &[7])),
-    ("cpu_idle", "%", |p, n, _| cpu_share(p, n, &[3])),
-    ("dirty", "MiB", |_, n, _| level(n, Layout::MEM).map(kib_to_mib)),
-    ("writeback", "MiB", |_, n, _| level(n, Layout::MEM + 1).map(kib_to_mib)),
-    ("cached", "MiB", |_, n, _| level(n, Layout::MEM + 2).map(kib_to_mib)),
-    ("psi_io_some", "%", |p, n, dt| stall(p, n, dt, 0)),
-    ("psi_io_full", "%", |p, n, dt| stall(p, n, dt, 1)),
-    ("psi_cpu_some", "%", |p, n, dt| stall(p, n, dt, 2)),
-    ("psi_cpu_full", "%", |p, n, dt| stall(p, n, dt, 3)),
-    ("psi_memory_some", "%", |p, n, dt| stall(p, n, dt, 4)),
-    ("psi_memory_full", "%", |p, n, dt| stall(p, n, dt, 5)),
+    (metric::CPU_USER, "%", |p, n, _| cpu_share(p, n, &[0, 1])),
+    (metric::CPU_SYSTEM, "%", |p, n, _| cpu_share(p, n, &[2, 5, 6])),
+    (metric::CPU_IOWAIT, "%", |p, n, _| cpu_share(p, n, &[4])),
+    (metric::CPU_STEAL, "%", |p, n, _| cpu_share(p, n, &[7])),
+    (metric::CPU_IDLE, "%", |p, n, _| cpu_share(p, n, &[3])),
+    (metric::DIRTY, "MiB", |_, n, _| level(n, Layout::MEM).map(kib_to_mib)),
+    (metric::WRITEBACK, "MiB", |_, n, _| level(n, Layout::MEM + 1).map(kib_to_mib)),
+    (metric::CACHED, "MiB", |_, n, _| level(n, Layout::MEM + 2).map(kib_to_mib)),
+    (metric::PSI_IO_SOME, "%", |p, n, dt| stall(p, n, dt, 0)),
+    (metric::PSI_IO_FULL, "%", |p, n, dt| stall(p, n, dt, 1)),
+    (metric::PSI_CPU_SOME, "%", |p, n, dt| stall(p, n, dt, 2)),
+    (metric::PSI_CPU_FULL, "%", |p, n, dt| stall(p, n, dt, 3)),
+    (metric::PSI_MEMORY_SOME, "%", |p, n, dt| stall(p, n, dt, 4)),
+    (metric::PSI_MEMORY_FULL, "%", |p, n, dt| stall(p, n, dt, 5)),
     ("cpu_mhz", "MHz", |_, n, _| {
         let (sum, count) = (level(n, Layout::FREQ)?, level(n, Layout::FREQ + 1)?);
         (count > 0.0).then(|| sum / count / 1000.0)
@@ -68,16 +68,16 @@ fn stall(prev: &[u64], now: &[u64], dt: f64, k: usize) -> Option<f64> {
 type DeviceFormula = fn(prev: &[u64], now: &[u64], dt: f64, at: usize) -> Option<f64>;
 
 const DEVICE: &[(&str, &str, DeviceFormula)] = &[
-    ("reads_s", "1/s", |p, n, dt, at| inc(p, n, at).map(|x| x / dt)),
-    ("writes_s", "1/s", |p, n, dt, at| inc(p, n, at + 3).map(|x| x / dt)),
-    ("read_mb_s", "MB/s", |p, n, dt, at| inc(p, n, at + 1).map(|s| s * SECTOR / 1e6 / dt)),
-    ("write_mb_s", "MB/s", |p, n, dt, at| inc(p, n, at + 4).map(|s| s * SECTOR / 1e6 / dt)),
+    (metric::READS_S, "1/s", |p, n, dt, at| inc(p, n, at).map(|x| x / dt)),
+    (metric::WRITES_S, "1/s", |p, n, dt, at| inc(p, n, at + 3).map(|x| x / dt)),
+    (metric::READ_MB_S, "MB/s", |p, n, dt, at| inc(p, n, at + 1).map(|s| s * SECTOR / 1e6 / dt)),
+    (metric::WRITE_MB_S, "MB/s", |p, n, dt, at| inc(p, n, at + 4).map(|s| s * SECTOR / 1e6 / dt)),
     // iostat's %util: the share of the time with a request in flight (io_ticks, ms).
-    ("util", "%", |p, n, dt, at| inc(p, n, at + 7).map(|ms| (100.0 * ms / 1000.0 / dt).min(100.0))),
+    (metric::UTIL, "%", |p, n, dt, at| inc(p, n, at + 7).map(|ms| (100.0 * ms / 1000.0 / dt).min(100.0))),
     // iostat's aqu-sz: time in queue (ms, weighted by requests) per ms.
-    ("queue_depth", "requests", |p, n, dt, at| inc(p, n, at + 8).map(|ms| ms / 1000.0 / dt)),
+    (metric::QUEUE_DEPTH, "requests", |p, n, dt, at| inc(p, n, at + 8).map(|ms| ms / 1000.0 / dt)),
     // iostat's await: ms per completed request, reads and writes together.
-    ("await", "ms", |p, n, _, at| {
+    (metric::AWAIT, "ms", |p, n, _, at| {
         let done = inc(p, n, at)? + inc(p, n, at + 3)?;
         let ticks = inc(p, n, at + 2)? + inc(p, n, at + 5)?;
         (done > 0.0).then(|| ticks / done)
@@ -92,11 +92,11 @@ pub(crate) fn live(prev: &[u64], now: &[u64], at: usize) -> Option<crate::events
     }
     let f = |name: &str| DEVICE.iter().find(|(n, ..)| *n == name).and_then(|(_, _, f)| f(prev, now, dt, at));
     Some(crate::events::LiveReading {
-        read_mb_s: f("read_mb_s")?,
-        write_mb_s: f("write_mb_s")?,
-        iops: f("reads_s")? + f("writes_s")?,
-        util_pct: f("util")?,
-        queue_depth: f("queue_depth")?,
+        read_mb_s: f(metric::READ_MB_S)?,
+        write_mb_s: f(metric::WRITE_MB_S)?,
+        iops: f(metric::READS_S)? + f(metric::WRITES_S)?,
+        util_pct: f(metric::UTIL)?,
+        queue_depth: f(metric::QUEUE_DEPTH)?,
     })
 }
 

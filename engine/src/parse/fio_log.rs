@@ -60,10 +60,10 @@ pub(crate) fn read(dir: &Dir, origin: Instant, every: Duration) -> Reported {
     for (k, s) in sums {
         let mut figures = vec![("iops", "1/s", s[0] + s[1])];
         if reads {
-            figures.push(("read_mb_s", "MB/s", s[2] * 1024.0 / 1e6));
+            figures.push((crate::model::series::metric::READ_MB_S, "MB/s", s[2] * 1024.0 / 1e6));
         }
         if writes {
-            figures.push(("write_mb_s", "MB/s", s[3] * 1024.0 / 1e6));
+            figures.push((crate::model::series::metric::WRITE_MB_S, "MB/s", s[3] * 1024.0 / 1e6));
         }
         out.push(Duration::from_millis(k.saturating_mul(ms)), figures.into_iter());
     }

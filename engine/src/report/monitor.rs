@@ -1,7 +1,7 @@
 //! The monitor series as text (a sparkline per metric and identifier,
 //! trials separated by `│`), CSV (one row per sample and metric) and JSON.
 
-use crate::model::series::{Metric, Series, WORKLOAD};
+use crate::model::series::{Metric, Series, WORKLOAD, metric};
 use crate::sys::text;
 use std::fmt::Write;
 
@@ -11,19 +11,19 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 /// What is shown without `--metric`: each device's iostat columns, then
 /// the CPU split, dirty pages and I/O pressure.
 const DEFAULT: &[&str] = &[
-    "util",
-    "read_mb_s",
-    "write_mb_s",
-    "reads_s",
-    "writes_s",
-    "queue_depth",
-    "await",
-    "cpu_user",
-    "cpu_system",
-    "cpu_iowait",
-    "cpu_steal",
-    "dirty",
-    "psi_io_some",
+    metric::UTIL,
+    metric::READ_MB_S,
+    metric::WRITE_MB_S,
+    metric::READS_S,
+    metric::WRITES_S,
+    metric::QUEUE_DEPTH,
+    metric::AWAIT,
+    metric::CPU_USER,
+    metric::CPU_SYSTEM,
+    metric::CPU_IOWAIT,
+    metric::CPU_STEAL,
+    metric::DIRTY,
+    metric::PSI_IO_SOME,
 ];
 
 /// One test's series for one identifier, as the view takes it.

@@ -3,27 +3,27 @@
 //! the page; a menu picks the metric shown.
 
 use super::svg::PALETTE;
-use crate::model::series::{Metric, Recorded, Series, WORKLOAD};
+use crate::model::series::{Metric, Recorded, Series, WORKLOAD, metric};
 use crate::sys::text::xml as esc;
 use std::fmt::Write;
 
 /// The metrics charted, by name: the device's iostat columns (its first
 /// device), then the CPU split, dirty pages and I/O pressure.
 const CHARTED: &[&str] = &[
-    "util",
-    "read_mb_s",
-    "write_mb_s",
-    "reads_s",
-    "writes_s",
-    "queue_depth",
-    "await",
-    "cpu_user",
-    "cpu_system",
-    "cpu_iowait",
-    "cpu_steal",
-    "dirty",
-    "psi_io_some",
-    "psi_cpu_some",
+    metric::UTIL,
+    metric::READ_MB_S,
+    metric::WRITE_MB_S,
+    metric::READS_S,
+    metric::WRITES_S,
+    metric::QUEUE_DEPTH,
+    metric::AWAIT,
+    metric::CPU_USER,
+    metric::CPU_SYSTEM,
+    metric::CPU_IOWAIT,
+    metric::CPU_STEAL,
+    metric::DIRTY,
+    metric::PSI_IO_SOME,
+    metric::PSI_CPU_SOME,
 ];
 
 /// Points per line at most: a page of many tests stays a few megabytes.

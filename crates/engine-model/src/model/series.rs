@@ -42,6 +42,34 @@ pub struct Series {
 /// The source name of a workload's own figures.
 pub const WORKLOAD: &str = "workload";
 
+/// The monitor's metric names, as the series and the views spell them
+/// (`result monitor --metric NAME`): one spelling, here.
+pub mod metric {
+    /// A device's iostat columns.
+    pub const READS_S: &str = "reads_s";
+    pub const WRITES_S: &str = "writes_s";
+    pub const READ_MB_S: &str = "read_mb_s";
+    pub const WRITE_MB_S: &str = "write_mb_s";
+    pub const UTIL: &str = "util";
+    pub const QUEUE_DEPTH: &str = "queue_depth";
+    pub const AWAIT: &str = "await";
+    /// The system's.
+    pub const CPU_USER: &str = "cpu_user";
+    pub const CPU_SYSTEM: &str = "cpu_system";
+    pub const CPU_IOWAIT: &str = "cpu_iowait";
+    pub const CPU_STEAL: &str = "cpu_steal";
+    pub const CPU_IDLE: &str = "cpu_idle";
+    pub const DIRTY: &str = "dirty";
+    pub const WRITEBACK: &str = "writeback";
+    pub const CACHED: &str = "cached";
+    pub const PSI_IO_SOME: &str = "psi_io_some";
+    pub const PSI_IO_FULL: &str = "psi_io_full";
+    pub const PSI_CPU_SOME: &str = "psi_cpu_some";
+    pub const PSI_CPU_FULL: &str = "psi_cpu_full";
+    pub const PSI_MEMORY_SOME: &str = "psi_memory_some";
+    pub const PSI_MEMORY_FULL: &str = "psi_memory_full";
+}
+
 /// A workload's own figures, one row per interval it reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

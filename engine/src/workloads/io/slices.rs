@@ -133,10 +133,10 @@ pub(crate) fn report(cx: &dyn Context, origin: Instant, jobs: Vec<Slices>, reads
         let us = |ns: f64| ns / 1000.0;
         let mut f = vec![Figure::new("iops", "1/s", (s.counts[0] + s.counts[1]) as f64 / secs)];
         if reads {
-            f.push(Figure::new("read_mb_s", "MB/s", s.counts[2] as f64 / secs / 1e6));
+            f.push(Figure::new(crate::model::series::metric::READ_MB_S, "MB/s", s.counts[2] as f64 / secs / 1e6));
         }
         if writes {
-            f.push(Figure::new("write_mb_s", "MB/s", s.counts[3] as f64 / secs / 1e6));
+            f.push(Figure::new(crate::model::series::metric::WRITE_MB_S, "MB/s", s.counts[3] as f64 / secs / 1e6));
         }
         f.push(Figure::new("lat_mean", "µs", us(s.lat.mean())));
         f.push(Figure::new("lat_p50", "µs", us(s.lat.quantile(0.5))));
