@@ -107,7 +107,7 @@ pub enum ExecError {
     Setup(String),
     /// The machine could not be put in a sweep's state.
     #[error(transparent)]
-    Switch(#[from] super::trials::SwitchError),
+    Switch(#[from] super::switch::SwitchError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
 }

@@ -15,6 +15,7 @@ pub mod sandbox;
 pub mod server;
 mod setups;
 mod span;
+mod switch;
 mod trial_log;
 mod trials;
 mod verdicts;
@@ -33,7 +34,7 @@ pub use dispatch::ProfileExecutors;
 pub use executor::{ExecError, Executor, Executors, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
-pub use trials::{Switch, SwitchError, Unchanged};
+pub use switch::{Switch, SwitchError, Unchanged};
 
 /// Which trial logs are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

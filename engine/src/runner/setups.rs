@@ -4,7 +4,8 @@
 //! whether another is needed and how many trials it gets.
 
 use super::executor::ExecError;
-use super::trials::{Job, Switch, TrialData, Trials};
+use super::switch::Switch;
+use super::trials::{Job, TrialData, Trials};
 use super::verdicts::Measured;
 use crate::stats::AdaptivePlan;
 use crate::stats::adaptive::Stop;
@@ -39,7 +40,7 @@ impl Rounds<'_, '_> {
         first: Duration,
     ) -> Result<(), ExecError> {
         let sp = SetupPlan::new(self.plan, scheduled);
-        let baseline = super::verdicts::Baseline::of(self.job, self.plan, data.len());
+        let baseline = super::trials::baseline(self.job, self.plan, data.len());
         // The comparisons' units are set-ups: two at least, not the plan's
         // least trials.
         let by_setups = AdaptivePlan { min: 2, ..self.plan.clone() };

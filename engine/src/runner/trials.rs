@@ -5,6 +5,7 @@
 use super::RunSettings;
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
 use super::span::{Figures, Measured};
+use super::switch::Switch;
 use crate::events::Events;
 use crate::expand::Test;
 use crate::model::profile::{ParserDef, ResultDef, ScratchScope, Stream};
@@ -392,44 +393,6 @@ fn decide(plan: &AdaptivePlan, data: &mut TrialData, elapsed: Duration) -> Optio
     None
 }
 
-/// Why the machine could not be put in a state.
-#[derive(Debug, thiserror::Error)]
-pub enum SwitchError {
-    /// The state in force could not be restored (it stays in the journal
-    /// for `engine recover`).
-    #[error("could not restore the scheduler: {0}")]
-    Restore(#[from] crate::state::change::UndoError),
-    /// The next state could not be made.
-    #[error(transparent)]
-    Apply(#[from] crate::state::StateError),
-}
-
-/// The system states a test's trials alternate between: one that changes
-/// nothing for a plain run; I/O schedulers and queue settings for an
-/// interleaved sweep, so the machine's drift hits every state alike.
-pub trait Switch {
-    /// How many states.
-    fn count(&self) -> usize;
-    /// Puts the system in state `i`, before a trial of it.
-    fn enter(&mut self, i: usize) -> Result<(), SwitchError>;
-    /// The order of the states in the next round.
-    fn order(&mut self) -> Vec<usize> {
-        (0..self.count()).collect()
-    }
-}
-
-/// The state the machine is in.
-pub struct Unchanged;
-
-impl Switch for Unchanged {
-    fn count(&self) -> usize {
-        1
-    }
-    fn enter(&mut self, _: usize) -> Result<(), SwitchError> {
-        Ok(())
-    }
-}
-
 /// What one test's trials run with.
 pub(super) struct Job<'a> {
     pub test: &'a Test,
@@ -569,13 +532,27 @@ pub(super) fn rounds(
             events.trial_done(k, false, wall.as_secs_f64());
             elapsed[i] += start.elapsed();
         }
-        let verdicts = super::verdicts::Baseline::of(job, plan, n);
+        let verdicts = baseline(job, plan, n);
         if !another_round(plan, data, &elapsed, k, verdicts.as_ref()) {
             break;
         }
         order = switch.order();
     }
     Ok(())
+}
+
+/// The comparisons of an interleaved run of `job` with two or more states
+/// whose trials are not fixed (`--runs`); `None` otherwise, and each
+/// state's own rule decides.
+pub(super) fn baseline<'a>(job: &Job<'a>, plan: &AdaptivePlan, states: usize) -> Option<super::verdicts::Baseline<'a>> {
+    (states > 1 && plan.forced.is_none()).then(|| super::verdicts::Baseline {
+        results: job.sources.iter().map(|(d, _)| (d.id.as_str(), d.proportion, d.unit.as_str())).collect(),
+        names: job.names,
+        rule: crate::analysis::significance::Rule {
+            equivalence_pct: job.settings.equivalence_pct,
+            ..crate::analysis::significance::Rule::default()
+        },
+    })
 }
 
 /// After round `k`: whether to run another. Without a baseline to compare

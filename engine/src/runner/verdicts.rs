@@ -20,19 +20,6 @@ pub(super) struct Baseline<'a> {
     pub rule: Rule,
 }
 
-impl<'a> Baseline<'a> {
-    /// The comparisons of an interleaved run of `job` with two or more
-    /// states whose trials are not fixed (`--runs`); `None` otherwise, and
-    /// each state's own rule decides.
-    pub(super) fn of(job: &super::trials::Job<'a>, plan: &AdaptivePlan, states: usize) -> Option<Baseline<'a>> {
-        (states > 1 && plan.forced.is_none()).then(|| Baseline {
-            results: job.sources.iter().map(|(d, _)| (d.id.as_str(), d.proportion, d.unit.as_str())).collect(),
-            names: job.names,
-            rule: Rule { equivalence_pct: job.settings.equivalence_pct, ..Rule::default() },
-        })
-    }
-}
-
 /// One state's trials so far: per result its values (the j-th is round
 /// j's), and each trial's set-up (empty when set up once).
 pub(super) struct Measured<'a> {
