@@ -79,8 +79,20 @@ impl Prepared {
             step("switching user", libc::setresuid(id, id, id))?;
             step("working directory", libc::chdir(self.cwd.as_ptr()))?;
             if let Some(path) = &self.stdin {
-                let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC);
+                // Never blocking (a FIFO would hold engine's spawn, before
+                // any deadline or Ctrl-C can reach it), and only a regular
+                // file, as outside the sandbox.
+                let flags = libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK;
+                let fd = libc::open(path.as_ptr(), flags);
                 step("opening its standard input", fd)?;
+                let mut st: libc::stat = std::mem::zeroed();
+                step("opening its standard input", libc::fstat(fd, &mut st))?;
+                if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                    libc::close(fd);
+                    let e = std::io::Error::from_raw_os_error(libc::EINVAL);
+                    return Err(report("its standard input (not a regular file)", e));
+                }
+                step("opening its standard input", libc::fcntl(fd, libc::F_SETFL, 0))?;
                 step("opening its standard input", libc::dup2(fd, 0))?;
                 libc::close(fd);
             }
@@ -137,7 +149,14 @@ impl Prepared {
             let status = wait_for(command);
             let bytes = status.to_ne_bytes();
             libc::write(to_outside, bytes.as_ptr().cast(), 4);
-            libc::_exit(0)
+            // Should the status not get out (a failed write), the exit code
+            // still carries it: a command that failed never passes as one
+            // that succeeded.
+            let code = match libc::WIFSIGNALED(status) {
+                true => 128 + libc::WTERMSIG(status),
+                false => libc::WEXITSTATUS(status),
+            };
+            libc::_exit(code)
         }
     }
 
