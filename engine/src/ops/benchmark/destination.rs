@@ -79,10 +79,15 @@ fn key(req: &Request, target: &Path) -> String {
     parts.push(format!("runs={} warmup={}", opt(req.runs), opt(req.warmup)));
     let target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
     parts.push(target.display().to_string());
-    // The parsed states, so `bfq, none` and `bfq,none` are one run.
+    // The parsed states as the flags spell them (not `Debug`, which says
+    // how the types are built), so `bfq, none` and `bfq,none` are one run.
+    let list = |v: Vec<String>| v.join(",");
     parts.push(format!(
-        "scheduler={:?} filesystem={:?} device={:?} set={:?}",
-        s.schedulers, s.filesystems, s.device, s.settings
+        "scheduler={} filesystem={} device={} set={}",
+        s.schedulers,
+        list(s.filesystems.iter().map(ToString::to_string).collect()),
+        s.device.as_ref().map(ToString::to_string).unwrap_or_default(),
+        list(s.settings.iter().map(ToString::to_string).collect()),
     ));
     format!("{:016x}", crate::sys::hash::fnv1a(parts.iter().map(|p| p.as_bytes())))
 }
@@ -167,5 +172,25 @@ mod tests {
         assert_eq!(runs.find(&k, &results), Some(u.clone()));
         runs.finish(&k);
         assert_eq!(runs.find(&k, &results), None);
+    }
+
+    /// The states count as the flags spell them once parsed: spacing does
+    /// not make another run, another scheduler, file system or setting does.
+    #[test]
+    fn a_sweeps_states_are_part_of_the_key_as_parsed() {
+        let d = tempfile::tempdir().unwrap();
+        let with = |sched: &str, fs: &str, set: &[&str]| {
+            let mut r = Request { refs: vec!["io".into()], ..Request::default() };
+            r.sweep.schedulers = sched.parse().unwrap();
+            r.sweep.filesystems = fs.parse::<crate::sweep::FsList>().unwrap().0;
+            r.sweep.device = Some("loop:1G".parse().unwrap());
+            r.sweep.settings = set.iter().map(|s| s.parse().unwrap()).collect();
+            key(&r, d.path())
+        };
+        let base = with("none,kyber", "ext4", &["queue/read_ahead_kb=128"]);
+        assert_eq!(base, with("none, kyber", "ext4", &["queue/read_ahead_kb=128"]));
+        assert_ne!(base, with("none,mq-deadline", "ext4", &["queue/read_ahead_kb=128"]));
+        assert_ne!(base, with("none,kyber", "xfs", &["queue/read_ahead_kb=128"]));
+        assert_ne!(base, with("none,kyber", "ext4", &["queue/read_ahead_kb=256"]));
     }
 }
