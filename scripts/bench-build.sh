@@ -51,8 +51,8 @@ measure() { # NAME DIR TARGET
   fi
   (cd "$dir" && CARGO_TARGET_DIR=$target cargo build --quiet && CARGO_TARGET_DIR=$target cargo test --no-run --quiet 2>/dev/null)
   local report runner
-  report=$(find_file "$dir" engine/src/report/csv.rs)
-  runner=$(find_file "$dir" engine/src/runner/trials.rs)
+  report=$(find_file "$dir" crates/engine-core/src/report/csv.rs engine/src/report/csv.rs)
+  runner=$(find_file "$dir" crates/engine-core/src/runner/trials.rs engine/src/runner/trials.rs)
   timed "$dir" "$target" "$report" build > "$work/$name.build-report"
   timed "$dir" "$target" "$runner" build > "$work/$name.build-runner"
   timed "$dir" "$target" "$report" test --no-run > "$work/$name.test-report"

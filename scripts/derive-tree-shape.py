@@ -3,7 +3,7 @@
 Linux source tarball (Debian: `apt-get install linux-source-6.1`, then
 `scripts/derive-tree-shape.py /usr/src/linux-source-6.1.tar.xz`).
 
-Prints the numbers engine/src/workloads/compile.rs embeds: the directory
+Prints the numbers crates/engine-core/src/workloads/compile.rs embeds: the directory
 count, quantiles of files per directory, the mix of .c / .h / other files,
 and quantiles of each kind's size. The workload draws a tree from these with
 a seeded generator, so every run builds the same tree.

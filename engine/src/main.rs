@@ -17,18 +17,18 @@ fn main() {
     let code = match cli::run(args) {
         Ok(code) => code,
         Err(f) => {
-            let red = std::io::stderr().is_terminal() && std::env::var_os(engine::env::NO_COLOR).is_none();
+            let red = std::io::stderr().is_terminal() && std::env::var_os(engine_sys::env::NO_COLOR).is_none();
             let label = if red { "\x1b[1;31merror\x1b[0m" } else { "error" };
             // The message may quote a profile, a result or a command: made
             // inert here; the label's colour is engine's own.
-            eprintln!("{label}: {}", engine::sys::text::terminal(&f.message));
+            eprintln!("{label}: {}", engine_sys::text::terminal(&f.message));
             if let Some(h) = &f.hint {
-                eprintln!("  hint: {}", engine::sys::text::terminal(h));
+                eprintln!("  hint: {}", engine_sys::text::terminal(h));
             }
             f.code
         }
     };
     // Interrupted: 128 + the signal that asked, as a shell would say it.
-    let code = if code == 130 { engine::sys::interrupt::exit_code() } else { code };
+    let code = if code == 130 { engine_sys::interrupt::exit_code() } else { code };
     std::process::exit(code);
 }

@@ -8,9 +8,9 @@ use engine::events::{Events, RunStart, TestEnd, TestStart};
 use engine::expand::Test;
 use engine::home::Home;
 use engine::model::result::FailedTest;
-use engine::ops::benchmark::{self, Outcome, Request};
-use engine::ops::{Context, Settings};
 use engine::runner::{self, ExecError, Executor, Executors, TestEnv, TrialEnv, TrialRun};
+use engine_ops::benchmark::{self, Outcome, Request};
+use engine_ops::{Context, Settings};
 use std::sync::Mutex;
 use std::time::Duration;
 

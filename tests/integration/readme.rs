@@ -48,10 +48,10 @@ fn the_exit_codes_are_one_table() {
     let table = readme.split("### Exit codes").nth(1).unwrap().split("###").next().unwrap();
     let codes: Vec<i32> =
         table.lines().filter_map(|l| l.strip_prefix("| ")?.split(" |").next()?.trim().parse().ok()).collect();
-    let ours: Vec<i32> = engine::ops::exit::TABLE.iter().map(|(c, _)| *c).collect();
+    let ours: Vec<i32> = engine_ops::exit::TABLE.iter().map(|(c, _)| *c).collect();
     assert_eq!(codes, ours);
     let help = Env::new().run(&["--help"]).stdout;
-    for (c, w) in engine::ops::exit::TABLE {
+    for (c, w) in engine_ops::exit::TABLE {
         assert!(help.replace('\n', " ").contains(&format!("{c} {w}")), "--help lacks `{c} {w}`:\n{help}");
     }
 }

@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
-use engine::report::Format;
+use engine_ops::vocab::report::Format;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -89,7 +89,7 @@ pub enum Progress {
 
 /// A duration as profiles write it (`5s`, `1500ms`, `2m`).
 pub fn duration(s: &str) -> Result<Duration, String> {
-    engine::units::parse_duration(s).map_err(|e| e.to_string())
+    engine_model::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// A duration longer than zero (`--budget`).
@@ -126,16 +126,16 @@ pub enum Monitor {
 /// A sampling interval from 100ms to 10s (`--monitor-interval`).
 pub fn monitor_interval(s: &str) -> Result<Duration, String> {
     let d = duration(s)?;
-    let (lo, hi) = engine::monitor::INTERVALS;
+    let (lo, hi) = engine_ops::vocab::monitor::INTERVALS;
     if d < lo || d > hi {
-        return Err(format!("{} is not from 100ms to 10s", engine::units::exact_duration(d)));
+        return Err(format!("{} is not from 100ms to 10s", engine_model::units::exact_duration(d)));
     }
     Ok(d)
 }
 
 /// Rows a trial keeps, from 16 to 1,000,000 (`--monitor-points`).
 pub fn monitor_points(s: &str) -> Result<usize, String> {
-    let (lo, hi) = engine::monitor::POINTS_RANGE;
+    let (lo, hi) = engine_ops::vocab::monitor::POINTS_RANGE;
     match s.trim().parse::<usize>() {
         Ok(n) if (lo..=hi).contains(&n) => Ok(n),
         _ => Err(format!("`{s}` is not a whole number from {lo} to {hi}")),
@@ -152,12 +152,12 @@ pub enum NormalizeTo {
 }
 
 /// One `--grant KEY=VALUE`.
-pub fn grant(s: &str) -> Result<engine::model::grant::Grants, String> {
-    engine::model::grant::Grants::parse(&[s.to_string()]).map_err(|e| format!("{e} ({})", e.hint()))
+pub fn grant(s: &str) -> Result<engine_model::model::grant::Grants, String> {
+    engine_model::model::grant::Grants::parse(&[s.to_string()]).map_err(|e| format!("{e} ({})", e.hint()))
 }
 
 /// A result name (`--save`, `--compare-to`): one plain file name.
-pub fn result_name(s: &str) -> Result<engine::store::ResultName, String> {
+pub fn result_name(s: &str) -> Result<engine_ops::vocab::store::ResultName, String> {
     s.parse().map_err(|e| format!("{e}; use a plain name such as `disk-2026-11`"))
 }
 

@@ -9,12 +9,12 @@ use super::command_line::CommandLine;
 use super::progress_json::JsonEvents;
 use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
-use engine::model::result::ResultFile;
-use engine::ops::Context;
-use engine::ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest, Timing};
-use engine::ops::gate::Gate;
-use engine::report::{self, Format};
-use engine::runner::{LogPolicy, ProfileExecutors};
+use engine_model::model::result::ResultFile;
+use engine_ops::Context;
+use engine_ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest, Timing};
+use engine_ops::gate::Gate;
+use engine_ops::vocab::report::{self, Format};
+use engine_ops::vocab::runner::{LogPolicy, ProfileExecutors};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -43,11 +43,11 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         title: a.title,
         description: a.description,
         monitor: match a.monitor.unwrap_or(super::args::Monitor::On) {
-            super::args::Monitor::On => engine::monitor::Monitoring::On {
+            super::args::Monitor::On => engine_ops::vocab::monitor::Monitoring::On {
                 every: a.monitor_interval,
-                points: a.monitor_points.unwrap_or(engine::monitor::POINTS),
+                points: a.monitor_points.unwrap_or(engine_ops::vocab::monitor::POINTS),
             },
-            super::args::Monitor::None => engine::monitor::Monitoring::Off,
+            super::args::Monitor::None => engine_ops::vocab::monitor::Monitoring::Off,
         },
         logs: match a.logs {
             Logs::All => LogPolicy::All,
@@ -77,11 +77,11 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         wait: a.wait,
         only_unsettled: a.only_unsettled,
         sandbox: match (a.sandbox, a.no_sandbox) {
-            (true, _) => engine::runner::sandbox::Mode::On,
-            (_, true) => engine::runner::sandbox::Mode::Off,
-            _ => engine::runner::sandbox::Mode::Auto,
+            (true, _) => engine_ops::vocab::runner::sandbox::Mode::On,
+            (_, true) => engine_ops::vocab::runner::sandbox::Mode::Off,
+            _ => engine_ops::vocab::runner::sandbox::Mode::Auto,
         },
-        grants: a.grants.into_iter().fold(Default::default(), engine::model::grant::Grants::merge),
+        grants: a.grants.into_iter().fold(Default::default(), engine_model::model::grant::Grants::merge),
         tags: a.tags,
         fstrim: a.fstrim,
         settle: a.settle,
@@ -93,7 +93,7 @@ pub fn run(cx: &Context, mut args: BenchmarkArgs, install: bool) -> Result<i32, 
     super::config::Defaults::load(cx)?.benchmark(&mut args);
     let format = args.format.unwrap_or(RunFormat::TEXT);
     let progress = args.progress;
-    let margin = args.equivalence.unwrap_or(engine::analysis::significance::EQUIVALENCE_PCT);
+    let margin = args.equivalence.unwrap_or(engine_ops::vocab::analysis::significance::EQUIVALENCE_PCT);
     let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression, margin)?;
     let req = request(&args, install);
     let line = CommandLine { args: &args, install };
@@ -106,7 +106,7 @@ pub fn run(cx: &Context, mut args: BenchmarkArgs, install: bool) -> Result<i32, 
 fn after(gate: &Gate, cx: &Context, code: i32, ran: Option<(String, ResultFile)>) -> i32 {
     let Some((merged, view)) = ran.and_then(|(name, file)| gate.merged(cx, &name, &file)) else { return code };
     errln!();
-    let judged = engine::ops::gate::judge(&merged, &view);
+    let judged = engine_ops::gate::judge(&merged, &view);
     super::result::print_judged(&judged);
     gate.exit_code(code, &judged)
 }
@@ -180,7 +180,7 @@ fn finish(cx: &Context, outcome: &Outcome, line: &CommandLine, format: Option<En
 
 fn print_estimate(e: &Estimate) {
     if let Some(p) = &e.place {
-        outln!("where: {}", engine::sys::text::one_line(p));
+        outln!("where: {}", engine_sys::text::one_line(p));
     }
     outln!("{} test(s):", e.tests.len());
     for t in &e.tests {
@@ -196,10 +196,10 @@ fn print_estimate(e: &Estimate) {
             None => "time unknown".to_string(),
         };
         let budget = humantime::format_duration(t.budget);
-        let label = engine::sys::text::one_line(&t.label);
+        let label = engine_sys::text::one_line(&t.label);
         outln!("  {label}: {} trial(s) (up to {} within a budget of {budget}), {est}", t.trials, t.most);
         for c in &t.commands {
-            outln!("    {}", engine::sys::text::one_line(c));
+            outln!("    {}", engine_sys::text::one_line(c));
         }
     }
     for m in &e.not_runnable {
@@ -222,7 +222,7 @@ fn print_estimate(e: &Estimate) {
 fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, gate: Option<&Gate>) {
     // The margin the run's verdict stop settled within (`--equivalence`,
     // else config.toml's) is the one its report judges by.
-    let margin = command.args.equivalence.unwrap_or(engine::analysis::significance::EQUIVALENCE_PCT);
+    let margin = command.args.equivalence.unwrap_or(engine_ops::vocab::analysis::significance::EQUIVALENCE_PCT);
     let own = report::View { equivalence_pct: margin, ..report::View::default() };
     if let (Some((name, _)), Some(shown), Some(end)) = (&r.result, r.file.as_deref().cloned(), format) {
         match end {
@@ -247,7 +247,7 @@ fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, 
     if !r.failed.is_empty() || !r.skipped.is_empty() {
         errln!();
         for f in r.failed.iter().chain(&r.skipped) {
-            let line = engine::sys::text::one_line;
+            let line = engine_sys::text::one_line;
             let what = if f.description.is_empty() { String::new() } else { format!(": {}", line(&f.description)) };
             errln!("{} {}{what} ({}): {}", f.status, line(&f.profile), line(&f.identifier), f.reason);
             if let (Some(l), Some((name, _))) = (&f.log, &r.result) {
@@ -271,10 +271,12 @@ fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, 
             let on_target = a.device.is_none() && (a.scheduler.is_some() || !a.set.is_empty());
             let dir = a.target_dir.clone().or_else(|| std::env::current_dir().ok());
             let hint = match dir.filter(|_| on_target) {
-                Some(d) => format!("{hint} --target-dir {}", engine::model::template::quote(&d.display().to_string())),
+                Some(d) => {
+                    format!("{hint} --target-dir {}", engine_model::model::template::quote(&d.display().to_string()))
+                }
                 None => hint,
             };
-            errln!("{}", engine::sys::text::terminal(&hint));
+            errln!("{}", engine_sys::text::terminal(&hint));
         }
     }
     if let Some((name, path)) = &r.result {
@@ -282,7 +284,7 @@ fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, 
             "\nSaved to {} ({} test(s) this run); view it with `engine result show {}`",
             path.display(),
             r.saved,
-            engine::model::template::quote(name)
+            engine_model::model::template::quote(name)
         );
     }
     if let Some(resume) = &r.interrupted {

@@ -3,9 +3,9 @@
 
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::install::STATE_FILE;
-use engine::ops::{Context, cache};
-use engine::units::format_bytes_binary;
+use engine_model::units::format_bytes_binary;
+use engine_ops::vocab::install::STATE_FILE;
+use engine_ops::{Context, cache};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]

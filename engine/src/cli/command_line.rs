@@ -5,9 +5,9 @@
 use super::args::{Logs, Progress, RunFormat};
 use super::benchmark_args::BenchmarkArgs;
 use clap::ValueEnum;
-use engine::model::template::quote;
-use engine::ops::benchmark::Resume;
-use engine::units::exact_duration;
+use engine_model::model::template::quote;
+use engine_model::units::exact_duration;
+use engine_ops::benchmark::Resume;
 
 pub struct CommandLine<'a> {
     pub args: &'a BenchmarkArgs,
@@ -248,7 +248,7 @@ mod tests {
             let text = e.to_string();
             assert!(text.contains(&format!("'{value}' for '{flag}")), "{flag} {value}: {text}");
             assert!(text.contains(says), "{flag} {value}: {text}");
-            assert_eq!(e.exit_code(), engine::ops::exit::USAGE, "{flag} {value}");
+            assert_eq!(e.exit_code(), engine_ops::exit::USAGE, "{flag} {value}");
         }
     }
 
@@ -272,7 +272,7 @@ mod tests {
             let text = e.to_string();
             assert!(text.contains(&format!("for '{flag}")), "{args:?}: {text}");
             assert!(text.contains(says), "{args:?}: {text}");
-            assert_eq!(e.exit_code(), engine::ops::exit::USAGE, "{args:?}");
+            assert_eq!(e.exit_code(), engine_ops::exit::USAGE, "{args:?}");
         }
     }
 

@@ -7,8 +7,8 @@ use super::args::{self, Monitor, RunFormat};
 use super::benchmark_args::BenchmarkArgs;
 use super::{Failure, exit};
 use clap::{Subcommand, ValueEnum};
-use engine::config::{self, Config, ConfigError, Spec};
-use engine::ops::Context;
+use engine_ops::Context;
+use engine_ops::vocab::config::{self, Config, ConfigError, Spec};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]

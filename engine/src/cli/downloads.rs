@@ -2,8 +2,8 @@
 //! (indicatif), else a line as each download starts. The library only
 //! reports progress (`install::download::Progress`).
 
-use engine::install::download::{Progress, ProgressSink};
-use engine::sys::text::terminal;
+use engine_ops::vocab::install::download::{Progress, ProgressSink};
+use engine_sys::text::terminal;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -32,8 +32,8 @@ impl Progress for Lines {
     fn fetched(&self, file: &str, bytes: u64, seconds: f64) {
         eprintln!(
             "{}: {} in {seconds:.1} s ({:.1} MB/s), sha256 verified",
-            engine::sys::text::one_line(file),
-            engine::units::format_bytes_binary(bytes),
+            engine_sys::text::one_line(file),
+            engine_model::units::format_bytes_binary(bytes),
             bytes as f64 / seconds.max(1e-9) / 1e6
         );
     }

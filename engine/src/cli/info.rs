@@ -2,10 +2,10 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::model::profile::{LoadedProfile, Profile, Scalar};
-use engine::ops::Context;
-use engine::ops::info::{Info, InstallInfo, ProfileInfo, SuiteInfo};
-use engine::sys::text::one_line;
+use engine_model::model::profile::{LoadedProfile, Profile, Scalar};
+use engine_ops::Context;
+use engine_ops::info::{Info, InstallInfo, ProfileInfo, SuiteInfo};
+use engine_sys::text::one_line;
 use indexmap::IndexMap;
 use std::fmt::Write;
 
@@ -30,7 +30,7 @@ fn profile_info(info: &ProfileInfo, out: &mut String) {
         "\nTrials: {} scheduled, more while the 95 % CI of the mean is wider than ±{} % and the budget of {} can reach it (at most {}){}",
         t.times,
         t.target_ci,
-        engine::stats::adaptive::seconds(plan.budget),
+        engine_model::stats::adaptive::seconds(plan.budget),
         plan.most(),
         if t.warmup > 0 { format!(", {} warm-up", t.warmup) } else { String::new() }
     )
@@ -69,7 +69,7 @@ fn header(info: &ProfileInfo, out: &mut String) {
 
 /// Whether it runs confined by default, and what it declares beyond the sandbox.
 fn sandbox_line(lp: &LoadedProfile) -> String {
-    use engine::model::profile::ExecutorDef;
+    use engine_model::model::profile::ExecutorDef;
     if let ExecutorDef::Wasm(w) = &lp.profile.executor {
         return plugin_line(lp, &w.limits);
     }
@@ -89,13 +89,13 @@ fn sandbox_line(lp: &LoadedProfile) -> String {
 
 /// What a WASM plugin may use: wasmtime's sandbox, and per call its memory
 /// (all memories and tables together), time, output and open files.
-fn plugin_line(lp: &LoadedProfile, limits: &engine::model::profile::PluginLimits) -> String {
-    use engine::plugin::{host, limits as l};
+fn plugin_line(lp: &LoadedProfile, limits: &engine_model::model::profile::PluginLimits) -> String {
+    use engine_ops::vocab::plugin::{host, limits as l};
     let memory = limits
         .memory
         .as_ref()
         .map(ToString::to_string)
-        .unwrap_or_else(|| engine::units::format_bytes_binary(l::DEFAULT_MEMORY));
+        .unwrap_or_else(|| engine_model::units::format_bytes_binary(l::DEFAULT_MEMORY));
     let time = limits
         .time
         .as_ref()
@@ -164,7 +164,7 @@ fn when(w: &IndexMap<String, Scalar>) -> String {
 }
 
 /// What its install section installs, and whether it is installed.
-fn install_of(inst: &engine::model::profile::Install, state: &InstallInfo, out: &mut String) {
+fn install_of(inst: &engine_model::model::profile::Install, state: &InstallInfo, out: &mut String) {
     let status = if state.installed {
         format!("installed in {}", state.dir.display())
     } else {
@@ -176,7 +176,7 @@ fn install_of(inst: &engine::model::profile::Install, state: &InstallInfo, out: 
         writeln!(out, "  {mark} package {}{}", item.name(), item.when().map(when).unwrap_or_default()).unwrap();
     }
     for d in &inst.downloads {
-        let size = d.size.map(|b| format!(", {}", engine::units::format_bytes_binary(b))).unwrap_or_default();
+        let size = d.size.map(|b| format!(", {}", engine_model::units::format_bytes_binary(b))).unwrap_or_default();
         let pl = d.platform.as_ref().map(|x| format!(", platform {x}")).unwrap_or_default();
         writeln!(out, "  download {} ({} mirror(s){size}{pl}){}", d.file, d.urls.len(), when(&d.when)).unwrap();
     }
@@ -190,10 +190,10 @@ fn install_of(inst: &engine::model::profile::Install, state: &InstallInfo, out: 
 /// named in angle brackets, option values listed per entry when they vary.
 fn fill_known(text: &str, lp: &LoadedProfile) -> String {
     let p = &lp.profile;
-    engine::model::template::render(
+    engine_model::model::template::render(
         text,
         |n| {
-            if engine::profile::validate::BUILTIN_VARS.contains(&n) {
+            if engine_ops::vocab::profile::validate::BUILTIN_VARS.contains(&n) {
                 return None;
             }
             let vals: Vec<&str> = values_of(p, n);
@@ -223,7 +223,7 @@ fn values_of<'a>(p: &'a Profile, n: &str) -> Vec<&'a str> {
 /// `{{space}}` in a requirement, shown as each entry's value: `120MB (100 Files, 1MB Size), 1100MB (…)`.
 fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
     let p = &lp.profile;
-    let Ok(names) = engine::model::template::names(text) else { return text.to_string() };
+    let Ok(names) = engine_model::model::template::names(text) else { return text.to_string() };
     if names.is_empty() {
         return text.to_string();
     }
@@ -238,7 +238,7 @@ fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
                 b.insert(k.clone(), v.0.clone());
             }
             if names.iter().all(|n| b.contains_key(*n))
-                && let Ok(s) = engine::model::template::render(text, |n| b.get(n).map(String::as_str), false)
+                && let Ok(s) = engine_model::model::template::render(text, |n| b.get(n).map(String::as_str), false)
             {
                 shown.push(format!("{s} ({})", e.label));
             }
@@ -249,7 +249,7 @@ fn fill_per_entry(text: &str, lp: &LoadedProfile) -> String {
 
 pub fn run(cx: &Context, args: InfoArgs) -> Result<i32, Failure> {
     let mut out = String::new();
-    let about = engine::ops::info::info(cx, &args.reference)?;
+    let about = engine_ops::info::info(cx, &args.reference)?;
     for n in &about.notes {
         errln!("{n}");
     }

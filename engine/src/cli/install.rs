@@ -5,8 +5,8 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::Args;
-use engine::ops::Context;
-use engine::ops::install::{self, Installed, Request, describe_missing};
+use engine_ops::Context;
+use engine_ops::install::{self, Installed, Request, describe_missing};
 use std::io::IsTerminal;
 
 #[derive(Args, Debug)]
@@ -19,7 +19,7 @@ pub struct InstallArgs {
     pub force: bool,
     /// Which entries the install is for, as in `engine benchmark`: `--option source=debian`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
-    pub options: Vec<engine::expand::Preset>,
+    pub options: Vec<engine_ops::vocab::expand::Preset>,
 }
 
 #[derive(Args, Debug)]
@@ -32,7 +32,7 @@ pub struct InstallDepsArgs {
     pub dry_run: bool,
     /// Which entries the packages are for: `--option source=debian`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
-    pub options: Vec<engine::expand::Preset>,
+    pub options: Vec<engine_ops::vocab::expand::Preset>,
 }
 
 fn events() -> TermEvents {

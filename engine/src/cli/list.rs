@@ -2,11 +2,11 @@
 
 use super::{Failure, exit};
 use clap::{Args, ValueEnum};
-use engine::catalog::Catalog;
-use engine::model::version::{compare as compare_versions, newest};
-use engine::ops::Context;
-use engine::runner::requirements;
-use engine::sys::text::{one_line, pad, width};
+use engine_model::model::version::{compare as compare_versions, newest};
+use engine_ops::Context;
+use engine_ops::vocab::catalog::Catalog;
+use engine_ops::vocab::runner::requirements;
+use engine_sys::text::{one_line, pad, width};
 use std::collections::HashMap;
 
 #[derive(Args, Debug)]
@@ -83,7 +83,7 @@ fn local_profiles(
                 other => other.to_string(),
             })
             .collect();
-        if !engine::install::is_installed(installed, &p.profile) {
+        if !engine_ops::vocab::install::is_installed(installed, &p.profile) {
             // What it builds or downloads is not there yet, as `info` says.
             missing.insert(0, "install".to_string());
         }
@@ -155,7 +155,7 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
     let catalog = cx.catalog();
     let ids: Vec<String> = catalog.all_suites().into_iter().map(|(id, _)| id).collect();
     let refs: Vec<String> = ids.iter().map(|id| format!("suite/{id}")).collect();
-    let estimates = engine::ops::benchmark::estimate_refs(cx, &refs);
+    let estimates = engine_ops::benchmark::estimate_refs(cx, &refs);
     let mut rows: Vec<(String, String)> = Vec::new();
     for ((id, r), est) in ids.iter().zip(refs).zip(estimates) {
         let title = match (catalog.suite(id), est) {
@@ -179,7 +179,7 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
     }
     // Counted as their own tests, like the local ones.
     let refs: Vec<String> = published.iter().map(|(r, _)| r.clone()).collect();
-    for ((r, title), est) in published.into_iter().zip(engine::ops::benchmark::estimate_refs(cx, &refs)) {
+    for ((r, title), est) in published.into_iter().zip(engine_ops::benchmark::estimate_refs(cx, &refs)) {
         let title = match est {
             Ok(e) => format!("{title} ({} tests; {})", e.tests.len(), e.summary()),
             Err(why) => format!("{title} (cannot expand: {why})"),
@@ -198,7 +198,7 @@ fn suites(cx: &Context, out: &mut String, broken: &mut usize) {
 /// shown by `REPO/results/NAME`).
 fn results(cx: &Context, tags: &[(String, String)], out: &mut String, broken: &mut usize) {
     let store = &cx.store;
-    let tagged = |f: &engine::model::result::ResultFile| {
+    let tagged = |f: &engine_model::model::result::ResultFile| {
         f.systems.iter().any(|s| tags.iter().all(|(k, v)| s.tags.get(k) == Some(v)))
     };
     for name in store.list() {

@@ -1,10 +1,10 @@
 //! The command line: clap definitions (one file per command) turned into
-//! the typed requests of `engine::ops`, the terminal and JSON displays of a
+//! the typed requests of `engine_ops`, the terminal and JSON displays of a
 //! run (`term`, `progress_json`), and outcomes turned into exit codes.
 //!
 //! Everything the commands write to a terminal goes through `outln!`,
 //! `out!` and `errln!` (not `println!`, `print!`, `eprintln!`): their text
-//! passes `engine::sys::text::terminal`, so a title, a label, an error or
+//! passes `engine_sys::text::terminal`, so a title, a label, an error or
 //! a command's output from someone else shows its control characters as
 //! escapes instead of sending them. Reports written with `-o` or piped are
 //! made inert by their exporter.
@@ -12,18 +12,18 @@
 /// `println!` with the text made inert for a terminal.
 macro_rules! outln {
     () => { println!() };
-    ($($arg:tt)*) => { println!("{}", engine::sys::text::terminal(&format!($($arg)*))) };
+    ($($arg:tt)*) => { println!("{}", engine_sys::text::terminal(&format!($($arg)*))) };
 }
 
 /// `print!` with the text made inert for a terminal.
 macro_rules! out {
-    ($($arg:tt)*) => { print!("{}", engine::sys::text::terminal(&format!($($arg)*))) };
+    ($($arg:tt)*) => { print!("{}", engine_sys::text::terminal(&format!($($arg)*))) };
 }
 
 /// `eprintln!` with the text made inert for a terminal.
 macro_rules! errln {
     () => { eprintln!() };
-    ($($arg:tt)*) => { eprintln!("{}", engine::sys::text::terminal(&format!($($arg)*))) };
+    ($($arg:tt)*) => { eprintln!("{}", engine_sys::text::terminal(&format!($($arg)*))) };
 }
 
 mod args;
@@ -55,7 +55,7 @@ mod validate;
 
 use clap::{Parser, Subcommand};
 
-pub use engine::ops::{Failure, exit};
+pub use engine_ops::{Failure, exit};
 
 /// A declarative benchmark engine for Linux storage and systems.
 ///
@@ -118,7 +118,7 @@ pub enum Command {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<i32, Failure> {
-    let cx = engine::ops::Context::from_env();
+    let cx = engine_ops::Context::from_env();
     match cli.command {
         Command::Benchmark(a) => benchmark::run(&cx, a, true),
         Command::Run(a) => benchmark::run(&cx, a, false),
@@ -145,6 +145,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
 fn after_help() -> String {
     format!(
         "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\n{}",
-        engine::ops::exit::summary()
+        engine_ops::exit::summary()
     )
 }

@@ -5,8 +5,8 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, ValueEnum};
-use engine::ops::Context;
-use engine::report::monitor;
+use engine_ops::Context;
+use engine_ops::vocab::report::monitor;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -41,7 +41,7 @@ pub enum MonitorFormat {
 
 pub fn run(cx: &Context, a: MonitorArgs) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
-    let found = engine::ops::monitor::series(cx, &a.name, &a.tests, &events)?;
+    let found = engine_ops::monitor::series(cx, &a.name, &a.tests, &events)?;
     let shown: Vec<(&str, monitor::Shown)> = found
         .iter()
         .map(|m| {
@@ -58,7 +58,7 @@ pub fn run(cx: &Context, a: MonitorArgs) -> Result<i32, Failure> {
             monitor::text(&views, &a.metrics, ui::width().saturating_sub(40).max(20))
         }
         MonitorFormat::Csv => {
-            let ok: Vec<(&str, &str, &engine::model::series::Series)> =
+            let ok: Vec<(&str, &str, &engine_model::model::series::Series)> =
                 shown.iter().filter_map(|(t, s)| s.series.ok().map(|x| (*t, s.identifier, x))).collect();
             monitor::csv(&ok, &a.metrics)
         }

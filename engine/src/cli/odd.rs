@@ -5,7 +5,7 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, ValueEnum};
-use engine::ops::Context;
+use engine_ops::Context;
 use std::path::PathBuf;
 
 /// Which hosts a fleet's view shows and how it groups them (also on `result show`).
@@ -25,8 +25,11 @@ pub(super) fn glob_pattern(s: &str) -> Result<glob::Pattern, String> {
 }
 
 impl FleetArgs {
-    pub(super) fn select(&self) -> engine::analysis::fleet::Select {
-        engine::analysis::fleet::Select { group_by: self.group_by.clone(), identifiers: self.identifiers.clone() }
+    pub(super) fn select(&self) -> engine_ops::vocab::analysis::fleet::Select {
+        engine_ops::vocab::analysis::fleet::Select {
+            group_by: self.group_by.clone(),
+            identifiers: self.identifiers.clone(),
+        }
     }
 }
 
@@ -54,21 +57,21 @@ pub enum OddFormat {
 
 pub fn run(cx: &Context, a: OddArgs) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
-    let (_, file) = engine::ops::result::load(cx, &a.name, &events)?;
-    let fleet = engine::analysis::fleet::analyse(&file, &a.fleet.select());
+    let (_, file) = engine_ops::result::load(cx, &a.name, &events)?;
+    let fleet = engine_ops::vocab::analysis::fleet::analyse(&file, &a.fleet.select());
     let text = match a.format {
-        OddFormat::Csv => engine::report::fleet::odd_csv(&file, &fleet),
-        OddFormat::Json => engine::report::fleet::odd_json(&file, &fleet),
+        OddFormat::Csv => engine_ops::vocab::report::fleet::odd_csv(&file, &fleet),
+        OddFormat::Json => engine_ops::vocab::report::fleet::odd_json(&file, &fleet),
         OddFormat::Text => {
             let mut out = format!(
                 "{} odd host-result(s) of {} judged in {} hosts ({})\n",
                 fleet.odd.len(),
                 fleet.judged,
                 fleet.hosts,
-                engine::analysis::fleet::RULE
+                engine_ops::vocab::analysis::fleet::RULE
             );
             for o in &fleet.odd {
-                out.push_str(&engine::report::fleet::odd_line(&file, o));
+                out.push_str(&engine_ops::vocab::report::fleet::odd_line(&file, o));
                 out.push('\n');
             }
             out

@@ -3,9 +3,9 @@
 
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::ops::Context;
-use engine::ops::plugin::{self as ops, InspectRequest};
-use engine::plugin::{Limits, cache};
+use engine_ops::Context;
+use engine_ops::plugin::{self as ops, InspectRequest};
+use engine_ops::vocab::plugin::{Limits, cache};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -52,10 +52,10 @@ pub struct InfoArgs {
     pub run: bool,
     /// Memory cap for `--run` (default 256MiB)
     #[arg(long, value_name = "SIZE")]
-    pub memory: Option<engine::units::Size>,
+    pub memory: Option<engine_model::units::Size>,
     /// Time limit for `--run` (default 10m)
     #[arg(long, value_name = "DURATION")]
-    pub time: Option<engine::units::Duration>,
+    pub time: Option<engine_model::units::Duration>,
 }
 
 pub fn run(cx: &Context, cmd: PluginCommand) -> Result<i32, Failure> {
@@ -100,7 +100,7 @@ fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
     let i = ops::inspect(cx, &req)?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     outln!("plugin:     {}", a.file.display());
-    outln!("kind:       {} (engine:plugin@{})", i.kind, engine::plugin::INTERFACE_VERSION);
+    outln!("kind:       {} (engine:plugin@{})", i.kind, engine_ops::vocab::plugin::INTERFACE_VERSION);
     outln!("sha256:     {}", i.sha256);
     let how = match i.source {
         cache::Source::Cached => "from the cache",
@@ -120,7 +120,7 @@ fn info(cx: &Context, a: InfoArgs) -> Result<i32, Failure> {
         let r = r?;
         outln!("run:        instantiate {:.3} ms, configure+run {:.3} ms", ms(r.instantiate), ms(r.call));
         for m in &r.measurements {
-            outln!("value:      {} = {}", m.result, engine::units::exact(m.value));
+            outln!("value:      {} = {}", m.result, engine_model::units::exact(m.value));
         }
         out!("{}", r.log);
     }

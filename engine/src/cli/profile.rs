@@ -2,8 +2,8 @@
 
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::authoring::{pts_import, scaffold};
-use engine::ops::Context;
+use engine_ops::Context;
+use engine_ops::vocab::authoring::{pts_import, scaffold};
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand, Debug)]
@@ -59,18 +59,19 @@ fn write_profile(root: &Path, id: &str, yaml: &str, files: &[(String, Vec<u8>)])
     std::fs::create_dir_all(&dir).map_err(|e| werr(&dir, e))?;
     for (name, bytes) in files {
         let p = dir.join(name);
-        engine::store::write_atomic(&p, bytes).map_err(Failure::from)?;
+        engine_ops::vocab::store::write_atomic(&p, bytes).map_err(Failure::from)?;
     }
-    engine::store::write_atomic(&file, yaml.as_bytes()).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+    engine_ops::vocab::store::write_atomic(&file, yaml.as_bytes())
+        .map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
     Ok(file)
 }
 
 fn validate(cx: &Context, file: &Path) -> Result<(), String> {
-    engine::profile::load::profile_from_path(file, cx.packages()).map(|_| ()).map_err(|e| e.to_string())
+    engine_ops::vocab::profile::load::profile_from_path(file, cx.packages()).map(|_| ()).map_err(|e| e.to_string())
 }
 
 fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
-    if !engine::profile::validate::is_valid_id(&a.name) {
+    if !engine_ops::vocab::profile::validate::is_valid_id(&a.name) {
         return Err(Failure::new(exit::USAGE, format!("`{}` is not a profile id", a.name))
             .hint("use lower-case letters, digits and `-`, like `dd-write`"));
     }
@@ -98,7 +99,7 @@ fn new(cx: &Context, a: NewArgs) -> Result<i32, Failure> {
     };
     // The editor line points at the schema this engine installs (absolute:
     // the profile may be written anywhere).
-    let schema = match engine::schema::install(&cx.home.schemas()) {
+    let schema = match engine_ops::vocab::schema::install(&cx.home.schemas()) {
         Ok(p) => format!("file://{}", std::path::absolute(&p).unwrap_or(p).display()),
         Err(e) => {
             errln!("warning: cannot write the schemas into {}: {e}", cx.home.schemas().display());

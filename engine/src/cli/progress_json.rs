@@ -1,15 +1,15 @@
 //! `--progress json`: the run's progress as one JSON object per line on
-//! standard output (`engine::events::wire`), flushed line by line, for
+//! standard output (`engine_model::events::wire`), flushed line by line, for
 //! Ansible's polling or any other orchestrator. Human messages still go to
 //! standard error as well, so a log of stderr reads as before.
 
 use super::ui::Prompts;
-use engine::events::wire::{EVENTS_VERSION, Event, EventLine, ResultValue, TestStatus};
-use engine::events::{Events, RunStart, TestEnd, TestStart};
-use engine::model::profile::{LoadedProfile, OptionDef};
-use engine::model::result::FailedTest;
-use engine::ops::Failure;
-use engine::ops::benchmark::Outcome;
+use engine_model::events::wire::{EVENTS_VERSION, Event, EventLine, ResultValue, TestStatus};
+use engine_model::events::{Events, RunStart, TestEnd, TestStart};
+use engine_model::model::profile::{LoadedProfile, OptionDef};
+use engine_model::model::result::FailedTest;
+use engine_ops::Failure;
+use engine_ops::benchmark::Outcome;
 use std::io::Write;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -37,12 +37,12 @@ pub struct JsonEvents {
 }
 
 fn emit(event: Event) {
-    let time = engine::sys::time::now_millis();
+    let time = engine_sys::time::now_millis();
     let line = serde_json::to_string(&EventLine { time, event }).expect("events serialize");
     let mut out = std::io::stdout().lock();
     // A reader that went away must not stop the benchmark. serde_json
     // escapes C0 controls; the rest (C1, bidi) are escaped here too.
-    let _ = writeln!(out, "{}", engine::sys::text::json(&line));
+    let _ = writeln!(out, "{}", engine_sys::text::json(&line));
     let _ = out.flush();
 }
 

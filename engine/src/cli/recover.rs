@@ -4,13 +4,13 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::ops::Context;
+use engine_ops::Context;
 
 #[derive(Args, Debug)]
 pub struct RecoverArgs {}
 
 pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
-    let r = engine::ops::recover::recover(cx)?;
+    let r = engine_ops::recover::recover(cx)?;
     for pid in &r.alive {
         errln!("skipped: engine (pid {pid}) is still running and will undo its own changes");
     }

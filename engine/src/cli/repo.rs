@@ -4,8 +4,8 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::ops::{self, Context, repo::Updated};
-use engine::repo::{self, Repos, describe_age, sign};
+use engine_ops::vocab::repo::{self, Repos, describe_age, sign};
+use engine_ops::{self as ops, Context, repo::Updated};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]

@@ -6,12 +6,12 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
-use engine::analysis::normalize::Reference;
-use engine::model::result::ResultFile;
-use engine::ops::result::{self, Edit, Merge};
-use engine::ops::{Context, Events};
-use engine::report::View;
-use engine::store::edit;
+use engine_model::model::result::ResultFile;
+use engine_ops::result::{self, Edit, Merge};
+use engine_ops::vocab::analysis::normalize::Reference;
+use engine_ops::vocab::report::View;
+use engine_ops::vocab::store::edit;
+use engine_ops::{Context, Events};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -40,7 +40,7 @@ pub struct ViewArgs {
     #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "6")]
     pub hide_noisy: Option<f64>,
     /// Smallest change reported as real, percent
-    #[arg(long, value_name = "PCT", default_value_t = engine::analysis::significance::NOISE_PCT)]
+    #[arg(long, value_name = "PCT", default_value_t = engine_ops::vocab::analysis::significance::NOISE_PCT)]
     pub noise: f64,
     /// Largest difference called `equivalent`, percent: the ratio's 90 % interval must
     /// lie within ±PCT (two one-sided tests; default: config.toml's `equivalence`, else 2);
@@ -60,7 +60,7 @@ pub struct ViewArgs {
     pub fail_on_regression: Option<Option<f64>>,
     /// Past this many identifiers (a fleet) the text and HTML reports show each
     /// result's distribution across hosts, and the odd hosts, instead of a bar per host
-    #[arg(long, value_name = "N", default_value_t = engine::report::view::FLEET_FROM)]
+    #[arg(long, value_name = "N", default_value_t = engine_ops::vocab::report::view::FLEET_FROM)]
     pub fleet_from: usize,
     #[command(flatten)]
     pub fleet: super::odd::FleetArgs,
@@ -92,7 +92,7 @@ pub enum ResultCommand {
         names: Vec<String>,
         /// Name of the merged result
         #[arg(long, value_name = "NAME", value_parser = super::args::result_name)]
-        save: engine::store::ResultName,
+        save: engine_ops::vocab::store::ResultName,
         /// Merge nothing when any input is refused (by default refused inputs are left
         /// out, named with the reason, and the rest merged with exit code 4)
         #[arg(long)]
@@ -149,12 +149,16 @@ pub enum ResultCommand {
         file: PathBuf,
         /// Name to save it as (default: its title)
         #[arg(long, value_name = "NAME", value_parser = super::args::result_name)]
-        save: Option<engine::store::ResultName>,
+        save: Option<engine_ops::vocab::store::ResultName>,
     },
 }
 
 /// Renders `file` as `v` asks; `monitors` are its series (for HTML).
-fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::Recorded>) -> Result<i32, Failure> {
+fn render(
+    file: &ResultFile,
+    v: &ViewArgs,
+    monitors: Vec<engine_model::model::series::Recorded>,
+) -> Result<i32, Failure> {
     let format = v.format.0;
     let exporter = format.exporter(ui::width());
     // An image on a terminal is garbage on the screen: refuse before any work.
@@ -165,7 +169,7 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
     // A copy only to change it: a fleet's result is hundreds of MiB.
     let mut file = std::borrow::Cow::Borrowed(file);
     if !v.tests.is_empty() {
-        let keep = |r: &engine::model::result::TestResult| {
+        let keep = |r: &engine_model::model::result::TestResult| {
             let names =
                 [r.test.clone(), r.profile.clone(), format!("{}: {}", r.profile, r.description), r.title.clone()];
             v.tests.iter().any(|g| names.iter().any(|n| g.matches(n)))
@@ -176,15 +180,15 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
         }
     }
     if v.remove_outliers {
-        engine::analysis::noise::remove_outliers(file.to_mut());
+        engine_ops::vocab::analysis::noise::remove_outliers(file.to_mut());
     }
     if let Some(pct) = v.hide_noisy {
-        let n = engine::analysis::noise::hide_noisy(file.to_mut(), pct);
+        let n = engine_ops::vocab::analysis::noise::hide_noisy(file.to_mut(), pct);
         if n > 0 {
             errln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
         }
     }
-    let ids = engine::analysis::identifiers(&file);
+    let ids = engine_ops::vocab::analysis::identifiers(&file);
     if v.fail_on_regression.is_some() && ids.len() < 2 {
         return Err(Failure::usage(format!(
             "--fail-on-regression needs a baseline and another identifier to compare; this result has {}",
@@ -194,8 +198,8 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
     }
     let baseline = match &v.baseline {
         None => None,
-        Some(b) => Some(engine::analysis::find_identifier(&ids, b).map_err(|e| {
-            use engine::analysis::NoIdentifier;
+        Some(b) => Some(engine_ops::vocab::analysis::find_identifier(&ids, b).map_err(|e| {
+            use engine_ops::vocab::analysis::NoIdentifier;
             let (what, candidates) = match e {
                 NoIdentifier::None(c) => (format!("no identifier `{b}` in this result"), c),
                 NoIdentifier::Several(c) => (format!("`{b}` is part of several identifiers"), c),
@@ -212,17 +216,17 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
             NormalizeTo::Lowest => Reference::Lowest,
         }),
         noise_pct: v.noise,
-        equivalence_pct: v.equivalence.unwrap_or(engine::analysis::significance::EQUIVALENCE_PCT),
+        equivalence_pct: v.equivalence.unwrap_or(engine_ops::vocab::analysis::significance::EQUIVALENCE_PCT),
         notable: v.notable,
         regression_pct: v.fail_on_regression.flatten(),
         detail: v.detail,
         monitors,
-        fleet: engine::report::FleetView { from: v.fleet_from, select: v.fleet.select(), top: v.top },
+        fleet: engine_ops::vocab::report::FleetView { from: v.fleet_from, select: v.fleet.select(), top: v.top },
     };
     let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
     super::ui::emit(&bytes, v.output.as_deref(), "the report")?;
     if v.fail_on_regression.is_some() {
-        let judged = engine::ops::gate::judge(&file, &view);
+        let judged = engine_ops::gate::judge(&file, &view);
         print_judged(&judged);
         return Ok(judged.exit_code());
     }
@@ -231,7 +235,7 @@ fn render(file: &ResultFile, v: &ViewArgs, monitors: Vec<engine::model::series::
 
 /// `--fail-on-regression` (and `benchmark --compare-to`): each regression
 /// on stderr.
-pub(super) fn print_judged(j: &engine::ops::gate::Judged) {
+pub(super) fn print_judged(j: &engine_ops::gate::Judged) {
     let (baseline, pct) = (&j.baseline, j.pct);
     if j.regressions.is_empty() {
         errln!(
@@ -252,11 +256,11 @@ pub(super) fn print_judged(j: &engine::ops::gate::Judged) {
 /// `engine result show NAME`.
 fn show(cx: &Context, name: &str, view: &ViewArgs, events: &TermEvents) -> Result<i32, Failure> {
     // A JSON export is the whole result: a fleet's bulk too.
-    let whole = view.format.0 == engine::report::Format::Json;
+    let whole = view.format.0 == engine_ops::vocab::report::Format::Json;
     let file = result::load_as(cx, name, events, whole)?.1;
     // Only the HTML page charts the series: other formats skip reading them.
-    let monitors = if view.format.0 == engine::report::Format::Html {
-        engine::ops::monitor::readable(cx, name, &file)
+    let monitors = if view.format.0 == engine_ops::vocab::report::Format::Html {
+        engine_ops::monitor::readable(cx, name, &file)
     } else {
         Vec::new()
     };
@@ -277,7 +281,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
         ResultCommand::Show { name, view } => show(cx, &name, &defaults(view)?, &events),
         ResultCommand::Compare { names, view } => {
             let view = defaults(view)?;
-            let whole = view.format.0 == engine::report::Format::Json;
+            let whole = view.format.0 == engine_ops::vocab::report::Format::Json;
             let files: Vec<(String, ResultFile)> =
                 names.iter().map(|n| result::load_as(cx, n, &events, whole)).collect::<Result<_, _>>()?;
             let title = files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ");
@@ -345,7 +349,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
 /// What an import took in: how many results line up with engine's tests,
 /// and each one kept as PTS's own with its reason.
 fn imported(name: &str, f: &ResultFile) {
-    use engine::sys::text::one_line;
+    use engine_sys::text::one_line;
     let own: Vec<_> = f.results.iter().filter_map(|r| r.not_runnable().map(|why| (r, why))).collect();
     errln!(
         "imported `{name}`: {} identifiers, {} results ({} matched to engine's profiles and can be re-run with `engine benchmark {name}`; {} kept as PTS's own)",

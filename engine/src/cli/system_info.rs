@@ -2,8 +2,8 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::ops::Context;
-use engine::sysinfo::{self, render, source::Fs};
+use engine_ops::Context;
+use engine_ops::vocab::sysinfo::{self, render, source::Fs};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -46,7 +46,7 @@ pub fn run(cx: &Context, args: SystemInfoArgs) -> Result<i32, Failure> {
     if args.json {
         let json = serde_json::to_string_pretty(&info).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
         // JSON's own escapes for what a terminal would act on, so `outln!` leaves it valid.
-        outln!("{}", engine::sys::text::json(&json));
+        outln!("{}", engine_sys::text::json(&json));
         return Ok(exit::OK);
     }
     let mut out = String::new();

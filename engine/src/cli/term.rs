@@ -4,11 +4,11 @@
 //! ends, with the result blocks on stdout.
 
 use super::ui::Prompts;
-use engine::events::{Events, Live, LiveReading, TestEnd, TestStart};
-use engine::model::profile::{LoadedProfile, OptionDef};
-use engine::model::result::{ResultFile, System};
-use engine::report::{systems, text};
-use engine::sys::text::one_line;
+use engine_model::events::{Events, Live, LiveReading, TestEnd, TestStart};
+use engine_model::model::profile::{LoadedProfile, OptionDef};
+use engine_model::model::result::{ResultFile, System};
+use engine_ops::vocab::report::{systems, text};
+use engine_sys::text::one_line;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -94,7 +94,7 @@ fn clock(d: Duration) -> String {
 
 /// Cuts `s` to `max` columns, with an ellipsis.
 fn fit(s: &str, max: usize) -> String {
-    engine::sys::text::fit(s, max).into_owned()
+    engine_sys::text::fit(s, max).into_owned()
 }
 
 /// `[3/12] fio: Type: Random Read … (vm) — trial 2 of 3, ETA 0:12, run 4:10 left`,
@@ -127,7 +127,7 @@ fn line(
         format!(" — trial {k} of {planned}{eta}{run}")
     };
     let warm = if warmup { " (warm-up)" } else { "" };
-    let room = width.max(40).saturating_sub(engine::sys::text::width(&tail) + warm.len() + 3);
+    let room = width.max(40).saturating_sub(engine_sys::text::width(&tail) + warm.len() + 3);
     format!("{}{warm}{tail}", fit(what, room))
 }
 
@@ -328,7 +328,7 @@ mod tests {
         let long = format!("[3/12] fio: {} (loop 2G: ext4 / NONE)", "Type: Random Read - ".repeat(6));
         let wide = line(&long, &[], 1, 3, false, 200, Some(Duration::from_secs(250)));
         assert!(wide.contains("Type: Random Read - Type") && wide.ends_with("trial 1 of 3, run 4:10 left"), "{wide}");
-        assert!(engine::sys::text::width(&wide) <= 200 && engine::sys::text::width(&wide) > 120, "{wide}");
+        assert!(engine_sys::text::width(&wide) <= 200 && engine_sys::text::width(&wide) > 120, "{wide}");
         let first = Instant::now() - Duration::from_secs(20);
         let left = run_left(first, 3, 12).unwrap();
         assert!((99..=101).contains(&left.as_secs()), "2 tests in 20 s, 10 left: {left:?}");

@@ -1,8 +1,8 @@
 //! Terminal interaction shared by the displays: width, and the questions a
 //! run may ask (option menus, whether to install) when someone can answer.
 
-use engine::model::profile::{LoadedProfile, OptionDef};
-use engine::sys::text::one_line;
+use engine_model::model::profile::{LoadedProfile, OptionDef};
+use engine_sys::text::one_line;
 use std::io::{IsTerminal, Write};
 
 /// Columns for reports: the terminal's, else `COLUMNS`, else 80.
@@ -10,7 +10,7 @@ pub fn width() -> usize {
     if let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size_of(std::io::stdout()) {
         return (w as usize).clamp(40, 200);
     }
-    std::env::var(engine::env::COLUMNS).ok().and_then(|c| c.parse().ok()).unwrap_or(80usize).clamp(40, 400)
+    std::env::var(engine_sys::env::COLUMNS).ok().and_then(|c| c.parse().ok()).unwrap_or(80usize).clamp(40, 400)
 }
 
 /// Whether someone can answer questions: standard input and error are a terminal.
@@ -33,7 +33,7 @@ impl Prompts {
     pub fn confirm(&self, question: &str) -> bool {
         self.interactive
             && dialoguer::Confirm::new()
-                .with_prompt(engine::sys::text::terminal(question))
+                .with_prompt(engine_sys::text::terminal(question))
                 .default(true)
                 .interact()
                 .unwrap_or(false)
@@ -74,7 +74,7 @@ impl Prompts {
 pub fn emit(bytes: &[u8], output: Option<&std::path::Path>, what: &str) -> Result<(), super::Failure> {
     match output {
         Some(path) => {
-            engine::sys::fs::write_atomic(path, bytes)
+            engine_sys::fs::write_atomic(path, bytes)
                 .map_err(|e| super::Failure::error(format!("cannot write {}: {e}", path.display())))?;
             errln!("wrote {}", path.display());
         }

@@ -2,11 +2,11 @@
 
 use super::{Failure, exit};
 use clap::Args;
-use engine::catalog::ResolveError;
-use engine::catalog::reference::is_suite_file;
-use engine::model::profile::Origin;
-use engine::ops::Context;
-use engine::profile::load;
+use engine_model::model::profile::Origin;
+use engine_ops::Context;
+use engine_ops::vocab::catalog::ResolveError;
+use engine_ops::vocab::catalog::reference::is_suite_file;
+use engine_ops::vocab::profile::load;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -54,7 +54,7 @@ pub fn run(cx: &Context, args: ValidateArgs) -> Result<i32, Failure> {
         let result = if is_suite_file(f) {
             load::suite_from_path(f)
                 .map_err(Into::into)
-                .and_then(|s| engine::catalog::flatten_suite(catalog, &s, &mut Vec::new()).map(|_| ()))
+                .and_then(|s| engine_ops::vocab::catalog::flatten_suite(catalog, &s, &mut Vec::new()).map(|_| ()))
         } else {
             load::profile_from_str(&text, &display, Origin::File(f.clone()), catalog.packages())
                 .map(|_| ())

@@ -1,0 +1,55 @@
+//! `engine recover`: undo what killed runs left changed (schedulers,
+//! tunables, mounts, loop devices, servers, test folders), from the journal
+//! in ENGINE_HOME, and remove the temporary files killed runs left there.
+
+use crate::{Context, Failure};
+use engine::state::journal;
+use std::path::PathBuf;
+
+/// What `engine recover` did.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// Changes undone, and those that could not be.
+    pub restored: Vec<String>,
+    pub failed: Vec<String>,
+    /// Journals of runs still alive (they undo their own changes): their pids.
+    pub alive: Vec<u32>,
+    /// Temporary files of dead runs removed.
+    pub removed: Vec<PathBuf>,
+    /// Journals found with pending changes.
+    pub journals: usize,
+    /// Cgroups of killed runs' confined commands, emptied and removed.
+    pub cgroups: usize,
+}
+
+/// Temporary files (`.tmp-<pid>-…`) of dead engine processes in ENGINE_HOME:
+/// half-written results, journals, run records, installs, compiled plugins.
+/// Unfinished downloads (`cache/downloads/*.part`) are kept: the next
+/// install resumes from them.
+fn remove_stale_temps(cx: &Context) -> Vec<PathBuf> {
+    let home = &cx.home;
+    let mut removed = cx.store.remove_stale_temps();
+    for dir in [home.journal(), home.runs(), home.installed(), home.plugin_cache(), home.root.clone()] {
+        removed.extend(engine::sys::fs::remove_stale_temps(&dir));
+    }
+    removed
+}
+
+pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
+    let left = journal::leftovers(&cx.home.journal()).map_err(Failure::error)?;
+    let mut r = Recovered { journals: left.len(), ..Recovered::default() };
+    for l in &left {
+        if l.alive {
+            r.alive.push(l.pid);
+            continue;
+        }
+        let (done, failed) = journal::recover(l);
+        r.restored.extend(done);
+        r.failed.extend(failed);
+    }
+    r.removed = remove_stale_temps(cx);
+    // What a killed run's confined commands left: kill it, remove the cgroups.
+    let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
+    r.cgroups = engine::sys::cgroup::Layout::detect(&root).map_or(0, |l| l.sweep());
+    Ok(r)
+}
