@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the crate layout costs a person changing engine (issue 56): the time
 # of an incremental `cargo build` and `cargo test --no-run` after touching one
-# report file and one runner file, medians of RUNS, for this checkout and,
+# report file, one runner file and one operations file, medians of RUNS, for this checkout and,
 # with --against REV, for REV in a worktree of its own (its own target
 # folder, built once before timing), side by side in one invocation.
 # With --cold it also times a cold release build of each (about 8.5 minutes
@@ -50,14 +50,16 @@ measure() { # NAME DIR TARGET
     echo "$(date +%s.%N) - $t0" | bc > "$work/$name.cold"
   fi
   (cd "$dir" && CARGO_TARGET_DIR=$target cargo build --quiet && CARGO_TARGET_DIR=$target cargo test --no-run --quiet 2>/dev/null)
-  local report runner
+  local report runner ops
   report=$(find_file "$dir" crates/engine-core/src/report/csv.rs engine/src/report/csv.rs)
   runner=$(find_file "$dir" crates/engine-core/src/runner/trials.rs engine/src/runner/trials.rs)
+  ops=$(find_file "$dir" crates/engine-ops/src/result.rs engine/src/ops/result.rs)
   timed "$dir" "$target" "$report" build > "$work/$name.build-report"
+  timed "$dir" "$target" "$ops" build > "$work/$name.build-ops"
   timed "$dir" "$target" "$runner" build > "$work/$name.build-runner"
   timed "$dir" "$target" "$report" test --no-run > "$work/$name.test-report"
   timed "$dir" "$target" "$runner" test --no-run > "$work/$name.test-runner"
-  touch "$report" "$runner"
+  touch "$report" "$runner" "$ops"
   (cd "$dir" && CARGO_TARGET_DIR=$target cargo build --quiet)
 }
 
@@ -71,11 +73,12 @@ fi
 printf '%-44s' ""; for n in "${names[@]}"; do printf '%12s' "$n"; done
 [ -n "$against" ] && printf '%12s' "ratio"
 echo
-rows=(build-report build-runner test-report test-runner)
+rows=(build-report build-runner build-ops test-report test-runner)
 [ "$cold" = 1 ] && rows+=(cold)
 declare -A label=(
   [build-report]="cargo build, report/csv.rs touched, s"
   [build-runner]="cargo build, runner/trials.rs touched, s"
+  [build-ops]="cargo build, ops/result.rs touched, s"
   [test-report]="cargo test --no-run, report file touched, s"
   [test-runner]="cargo test --no-run, runner file touched, s"
   [cold]="cold release build, s"

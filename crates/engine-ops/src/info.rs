@@ -121,3 +121,20 @@ fn profile_info(cx: &Context, lp: Arc<LoadedProfile>) -> ProfileInfo {
     });
     ProfileInfo { plan: p.trials.plan(None, None), shadows, programs, install, profile: lp }
 }
+
+/// What `p` still needs before it can run here, as `engine list profiles`
+/// shows it: `install` when what it builds or downloads is not there yet,
+/// then each missing program (or other unmet requirement).
+pub fn lacks(cx: &Context, p: &engine::model::profile::Profile) -> Vec<String> {
+    let mut missing: Vec<String> = requirements::missing_programs(p)
+        .into_iter()
+        .map(|u| match u {
+            Unmet::Program { program, .. } => program,
+            other => other.to_string(),
+        })
+        .collect();
+    if !engine::install::is_installed(&cx.home.installed(), p) {
+        missing.insert(0, "install".to_string());
+    }
+    missing
+}

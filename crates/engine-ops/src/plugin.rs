@@ -83,7 +83,7 @@ fn type_name(n: &str) -> String {
 /// The `sdk/` folder of the checkout this binary was built from, when it is
 /// still there (a developer's build, not an installed copy).
 fn checkout_sdk() -> Option<PathBuf> {
-    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk");
     let toml = std::fs::read_to_string(sdk.join("Cargo.toml")).ok()?;
     toml.contains("name = \"engine-sdk\"").then(|| sdk.canonicalize().ok()).flatten()
 }

@@ -42,13 +42,10 @@ pub mod expand {
     pub use engine::expand::Preset;
 }
 pub mod install {
-    pub use engine::install::{STATE_FILE, is_installed};
+    pub use engine::install::STATE_FILE;
     pub mod download {
         pub use engine::install::download::{Progress, ProgressSink};
     }
-}
-pub mod monitor {
-    pub use engine::monitor::{INTERVALS, Monitoring, POINTS, POINTS_RANGE};
 }
 pub mod plugin {
     pub use engine::plugin::{INTERFACE_VERSION, Limits, cache, host, limits};
@@ -69,12 +66,6 @@ pub mod report {
     }
     pub mod view {
         pub use engine::report::view::FLEET_FROM;
-    }
-}
-pub mod runner {
-    pub use engine::runner::{LogPolicy, ProfileExecutors, requirements};
-    pub mod sandbox {
-        pub use engine::runner::sandbox::Mode;
     }
 }
 pub mod schema {

@@ -126,7 +126,7 @@ pub enum Monitor {
 /// A sampling interval from 100ms to 10s (`--monitor-interval`).
 pub fn monitor_interval(s: &str) -> Result<Duration, String> {
     let d = duration(s)?;
-    let (lo, hi) = engine_ops::vocab::monitor::INTERVALS;
+    let (lo, hi) = engine_ops::benchmark::INTERVALS;
     if d < lo || d > hi {
         return Err(format!("{} is not from 100ms to 10s", engine_model::units::exact_duration(d)));
     }
@@ -135,7 +135,7 @@ pub fn monitor_interval(s: &str) -> Result<Duration, String> {
 
 /// Rows a trial keeps, from 16 to 1,000,000 (`--monitor-points`).
 pub fn monitor_points(s: &str) -> Result<usize, String> {
-    let (lo, hi) = engine_ops::vocab::monitor::POINTS_RANGE;
+    let (lo, hi) = engine_ops::benchmark::POINTS_RANGE;
     match s.trim().parse::<usize>() {
         Ok(n) if (lo..=hi).contains(&n) => Ok(n),
         _ => Err(format!("`{s}` is not a whole number from {lo} to {hi}")),

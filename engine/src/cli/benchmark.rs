@@ -11,10 +11,9 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use engine_model::model::result::ResultFile;
 use engine_ops::Context;
-use engine_ops::benchmark::{self, Estimate, Outcome, Ran, Request, SweepRequest, Timing};
+use engine_ops::benchmark::{self, Estimate, LogPolicy, Outcome, Ran, Request, Sandbox, SweepRequest, Timing};
 use engine_ops::gate::Gate;
 use engine_ops::vocab::report::{self, Format};
-use engine_ops::vocab::runner::{LogPolicy, ProfileExecutors};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -43,11 +42,11 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         title: a.title,
         description: a.description,
         monitor: match a.monitor.unwrap_or(super::args::Monitor::On) {
-            super::args::Monitor::On => engine_ops::vocab::monitor::Monitoring::On {
+            super::args::Monitor::On => benchmark::Monitoring::On {
                 every: a.monitor_interval,
-                points: a.monitor_points.unwrap_or(engine_ops::vocab::monitor::POINTS),
+                points: a.monitor_points.unwrap_or(benchmark::POINTS),
             },
-            super::args::Monitor::None => engine_ops::vocab::monitor::Monitoring::Off,
+            super::args::Monitor::None => benchmark::Monitoring::Off,
         },
         logs: match a.logs {
             Logs::All => LogPolicy::All,
@@ -77,9 +76,9 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         wait: a.wait,
         only_unsettled: a.only_unsettled,
         sandbox: match (a.sandbox, a.no_sandbox) {
-            (true, _) => engine_ops::vocab::runner::sandbox::Mode::On,
-            (_, true) => engine_ops::vocab::runner::sandbox::Mode::Off,
-            _ => engine_ops::vocab::runner::sandbox::Mode::Auto,
+            (true, _) => Sandbox::On,
+            (_, true) => Sandbox::Off,
+            _ => Sandbox::Auto,
         },
         grants: a.grants.into_iter().fold(Default::default(), engine_model::model::grant::Grants::merge),
         tags: a.tags,
@@ -131,7 +130,7 @@ fn run_request(
             ))
             .hint("write the report afterwards: `engine result show NAME --format FORMAT`"))
         } else {
-            benchmark::benchmark(cx, req, &events, &ProfileExecutors)
+            benchmark::run(cx, req, &events)
         };
         events.finish(&outcome);
         return outcome.map(|o| (finish(cx, &o, line, None, None), saved(o)));
@@ -146,7 +145,7 @@ fn run_request(
         (RunFormat::Report(f), _) => (Shown::Nothing, End::Report(f)),
     };
     let events = TermEvents::new(tty, shown, ui::width(), Prompts::new());
-    let outcome = benchmark::benchmark(cx, req, &events, &ProfileExecutors)?;
+    let outcome = benchmark::run(cx, req, &events)?;
     Ok((finish(cx, &outcome, line, Some(end), gate), saved(outcome)))
 }
 

@@ -5,7 +5,6 @@ use clap::{Args, ValueEnum};
 use engine_model::model::version::{compare as compare_versions, newest};
 use engine_ops::Context;
 use engine_ops::vocab::catalog::Catalog;
-use engine_ops::vocab::runner::requirements;
 use engine_sys::text::{one_line, pad, width};
 use std::collections::HashMap;
 
@@ -60,12 +59,7 @@ fn status(missing: &[String]) -> String {
 type Row = (String, String, &'static str, String, String);
 
 /// The profiles on the search path; broken ones are reported and counted.
-fn local_profiles(
-    catalog: &Catalog,
-    installed: &std::path::Path,
-    best: &HashMap<&str, (&str, &str)>,
-    broken: &mut usize,
-) -> Vec<Row> {
+fn local_profiles(cx: &Context, catalog: &Catalog, best: &HashMap<&str, (&str, &str)>, broken: &mut usize) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in catalog.all_profiles() {
         let p = match p {
@@ -76,17 +70,7 @@ fn local_profiles(
                 continue;
             }
         };
-        let mut missing: Vec<String> = requirements::missing_programs(&p.profile)
-            .into_iter()
-            .map(|u| match u {
-                requirements::Unmet::Program { program, .. } => program,
-                other => other.to_string(),
-            })
-            .collect();
-        if !engine_ops::vocab::install::is_installed(installed, &p.profile) {
-            // What it builds or downloads is not there yet, as `info` says.
-            missing.insert(0, "install".to_string());
-        }
+        let missing = engine_ops::info::lacks(cx, &p.profile);
         let mut title = p.profile.title.clone();
         let hidden = catalog.shadowed(&p.profile.id);
         if !hidden.is_empty() {
@@ -131,9 +115,9 @@ fn repo_profiles(catalog: &Catalog, best: &HashMap<&str, (&str, &str)>) -> Vec<R
     rows
 }
 
-fn profiles(catalog: &Catalog, installed: &std::path::Path, out: &mut String, broken: &mut usize) {
+fn profiles(cx: &Context, catalog: &Catalog, out: &mut String, broken: &mut usize) {
     let best = newest_in_repos(catalog);
-    let mut rows = local_profiles(catalog, installed, &best, broken);
+    let mut rows = local_profiles(cx, catalog, &best, broken);
     rows.extend(repo_profiles(catalog, &best));
     // A row a line: an index's or a profile's text cannot start another.
     let rows: Vec<[String; 5]> = rows
@@ -254,7 +238,7 @@ pub fn run(cx: &Context, args: ListArgs) -> Result<i32, Failure> {
         return Err(Failure::new(exit::USAGE, "--tag filters results").hint("engine list results --tag KEY=VALUE"));
     }
     match args.what {
-        What::Profiles => profiles(catalog, &cx.home.installed(), &mut out, &mut broken),
+        What::Profiles => profiles(cx, catalog, &mut out, &mut broken),
         What::Suites => suites(cx, &mut out, &mut broken),
         What::Results => results(cx, &args.tags, &mut out, &mut broken_results),
     }

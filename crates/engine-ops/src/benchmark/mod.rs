@@ -19,6 +19,10 @@ mod work;
 
 pub use estimate::estimate_refs;
 pub use request::{Estimate, Outcome, Ran, Request, Resume, Scheduled, SweepRequest, Timing};
+// The request's parts the capabilities define: the binary names them here.
+pub use engine::monitor::{INTERVALS, Monitoring, POINTS, POINTS_RANGE};
+pub use engine::runner::LogPolicy;
+pub use engine::runner::sandbox::Mode as Sandbox;
 pub(crate) use session::failed_test;
 
 use crate::{Context, Failure};
@@ -26,8 +30,14 @@ use engine::events::Events;
 use engine::runner::Executors;
 use engine::sys::interrupt;
 
-/// Runs `req` in `cx`, telling `events`; the executors each test gets come
-/// from `executors` (`runner::ProfileExecutors` but in tests of this pipeline).
+/// Runs `req` in `cx`, telling `events`, each test on the executor its
+/// profile names.
+pub fn run(cx: &Context, req: &Request, events: &dyn Events) -> Result<Outcome, Failure> {
+    benchmark(cx, req, events, &engine::runner::ProfileExecutors)
+}
+
+/// [`run`] with the executors each test gets from `executors`
+/// (`runner::ProfileExecutors` but in tests of this pipeline).
 pub fn benchmark(
     cx: &Context,
     req: &Request,
