@@ -47,7 +47,7 @@ measure() { # NAME DIR TARGET
     rm -rf "$target/release"
     local t0; t0=$(date +%s.%N)
     (cd "$dir" && CARGO_TARGET_DIR=$target cargo build --release --quiet)
-    echo "$(date +%s.%N) - $t0" | bc > "$work/$name.cold"
+    printf "%.1f\n" "$(echo "$(date +%s.%N) - $t0" | bc)" > "$work/$name.cold"
   fi
   (cd "$dir" && CARGO_TARGET_DIR=$target cargo build --quiet && CARGO_TARGET_DIR=$target cargo test --no-run --quiet 2>/dev/null)
   local report runner ops

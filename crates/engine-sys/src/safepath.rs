@@ -79,6 +79,20 @@ pub fn openat2_beneath(dir: BorrowedFd<'_>, path: &Path, flags: i32, mode: u32, 
     Ok(rustix::fs::openat2(dir, path, oflags, mode, resolve)?)
 }
 
+/// Refuses anything but a regular file behind `fd`, opened with
+/// `O_NONBLOCK` so that a FIFO or a device did not hold the open; then
+/// clears `O_NONBLOCK` for ordinary reads and writes.
+pub fn regular_only(fd: &OwnedFd) -> io::Result<()> {
+    use rustix::fs::{FileType, OFlags};
+    let st = rustix::fs::fstat(fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let flags = rustix::fs::fcntl_getfl(fd)?;
+    rustix::fs::fcntl_setfl(fd, flags - OFlags::NONBLOCK)?;
+    Ok(())
+}
+
 /// openat2 beneath `dir` without symlinks; the component walk where the
 /// kernel has no openat2.
 fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {

@@ -11,7 +11,7 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use engine_model::model::result::ResultFile;
 use engine_ops::Context;
-use engine_ops::benchmark::{self, Estimate, LogPolicy, Outcome, Ran, Request, Sandbox, SweepRequest, Timing};
+use engine_ops::benchmark::{self, Estimate, Hygiene, LogPolicy, Outcome, Ran, Request, Sandbox, SweepRequest, Timing};
 use engine_ops::gate::Gate;
 use engine_ops::vocab::report::{self, Format};
 use std::io::IsTerminal;
@@ -71,7 +71,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
                 None
             },
         },
-        drop_caches: a.drop_caches,
+        hygiene: Hygiene { drop_caches: a.drop_caches, fstrim: a.fstrim, settle: a.settle },
         allow_concurrent: a.allow_concurrent,
         wait: a.wait,
         only_unsettled: a.only_unsettled,
@@ -82,8 +82,6 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         },
         grants: a.grants.into_iter().fold(Default::default(), engine_model::model::grant::Grants::merge),
         tags: a.tags,
-        fstrim: a.fstrim,
-        settle: a.settle,
         command,
     }
 }

@@ -12,7 +12,7 @@
 //! directory, so no absolute path, `..` or symbolic link leads out of it.
 
 use super::bindings::wit;
-use crate::sys::safepath::{Links, openat2_beneath};
+use crate::sys::safepath::{Links, openat2_beneath, regular_only};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use wasmtime::component::{Linker, Resource, ResourceTable, ResourceType, WasmList};
@@ -65,12 +65,16 @@ impl Files {
             return Err(format!("{}: the path holds a NUL byte", call()));
         }
         let flags = if create { libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC } else { libc::O_RDONLY };
+        // Without waiting: a FIFO (a test's own step can make one in the
+        // scratch) would hold the host call past the plugin's deadline.
+        let flags = flags | libc::O_NONBLOCK | libc::O_NOCTTY;
         let fd = openat2_beneath(dir.as_fd(), std::path::Path::new(path), flags, 0o644, Links::Beneath).map_err(
             |e| match e.raw_os_error() {
                 Some(libc::EXDEV) => format!("{}: the path {ESCAPE}", call()),
                 _ => format!("{}: {e}", call()),
             },
         )?;
+        regular_only(&fd).map_err(|e| format!("{}: {e}", call()))?;
         self.open += 1;
         Ok(OpenFile { fd, path: path.to_string() })
     }
@@ -299,6 +303,36 @@ mod tests {
         let ro = fs.open("data", false).unwrap();
         let e = Files::write_at(&ro, 0, b"x").unwrap_err();
         assert!(e.contains("read-only"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_in_the_scratch_is_refused_without_waiting() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(t.path().join("fifo").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let dir = crate::sys::safepath::Dir::open(t.path()).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut files = Files::new(Some(&dir)).unwrap();
+            let got: Vec<Result<(), String>> = [("fifo", false), ("fifo", true)]
+                .into_iter()
+                .map(|(p, create)| files.open(p, create).map(|_| ()))
+                .collect();
+            let _ = tx.send(got);
+        });
+        // A blocking open of a FIFO without a writer never returns.
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("files.open returned");
+        for r in &got {
+            assert!(r.as_ref().unwrap_err().contains("not a regular file"), "{got:?}");
+        }
+        // And a regular file still opens, for reading and for writing.
+        std::fs::write(t.path().join("plain"), b"x").unwrap();
+        let dir = crate::sys::safepath::Dir::open(t.path()).unwrap();
+        let mut files = Files::new(Some(&dir)).unwrap();
+        let f = files.open("plain", false).unwrap();
+        assert_eq!(Files::size(&f).unwrap(), 1);
+        assert!(files.open("new", true).is_ok());
     }
 
     #[test]

@@ -2,7 +2,21 @@
 //! system. Both need root.
 
 use std::path::Path;
+use std::time::Duration;
 use thiserror::Error;
+
+/// What a run asks between trials and before tests, for every test (a
+/// profile's own `hygiene:` may ask for more): the run's flags, as the
+/// request, the sweep's root check and the session read them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Hygiene {
+    /// `--drop-caches`: sync and drop the page cache before every trial.
+    pub drop_caches: bool,
+    /// `--fstrim`: trim the target's file system before every test.
+    pub fstrim: bool,
+    /// `--settle`: pause before every test.
+    pub settle: Option<Duration>,
+}
 
 #[derive(Debug, Error)]
 pub enum HygieneError {

@@ -7,6 +7,7 @@
 pub mod device;
 
 use crate::state::filesystem::FsSpec;
+use crate::state::hygiene::Hygiene;
 use crate::state::scheduler::Scheduler;
 use crate::state::sysfs::Setting;
 use crate::state::{StateError, loopdev};
@@ -123,13 +124,6 @@ impl std::str::FromStr for DeviceSpec {
     }
 }
 
-/// What else of the run needs root besides the sweep.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Hygiene {
-    pub drop_caches: bool,
-    pub fstrim: bool,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeviceChoice {
     /// A device the user named, checked by [`device::check`].
@@ -180,7 +174,7 @@ impl From<crate::state::SpecError> for SweepError {
 impl Plan {
     /// Checks everything that can be checked before a change is made: the
     /// flags together, root, the device, the file-system tools; a loop
-    /// device's file goes in `loop_dir`.
+    /// device's file goes in `loop_dir`; `hygiene` may need root too.
     pub fn new(a: &SweepRequest, loop_dir: PathBuf, hygiene: Hygiene) -> Result<Plan, SweepError> {
         let (schedulers, filesystems, settings) = (a.schedulers.clone(), filesystems_of(a), a.settings.clone());
         if !filesystems.is_empty() && a.device.is_none() {

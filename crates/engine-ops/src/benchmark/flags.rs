@@ -2,7 +2,7 @@
 
 use super::Request;
 use crate::{Context, Failure, exit};
-use engine::sweep::{Hygiene, Plan};
+use engine::sweep::Plan;
 use std::path::PathBuf;
 
 /// The flags, checked.
@@ -48,7 +48,7 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
         )));
     }
     let loop_dir = req.sweep.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop"));
-    let mut plan = Plan::new(&req.sweep, loop_dir, Hygiene { drop_caches: req.drop_caches, fstrim: req.fstrim })?;
+    let mut plan = Plan::new(&req.sweep, loop_dir, req.hygiene)?;
     if let Some(b) = &req.sweep.baseline {
         engine::sweep::baseline_first(&mut plan, b)?;
     }

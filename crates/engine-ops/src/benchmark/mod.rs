@@ -23,6 +23,7 @@ pub use request::{Estimate, Outcome, Ran, Request, Resume, Scheduled, SweepReque
 pub use engine::monitor::{INTERVALS, Monitoring, POINTS, POINTS_RANGE};
 pub use engine::runner::LogPolicy;
 pub use engine::runner::sandbox::Mode as Sandbox;
+pub use engine::state::hygiene::Hygiene;
 pub(crate) use session::failed_test;
 
 use crate::{Context, Failure};

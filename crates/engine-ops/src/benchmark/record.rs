@@ -5,7 +5,7 @@
 
 use super::destination::{Destination, Runs, Unfinished};
 use super::request::{Outcome, Ran, Request, Resume};
-use super::session::{Finished, Hygiene, Session, Setup};
+use super::session::{Finished, Session, Setup};
 use crate::{Context, Failure};
 use engine::events::{Events, RunStart};
 use engine::expand::Test;
@@ -199,7 +199,7 @@ impl Record {
             warmup: req.warmup,
             target_dir: target.to_path_buf(),
             logs: req.logs,
-            drop_caches: req.drop_caches,
+            drop_caches: req.hygiene.drop_caches,
             monitor: req.monitor,
             setups: req.setups,
             rounds_are_setups: false,
@@ -214,8 +214,14 @@ impl Record {
             path: cx.settings.environ.get("PATH").map(String::as_str),
             sandbox: parts.sandbox.as_ref(),
         };
-        let hygiene = Hygiene { fstrim: req.fstrim, settle: req.settle };
-        let setup = Setup { settings, hygiene, runner, env, environ: &cx.settings.environ, tags: req.tags.clone() };
+        let setup = Setup {
+            settings,
+            hygiene: req.hygiene,
+            runner,
+            env,
+            environ: &cx.settings.environ,
+            tags: req.tags.clone(),
+        };
         let file = self.file.take().expect("one session per record");
         // Each test again where it is unsettled: for a sweep in each state
         // that has it so, else for the run's identifier.

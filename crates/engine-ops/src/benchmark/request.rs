@@ -39,7 +39,8 @@ pub struct Request {
     pub description: Option<String>,
     pub logs: LogPolicy,
     pub sweep: SweepRequest,
-    pub drop_caches: bool,
+    /// `--drop-caches`, `--fstrim`, `--settle`.
+    pub hygiene: engine::state::hygiene::Hygiene,
     /// Run although another benchmark runs on this machine (a warning, not a refusal).
     pub allow_concurrent: bool,
     /// `--wait`: wait for another run's locks instead of refusing.
@@ -53,9 +54,6 @@ pub struct Request {
     pub sandbox: engine::runner::sandbox::Mode,
     /// `--grant KEY=VALUE`: what shared profiles get beyond the defaults.
     pub grants: engine::model::grant::Grants,
-    pub fstrim: bool,
-    /// Pause before every test.
-    pub settle: Option<Duration>,
     /// `--monitor`, `--monitor-interval`: whether and how often the devices
     /// and the system are sampled around every trial.
     pub monitor: engine::monitor::Monitoring,

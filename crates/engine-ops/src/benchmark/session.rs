@@ -13,20 +13,13 @@ use engine::sys::interrupt;
 use engine::sysinfo::Environ;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// The hygiene every test gets (its profile may ask for more).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Hygiene {
-    pub fstrim: bool,
-    pub settle: Option<Duration>,
-}
 
 /// How every test of a run runs: the runner's settings and surroundings,
 /// the hygiene before each test, what the system capture records.
 pub(super) struct Setup<'a> {
     pub settings: RunSettings,
-    pub hygiene: Hygiene,
+    /// The hygiene every test gets (its profile may ask for more).
+    pub hygiene: engine::state::hygiene::Hygiene,
     pub runner: runner::Env<'a>,
     /// Environment variables the tests declare relevant, and the environment.
     pub env: Vec<String>,
