@@ -19,6 +19,7 @@ pub mod info;
 pub mod install;
 pub mod monitor;
 pub mod plugin;
+pub mod present;
 pub mod recover;
 pub mod repo;
 pub mod result;

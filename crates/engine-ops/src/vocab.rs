@@ -9,21 +9,8 @@
 //! (docs/architecture.md, "The cut").
 
 pub mod analysis {
-    pub use engine::analysis::{NoIdentifier, find_identifier, identifiers};
-    pub mod fleet {
-        pub use engine::analysis::fleet::{RULE, Select, analyse};
-    }
     pub mod history {
         pub use engine::analysis::history::{MIN_MAGNITUDE_PCT, Order, Query};
-    }
-    pub mod noise {
-        pub use engine::analysis::noise::{hide_noisy, remove_outliers};
-    }
-    pub mod normalize {
-        pub use engine::analysis::normalize::Reference;
-    }
-    pub mod significance {
-        pub use engine::analysis::significance::{EQUIVALENCE_PCT, NOISE_PCT};
     }
 }
 pub mod authoring {
@@ -60,13 +47,7 @@ pub mod repo {
     pub use engine::repo::{Repos, describe_age, remove, sign};
 }
 pub mod report {
-    pub use engine::report::{FleetView, Format, View, history, monitor, systems, text};
-    pub mod fleet {
-        pub use engine::report::fleet::{odd_csv, odd_json, odd_line};
-    }
-    pub mod view {
-        pub use engine::report::view::FLEET_FROM;
-    }
+    pub use engine::report::{View, history, monitor, systems, text};
 }
 pub mod schema {
     pub use engine::schema::install;

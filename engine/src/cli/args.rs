@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
-use engine_ops::vocab::report::Format;
+use engine_ops::present::Format;
 use std::sync::LazyLock;
 use std::time::Duration;
 

@@ -13,7 +13,8 @@ use engine_model::model::result::ResultFile;
 use engine_ops::Context;
 use engine_ops::benchmark::{self, Estimate, Hygiene, LogPolicy, Outcome, Ran, Request, Sandbox, SweepRequest, Timing};
 use engine_ops::gate::Gate;
-use engine_ops::vocab::report::{self, Format};
+use engine_ops::present::Format;
+use engine_ops::vocab::report;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -90,7 +91,7 @@ pub fn run(cx: &Context, mut args: BenchmarkArgs, install: bool) -> Result<i32, 
     super::config::Defaults::load(cx)?.benchmark(&mut args);
     let format = args.format.unwrap_or(RunFormat::TEXT);
     let progress = args.progress;
-    let margin = args.equivalence.unwrap_or(engine_ops::vocab::analysis::significance::EQUIVALENCE_PCT);
+    let margin = args.equivalence.unwrap_or(engine_ops::present::EQUIVALENCE_PCT);
     let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression, margin)?;
     let req = request(&args, install);
     let line = CommandLine { args: &args, install };
@@ -219,7 +220,7 @@ fn print_estimate(e: &Estimate) {
 fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, gate: Option<&Gate>) {
     // The margin the run's verdict stop settled within (`--equivalence`,
     // else config.toml's) is the one its report judges by.
-    let margin = command.args.equivalence.unwrap_or(engine_ops::vocab::analysis::significance::EQUIVALENCE_PCT);
+    let margin = command.args.equivalence.unwrap_or(engine_ops::present::EQUIVALENCE_PCT);
     let own = report::View { equivalence_pct: margin, ..report::View::default() };
     if let (Some((name, _)), Some(shown), Some(end)) = (&r.result, r.file.as_deref().cloned(), format) {
         match end {

@@ -6,6 +6,7 @@ use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, ValueEnum};
 use engine_ops::Context;
+use engine_ops::present;
 use std::path::PathBuf;
 
 /// Which hosts a fleet's view shows and how it groups them (also on `result show`).
@@ -25,11 +26,8 @@ pub(super) fn glob_pattern(s: &str) -> Result<glob::Pattern, String> {
 }
 
 impl FleetArgs {
-    pub(super) fn select(&self) -> engine_ops::vocab::analysis::fleet::Select {
-        engine_ops::vocab::analysis::fleet::Select {
-            group_by: self.group_by.clone(),
-            identifiers: self.identifiers.clone(),
-        }
+    pub(super) fn select(&self) -> present::Select {
+        present::Select { group_by: self.group_by.clone(), identifiers: self.identifiers.clone() }
     }
 }
 
@@ -58,25 +56,12 @@ pub enum OddFormat {
 pub fn run(cx: &Context, a: OddArgs) -> Result<i32, Failure> {
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
     let (_, file) = engine_ops::result::load(cx, &a.name, &events)?;
-    let fleet = engine_ops::vocab::analysis::fleet::analyse(&file, &a.fleet.select());
-    let text = match a.format {
-        OddFormat::Csv => engine_ops::vocab::report::fleet::odd_csv(&file, &fleet),
-        OddFormat::Json => engine_ops::vocab::report::fleet::odd_json(&file, &fleet),
-        OddFormat::Text => {
-            let mut out = format!(
-                "{} odd host-result(s) of {} judged in {} hosts ({})\n",
-                fleet.odd.len(),
-                fleet.judged,
-                fleet.hosts,
-                engine_ops::vocab::analysis::fleet::RULE
-            );
-            for o in &fleet.odd {
-                out.push_str(&engine_ops::vocab::report::fleet::odd_line(&file, o));
-                out.push('\n');
-            }
-            out
-        }
+    let format = match a.format {
+        OddFormat::Text => present::OddFormat::Text,
+        OddFormat::Csv => present::OddFormat::Csv,
+        OddFormat::Json => present::OddFormat::Json,
     };
+    let text = present::odd(&file, &a.fleet.select(), format);
     ui::emit(text.as_bytes(), a.output.as_deref(), "the list")?;
     Ok(exit::OK)
 }

@@ -7,9 +7,8 @@ use super::ui::{self, Prompts};
 use super::{Failure, exit};
 use clap::{Args, Subcommand};
 use engine_model::model::result::ResultFile;
+use engine_ops::present;
 use engine_ops::result::{self, Edit, Merge};
-use engine_ops::vocab::analysis::normalize::Reference;
-use engine_ops::vocab::report::View;
 use engine_ops::vocab::store::edit;
 use engine_ops::{Context, Events};
 use std::io::IsTerminal;
@@ -40,7 +39,7 @@ pub struct ViewArgs {
     #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "6")]
     pub hide_noisy: Option<f64>,
     /// Smallest change reported as real, percent
-    #[arg(long, value_name = "PCT", default_value_t = engine_ops::vocab::analysis::significance::NOISE_PCT)]
+    #[arg(long, value_name = "PCT", default_value_t = engine_ops::present::NOISE_PCT)]
     pub noise: f64,
     /// Largest difference called `equivalent`, percent: the ratio's 90 % interval must
     /// lie within ±PCT (two one-sided tests; default: config.toml's `equivalence`, else 2);
@@ -60,7 +59,7 @@ pub struct ViewArgs {
     pub fail_on_regression: Option<Option<f64>>,
     /// Past this many identifiers (a fleet) the text and HTML reports show each
     /// result's distribution across hosts, and the odd hosts, instead of a bar per host
-    #[arg(long, value_name = "N", default_value_t = engine_ops::vocab::report::view::FLEET_FROM)]
+    #[arg(long, value_name = "N", default_value_t = engine_ops::present::FLEET_FROM)]
     pub fleet_from: usize,
     #[command(flatten)]
     pub fleet: super::odd::FleetArgs,
@@ -160,77 +159,44 @@ fn render(
     monitors: Vec<engine_model::model::series::Recorded>,
 ) -> Result<i32, Failure> {
     let format = v.format.0;
-    let exporter = format.exporter(ui::width());
     // An image on a terminal is garbage on the screen: refuse before any work.
-    if exporter.binary() && v.output.is_none() && std::io::stdout().is_terminal() {
+    if present::is_binary(format) && v.output.is_none() && std::io::stdout().is_terminal() {
         return Err(Failure::usage(format!("--format {} is a binary image: not written to a terminal", format.name()))
             .hint("write it to a file with -o FILE (or redirect standard output)"));
     }
-    // A copy only to change it: a fleet's result is hundreds of MiB.
-    let mut file = std::borrow::Cow::Borrowed(file);
-    if !v.tests.is_empty() {
-        let keep = |r: &engine_model::model::result::TestResult| {
-            let names =
-                [r.test.clone(), r.profile.clone(), format!("{}: {}", r.profile, r.description), r.title.clone()];
-            v.tests.iter().any(|g| names.iter().any(|n| g.matches(n)))
-        };
-        file.to_mut().results.retain(keep);
-        if file.results.is_empty() {
-            return Err(Failure::usage("no test matches --test").hint("`engine result show NAME` lists them all"));
+    let shown = present::present(file, &v.presentation(), monitors)?;
+    if let (Some(pct), n @ 1..) = (v.hide_noisy, shown.hidden_noisy) {
+        errln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
+    }
+    super::ui::emit(&shown.bytes, v.output.as_deref(), "the report")?;
+    if let Some(judged) = &shown.judged {
+        print_judged(judged);
+    }
+    Ok(present::exit_code(&shown))
+}
+
+impl ViewArgs {
+    /// The presentation these flags ask for.
+    fn presentation(&self) -> present::Presentation {
+        present::Presentation {
+            format: self.format.0,
+            width: ui::width(),
+            tests: self.tests.clone(),
+            baseline: self.baseline.clone(),
+            normalize: self.normalize.map(|n| match n {
+                NormalizeTo::Baseline => present::Normalize::Baseline,
+                NormalizeTo::Lowest => present::Normalize::Lowest,
+            }),
+            remove_outliers: self.remove_outliers,
+            hide_noisy: self.hide_noisy,
+            noise_pct: self.noise,
+            equivalence_pct: self.equivalence.unwrap_or(present::EQUIVALENCE_PCT),
+            notable: self.notable,
+            detail: self.detail,
+            fail_on_regression: self.fail_on_regression,
+            fleet: present::FleetView { from: self.fleet_from, select: self.fleet.select(), top: self.top },
         }
     }
-    if v.remove_outliers {
-        engine_ops::vocab::analysis::noise::remove_outliers(file.to_mut());
-    }
-    if let Some(pct) = v.hide_noisy {
-        let n = engine_ops::vocab::analysis::noise::hide_noisy(file.to_mut(), pct);
-        if n > 0 {
-            errln!("{n} noisy result(s) hidden (relative SD over {pct} %)");
-        }
-    }
-    let ids = engine_ops::vocab::analysis::identifiers(&file);
-    if v.fail_on_regression.is_some() && ids.len() < 2 {
-        return Err(Failure::usage(format!(
-            "--fail-on-regression needs a baseline and another identifier to compare; this result has {}",
-            if ids.is_empty() { "none".to_string() } else { format!("only `{}`", ids[0]) }
-        ))
-        .hint("compare two results: `engine result compare BASE NEW --fail-on-regression`"));
-    }
-    let baseline = match &v.baseline {
-        None => None,
-        Some(b) => Some(engine_ops::vocab::analysis::find_identifier(&ids, b).map_err(|e| {
-            use engine_ops::vocab::analysis::NoIdentifier;
-            let (what, candidates) = match e {
-                NoIdentifier::None(c) => (format!("no identifier `{b}` in this result"), c),
-                NoIdentifier::Several(c) => (format!("`{b}` is part of several identifiers"), c),
-            };
-            Failure::usage(what).hint(format!("identifiers: {}", candidates.join(", ")))
-        })?),
-    };
-    let view = View {
-        baseline: baseline.clone(),
-        normalize: v.normalize.map(|n| match n {
-            NormalizeTo::Baseline => {
-                Reference::Baseline(baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default())
-            }
-            NormalizeTo::Lowest => Reference::Lowest,
-        }),
-        noise_pct: v.noise,
-        equivalence_pct: v.equivalence.unwrap_or(engine_ops::vocab::analysis::significance::EQUIVALENCE_PCT),
-        notable: v.notable,
-        regression_pct: v.fail_on_regression.flatten(),
-        detail: v.detail,
-        monitors,
-        fleet: engine_ops::vocab::report::FleetView { from: v.fleet_from, select: v.fleet.select(), top: v.top },
-    };
-    let bytes = exporter.export_bytes(&file, &view).map_err(Failure::error)?;
-    super::ui::emit(&bytes, v.output.as_deref(), "the report")?;
-    if v.fail_on_regression.is_some() {
-        let judged = engine_ops::gate::judge(&file, &view);
-        print_judged(&judged);
-        return Ok(judged.exit_code());
-    }
-    Ok(exit::OK)
 }
 
 /// `--fail-on-regression` (and `benchmark --compare-to`): each regression
@@ -256,10 +222,10 @@ pub(super) fn print_judged(j: &engine_ops::gate::Judged) {
 /// `engine result show NAME`.
 fn show(cx: &Context, name: &str, view: &ViewArgs, events: &TermEvents) -> Result<i32, Failure> {
     // A JSON export is the whole result: a fleet's bulk too.
-    let whole = view.format.0 == engine_ops::vocab::report::Format::Json;
+    let whole = view.format.0 == present::Format::Json;
     let file = result::load_as(cx, name, events, whole)?.1;
     // Only the HTML page charts the series: other formats skip reading them.
-    let monitors = if view.format.0 == engine_ops::vocab::report::Format::Html {
+    let monitors = if view.format.0 == present::Format::Html {
         engine_ops::monitor::readable(cx, name, &file)
     } else {
         Vec::new()
@@ -281,7 +247,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
         ResultCommand::Show { name, view } => show(cx, &name, &defaults(view)?, &events),
         ResultCommand::Compare { names, view } => {
             let view = defaults(view)?;
-            let whole = view.format.0 == engine_ops::vocab::report::Format::Json;
+            let whole = view.format.0 == present::Format::Json;
             let files: Vec<(String, ResultFile)> =
                 names.iter().map(|n| result::load_as(cx, n, &events, whole)).collect::<Result<_, _>>()?;
             let title = files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ");
