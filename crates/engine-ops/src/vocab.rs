@@ -1,12 +1,15 @@
-//! What the binary may name from the capabilities besides the operations,
-//! one item at a time: the values its flags parse into (result names,
-//! presets, the sweep's states, the sandbox mode, monitoring), the formats
-//! and views of what it prints, and the few read-only helpers of the
-//! `result`, `profile`, `config` and `repo` commands that have no operation
-//! of their own yet. The binary depends on this crate, the model and the
-//! system only, so a capability not listed here does not compile in `cli/`.
-//! The list shrinks as those helpers become operations
-//! (docs/architecture.md, "The cut").
+//! What the binary may still name from the capabilities besides the
+//! operations, one item at a time: helpers of the commands that have no
+//! operation of their own yet — `validate` (catalog, profile loading),
+//! `profile new`/`import-pts` (authoring, schema), `config`, `plugin`'s
+//! listing and limits, `repo` signing, `system-info` (sysinfo), `history`
+//! and `monitor` rendering, the end-of-run report (report text and views),
+//! downloads' progress and `result edit`. The binary depends on this crate,
+//! the model and the system only, so a capability not listed here does not
+//! compile in `cli/`; the values a run's flags parse into are the request's
+//! own parts in [`crate::benchmark`], and result presentation is
+//! [`crate::present`]. The list shrinks as those helpers become operations
+//! (docs/architecture.md).
 
 pub mod analysis {
     pub mod history {
@@ -24,9 +27,6 @@ pub mod catalog {
 }
 pub mod config {
     pub use engine::config::{Config, ConfigError, Spec, load, set, spec, unset};
-}
-pub mod expand {
-    pub use engine::expand::Preset;
 }
 pub mod install {
     pub use engine::install::STATE_FILE;
@@ -52,16 +52,8 @@ pub mod report {
 pub mod schema {
     pub use engine::schema::install;
 }
-pub mod state {
-    pub mod sysfs {
-        pub use engine::state::sysfs::Setting;
-    }
-}
 pub mod store {
-    pub use engine::store::{ResultName, edit, write_atomic};
-}
-pub mod sweep {
-    pub use engine::sweep::{DeviceSpec, FsList, Schedulers};
+    pub use engine::store::{edit, write_atomic};
 }
 pub mod sysinfo {
     pub use engine::sysinfo::{collect, render, source};

@@ -157,7 +157,7 @@ pub fn grant(s: &str) -> Result<engine_model::model::grant::Grants, String> {
 }
 
 /// A result name (`--save`, `--compare-to`): one plain file name.
-pub fn result_name(s: &str) -> Result<engine_ops::vocab::store::ResultName, String> {
+pub fn result_name(s: &str) -> Result<engine_ops::benchmark::ResultName, String> {
     s.parse().map_err(|e| format!("{e}; use a plain name such as `disk-2026-11`"))
 }
 

@@ -14,14 +14,14 @@ pub struct BenchmarkArgs {
     pub refs: Vec<String>,
     /// Name of the result to save to (appends when it exists); `/` and `..` are refused
     #[arg(long, value_name = "NAME", value_parser = args::result_name)]
-    pub save: Option<engine_ops::vocab::store::ResultName>,
+    pub save: Option<engine_ops::benchmark::ResultName>,
     /// Label of this system state in the result (`vda: BFQ`); an existing one resumes its
     /// missing tests. Default: config.toml's `identifier`, else the host name
     #[arg(long, value_name = "ID", value_parser = args::identifier)]
     pub identifier: Option<String>,
     /// Entries to run, by option id or name and entry label or value: `--option block_size=4KB,2MB`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
-    pub options: Vec<engine_ops::vocab::expand::Preset>,
+    pub options: Vec<engine_ops::benchmark::Preset>,
     /// Run exactly N trials per test (no trials added for noise)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: Option<u32>,
@@ -63,17 +63,17 @@ pub struct BenchmarkArgs {
     /// Run every test under each I/O scheduler of the device under the target directory:
     /// `none,mq-deadline,kyber,bfq,bfq:low_latency=0`, or `all`; each state is its own identifier
     #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
-    pub scheduler: Option<engine_ops::vocab::sweep::Schedulers>,
+    pub scheduler: Option<engine_ops::benchmark::Schedulers>,
     /// Run every test on each file system made fresh on --device: `ext4,xfs,btrfs`,
     /// with mount options as `ext4:nobarrier` or `ext4:data=writeback,noatime`
     #[arg(long, value_name = "LIST", help_heading = "System-state sweeps (root)")]
-    pub filesystem: Vec<engine_ops::vocab::sweep::FsList>,
+    pub filesystem: Vec<engine_ops::benchmark::FsList>,
     /// The device file systems are made on (ext4 unless --filesystem says): a spare `/dev/X` (refused if mounted, part of the
     /// root disk, or holding data without --force-destroy-data), or `loop:SIZE` (e.g. `loop:4G`)
     /// for a loop device over a file engine creates and removes, with direct I/O on the file
     /// (`loop:4G,cached` keeps the page cache)
     #[arg(long, value_name = "DEV", help_heading = "System-state sweeps (root)")]
-    pub device: Option<engine_ops::vocab::sweep::DeviceSpec>,
+    pub device: Option<engine_ops::benchmark::DeviceSpec>,
     /// Directory for the backing file of `--device loop:SIZE` (default: ENGINE_HOME/loop)
     #[arg(long, value_name = "DIR", help_heading = "System-state sweeps (root)")]
     pub loop_dir: Option<PathBuf>,
@@ -83,7 +83,7 @@ pub struct BenchmarkArgs {
     /// Set a queue attribute or scheduler tunable for the run: `queue/read_ahead_kb=128`,
     /// `iosched/slice_idle=0` (restored afterwards)
     #[arg(long = "set", value_name = "ATTR=VALUE", help_heading = "System-state sweeps (root)")]
-    pub set: Vec<engine_ops::vocab::state::sysfs::Setting>,
+    pub set: Vec<engine_ops::benchmark::Setting>,
     /// Run the states of each test in random order, to decorrelate drift
     #[arg(long, help_heading = "System-state sweeps (root)")]
     pub shuffle: bool,
@@ -154,7 +154,7 @@ pub struct BenchmarkArgs {
     /// After the run, compare its result with saved result NAME (its first identifier is
     /// the baseline) and list the regressions and improvements
     #[arg(long, value_name = "NAME", value_parser = args::result_name)]
-    pub compare_to: Option<engine_ops::vocab::store::ResultName>,
+    pub compare_to: Option<engine_ops::benchmark::ResultName>,
     /// With --compare-to: exit 6 when a result is significantly worse than NAME's by at
     /// least PCT (default: the noise threshold)
     #[arg(long, value_name = "PCT", num_args = 0..=1, requires = "compare_to", value_parser = args::percent)]

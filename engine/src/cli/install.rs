@@ -19,7 +19,7 @@ pub struct InstallArgs {
     pub force: bool,
     /// Which entries the install is for, as in `engine benchmark`: `--option source=debian`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
-    pub options: Vec<engine_ops::vocab::expand::Preset>,
+    pub options: Vec<engine_ops::benchmark::Preset>,
 }
 
 #[derive(Args, Debug)]
@@ -32,7 +32,7 @@ pub struct InstallDepsArgs {
     pub dry_run: bool,
     /// Which entries the packages are for: `--option source=debian`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
-    pub options: Vec<engine_ops::vocab::expand::Preset>,
+    pub options: Vec<engine_ops::benchmark::Preset>,
 }
 
 fn events() -> TermEvents {

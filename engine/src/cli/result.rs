@@ -91,7 +91,7 @@ pub enum ResultCommand {
         names: Vec<String>,
         /// Name of the merged result
         #[arg(long, value_name = "NAME", value_parser = super::args::result_name)]
-        save: engine_ops::vocab::store::ResultName,
+        save: engine_ops::benchmark::ResultName,
         /// Merge nothing when any input is refused (by default refused inputs are left
         /// out, named with the reason, and the rest merged with exit code 4)
         #[arg(long)]
@@ -148,7 +148,7 @@ pub enum ResultCommand {
         file: PathBuf,
         /// Name to save it as (default: its title)
         #[arg(long, value_name = "NAME", value_parser = super::args::result_name)]
-        save: Option<engine_ops::vocab::store::ResultName>,
+        save: Option<engine_ops::benchmark::ResultName>,
     },
 }
 

@@ -20,10 +20,14 @@ mod work;
 pub use estimate::estimate_refs;
 pub use request::{Estimate, Outcome, Ran, Request, Resume, Scheduled, SweepRequest, Timing};
 // The request's parts the capabilities define: the binary names them here.
+pub use engine::expand::Preset;
 pub use engine::monitor::{INTERVALS, Monitoring, POINTS, POINTS_RANGE};
 pub use engine::runner::LogPolicy;
 pub use engine::runner::sandbox::Mode as Sandbox;
 pub use engine::state::hygiene::Hygiene;
+pub use engine::state::sysfs::Setting;
+pub use engine::store::ResultName;
+pub use engine::sweep::{DeviceSpec, FsList, Schedulers};
 pub(crate) use session::failed_test;
 
 use crate::{Context, Failure};
