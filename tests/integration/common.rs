@@ -148,6 +148,34 @@ impl Env {
         self.cmd(args).output().expect("engine runs").into()
     }
 
+    /// `engine ARGS`, killed and failed if it is still running after
+    /// `limit` (for a command that must not hang: the test ends either way).
+    pub fn run_within(&self, args: &[&str], limit: Duration) -> Run {
+        let (out, err) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+        let mut child =
+            self.cmd(args).stdout(out.try_clone().unwrap()).stderr(err.try_clone().unwrap()).spawn().unwrap();
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`engine {}` still ran after {limit:?}", args.join(" "));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let read = |mut f: std::fs::File| {
+            use std::io::{Read, Seek};
+            let mut s = String::new();
+            f.rewind().unwrap();
+            f.read_to_string(&mut s).unwrap();
+            s
+        };
+        Run { code: status.code().unwrap_or(-1), stdout: read(out), stderr: read(err) }
+    }
+
     /// `engine benchmark … --target-dir T -y` plus `args`.
     pub fn bench(&self, args: &[&str]) -> Run {
         let mut all = vec!["benchmark", "-y", "--target-dir", self.target.path().to_str().unwrap()];

@@ -5,8 +5,8 @@
 use crate::install::batch_tests;
 use crate::{Context, Failure, exit};
 use engine::catalog::Catalog;
+use engine::install::State;
 use engine::install::download::{DownloadError, Downloader, ProgressSink, Want};
-use engine::install::{STATE_FILE, State};
 use engine::sys::interrupt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -160,8 +160,7 @@ pub fn list(cx: &Context) -> Listing {
             if name.starts_with('.') || !e.path().is_dir() {
                 continue;
             }
-            let state =
-                std::fs::read_to_string(e.path().join(STATE_FILE)).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let state = engine::install::read_state(&e.path());
             installed.push((name, state));
         }
     }

@@ -24,6 +24,7 @@ pub mod recover;
 pub mod repo;
 pub mod result;
 pub mod sandbox;
+pub mod validate;
 pub mod vocab;
 
 pub use benchmark::benchmark;

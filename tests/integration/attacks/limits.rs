@@ -278,6 +278,54 @@ fn a_fifo_for_a_confined_trials_stdin_is_refused_at_once() {
     assert!(!format!("{recover:?}").contains("cgroup(s)"), "left behind: {recover:?}");
 }
 
+/// A confined build that fails after leaving a FIFO, or a link to
+/// /dev/zero, as its install's state file: engine opened it blocking
+/// (`install`, `benchmark` and `cache list` hung for good, Ctrl-C unheard)
+/// or read it whole (memory without end). It is read without waiting,
+/// never through a link, at most 1 MiB, and a failed build's mark goes.
+#[test]
+#[ignore = "needs root"]
+fn a_failed_builds_fifo_or_link_for_its_state_holds_nothing() {
+    require_root();
+    let env = Env::new();
+    let limit = Duration::from_secs(60);
+    for (id, plant) in [
+        ("fifo-state", "mkfifo \"$INSTALL_DIR/install-state.json\""),
+        ("zero-state", "ln -s /dev/zero \"$INSTALL_DIR/install-state.json\""),
+    ] {
+        env.profile(
+            id,
+            &format!("id: {id}\nversion: 1.0.0\ntitle: State\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{plant} && exit 1'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
+        );
+        let first = env.run_within(&["install", id], limit);
+        assert_eq!(first.code, 5, "{first:?}");
+        // The failed build's mark is gone, whatever it was.
+        let state = env.home.path().join(format!("installed/{id}@1.0.0/install-state.json"));
+        assert!(std::fs::symlink_metadata(&state).is_err(), "{} is still there", state.display());
+        let again = env.run_within(&["install", "--force", id], limit);
+        assert_eq!(again.code, 5, "{again:?}");
+        let bench = env.run_within(
+            &["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), id, "--runs", "1"],
+            limit,
+        );
+        assert_eq!(bench.code, 4, "{bench:?}");
+        assert!(bench.stderr.contains("install failed"), "{bench:?}");
+    }
+    // What the build leaves in its folder (the state's name taken by a
+    // FIFO, as a build that is killed could leave it) lists without waiting.
+    let planted = env.home.path().join("installed/fifo-state@1.0.0/install-state.json");
+    let c = std::ffi::CString::new(planted.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let list = env.run_within(&["cache", "list"], limit);
+    assert_eq!(list.code, 0, "{list:?}");
+    let bench = env.run_within(
+        &["benchmark", "-y", "--target-dir", env.target.path().to_str().unwrap(), "fifo-state", "--runs", "1"],
+        limit,
+    );
+    assert_eq!(bench.code, 4, "{bench:?}");
+}
+
 /// A confined command cannot forge its exit: it cannot reach the status
 /// pipe its namespace's init writes (init is the host's root, the command
 /// an unprivileged id outside), and a command that failed fails.

@@ -53,7 +53,18 @@ pub fn dir_of(installed: &Path, p: &Profile) -> PathBuf {
 /// Whether `p` needs no install or has been installed under `installed`:
 /// the one answer `list profiles` and `info` give.
 pub fn is_installed(installed: &Path, p: &Profile) -> bool {
-    p.install.is_none() || dir_of(installed, p).join(STATE_FILE).is_file()
+    // A link planted by a build is not a state file (never followed).
+    p.install.is_none() || std::fs::symlink_metadata(dir_of(installed, p).join(STATE_FILE)).is_ok_and(|m| m.is_file())
+}
+
+/// The state file of the install folder `dir`, when it is one: read
+/// through the folder's descriptor, never following a link, never waiting
+/// (a confined build may have left a FIFO or a device there), at most 1 MiB.
+pub fn read_state(dir: &Path) -> Option<State> {
+    let f = crate::sys::safepath::Dir::open(dir).ok()?.open_regular(Path::new(STATE_FILE)).ok()?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(f, 1 << 20), &mut text).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 fn sha_hex(b: &[u8]) -> String {
@@ -214,12 +225,7 @@ impl Plan {
     }
 
     pub(crate) fn state(&self) -> Option<State> {
-        // A confined build could have planted a link here: read it through
-        // the directory's descriptor, never following one.
-        let f = crate::sys::safepath::Dir::open(&self.dir).ok()?.open_file(Path::new(STATE_FILE)).ok()?;
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::Read::take(f, 1 << 20), &mut text).ok()?;
-        serde_json::from_str(&text).ok()
+        read_state(&self.dir)
     }
 
     pub fn status(&self) -> Status {
@@ -442,9 +448,14 @@ impl Installer {
             // few hundred MiB).
             file_size: Some(4 << 30),
         });
-        build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| match e {
-            build::BuildError::Interrupted { .. } => InstallError::Interrupted,
-            e => InstallError::Build(e),
+        build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| {
+            // Whatever a failed build left under the state file's name (its
+            // own "installed" mark, a link, a FIFO) goes; its log stays.
+            let _ = crate::sys::safepath::Dir::open(&p.dir).and_then(|d| d.remove(Path::new(STATE_FILE)));
+            match e {
+                build::BuildError::Interrupted { .. } => InstallError::Interrupted,
+                e => InstallError::Build(e),
+            }
         })?;
         let seconds = start.elapsed().as_secs_f64();
         write_state(p, &log, seconds)?;
