@@ -20,10 +20,7 @@ pub mod authoring {
     pub use engine::authoring::{pts_import, scaffold};
 }
 pub mod catalog {
-    pub use engine::catalog::{Catalog, ResolveError, flatten_suite};
-    pub mod reference {
-        pub use engine::catalog::reference::is_suite_file;
-    }
+    pub use engine::catalog::Catalog;
 }
 pub mod config {
     pub use engine::config::{Config, ConfigError, Spec, load, set, spec, unset};
