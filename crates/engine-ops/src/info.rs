@@ -138,3 +138,43 @@ pub fn lacks(cx: &Context, p: &engine::model::profile::Profile) -> Vec<String> {
     }
     missing
 }
+
+/// What `engine system-info` shows: the capture results would record of
+/// this machine (or of a captured tree at `root`), for `target_dir` (its
+/// nearest existing parent: the default target may not exist yet), and how
+/// long each part of the capture took.
+pub struct SystemView {
+    pub info: engine::model::system::SystemInfo,
+    pub timings: Vec<(&'static str, std::time::Duration)>,
+    pub total: std::time::Duration,
+}
+
+pub fn system(cx: &Context, target_dir: Option<PathBuf>, root: Option<&std::path::Path>) -> SystemView {
+    use engine::sysinfo::source::Fs;
+    let mut probe = target_dir.unwrap_or_else(|| cx.home.default_target_dir());
+    if root.is_none() {
+        while !probe.exists() && probe.pop() {}
+    }
+    let src = match root {
+        Some(r) => Fs::at(r),
+        None => Fs::live(),
+    };
+    let t0 = std::time::Instant::now();
+    let (info, timings) = engine::sysinfo::collect(&src, Some(&probe), &[], &cx.settings.environ);
+    SystemView { info, timings, total: t0.elapsed() }
+}
+
+impl SystemView {
+    /// The "Hardware" and "Software" tables.
+    pub fn sections(&self) -> [(&'static str, indexmap::IndexMap<String, String>); 2] {
+        [
+            ("Hardware", engine::sysinfo::render::hardware(&self.info)),
+            ("Software", engine::sysinfo::render::software(&self.info)),
+        ]
+    }
+
+    /// What a reader of the numbers should know of this system.
+    pub fn notes(&self) -> indexmap::IndexMap<String, String> {
+        engine::sysinfo::render::notes(&self.info)
+    }
+}

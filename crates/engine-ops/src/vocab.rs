@@ -1,15 +1,15 @@
 //! What the binary may still name from the capabilities besides the
 //! operations, one item at a time: helpers of the commands that have no
-//! operation of their own yet — `validate` (catalog, profile loading),
-//! `profile new`/`import-pts` (authoring, schema), `config`, `plugin`'s
-//! listing and limits, `repo` signing, `system-info` (sysinfo), `history`
-//! and `monitor` rendering, the end-of-run report (report text and views),
-//! downloads' progress and `result edit`. The binary depends on this crate,
-//! the model and the system only, so a capability not listed here does not
-//! compile in `cli/`; the values a run's flags parse into are the request's
-//! own parts in [`crate::benchmark`], and result presentation is
-//! [`crate::present`]. The list shrinks as those helpers become operations
-//! (docs/architecture.md).
+//! operation of their own yet — `profile new`/`import-pts` (authoring,
+//! schema, profile loading), `config`, `plugin`'s listing and limits,
+//! `repo` signing, `history` and `monitor` rendering, the end-of-run report
+//! (report text and views), downloads' progress, `list` (the catalog) and
+//! `result edit`. The binary depends on this crate, the model and the
+//! system only, so a capability not listed here does not compile in
+//! `cli/`; the values a run's flags parse into are the request's own parts
+//! in [`crate::benchmark`], result presentation is [`crate::present`],
+//! `validate` is [`crate::validate`] and `system-info` [`crate::info::system`].
+//! The list shrinks as the rest become operations (docs/architecture.md).
 
 pub mod analysis {
     pub mod history {
@@ -51,7 +51,4 @@ pub mod schema {
 }
 pub mod store {
     pub use engine::store::{edit, write_atomic};
-}
-pub mod sysinfo {
-    pub use engine::sysinfo::{collect, render, source};
 }

@@ -3,7 +3,6 @@
 use super::{Failure, exit};
 use clap::Args;
 use engine_ops::Context;
-use engine_ops::vocab::sysinfo::{self, render, source::Fs};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -24,35 +23,23 @@ pub struct SystemInfoArgs {
 }
 
 pub fn run(cx: &Context, args: SystemInfoArgs) -> Result<i32, Failure> {
-    let target = args.target_dir.clone().unwrap_or_else(|| cx.home.default_target_dir());
-    // The default target may not exist yet: describe its nearest existing parent.
-    let mut probe = target.clone();
-    if args.root.is_none() {
-        while !probe.exists() && probe.pop() {}
-    }
-    let src = match &args.root {
-        Some(r) => Fs::at(r),
-        None => Fs::live(),
-    };
-    let t0 = std::time::Instant::now();
-    let (info, timings) = sysinfo::collect(&src, Some(&probe), &[], &cx.settings.environ);
-    let total = t0.elapsed();
+    let view = engine_ops::info::system(cx, args.target_dir.clone(), args.root.as_deref());
     if args.timings {
-        for (what, d) in &timings {
+        for (what, d) in &view.timings {
             errln!("{:>8.2} ms  {what}", d.as_secs_f64() * 1000.0);
         }
-        errln!("{:>8.2} ms  total", total.as_secs_f64() * 1000.0);
+        errln!("{:>8.2} ms  total", view.total.as_secs_f64() * 1000.0);
     }
     if args.json {
-        let json = serde_json::to_string_pretty(&info).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
+        let json = serde_json::to_string_pretty(&view.info).map_err(|e| Failure::new(exit::ERROR, e.to_string()))?;
         // JSON's own escapes for what a terminal would act on, so `outln!` leaves it valid.
         outln!("{}", engine_sys::text::json(&json));
         return Ok(exit::OK);
     }
     let mut out = String::new();
-    let host = info.hostname.clone().unwrap_or_else(|| "this system".into());
+    let host = view.info.hostname.clone().unwrap_or_else(|| "this system".into());
     writeln!(out, "{host}\n").unwrap();
-    for (title, map) in [("Hardware", render::hardware(&info)), ("Software", render::software(&info))] {
+    for (title, map) in view.sections() {
         writeln!(out, "  {title}:").unwrap();
         let w = map.keys().map(|k| k.len()).max().unwrap_or(0);
         for (k, v) in &map {
@@ -61,7 +48,7 @@ pub fn run(cx: &Context, args: SystemInfoArgs) -> Result<i32, Failure> {
         writeln!(out).unwrap();
     }
     writeln!(out, "  Notes:").unwrap();
-    for (k, v) in render::notes(&info) {
+    for (k, v) in view.notes() {
         writeln!(out, "    {k}: {v}").unwrap();
     }
     out!("{out}");
