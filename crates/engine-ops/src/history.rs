@@ -2,9 +2,30 @@
 //! and their history built.
 
 use crate::{Context, Failure};
-use engine::analysis::history::{self, History, HistoryError, Query};
+pub use engine::analysis::history::Query;
+use engine::analysis::history::{self, History, HistoryError};
 use engine::events::Events;
 use engine::model::result::ResultFile;
+
+pub use engine::analysis::history::{MIN_MAGNITUDE_PCT, Order};
+pub use engine::report::history::Format;
+
+/// `hs` as `format` writes it for a terminal `width` wide; a format that
+/// shows one history at a time refuses several, saying which they are.
+pub fn render(hs: &[History], format: Format, width: usize) -> Result<String, Failure> {
+    engine::report::history::render(hs, format, width).map_err(|e| {
+        let hint = format!(
+            "pick one with --test PROFILE or --tag KEY=VALUE, or name its saved results; the histories: {}",
+            e.groups.join(" | ")
+        );
+        Failure::usage(e.to_string()).hint(hint)
+    })
+}
+
+/// An Apache Otava configuration for the CSV of `h` written at `csv`.
+pub fn otava_config(h: &History, csv: &std::path::Path) -> String {
+    engine::report::history::csv::otava_config(h, "engine", &csv.display().to_string())
+}
 
 /// The history of `names` as `q` asks; with no names, every saved result,
 /// a history per group of related results ([`history::build_grouped`]).

@@ -2,7 +2,7 @@
 //! operations, one item at a time: helpers of the commands that have no
 //! operation of their own yet — `profile new`/`import-pts` (authoring,
 //! schema, profile loading), `config`, `plugin`'s listing and limits,
-//! `repo` signing, `history` and `monitor` rendering, the end-of-run report
+//! `repo` signing, `monitor` rendering, the end-of-run report
 //! (report text and views), downloads' progress, `list` (the catalog) and
 //! `result edit`. The binary depends on this crate, the model and the
 //! system only, so a capability not listed here does not compile in
@@ -11,11 +11,6 @@
 //! `validate` is [`crate::validate`] and `system-info` [`crate::info::system`].
 //! The list shrinks as the rest become operations (docs/architecture.md).
 
-pub mod analysis {
-    pub mod history {
-        pub use engine::analysis::history::{MIN_MAGNITUDE_PCT, Order, Query};
-    }
-}
 pub mod authoring {
     pub use engine::authoring::{pts_import, scaffold};
 }
@@ -44,7 +39,7 @@ pub mod repo {
     pub use engine::repo::{Repos, describe_age, remove, sign};
 }
 pub mod report {
-    pub use engine::report::{View, history, monitor, systems, text};
+    pub use engine::report::{View, monitor, systems, text};
 }
 pub mod schema {
     pub use engine::schema::install;

@@ -7,8 +7,7 @@ use super::{Failure, exit};
 use clap::Args;
 use engine_model::stats::changepoint::{self, Settings};
 use engine_ops::Context;
-use engine_ops::vocab::analysis::history::{MIN_MAGNITUDE_PCT, Order, Query};
-use engine_ops::vocab::report::history::{self, Format};
+use engine_ops::history::{self, Format, MIN_MAGNITUDE_PCT, Order, Query};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -90,19 +89,13 @@ fn query(a: &HistoryArgs) -> Result<Query, Failure> {
 pub fn run(cx: &Context, a: HistoryArgs) -> Result<i32, Failure> {
     let q = query(&a)?;
     let events = TermEvents::new(false, Shown::Nothing, ui::width(), Prompts::new());
-    let hs = engine_ops::history::history(cx, &a.names, &q, &events)?;
-    let text = history::render(&hs, a.format, ui::width()).map_err(|e| {
-        let hint = format!(
-            "pick one with --test PROFILE or --tag KEY=VALUE, or name its saved results; the histories: {}",
-            e.groups.join(" | ")
-        );
-        Failure::usage(e.to_string()).hint(hint)
-    })?;
+    let hs = history::history(cx, &a.names, &q, &events)?;
+    let text = history::render(&hs, a.format, ui::width())?;
     ui::emit(text.as_bytes(), a.output.as_deref(), "the history")?;
     // --otava-config goes with -o (checked in `query`).
     if let (Some(conf), Some(path), [h]) = (&a.otava_config, &a.output, hs.as_slice()) {
         let csv = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        let yaml = history::csv::otava_config(h, "engine", &csv.display().to_string());
+        let yaml = history::otava_config(h, &csv);
         engine_sys::fs::write_atomic(conf, yaml.as_bytes())
             .map_err(|e| Failure::error(format!("cannot write {}: {e}", conf.display())))?;
         errln!("wrote {} (test `engine`: `otava analyze --config-file {} engine`)", conf.display(), conf.display());
