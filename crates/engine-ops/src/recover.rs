@@ -32,6 +32,9 @@ fn remove_stale_temps(cx: &Context) -> Vec<PathBuf> {
     for dir in [home.journal(), home.runs(), home.installed(), home.plugin_cache(), home.root.clone()] {
         removed.extend(engine::sys::fs::remove_stale_temps(&dir));
     }
+    // What installs moved aside and could not remove in time.
+    let deadline = std::time::Instant::now() + engine::sys::remove::DEADLINE;
+    engine::sys::remove::clear_quarantine(&home.installed(), deadline);
     removed
 }
 

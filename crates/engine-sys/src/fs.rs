@@ -124,6 +124,8 @@ pub fn read_tail(path: &Path, max: u64) -> String {
 pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else { return out };
+    // One deadline for them all: many slow leftovers do not add up.
+    let deadline = std::time::Instant::now() + super::remove::DEADLINE;
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let Some(pid) = name.strip_prefix(".tmp-").and_then(|r| r.split('-').next()).and_then(|p| p.parse().ok())
@@ -134,7 +136,6 @@ pub fn remove_stale_temps(dir: &Path) -> Vec<std::path::PathBuf> {
             continue;
         }
         let p = e.path();
-        let deadline = std::time::Instant::now() + super::remove::DEADLINE;
         let gone = super::remove::remove_path(&p, Some(deadline));
         if gone.is_ok() {
             out.push(p);

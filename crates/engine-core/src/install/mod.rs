@@ -387,13 +387,14 @@ impl Installer {
         &self,
         p: &Plan,
         parent: &Path,
-    ) -> Result<(tempfile::TempDir, crate::sys::confine::Plan, crate::sys::confine::Shared), InstallError> {
+    ) -> Result<(Transient, crate::sys::confine::Plan, crate::sys::confine::Shared), InstallError> {
         use crate::sys::confine;
         self.confinement.as_ref().map_err(|why| InstallError::Confinement(why.clone()))?;
         let dir = tempfile::Builder::new()
             .prefix(&format!("{}sandbox-", crate::sys::fs::temp_prefix()))
             .tempdir_in(parent)
             .map_err(io(format!("cannot create a folder in {}", parent.display())))?;
+        let dir = Transient(Some(dir.keep()));
         let mut plan = confine::Plan::standard(dir.path())
             .map_err(io(format!("cannot create folders in {}", dir.path().display())))?;
         plan.writable.push(p.dir.clone());
@@ -424,8 +425,11 @@ impl Installer {
         let parent = self.home.installed();
         std::fs::create_dir_all(&parent).map_err(io(format!("cannot create {}", parent.display())))?;
         let lock = lock_install(&parent, p)?;
-        // What a killed install left (named for its dead pid) goes first.
+        // What a killed install left (named for its dead pid) goes first,
+        // and a little of what earlier removals quarantined: a hostile
+        // profile's leftovers cost another profile's install at most this.
         crate::sys::fs::remove_stale_temps(&parent);
+        crate::sys::remove::clear_quarantine(&parent, Instant::now() + QUARANTINE_SHARE);
         // Everything is unpacked next to its final place, then renamed there.
         let tmp = tempfile::Builder::new()
             .prefix(&format!("{}{}-", crate::sys::fs::temp_prefix(), p.reference()))
@@ -516,17 +520,43 @@ fn unpack(p: &Plan, files: &[(String, Fetched)], dir: &Path, limits: &extract::L
 
 /// Moves the unpacked `tmp` to the plan's install directory, in place of
 /// an older install.
+/// How long an install spends clearing earlier installs' quarantine.
+const QUARANTINE_SHARE: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn replace_dir(parent: &Path, p: &Plan, tmp: tempfile::TempDir) -> Result<(), InstallError> {
     if p.dir.exists() {
         let old = parent.join(format!("{}old-{}", crate::sys::fs::temp_prefix(), p.reference()));
         std::fs::rename(&p.dir, &old).map_err(io(format!("cannot move {} aside", p.dir.display())))?;
-        let _ = std::fs::remove_dir_all(&old);
+        // What an earlier build left can be a tree made to be slow to
+        // remove: within the deadline and a moment after Ctrl-C, the rest
+        // quarantined (cleared a little at each install, and by `recover`).
+        drop(Transient(Some(old)));
     }
-    let kept = tmp.keep();
-    std::fs::rename(&kept, &p.dir).map_err(|e| {
-        let _ = std::fs::remove_dir_all(&kept);
-        io(format!("cannot rename {} to {}", kept.display(), p.dir.display()))(e)
-    })
+    let mut kept = Transient(Some(tmp.keep()));
+    let at = kept.path().to_path_buf();
+    std::fs::rename(&at, &p.dir).map_err(io(format!("cannot rename {} to {}", at.display(), p.dir.display())))?;
+    // It is the install now.
+    kept.0 = None;
+    Ok(())
+}
+
+/// A folder engine made for an install, removed when dropped — within
+/// the removal deadline and a moment after Ctrl-C; what is left goes to
+/// its parent's quarantine folder, never stays under its name.
+struct Transient(Option<PathBuf>);
+
+impl Transient {
+    fn path(&self) -> &Path {
+        self.0.as_deref().unwrap_or(Path::new(""))
+    }
+}
+
+impl Drop for Transient {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = crate::sys::remove::remove_or_quarantine(&p, None);
+        }
+    }
 }
 
 /// Records the finished install ([`STATE_FILE`]): what it installed, from which inputs.
