@@ -20,13 +20,16 @@ pub struct Recovered {
     pub journals: usize,
     /// Cgroups of killed runs' confined commands, emptied and removed.
     pub cgroups: usize,
+    /// Entries of what installs moved aside that are still there after
+    /// the removal's deadline (or Ctrl-C), and where.
+    pub quarantined: Option<(usize, PathBuf)>,
 }
 
 /// Temporary files (`.tmp-<pid>-…`) of dead engine processes in ENGINE_HOME:
 /// half-written results, journals, run records, installs, compiled plugins.
 /// Unfinished downloads (`cache/downloads/*.part`) are kept: the next
 /// install resumes from them.
-fn remove_stale_temps(cx: &Context) -> Vec<PathBuf> {
+fn remove_stale_temps(cx: &Context) -> (Vec<PathBuf>, Option<(usize, PathBuf)>) {
     let home = &cx.home;
     let mut removed = cx.store.remove_stale_temps();
     for dir in [home.journal(), home.runs(), home.installed(), home.plugin_cache(), home.root.clone()] {
@@ -34,8 +37,9 @@ fn remove_stale_temps(cx: &Context) -> Vec<PathBuf> {
     }
     // What installs moved aside and could not remove in time.
     let deadline = std::time::Instant::now() + engine::sys::remove::DEADLINE;
-    engine::sys::remove::clear_quarantine(&home.installed(), deadline);
-    removed
+    let left = engine::sys::remove::clear_quarantine(&home.installed(), deadline);
+    let q = home.installed().join(engine::sys::remove::QUARANTINE);
+    (removed, (left > 0).then_some((left, q)))
 }
 
 pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
@@ -50,7 +54,7 @@ pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
         r.restored.extend(done);
         r.failed.extend(failed);
     }
-    r.removed = remove_stale_temps(cx);
+    (r.removed, r.quarantined) = remove_stale_temps(cx);
     // What a killed run's confined commands left: kill it, remove the cgroups.
     let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
     r.cgroups = engine::sys::cgroup::Layout::detect(&root).map_or(0, |l| l.sweep());

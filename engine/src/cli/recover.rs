@@ -26,12 +26,18 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
     if r.cgroups > 0 {
         outln!("removed: {} cgroup(s) of confined commands of killed runs (their processes killed)", r.cgroups);
     }
+    if let Some((n, q)) = &r.quarantined {
+        errln!(
+            "left: {n} entr(ies) in {} not removed within the deadline; run `engine recover` again to go on",
+            q.display()
+        );
+    }
     let bad = r.failed.len() + r.alive.len();
     if bad > 0 {
         return Err(Failure::error(format!("{bad} change(s) could not be undone"))
             .hint("fix the cause shown above and run `engine recover` again"));
     }
-    if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 {
+    if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 && r.quarantined.is_none() {
         outln!("nothing to recover: no system state was left changed");
     }
     Ok(exit::OK)

@@ -367,6 +367,72 @@ fn a_failed_builds_many_folders_do_not_hold_the_next_install_past_ctrl_c() {
     assert!(std::fs::read_dir(&q).map(|d| d.count()).unwrap_or(0) == 0, "left in {}", q.display());
 }
 
+/// A confined build that writes until the disk is full (it filled a
+/// 3 GiB ENGINE_HOME to 98 %: only one file's size was bounded), or makes
+/// files past any inode budget: its folders are watched as a test's
+/// scratch is, it is stopped before the file system runs out, the install
+/// fails naming the limit, and what it wrote is gone (its log stays).
+#[test]
+#[ignore = "needs root"]
+fn a_build_that_fills_the_disk_is_stopped_short_of_full() {
+    require_root();
+    let env = Env::new();
+    let home = env.home.path().to_str().unwrap().to_owned();
+    let ok = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1g", "tmpfs", &home]).status();
+    assert!(ok.unwrap().success(), "mount tmpfs");
+    let _mounted = crate::loopdev::Unmount(&home);
+    let free = || {
+        // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        let c = std::ffi::CString::new(home.as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
+        st.f_bavail as u64 * st.f_bsize as u64
+    };
+    let start = free();
+    let profile = |id: &str, build: &str| {
+        env.profile(
+            id,
+            &format!("id: {id}\nversion: 1.0.0\ntitle: Fill\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{build}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
+        );
+    };
+    // Without the watchdog, each ends at ENOSPC and exits 0: installed.
+    profile("fill", "i=0; while head -c 4M /dev/zero > \"$INSTALL_DIR/f$i\"; do i=$((i+1)); done; exit 0");
+    profile("files", "mkdir \"$INSTALL_DIR/m\" && cd \"$INSTALL_DIR/m\" && seq 1 400000 | xargs touch; exit 0");
+    for id in ["fill", "files"] {
+        // The lowest free space while the build runs, read every 2 ms.
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let watcher = std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let mut low = u64::MAX;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    low = low.min(free());
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                low
+            });
+            let r = env.run_within(&["install", id], Duration::from_secs(120));
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            (r, h.join().unwrap())
+        });
+        let (r, low) = watcher;
+        assert_eq!(r.code, 5, "{id}: {r:?}");
+        assert!(
+            r.stderr.contains("was stopped: more than") && r.stderr.contains("the build's directories"),
+            "{id}: {r:?}"
+        );
+        assert!(r.stderr.contains("16 GiB to its unpacked downloads"), "{id}: {r:?}");
+        // Stopped short of full (the reserve is 64 MiB here), and what it
+        // wrote is freed.
+        assert!(low > 16 << 20, "{id}: the file system fell to {low} bytes free");
+        assert!(free() > start - (32 << 20), "{id}: {} of {start} bytes free after", free());
+        let dir = env.home.path().join(format!("installed/{id}@1.0.0"));
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("install.log")], "{id}");
+        let log = std::fs::read_to_string(dir.join("install.log")).unwrap();
+        assert!(!log.contains("No space left"), "{id}: {log:.2000}");
+    }
+}
+
 /// A confined command cannot forge its exit: it cannot reach the status
 /// pipe its namespace's init writes (init is the host's root, the command
 /// an unprivileged id outside), and a command that failed fails.

@@ -44,6 +44,25 @@ pub(crate) fn memory_limit() -> u64 {
     (memory_mib() << 20).div_ceil(8).max(1 << 30)
 }
 
+/// The most a confined build may add to its install folder and private
+/// /tmp: as much as a shared profile's test may take without a grant.
+const BUILD_SPACE: u64 = 16 << 30;
+
+/// What a confined build's space limit is, for its failure's message.
+pub(crate) const SPACE_WHAT: &str = "an install's build may add 16 GiB to its unpacked downloads, or what its file system had free less a reserve (1 %, at least 64 MiB), whichever is less";
+
+/// The space a confined build's folders may hold: what they hold now and
+/// what it may add ([`BUILD_SPACE`], or what the file system has free less
+/// the reserve engine keeps so the disk is never filled).
+pub(crate) fn space_limit(dirs: &[crate::sys::safepath::Dir]) -> u64 {
+    let held: u64 = dirs.iter().map(|d| d.usage_bounded().bytes).sum();
+    let room = dirs
+        .first()
+        .and_then(crate::sys::space::free_of)
+        .map_or(0, |(free, _, size)| free.saturating_sub(crate::sys::space::nearly_full(size)));
+    held + room.min(BUILD_SPACE)
+}
+
 /// The variables build steps see (besides engine's own environment).
 pub(crate) fn environment(dir: &Path) -> Vec<(String, String)> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string();

@@ -16,6 +16,7 @@ pub mod platform;
 use crate::home::Home;
 use crate::model::profile::LoadedProfile;
 use crate::model::profile::{BuildStep, Download, Profile, Scalar};
+use crate::sys::safepath::Dir;
 use download::{Downloader, Fetched, Want};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -452,10 +453,39 @@ impl Installer {
             // few hundred MiB).
             file_size: Some(4 << 30),
         });
-        build::run(&steps, &p.dir, &log, &p.profile_dir, confined).map_err(|e| {
+        // What the build writes is watched as a test's scratch is: past its
+        // limit (or with the disk nearly full) every step's process is
+        // stopped, before the file system fills.
+        let watchdog = sandbox.as_ref().and_then(|(tmp, _, shared)| {
+            let dirs = vec![Dir::open(&p.dir).ok()?, Dir::open(tmp.path()).ok()?];
+            let limit = build::space_limit(&dirs);
+            Some((shared.watch(dirs, limit)?, limit))
+        });
+        let built = build::run(&steps, &p.dir, &log, &p.profile_dir, confined);
+        let over = watchdog.as_ref().and_then(|(w, limit)| {
+            let size = crate::units::format_bytes_binary;
+            w.tripped().map(|t| crate::sys::space::explain(t, *limit, "build", build::SPACE_WHAT, size))
+        });
+        drop(watchdog);
+        if over.is_some() {
+            discard_build(p, &parent, &log);
+        }
+        let built = match (built, over) {
+            (Err(build::BuildError::Failed { index, command, log, .. }), Some(how)) => {
+                Err(build::BuildError::Failed { index, command, how: format!("was stopped: {how}"), log })
+            }
+            (Ok(()), Some(how)) => Err(build::BuildError::Failed {
+                index: steps.len(),
+                command: "(the build)".into(),
+                how: format!("was stopped: {how}"),
+                log: log.clone(),
+            }),
+            (built, _) => built,
+        };
+        built.map_err(|e| {
             // Whatever a failed build left under the state file's name (its
             // own "installed" mark, a link, a FIFO) goes; its log stays.
-            let _ = crate::sys::safepath::Dir::open(&p.dir).and_then(|d| d.remove(Path::new(STATE_FILE)));
+            let _ = Dir::open(&p.dir).and_then(|d| d.remove(Path::new(STATE_FILE)));
             match e {
                 build::BuildError::Interrupted { .. } => InstallError::Interrupted,
                 e => InstallError::Build(e),
@@ -556,6 +586,28 @@ impl Drop for Transient {
         if let Some(p) = self.0.take() {
             let _ = crate::sys::remove::remove_or_quarantine(&p, None);
         }
+    }
+}
+
+/// Frees what a build that outgrew its space wrote (it may have brought
+/// the file system close to full), keeping its log: the folder is moved
+/// aside and removed (or quarantined) while the log stays open, then
+/// made again holding only the log.
+fn discard_build(p: &Plan, parent: &Path, log: &Path) {
+    let Ok(mut kept) = crate::sys::fs::open_regular(log) else { return };
+    let aside = parent.join(format!("{}{}-outgrown", crate::sys::fs::temp_prefix(), p.reference()));
+    if std::fs::rename(&p.dir, &aside).is_err() {
+        return;
+    }
+    drop(Transient(Some(aside)));
+    // Its last MiB: the build could have grown the log itself.
+    const KEEP: u64 = 1 << 20;
+    let len = kept.metadata().map_or(0, |m| m.len());
+    if std::fs::create_dir(&p.dir).is_ok()
+        && let Ok(mut f) = crate::sys::fs::append(log)
+        && std::io::Seek::seek(&mut kept, std::io::SeekFrom::Start(len.saturating_sub(KEEP))).is_ok()
+    {
+        let _ = std::io::copy(&mut std::io::Read::take(&mut kept, KEEP), &mut f);
     }
 }
 

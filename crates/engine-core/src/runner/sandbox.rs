@@ -9,13 +9,13 @@
 //! them that the user has not granted (`--grant`), and the run refuses it.
 
 use super::executor::ExecError;
-use super::watchdog::{Watchdog, Watched};
 use crate::model::grant::{Grants, Seg};
 use crate::model::profile::{LoadedProfile, SandboxDef};
 use crate::sys::cgroup::{self, Layout, Limits};
 use crate::sys::confine::{Identity, Plan, Shared};
 use crate::sys::process::Confined;
 use crate::sys::safepath::Dir;
+use crate::sys::space::Watchdog;
 use std::path::{Path, PathBuf};
 
 use std::time::Duration;
@@ -400,10 +400,7 @@ impl Sandbox {
             .map_err(|e| setup(&format!("cannot make the test's cgroup: {e}")))?;
         let scratch = space.map(|s| (s + s / 4).max(SCRATCH_FLOOR)).unwrap_or(cfg.defaults.scratch);
         let test = Dir::open(test_dir).map_err(|e| setup(&e))?;
-        let watchdog = ns_inode(&shared.net).and_then(|netns| {
-            let dirs = vec![Dir::open(test.path()).ok()?, Dir::open(&private).ok()?];
-            Watchdog::start(dirs, scratch, Netns(netns))
-        });
+        let watchdog = (|| shared.watch(vec![Dir::open(test.path()).ok()?, Dir::open(&private).ok()?], scratch))();
         let cgroups = budget.as_ref().map(cgroup::Cgroup::layout);
         Ok(Sandbox { plan, shared, cgroups, budget, limits, scratch, owner, private, watchdog })
     }
@@ -448,7 +445,7 @@ impl Sandbox {
             return Some(super::watchdog::explain(trip, self.scratch, what));
         }
         if xfsz {
-            return Some(super::watchdog::explain(super::watchdog::Trip::Over, self.scratch, what));
+            return Some(super::watchdog::explain(crate::sys::space::Trip::Over, self.scratch, what));
         }
         denied(stderr, fin.cgroup.as_ref(), &self.limits)
     }
@@ -524,68 +521,6 @@ fn limits_of(p: &LoadedProfile, d: &Defaults, g: &Grants) -> Limits {
     Limits {
         pids: cap(spec.and_then(|s| s.processes), d.processes, g.processes),
         memory: Some(cap(memory, d.memory, g.memory)),
-    }
-}
-
-/// The inode of a namespace descriptor (what /proc/PID/ns/net links name).
-fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::File::from(fd.try_clone().ok()?).metadata().ok().map(|m| m.ino())
-}
-
-/// Pids of the processes in the network namespace `inode`.
-fn in_netns(inode: u64) -> Vec<i32> {
-    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let want = format!("net:[{inode}]");
-    rd.flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|l| l.to_string_lossy() == want))
-        .collect()
-}
-
-/// Bytes of files that processes in the network namespace `inode` hold
-/// open after removing them (each file counted once).
-fn held_deleted(inode: u64) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let mut seen = std::collections::HashSet::new();
-    let mut total = 0;
-    for pid in in_netns(inode) {
-        // Open descriptors, and mappings that keep a removed file alive
-        // after its descriptor was closed.
-        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten();
-        let maps = std::fs::read_dir(format!("/proc/{pid}/map_files")).into_iter().flatten();
-        for fd in fds.chain(maps).flatten() {
-            let deleted = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().ends_with(" (deleted)"));
-            // The /proc link reaches the open file itself, not a path.
-            if let (true, Ok(m)) = (deleted, std::fs::metadata(fd.path()))
-                && m.is_file()
-                && seen.insert((m.dev(), m.ino()))
-            {
-                total += m.blocks() * 512;
-            }
-        }
-    }
-    total
-}
-
-/// A confined test, as its watchdog sees it: the processes in its network
-/// namespace.
-struct Netns(u64);
-
-impl Watched for Netns {
-    fn held_deleted(&self) -> u64 {
-        held_deleted(self.0)
-    }
-    fn stop(&self) {
-        kill_netns(self.0);
-    }
-}
-
-/// SIGKILL to every process in the network namespace `inode`.
-fn kill_netns(inode: u64) {
-    for pid in in_netns(inode) {
-        // SAFETY: plain syscall.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
 

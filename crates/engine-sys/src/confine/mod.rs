@@ -183,6 +183,14 @@ fn shm_tmpfs(size: u64) -> std::io::Result<OwnedFd> {
 }
 
 impl Shared {
+    /// Watches the space `dirs` take (the first's file system is read)
+    /// against `limit` bytes, stopping every command of this sandbox when
+    /// it is outgrown (see [`crate::space`]).
+    pub fn watch(&self, dirs: Vec<crate::safepath::Dir>, limit: u64) -> Option<crate::space::Watchdog> {
+        let netns = crate::space::ns_inode(&self.net)?;
+        crate::space::Watchdog::start(dirs, limit, crate::space::Netns(netns))
+    }
+
     /// The test's namespaces, and a /dev/shm of at most `shm` bytes.
     pub fn new(shm: u64) -> Result<Shared, ConfineError> {
         // A thread of its own enters them (namespaces are per thread here)

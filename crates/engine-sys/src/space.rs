@@ -1,0 +1,297 @@
+//! The space a test may take, enforced by what its file system lost: the
+//! free blocks and inodes of the test directory's file system are read
+//! every 250 ms (one `fstatfs`); when they fell by more than the limit
+//! since the test began, what the test holds is measured — its
+//! directories, their entries, and the files it keeps open or mapped
+//! after removing them (which no walk of names sees). Over its limit, the
+//! test is stopped. Within it, the test is measured again only once the
+//! file system lost as much more as the test could still grow (so what it
+//! holds is always known to be within its limit, whatever else writes
+//! there; the base is never moved to let a test through); and when the
+//! file system is nearly full and the test is not what filled it, the test
+//! is stopped saying engine cannot tell.
+//!
+//! Why `statfs` and not a project quota: a quota needs the file system
+//! mounted with `prjquota` (ext4 also needs the feature at mkfs time),
+//! which engine cannot assume of a user's target and must not change; the
+//! free-space reading works on every file system and sees what a quota
+//! would (unlinked-open files, hard links, depth, sparse tricks all show as
+//! blocks the file system no longer has).
+
+use crate::safepath::Dir;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+const WATCH_CLOSE: Duration = Duration::from_millis(10);
+
+/// Why a watchdog stopped its test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trip {
+    /// The test holds more than its limit (bytes or entries).
+    Over,
+    /// The file system is nearly full, the test holds less than its limit:
+    /// something else filled it, or the test wrote where engine cannot see.
+    CannotTell { lost: u64, held: u64 },
+}
+
+/// What the watchdog asks of the test it watches.
+pub trait Watched: Send + 'static {
+    /// Bytes of files the test's processes keep open or mapped after
+    /// removing them.
+    fn held_deleted(&self) -> u64;
+    /// Stops the test at once.
+    fn stop(&self);
+}
+
+/// A running watchdog; stops watching when dropped.
+pub struct Watchdog {
+    stop: Arc<AtomicU8>,
+    trip: Arc<std::sync::Mutex<Option<Trip>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Watches `dirs` (the first on the file system that is read) against
+    /// `limit` bytes and [`inode_limit`] entries.
+    pub fn start(dirs: Vec<Dir>, limit: u64, watched: impl Watched) -> Option<Watchdog> {
+        let stop = Arc::new(AtomicU8::new(0));
+        let trip = Arc::new(std::sync::Mutex::new(None));
+        let (s, t) = (stop.clone(), trip.clone());
+        let thread = std::thread::Builder::new()
+            .name("space-watchdog".into())
+            .spawn(move || {
+                if let Some(why) = watch(&dirs, limit, &watched, &s) {
+                    *t.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
+                    watched.stop();
+                }
+            })
+            .ok()?;
+        Some(Watchdog { stop, trip, thread: Some(thread) })
+    }
+
+    /// Why it stopped the test, if it did.
+    pub fn tripped(&self) -> Option<Trip> {
+        *self.trip.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.stop.store(1, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The entries a test's directories may hold for `limit` bytes of scratch:
+/// one per 4 KiB, at least 100,000 (a kernel's source tree is 80,000).
+pub fn inode_limit(limit: u64) -> u64 {
+    (limit / 4096).max(100_000)
+}
+
+/// What [`Trip`] means, for a failed message: `who` is what was
+/// stopped ("test", "build"), `what` the limit it had, `size` how a size
+/// is written.
+pub fn explain(trip: Trip, limit: u64, who: &str, what: &str, size: fn(u64) -> String) -> String {
+    match trip {
+        Trip::Over => format!(
+            "more than {} written in the {who}'s directories, or more than {} files in them ({what}; files it keeps open or mapped after removing them count)",
+            size(limit),
+            inode_limit(limit)
+        ),
+        Trip::CannotTell { lost, held } => format!(
+            "the file system of the {who}'s directory is nearly full: it lost {} while the {who} ran, more than the {who}'s limit of {} ({what}), but the {who}'s directories hold {}: something else is filling that file system, or the {who} wrote where engine cannot see; stopped rather than guessed",
+            size(lost),
+            size(limit),
+            size(held)
+        ),
+    }
+}
+
+/// The file system's free bytes, free inodes and size in bytes.
+pub fn free_of(d: &Dir) -> Option<(u64, u64, u64)> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: zeroed statfs is a valid out-parameter; a valid descriptor.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0).then(|| {
+        let block = st.f_bsize as u64;
+        (st.f_bfree as u64 * block, st.f_ffree as u64, st.f_blocks as u64 * block)
+    })
+}
+
+/// Free space under which a file system counts as full: 1 % of it, at
+/// least 64 MiB, at most a tenth of it (a small loop device).
+pub fn nearly_full(size: u64) -> u64 {
+    (size / 100).max(64 << 20).min(size / 10)
+}
+
+/// Watches until stopped; why it stopped the test, if it did. The base
+/// never moves: when the file system lost more than the test may still
+/// add to what its directories held at the start, the test is measured,
+/// and measured again only once the file system lost as much more as the
+/// test could still grow — so what it holds is always known to be within
+/// its limit, whatever else writes there. Close to that point (at the
+/// rate the file system is losing space) it is read every 10 ms, so a
+/// fast writer is stopped near the limit, not a quarter-second past it.
+fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> Option<Trip> {
+    let first = dirs.first()?;
+    let (base, base_inodes, size) = free_of(first)?;
+    let inodes = inode_limit(limit);
+    let (held, held_entries) = measure(dirs, watched);
+    let (mut next, mut next_inodes) = (limit.saturating_sub(held), inodes.saturating_sub(held_entries));
+    let (mut was, mut was_inodes, mut every) = (0u64, 0u64, WATCH_EVERY);
+    while stop.load(Ordering::Relaxed) == 0 {
+        std::thread::sleep(every);
+        let (free, free_inodes, _) = free_of(first)?;
+        let (lost, lost_inodes) = (base.saturating_sub(free), base_inodes.saturating_sub(free_inodes));
+        // Full, and not as it was when the test began.
+        let full = free < nearly_full(size) && lost > limit.saturating_sub(held);
+        // Within two normal periods of the next check at this rate: read
+        // often until past it.
+        let per = |now: u64, before: u64| {
+            now.saturating_sub(before) * (2 * WATCH_EVERY.as_millis() as u64) / every.as_millis().max(1) as u64
+        };
+        let soon = next.saturating_sub(lost) <= per(lost, was)
+            || next_inodes.saturating_sub(lost_inodes) <= per(lost_inodes, was_inodes)
+            || free.saturating_sub(nearly_full(size)) <= per(lost, was);
+        every = if soon { WATCH_CLOSE } else { WATCH_EVERY };
+        (was, was_inodes) = (lost, lost_inodes);
+        if lost <= next && lost_inodes <= next_inodes && !full {
+            continue;
+        }
+        let (bytes, entries) = measure(dirs, watched);
+        if bytes > limit || entries > inodes {
+            return Some(Trip::Over);
+        }
+        // Something else is filling the file system: the run cannot go on
+        // telling the test's growth from it.
+        if full {
+            return Some(Trip::CannotTell { lost, held: bytes });
+        }
+        (next, next_inodes) = (lost + (limit - bytes), lost_inodes + (inodes - entries));
+    }
+    None
+}
+
+/// What the test holds: bytes (its directories' and the removed files it
+/// keeps open) and entries; deeper than the walk goes counts as over.
+fn measure(dirs: &[Dir], watched: &impl Watched) -> (u64, u64) {
+    let (mut bytes, mut entries) = (watched.held_deleted(), 0);
+    for d in dirs {
+        let u = d.usage_bounded();
+        if u.deeper {
+            return (u64::MAX, u64::MAX);
+        }
+        (bytes, entries) = (bytes + u.bytes, entries + u.entries);
+    }
+    (bytes, entries)
+}
+
+/// The inode of a namespace descriptor (what /proc/PID/ns/net links name).
+pub(crate) fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::File::from(fd.try_clone().ok()?).metadata().ok().map(|m| m.ino())
+}
+
+/// Pids of the processes in the network namespace `inode`.
+fn in_netns(inode: u64) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let want = format!("net:[{inode}]");
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|l| l.to_string_lossy() == want))
+        .collect()
+}
+
+/// Bytes of files that processes in the network namespace `inode` hold
+/// open after removing them (each file counted once).
+fn held_deleted(inode: u64) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0;
+    for pid in in_netns(inode) {
+        // Open descriptors, and mappings that keep a removed file alive
+        // after its descriptor was closed.
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten();
+        let maps = std::fs::read_dir(format!("/proc/{pid}/map_files")).into_iter().flatten();
+        for fd in fds.chain(maps).flatten() {
+            let deleted = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().ends_with(" (deleted)"));
+            // The /proc link reaches the open file itself, not a path.
+            if let (true, Ok(m)) = (deleted, std::fs::metadata(fd.path()))
+                && m.is_file()
+                && seen.insert((m.dev(), m.ino()))
+            {
+                total += m.blocks() * 512;
+            }
+        }
+    }
+    total
+}
+
+/// A confined test or build, as its watchdog sees it: the processes in
+/// its network namespace (each confined command joins its test's).
+pub(crate) struct Netns(pub(crate) u64);
+
+impl Watched for Netns {
+    fn held_deleted(&self) -> u64 {
+        held_deleted(self.0)
+    }
+    fn stop(&self) {
+        kill_netns(self.0);
+    }
+}
+
+/// SIGKILL to every process in the network namespace `inode`.
+fn kill_netns(inode: u64) {
+    for pid in in_netns(inode) {
+        // SAFETY: plain syscall.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    struct Flag(Arc<AtomicBool>);
+    impl Watched for Flag {
+        fn held_deleted(&self) -> u64 {
+            0
+        }
+        fn stop(&self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Space the file system loses elsewhere does not stop the test (its
+    /// directory is measured, and holds little); past its limit in its own
+    /// directory, it is stopped as over.
+    #[test]
+    fn a_loss_elsewhere_is_measured_and_the_tests_own_stops_it() {
+        let root = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        std::fs::create_dir(root.path().join("test")).unwrap();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let dog = Watchdog::start(vec![Dir::open(&root.path().join("test")).unwrap()], 4 << 20, Flag(stopped.clone()))
+            .unwrap();
+        let write = |p: std::path::PathBuf, mib: usize| {
+            std::fs::write(&p, vec![1u8; mib << 20]).unwrap();
+            std::fs::File::open(&p).unwrap().sync_all().unwrap();
+        };
+        write(root.path().join("other"), 32);
+        std::thread::sleep(Duration::from_millis(800));
+        assert_eq!(dog.tripped(), None, "32 MiB written beside the test stopped it");
+        write(root.path().join("test/mine"), 8);
+        let t0 = std::time::Instant::now();
+        while dog.tripped().is_none() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(dog.tripped(), Some(Trip::Over));
+        assert!(stopped.load(Ordering::Relaxed), "the test was stopped");
+        assert_eq!(nearly_full(100 << 30), 1 << 30);
+        assert_eq!(nearly_full(200 << 20), 20 << 20);
+    }
+}
