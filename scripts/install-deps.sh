@@ -71,6 +71,11 @@ fi
 if command -v cargo >/dev/null && ! command -v cargo-deb >/dev/null; then
   cargo install --locked --quiet cargo-deb@3.6.2
 fi
+# The book (book/, issue 58) is built with mdBook, without its server and
+# file watcher (scripts/build-book.sh).
+if command -v cargo >/dev/null && ! mdbook --version 2>/dev/null | grep -q "v0.5.4"; then
+  cargo install --locked --quiet --no-default-features --features search mdbook@0.5.4
+fi
 # WASM plugins (component model) are built for this target (by the tests).
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
   rustup target add wasm32-wasip2

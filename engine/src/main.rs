@@ -1,5 +1,5 @@
 //! The `engine` binary: parse the command line, run the command, map the
-//! outcome to an exit code (documented in README.md).
+//! outcome to an exit code (documented in the book, "Exit codes").
 
 mod cli;
 

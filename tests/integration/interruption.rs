@@ -141,7 +141,7 @@ fn a_second_ctrl_c_kills_the_trial_at_once_and_cleans_up() {
 /// sweep, result writes, a download and extraction) killed with SIGKILL at
 /// random moments, each followed by `engine recover`; everything must be
 /// back as before and every result file whole. The long run (N ≥ 100) is
-/// the script's, with its figures in the README.
+/// the script's, with its figures in the book.
 #[test]
 #[ignore = "needs root"]
 fn ten_sigkills_leave_nothing_changed() {

@@ -8,6 +8,7 @@ mod loopdev;
 
 mod attacks;
 mod authoring;
+mod book;
 mod cli;
 mod compare;
 mod concurrency;
@@ -29,7 +30,6 @@ mod plugins;
 mod profiles;
 mod progress;
 mod pts_import;
-mod readme;
 mod repo;
 mod results;
 mod robustness;

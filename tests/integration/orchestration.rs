@@ -406,7 +406,7 @@ fn a_sweep_on_a_host_without_root_is_named_with_the_reason() {
 }
 
 // ---------------------------------------------------------------------------
-// Kubernetes: the manifests README "Many machines" describes.
+// Kubernetes: the manifests the book, "Many machines" describes.
 
 fn k8s_docs(file: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(repo().join("deploy/kubernetes").join(file)).unwrap();

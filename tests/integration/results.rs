@@ -199,7 +199,7 @@ fn a_refused_or_early_stopped_run_leaves_no_folder_and_results_can_be_deleted() 
     assert_eq!(r.code, 2, "{r:?}");
 }
 
-/// A corrupt result file: errors say what to do, exit codes match the README,
+/// A corrupt result file: errors say what to do, exit codes match the book,
 /// and the last good version is kept beside it.
 #[test]
 fn a_corrupt_result_file_is_an_error_with_a_way_back() {

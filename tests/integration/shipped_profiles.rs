@@ -125,7 +125,7 @@ fn build_linux_kernel_tinyconfig_from_debian_sources() {
         "1",
         "--save",
         "k",
-        // Confined (README, "Sandbox"): the build needs nothing outside its folders.
+        // Confined (the book, "Sandbox"): the build needs nothing outside its folders.
         "--sandbox",
     ]);
     assert_eq!(r.code, 0, "{r:?}");

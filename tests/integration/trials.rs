@@ -1,7 +1,7 @@
 //! How a trial runs: in a fresh scratch directory (or one per test when the
 //! profile asks for it) that is removed before the next trial — so fs_mark
 //! fits a device sized for one trial — with the steps around it run when the
-//! README says.
+//! book says.
 
 use crate::common::*;
 use crate::loopdev::LoopFs;
@@ -31,7 +31,7 @@ fn every_trial_gets_a_fresh_scratch_directory() {
     assert_eq!(std::fs::read_dir(env.target.path()).unwrap().count(), 0);
 }
 
-/// Steps run when the README says: pre_test once, pre_trial and post_trial
+/// Steps run when the book says: pre_test once, pre_trial and post_trial
 /// around every trial (warm-ups included), post_test once, also after a failure.
 #[test]
 fn steps_run_once_per_test_or_around_every_trial() {

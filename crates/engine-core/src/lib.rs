@@ -13,7 +13,7 @@
 //! `engine-model` (`units`, `stats`, `model`, `events`). Above it are
 //! `engine-ops` (the commands as library functions) and the binary, which
 //! cannot name this crate at all: what it needs from here, `engine-ops`
-//! lists in its `vocab` module (docs/architecture.md says why the cuts are
+//! lists in its `vocab` module (book/src/contributors/architecture.md says why the cuts are
 //! where they are).
 //!
 //! The public surface is what this crate's users call: `engine-ops`, the

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 /// (`/run/lock` is a tmpfs every user may write to, emptied at boot).
 pub(crate) const MACHINE_LOCK: &str = "/run/lock/engine-benchmark.lock";
 
-/// Settings from the environment (README, "Environment").
+/// Settings from the environment (the book, "Environment").
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// Extra profile folders searched first (`ENGINE_PROFILE_PATH`).

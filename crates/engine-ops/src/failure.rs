@@ -1,6 +1,6 @@
 //! What ends a command early: a message, a hint, and the exit code it means.
 //! Errors of the capabilities below become failures here, each with the
-//! code README.md documents ("Exit codes").
+//! code the book documents (book/src/reference/exit-codes.md).
 
 use engine::catalog::ResolveError;
 use engine::expand::ExpandError;
@@ -9,7 +9,7 @@ use engine::store::{self, StoreError};
 use engine::sweep::SweepError;
 use std::fmt;
 
-/// Exit codes (also in README.md, "Exit codes").
+/// Exit codes (also in the book, "Exit codes").
 pub mod exit {
     /// Everything asked for ran and was saved.
     pub const OK: i32 = 0;
@@ -31,7 +31,7 @@ pub mod exit {
     /// Interrupted by Ctrl-C or SIGTERM; completed tests were saved.
     pub(crate) const INTERRUPTED: i32 = 130;
 
-    /// Every code with its word for `--help` (README's table says more; a
+    /// Every code with its word for `--help` (the book's table says more; a
     /// test keeps the two in step).
     pub const TABLE: [(i32, &str); 8] = [
         (OK, "ok"),

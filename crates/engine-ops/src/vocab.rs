@@ -9,7 +9,7 @@
 //! `cli/`; the values a run's flags parse into are the request's own parts
 //! in [`crate::benchmark`], result presentation is [`crate::present`],
 //! `validate` is [`crate::validate`] and `system-info` [`crate::info::system`].
-//! The list shrinks as the rest become operations (docs/architecture.md).
+//! The list shrinks as the rest become operations (book/src/contributors/architecture.md).
 
 pub mod authoring {
     pub use engine::authoring::{pts_import, scaffold};

@@ -28,7 +28,7 @@ pub const ENGINE_CGROUP_ROOT: &str = "ENGINE_CGROUP_ROOT";
 /// /proc/self/ns); for containers that hide them, and for tests.
 pub const ENGINE_NAMESPACES_DIR: &str = "ENGINE_NAMESPACES_DIR";
 
-// Installing (README, "Installing what profiles need").
+// Installing (the book, "Installing what profiles need").
 
 /// Where downloads are looked for before the mirrors, `:`-separated: folders
 /// (holding files by name or by sha256, as `engine cache fill DIR` writes
@@ -51,7 +51,7 @@ pub const ENGINE_DOWNLOAD_UNPACK_RATIO: &str = "ENGINE_DOWNLOAD_UNPACK_RATIO";
 /// `/etc/os-release`), for package names and commands.
 pub const ENGINE_OS_RELEASE: &str = "ENGINE_OS_RELEASE";
 
-// Profile repositories (README, "Profile repositories").
+// Profile repositories (the book, "Profile repositories").
 
 /// The password of an encrypted minisign secret key (`engine repo publish`).
 pub const ENGINE_REPO_KEY_PASSWORD: &str = "ENGINE_REPO_KEY_PASSWORD";

@@ -1,4 +1,4 @@
-//! The system calls a confined command may not make (README, "Sandbox").
+//! The system calls a confined command may not make (the book, "Sandbox").
 //! A deny list on top of namespaces and a user namespace: what would let a
 //! command out of its mount, PID or user namespace, reach the kernel's
 //! global state, or read another process — `open_by_handle_at` (the
@@ -441,7 +441,7 @@ mod cost {
     }
 
     /// What the filters cost a system call they do not name (median of 7
-    /// pairs): `cargo test -p engine seccomp_cost -- --ignored --nocapture`.
+    /// pairs): `cargo test -p engine-sys seccomp_cost -- --ignored --nocapture`.
     /// 26–28 ns here (2026-12-04), the same with a binary search in front
     /// of seccompiler's linear one (tried; 38 ns): the kernel's action
     /// cache already skips the filter for a call it always allows, and

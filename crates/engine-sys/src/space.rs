@@ -21,7 +21,7 @@
 use crate::safepath::Dir;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 const WATCH_CLOSE: Duration = Duration::from_millis(10);
@@ -34,13 +34,19 @@ pub enum Trip {
     /// The file system is nearly full, the test holds less than its limit:
     /// something else filled it, or the test wrote where engine cannot see.
     CannotTell { lost: u64, held: u64 },
+    /// The test's processes hold more open files than engine can look at
+    /// within [`COUNT_WITHIN`] (a descriptor table filled to slow the count).
+    Uncountable,
 }
+
+/// How long the count of what a test's processes hold open may take.
+pub const COUNT_WITHIN: Duration = Duration::from_secs(1);
 
 /// What the watchdog asks of the test it watches.
 pub trait Watched: Send + 'static {
     /// Bytes of files the test's processes keep open or mapped after
-    /// removing them.
-    fn held_deleted(&self) -> u64;
+    /// removing them; `None` when they could not be counted by `deadline`.
+    fn held_deleted(&self, deadline: Instant) -> Option<u64>;
     /// Stops the test at once.
     fn stop(&self);
 }
@@ -69,6 +75,16 @@ impl Watchdog {
             })
             .ok()?;
         Some(Watchdog { stop, trip, thread: Some(thread) })
+    }
+
+    /// Stops watching (waiting for a measure under way, which is bounded)
+    /// and says why it stopped the test, if it did.
+    pub fn finish(mut self) -> Option<Trip> {
+        self.stop.store(1, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.tripped()
     }
 
     /// Why it stopped the test, if it did.
@@ -108,18 +124,31 @@ pub fn explain(trip: Trip, limit: u64, who: &str, what: &str, size: fn(u64) -> S
             size(limit),
             size(held)
         ),
+        Trip::Uncountable => format!(
+            "the {who}'s processes hold more open files than engine can count within {} s, so what it writes cannot be measured ({what})",
+            COUNT_WITHIN.as_secs()
+        ),
     }
 }
 
-/// The file system's free bytes, free inodes and size in bytes.
-pub fn free_of(d: &Dir) -> Option<(u64, u64, u64)> {
+/// The file system's free bytes (what users other than root may still
+/// use: root's reserve counts as full), free inodes, size in bytes and
+/// inodes.
+pub fn free_of(d: &Dir) -> Option<(u64, u64, u64, u64)> {
     use std::os::fd::AsRawFd;
     // SAFETY: zeroed statfs is a valid out-parameter; a valid descriptor.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     (unsafe { libc::fstatfs(d.fd().as_raw_fd(), &mut st) } == 0).then(|| {
         let block = st.f_bsize as u64;
-        (st.f_bfree as u64 * block, st.f_ffree as u64, st.f_blocks as u64 * block)
+        (st.f_bavail as u64 * block, st.f_ffree as u64, st.f_blocks as u64 * block, st.f_files as u64)
     })
+}
+
+/// Free inodes under which a file system counts as full: 1 % of them, at
+/// least 1,000, at most a tenth (file systems that make inodes as needed
+/// report none and never count as full).
+pub fn inodes_nearly_full(total: u64) -> u64 {
+    (total / 100).max(1000).min(total / 10)
 }
 
 /// Free space under which a file system counts as full: 1 % of it, at
@@ -138,17 +167,25 @@ pub fn nearly_full(size: u64) -> u64 {
 /// fast writer is stopped near the limit, not a quarter-second past it.
 fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> Option<Trip> {
     let first = dirs.first()?;
-    let (base, base_inodes, size) = free_of(first)?;
-    let inodes = inode_limit(limit);
-    let (held, held_entries) = measure(dirs, watched);
-    let (mut next, mut next_inodes) = (limit.saturating_sub(held), inodes.saturating_sub(held_entries));
+    let (base, base_inodes, size, total_inodes) = free_of(first)?;
+    let Measured::Held(held, held_entries) = measure(dirs, watched) else { return Some(Trip::Uncountable) };
+    // Never more entries than the file system can give short of its reserve.
+    let inode_room = base_inodes.saturating_sub(inodes_nearly_full(total_inodes));
+    let inodes = inode_limit(limit).min(held_entries + inode_room);
+    let (allowance, inode_allowance) = (limit.saturating_sub(held), inodes.saturating_sub(held_entries));
+    let (mut next, mut next_inodes) = (allowance, inode_allowance);
     let (mut was, mut was_inodes, mut every) = (0u64, 0u64, WATCH_EVERY);
     while stop.load(Ordering::Relaxed) == 0 {
         std::thread::sleep(every);
-        let (free, free_inodes, _) = free_of(first)?;
+        let (free, free_inodes, _, _) = free_of(first)?;
         let (lost, lost_inodes) = (base.saturating_sub(free), base_inodes.saturating_sub(free_inodes));
-        // Full, and not as it was when the test began.
-        let full = free < nearly_full(size) && lost > limit.saturating_sub(held);
+        // Full, and not as it was when the test began: stopped at once,
+        // whatever the count below finds (it only says why).
+        let full = (free < nearly_full(size) && lost > allowance)
+            || (total_inodes > 0 && free_inodes < inodes_nearly_full(total_inodes) && lost_inodes > inode_allowance);
+        if full {
+            watched.stop();
+        }
         // Within two normal periods of the next check at this rate: read
         // often until past it.
         let per = |now: u64, before: u64| {
@@ -162,7 +199,7 @@ fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> O
         if lost <= next && lost_inodes <= next_inodes && !full {
             continue;
         }
-        let (bytes, entries) = measure(dirs, watched);
+        let Measured::Held(bytes, entries) = measure(dirs, watched) else { return Some(Trip::Uncountable) };
         if bytes > limit || entries > inodes {
             return Some(Trip::Over);
         }
@@ -176,18 +213,26 @@ fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> O
     None
 }
 
+enum Measured {
+    /// Bytes and entries.
+    Held(u64, u64),
+    /// Its open files could not be counted in time.
+    Uncountable,
+}
+
 /// What the test holds: bytes (its directories' and the removed files it
 /// keeps open) and entries; deeper than the walk goes counts as over.
-fn measure(dirs: &[Dir], watched: &impl Watched) -> (u64, u64) {
-    let (mut bytes, mut entries) = (watched.held_deleted(), 0);
+fn measure(dirs: &[Dir], watched: &impl Watched) -> Measured {
+    let Some(mut bytes) = watched.held_deleted(Instant::now() + COUNT_WITHIN) else { return Measured::Uncountable };
+    let mut entries = 0;
     for d in dirs {
         let u = d.usage_bounded();
         if u.deeper {
-            return (u64::MAX, u64::MAX);
+            return Measured::Held(u64::MAX, u64::MAX);
         }
-        (bytes, entries) = (bytes + u.bytes, entries + u.entries);
+        (bytes, entries) = (bytes.saturating_add(u.bytes), entries + u.entries);
     }
-    (bytes, entries)
+    Measured::Held(bytes, entries)
 }
 
 /// The inode of a namespace descriptor (what /proc/PID/ns/net links name).
@@ -208,7 +253,7 @@ fn in_netns(inode: u64) -> Vec<i32> {
 
 /// Bytes of files that processes in the network namespace `inode` hold
 /// open after removing them (each file counted once).
-fn held_deleted(inode: u64) -> u64 {
+fn held_deleted(inode: u64, deadline: Instant) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     let mut seen = std::collections::HashSet::new();
     let mut total = 0;
@@ -218,6 +263,9 @@ fn held_deleted(inode: u64) -> u64 {
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten();
         let maps = std::fs::read_dir(format!("/proc/{pid}/map_files")).into_iter().flatten();
         for fd in fds.chain(maps).flatten() {
+            if Instant::now() > deadline {
+                return None;
+            }
             let deleted = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().ends_with(" (deleted)"));
             // The /proc link reaches the open file itself, not a path.
             if let (true, Ok(m)) = (deleted, std::fs::metadata(fd.path()))
@@ -228,7 +276,7 @@ fn held_deleted(inode: u64) -> u64 {
             }
         }
     }
-    total
+    Some(total)
 }
 
 /// A confined test or build, as its watchdog sees it: the processes in
@@ -236,8 +284,8 @@ fn held_deleted(inode: u64) -> u64 {
 pub(crate) struct Netns(pub(crate) u64);
 
 impl Watched for Netns {
-    fn held_deleted(&self) -> u64 {
-        held_deleted(self.0)
+    fn held_deleted(&self, deadline: Instant) -> Option<u64> {
+        held_deleted(self.0, deadline)
     }
     fn stop(&self) {
         kill_netns(self.0);
@@ -259,8 +307,8 @@ mod tests {
 
     struct Flag(Arc<AtomicBool>);
     impl Watched for Flag {
-        fn held_deleted(&self) -> u64 {
-            0
+        fn held_deleted(&self, _: Instant) -> Option<u64> {
+            Some(0)
         }
         fn stop(&self) {
             self.0.store(true, Ordering::Relaxed);

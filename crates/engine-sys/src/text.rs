@@ -2,7 +2,7 @@
 //! results, plugins and the output of the commands a test runs are written
 //! by someone else; what they say reaches terminals, spreadsheets, Markdown
 //! viewers and XML readers. Each function here is the one rule for one of
-//! those places (README, "Sandbox"):
+//! those places (the book, "Sandbox"):
 //!
 //! - [`terminal`]: control characters other than newline and tab shown as
 //!   visible escapes (`\e`, `\x07`, `\u{9b}`), never sent; [`one_line`]

@@ -31,7 +31,7 @@ pub struct BenchmarkArgs {
     pub budget: Option<Duration>,
     /// Set each test up afresh N times (its folder, `pre_test`, io's file layout; on
     /// --device the file system too), trials in each set-up, so the interval covers what
-    /// changes between set-ups (README, "Set-ups"); --runs N splits N trials among them
+    /// changes between set-ups (the book, "Statistics": set-ups); --runs N splits N trials among them
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub setups: Option<u32>,
     /// Run N trials first and discard them (overrides the profile's `trials.warmup`)
@@ -118,7 +118,7 @@ pub struct BenchmarkArgs {
     #[arg(long, help_heading = "Hygiene")]
     pub fstrim: bool,
     /// Run every external profile confined (namespaces, read-only root, a cgroup;
-    /// README, "Sandbox"); profiles from a repository and `sandbox: true` ones always are
+    /// the book, "The sandbox"); profiles from a repository and `sandbox: true` ones always are
     #[arg(long, conflicts_with = "no_sandbox", help_heading = "Sandbox")]
     pub sandbox: bool,
     /// Run no profile confined, repository profiles included (asks on a terminal,

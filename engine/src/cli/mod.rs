@@ -144,7 +144,9 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
 /// (from `ops::failure::exit`, the one table).
 fn after_help() -> String {
     format!(
-        "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\n{}",
+        "State lives in ENGINE_HOME (default: $XDG_DATA_HOME/engine or ~/.local/share/engine).\n{}\n\
+         The manual is the book in the source's book/ folder (chapters \"Getting started\", \"Running\n\
+         benchmarks\", \"Comparing\", \"Profile format\", \"Reference\"); `mdbook build book` makes it.",
         engine_ops::exit::summary()
     )
 }

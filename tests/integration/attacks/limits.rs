@@ -433,6 +433,74 @@ fn a_build_that_fills_the_disk_is_stopped_short_of_full() {
     }
 }
 
+/// The red team's ways past a build's watchdog, each on a 1 GiB ext4 with
+/// root's usual 5 % reserve over ENGINE_HOME: entries until the file system
+/// has no inode left (the entry limit sat above ext4's own count); writing
+/// into root's reserve (free space was read as root sees it); one
+/// `fallocate` of the whole disk (faster than any watch); a build that
+/// replaced its log so the overgrown folder was kept; and 400,000 open
+/// descriptors that held the count — and the disk full — for a minute.
+/// Each install fails naming the limit, promptly, and leaves the file
+/// system as it found it.
+#[test]
+#[ignore = "needs root"]
+fn a_build_cannot_leave_the_disk_full_by_inodes_reserve_fallocate_log_or_descriptors() {
+    require_root();
+    let env = Env::new();
+    let fs = crate::loopdev::LoopFs::new(1024, "defaults");
+    let home = env.home.path().to_str().unwrap().to_owned();
+    let ok = std::process::Command::new("mount").args([fs.dev.as_str(), &home]).status();
+    assert!(ok.unwrap().success(), "mount {}", fs.dev);
+    let _mounted = crate::loopdev::Unmount(&home);
+    let statfs = || {
+        // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        let c = std::ffi::CString::new(home.as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
+        (st.f_bavail as u64 * st.f_bsize as u64, st.f_ffree as u64)
+    };
+    let profile = |id: &str, build: &str| {
+        env.profile(
+            id,
+            &format!("id: {id}\nversion: 1.0.0\ntitle: Fill\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{build}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
+        );
+    };
+    profile("inodes", "mkdir \"$INSTALL_DIR/m\" && cd \"$INSTALL_DIR/m\" && seq 1 200000 | xargs touch; exit 0");
+    profile(
+        "reserve",
+        "i=0; while fallocate -l 3G \"$INSTALL_DIR/f$i\" 2>/dev/null || fallocate -l 64M \"$INSTALL_DIR/g$i\"; do i=$((i+1)); done; sleep 5; exit 0",
+    );
+    profile(
+        "nolog",
+        "cd \"$INSTALL_DIR\"; rm -f install.log; ln -s /nonexistent install.log; i=0; while head -c 4M /dev/zero > f$i; do i=$((i+1)); done; exit 0",
+    );
+    // Twenty processes, each with 20,000 descriptors of one removed file,
+    // then the disk filled in 4 MiB files.
+    let hog = "import os, resource, sys, time\nd = sys.argv[1]\nsoft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\nresource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))\nfor k in range(20):\n    if os.fork() == 0:\n        p = os.path.join(d, 'held%d' % k)\n        fd = os.open(p, os.O_CREAT | os.O_RDWR)\n        os.unlink(p)\n        for i in range(min(hard, 20000) - 10):\n            os.dup(fd)\n        time.sleep(600)\ntime.sleep(3)\ni = 0\nwhile True:\n    try:\n        open(os.path.join(d, 'f%d' % i), 'wb').write(bytes(4 << 20))\n    except OSError:\n        break\n    i += 1\ntime.sleep(600)\n";
+    let dir = env.profiles.path().join("test-profiles/fds");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hog.py"), hog).unwrap();
+    profile("fds", "python3 \"{{profile_dir}}/hog.py\" \"$INSTALL_DIR\"");
+    let (start, start_inodes) = statfs();
+    for id in ["inodes", "reserve", "nolog", "fds"] {
+        let t = Instant::now();
+        let r = env.run_within(&["install", id], Duration::from_secs(120));
+        assert_eq!(r.code, 5, "{id}: {r:?}");
+        assert!(r.stderr.contains("was stopped: "), "{id}: {r:?}");
+        // (the descriptors held the count, and the disk full, for 64 s)
+        assert!(t.elapsed() < Duration::from_secs(40), "{id}: took {:?}", t.elapsed());
+        let (free, inodes) = statfs();
+        assert!(free + (32 << 20) > start, "{id}: {free} of {start} bytes free after");
+        assert!(inodes + 100 > start_inodes, "{id}: {inodes} of {start_inodes} inodes free after");
+        let left: Vec<_> = std::fs::read_dir(env.home.path().join(format!("installed/{id}@1.0.0")))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.iter().all(|n| n == "install.log"), "{id}: left {left:?}");
+    }
+}
+
 /// A confined command cannot forge its exit: it cannot reach the status
 /// pipe its namespace's init writes (init is the host's root, the command
 /// an unprivileged id outside), and a command that failed fails.

@@ -334,7 +334,7 @@ fn no_engine_profile_carries_compilebench_s_label() {
     assert_eq!(profile("compile")["title"], "Compile Trees (engine)");
 }
 
-/// The profiles of this group, whose rows README's PTS compatibility
+/// The profiles of this group, whose rows the book's PTS compatibility
 /// table holds between its `builds` markers.
 const GROUP: [&str; 16] = [
     "compile",
@@ -355,11 +355,11 @@ const GROUP: [&str; 16] = [
     "nginx",
 ];
 
-/// README's rows name each profile by its current title: a rename (or a
+/// the book's rows name each profile by its current title: a rename (or a
 /// profile that stops doing PTS's work) shows up there.
 #[test]
 fn readme_rows_name_each_profile_of_the_group_by_its_title() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("book/src/pts.md")).unwrap();
     let start = readme.find("<!-- pts-rows: builds").expect("the builds marker");
     let end = readme.find("<!-- /pts-rows: builds -->").expect("its end marker");
     let rows = &readme[start..end];

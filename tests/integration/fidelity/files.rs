@@ -640,7 +640,7 @@ fn sqlite_entries_run_pts_script() {
     let def = pts_def("sqlite-2.3.0");
     let (title, version) = title_line("sqlite");
     assert_eq!(title, def.title);
-    // SQLite 3.40 here, 3.50.4 in PTS 2.3.x: one release line (README).
+    // SQLite 3.40 here, 3.50.4 in PTS 2.3.x: one release line (the book).
     assert_eq!(version.split('.').next(), def.app_version.split('.').next());
     let env = Env::new();
     for t in pts_tests(&def) {
@@ -767,7 +767,7 @@ fn pgbench_same(t: &PtsTest, lines: &[String]) {
 /// timed pgbench, drops the database and stops the server, as PTS's wrapper
 /// does; the server's settings and the cluster's are PTS's. The PostgreSQL
 /// is this machine's (its major version is engine's app_version, not PTS's
-/// 18), so PTS's rows are never engine's (README, "PTS compatibility").
+/// 18), so PTS's rows are never engine's (the book, "PTS compatibility").
 #[test]
 fn pgbench_entries_run_pts_commands_on_this_postgresql() {
     let def = pts_def("pgbench-1.16.2");

@@ -519,17 +519,17 @@ fn own_storage_variants_never_carry_a_pts_title() {
     }
 }
 
-/// README's storage rows name each profile of the group with the
+/// the book's storage rows name each profile of the group with the
 /// major.minor it has: a version change that is not in the table fails.
 #[test]
 fn readme_storage_rows_name_the_profiles_as_they_are() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("book/src/pts.md")).unwrap();
     let start = readme.find("<!-- pts-rows: storage").expect("the storage rows");
     let end = readme.find("<!-- /pts-rows: storage -->").expect("their end");
     let rows = &readme[start..end];
     for id in ["fio", "fio-v1", "iozone", "io-patterns", "tiobench", "tiobench-io"] {
         let v = semver::Version::parse(&load(id).profile.version).unwrap();
         let name = format!("`{id}@{}.{}`", v.major, v.minor);
-        assert!(rows.contains(&name), "README's storage rows do not name {name}");
+        assert!(rows.contains(&name), "the book's storage rows do not name {name}");
     }
 }

@@ -203,7 +203,7 @@ pub fn import(dir: &Path, packages: &Packages) -> Result<Imported, ImportError> 
         relevant_env: Vec::new(),
         install,
         // Always: a converted profile's shell steps were written for PTS by
-        // someone else, and run confined (README, "Sandbox").
+        // someone else, and run confined (the book, "Sandbox").
         sandbox: Some(SandboxDef::On(true)),
         // It stays a shared profile, which cannot give itself more than the
         // sandbox's defaults.

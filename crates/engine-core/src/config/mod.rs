@@ -15,7 +15,7 @@ const MAX_BYTES: u64 = 64 * 1024;
 /// One key the file may set.
 pub struct Spec {
     pub key: &'static str,
-    /// What it sets, for `engine config list` and the README.
+    /// What it sets, for `engine config list` and the book.
     pub about: &'static str,
     /// The value as a flag would be given, checked as the flag checks it.
     pub check: fn(&str) -> Result<(), String>,

@@ -51,16 +51,18 @@ const BUILD_SPACE: u64 = 16 << 30;
 /// What a confined build's space limit is, for its failure's message.
 pub(crate) const SPACE_WHAT: &str = "an install's build may add 16 GiB to its unpacked downloads, or what its file system had free less a reserve (1 %, at least 64 MiB), whichever is less";
 
-/// The space a confined build's folders may hold: what they hold now and
-/// what it may add ([`BUILD_SPACE`], or what the file system has free less
-/// the reserve engine keeps so the disk is never filled).
-pub(crate) fn space_limit(dirs: &[crate::sys::safepath::Dir]) -> u64 {
+/// The space a confined build's folders may hold — what they hold now and
+/// what it may add — and that room: [`BUILD_SPACE`], or what the file
+/// system has free less the reserve engine keeps so the disk is never
+/// filled.
+pub(crate) fn space_limit(dirs: &[crate::sys::safepath::Dir]) -> (u64, u64) {
     let held: u64 = dirs.iter().map(|d| d.usage_bounded().bytes).sum();
     let room = dirs
         .first()
         .and_then(crate::sys::space::free_of)
-        .map_or(0, |(free, _, size)| free.saturating_sub(crate::sys::space::nearly_full(size)));
-    held + room.min(BUILD_SPACE)
+        .map_or(0, |(free, _, size, _)| free.saturating_sub(crate::sys::space::nearly_full(size)));
+    let room = room.min(BUILD_SPACE);
+    (held + room, room)
 }
 
 /// The variables build steps see (besides engine's own environment).

@@ -120,7 +120,7 @@ pub struct Plan {
     pub adhoc: Vec<String>,
     profile: Profile,
     profile_dir: String,
-    /// Build steps run confined (README, "Sandbox"): writable only the install directory.
+    /// Build steps run confined (the book, "Sandbox"): writable only the install directory.
     pub confined: bool,
 }
 
@@ -441,6 +441,14 @@ impl Installer {
         let log = p.dir.join(LOG_FILE);
         let steps: Vec<&BuildStep> = p.build.iter().collect();
         let sandbox = if p.confined && !steps.is_empty() { Some(self.sandbox(p, &parent)?) } else { None };
+        // What the build writes is watched as a test's scratch is: past its
+        // limit (or with the disk nearly full) every step's process is
+        // stopped, before the file system fills.
+        let space = sandbox.as_ref().and_then(|(tmp, _, _)| {
+            let dirs = vec![Dir::open(&p.dir).ok()?, Dir::open(tmp.path()).ok()?];
+            let (limit, room) = build::space_limit(&dirs);
+            Some((dirs, limit, room))
+        });
         let confined = sandbox.as_ref().map(|(_, plan, shared)| crate::sys::process::Confined {
             plan,
             shared,
@@ -450,23 +458,21 @@ impl Installer {
             // and process limit, as a test's command does.
             limits: crate::sys::cgroup::Limits { memory: Some(build::memory_limit()), ..Default::default() },
             // No one file of a build past 4 GiB (a kernel's largest is a
-            // few hundred MiB).
-            file_size: Some(4 << 30),
+            // few hundred MiB), nor past the room it has: one `fallocate`
+            // fills a disk faster than any watch can see.
+            file_size: Some(space.as_ref().map_or(4 << 30, |(_, _, room)| (*room).clamp(1 << 20, 4 << 30))),
         });
-        // What the build writes is watched as a test's scratch is: past its
-        // limit (or with the disk nearly full) every step's process is
-        // stopped, before the file system fills.
-        let watchdog = sandbox.as_ref().and_then(|(tmp, _, shared)| {
-            let dirs = vec![Dir::open(&p.dir).ok()?, Dir::open(tmp.path()).ok()?];
-            let limit = build::space_limit(&dirs);
-            Some((shared.watch(dirs, limit)?, limit))
-        });
+        let watchdog = sandbox
+            .as_ref()
+            .zip(space)
+            .and_then(|((_, _, shared), (dirs, limit, _))| Some((shared.watch(dirs, limit)?, limit)));
         let built = build::run(&steps, &p.dir, &log, &p.profile_dir, confined);
-        let over = watchdog.as_ref().and_then(|(w, limit)| {
+        // Stopped first (a count under way ends within its bound), so a
+        // trip seen just before Ctrl-C still frees what the build wrote.
+        let over = watchdog.and_then(|(w, limit)| {
             let size = crate::units::format_bytes_binary;
-            w.tripped().map(|t| crate::sys::space::explain(t, *limit, "build", build::SPACE_WHAT, size))
+            w.finish().map(|t| crate::sys::space::explain(t, limit, "build", build::SPACE_WHAT, size))
         });
-        drop(watchdog);
         if over.is_some() {
             discard_build(p, &parent, &log);
         }
@@ -594,7 +600,8 @@ impl Drop for Transient {
 /// aside and removed (or quarantined) while the log stays open, then
 /// made again holding only the log.
 fn discard_build(p: &Plan, parent: &Path, log: &Path) {
-    let Ok(mut kept) = crate::sys::fs::open_regular(log) else { return };
+    // The log may be gone or replaced by the build: the rest goes anyway.
+    let kept = crate::sys::fs::open_regular(log).ok();
     let aside = parent.join(format!("{}{}-outgrown", crate::sys::fs::temp_prefix(), p.reference()));
     if std::fs::rename(&p.dir, &aside).is_err() {
         return;
@@ -602,12 +609,14 @@ fn discard_build(p: &Plan, parent: &Path, log: &Path) {
     drop(Transient(Some(aside)));
     // Its last MiB: the build could have grown the log itself.
     const KEEP: u64 = 1 << 20;
-    let len = kept.metadata().map_or(0, |m| m.len());
-    if std::fs::create_dir(&p.dir).is_ok()
-        && let Ok(mut f) = crate::sys::fs::append(log)
-        && std::io::Seek::seek(&mut kept, std::io::SeekFrom::Start(len.saturating_sub(KEEP))).is_ok()
-    {
-        let _ = std::io::copy(&mut std::io::Read::take(&mut kept, KEEP), &mut f);
+    if std::fs::create_dir(&p.dir).is_err() {
+        return;
+    }
+    if let (Some(mut kept), Ok(mut f)) = (kept, crate::sys::fs::append(log)) {
+        let len = kept.metadata().map_or(0, |m| m.len());
+        if std::io::Seek::seek(&mut kept, std::io::SeekFrom::Start(len.saturating_sub(KEEP))).is_ok() {
+            let _ = std::io::copy(&mut std::io::Read::take(&mut kept, KEEP), &mut f);
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! Which of engine's tests does a PTS result's work — decided from profile
-//! data only, and never by guessing (README, "PTS compatibility"):
+//! data only, and never by guessing (the book, "PTS compatibility"):
 //!
 //! - **the test**: an engine profile whose title is PTS's title and whose
 //!   `app_version` is in the same release line as PTS's AppVersion (Cargo's
@@ -288,7 +288,7 @@ enum UnitFit {
 
 /// Whether a PTS value labelled `pts` is engine's `ours` (of profile `id`).
 /// Only the label can be loose: a profile matched by title, version and
-/// labels reports PTS's quantity (README's rule), so where it states MiB/s
+/// labels reports PTS's quantity (the book's rule), so where it states MiB/s
 /// for PTS's "MB/s", PTS's number is MiB/s. Any other difference is another
 /// quantity, never converted on a guess.
 fn unit_fit(pts: &str, ours: &str, id: &str) -> Option<UnitFit> {

@@ -1,7 +1,7 @@
 //! What bounded a result: from one state's series and its trials' CPU
 //! time, the resource at its limit, with the numbers that show it.
 //!
-//! The rule (README, "Monitors"), on the median of the samples inside the
+//! The rule (the book, "Monitors"), on the median of the samples inside the
 //! trials (a trial's first second of ramp-up does not decide it):
 //! - `memory` when the device saw far less than the result claims (the
 //!   counters' "served from memory");

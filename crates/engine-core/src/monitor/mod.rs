@@ -2,7 +2,7 @@
 //! under test (`/sys/class/block/*/stat`) and the system (`/proc/stat`,
 //! `/proc/meminfo`, `/proc/pressure/*`, cpufreq, hwmon) every interval and
 //! at each trial's start and end; each state's trials become one
-//! [`Series`](crate::model::series::Series) (README, "Monitors").
+//! [`Series`](crate::model::series::Series) (the book, "Monitors").
 
 pub(crate) mod bound;
 pub(crate) mod derive;

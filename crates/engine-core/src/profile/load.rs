@@ -67,7 +67,7 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
     } else if msg.starts_with("unexpected end of input") {
         (
             "file is empty".to_string(),
-            "a profile starts with `id:`, `version:`, `title:`; see README.md, \"Write your first profile\""
+            "a profile starts with `id:`, `version:`, `title:`; see the book, \"Your first profile\" (book/src/profiles/first-profile.md)"
                 .to_string(),
         )
     } else if msg.starts_with("duplicate mapping key") {
@@ -90,7 +90,10 @@ fn serde_diag(file: &str, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
     } else if msg.contains("expected string") || msg.contains("expected a string") {
         (msg.clone(), "this place needs a single value; quote it if it contains `:` or `#`".to_string())
     } else {
-        (msg.clone(), "see schemas/profile.schema.json or README.md, \"Profile format\"".to_string())
+        (
+            msg.clone(),
+            "see schemas/profile.schema.json or the book, \"Profile format\" (book/src/profiles/format.md)".to_string(),
+        )
     };
     Diagnostic::new(file, pos, msg).with_hint(hint)
 }

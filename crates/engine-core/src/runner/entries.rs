@@ -79,7 +79,7 @@ pub(super) fn build(
         entry.notes = crate::stats::shape::notes(&entry.units());
         if let Some(l) = crate::stats::levels::Levels::of(&entry.trials, &entry.setups) {
             entry.notes.push(format!(
-                "{} set-ups: {:.0} % of a trial's variance is between set-ups (README, \"Set-ups\")",
+                "{} set-ups: {:.0} % of a trial's variance is between set-ups (the book, \"Statistics\": set-ups)",
                 l.k,
                 l.setup_share_pct()
             ));

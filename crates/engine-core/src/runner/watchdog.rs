@@ -36,8 +36,9 @@ struct Flagged {
 }
 
 impl Watched for Flagged {
-    fn held_deleted(&self) -> u64 {
-        own_deleted(self.dev)
+    fn held_deleted(&self, _: std::time::Instant) -> Option<u64> {
+        // engine's own descriptors: as many as it opened for the plugin.
+        Some(own_deleted(self.dev))
     }
     fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -52,7 +52,7 @@ pub enum TestEnd<'a> {
 }
 
 /// The device line a display may show while trials run: the first device
-/// under test, as the monitor's sampler last read it (README, "Monitors").
+/// under test, as the monitor's sampler last read it (the book, "Monitors").
 #[derive(Debug)]
 pub struct Live {
     /// `vda`, `loop3`.

@@ -99,7 +99,7 @@ pub enum Event {
     Message { text: String },
     /// The last line: how the run ended. Always written, also after an error.
     RunFinished {
-        /// The exit code engine is about to return (see README, "Exit codes").
+        /// The exit code engine is about to return (see the book, "Exit codes").
         exit_code: i32,
         /// The result saved to, and its file, when one exists.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,5 +1,5 @@
 //! What the user grants a shared profile beyond engine's defaults for one
-//! run (`--grant KEY=VALUE`, README "Sandbox"). A profile from a repository
+//! run (`--grant KEY=VALUE`, the book, "Sandbox"). A profile from a repository
 //! or imported from PTS cannot loosen its own confinement — more writable
 //! places, processes, memory, scratch space, time, plugin memory or plugin
 //! time than the defaults give — unless the user names the grant here; the

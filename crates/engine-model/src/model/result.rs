@@ -19,7 +19,7 @@ pub struct ResultFile {
     pub description: String,
     /// A fleet's result (30 identifiers or more) keeps its trials' counters
     /// (`trial_io`) and its systems' `details` in this file beside it
-    /// (README, "Fleets"); engine attaches them when a command needs them.
+    /// (the book, "Fleets"); engine attaches them when a command needs them.
     /// Near the top, so a saved result's bulk is found without parsing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bulk: Option<String>,
@@ -253,7 +253,7 @@ pub struct LeftOut {
 }
 
 /// A PTS result's own identity, and how import lined it up with engine's
-/// tests (README, "PTS compatibility").
+/// tests (the book, "PTS compatibility").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PtsOrigin {
@@ -472,7 +472,7 @@ pub struct ResultEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_from_memory: Option<String>,
     /// What bounded the result during its trials, from the monitors and the
-    /// counters (README, "Monitors"); absent when nothing was at its limit.
+    /// counters (the book, "Monitors"); absent when nothing was at its limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<Bound>,
     /// When the test finished (RFC 3339, UTC).
@@ -481,7 +481,7 @@ pub struct ResultEntry {
     #[serde(default)]
     pub logs: Option<String>,
     /// The time series of the devices and the system around the trials
-    /// (`monitor.json.gz`, relative to the result folder; README, "Monitors").
+    /// (`monitor.json.gz`, relative to the result folder; the book, "Monitors").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<String>,
 }

@@ -100,7 +100,7 @@ fn is_zero(n: &u64) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Metric {
-    /// `util`, `read_mb_s`, `cpu_iowait` … (README, "Monitors").
+    /// `util`, `read_mb_s`, `cpu_iowait` … (the book, "Monitors").
     pub name: String,
     /// The device (`vda`, `loop3`), or `system`.
     pub source: String,

@@ -1,4 +1,4 @@
-//! When to stop (README.md, "Statistics"): after the scheduled trials, add one
+//! When to stop (the book, "Statistics"): after the scheduled trials, add one
 //! at a time while the 95 % confidence interval of the mean (t-distribution)
 //! is wider than the target, within the test's time budget — and only while
 //! the budget can reach the target. Drift and two groups of values are

@@ -1,4 +1,4 @@
-//! The statistics rule, in one place (README.md, "Statistics"): summary
+//! The statistics rule, in one place (the book, "Statistics"): summary
 //! statistics, outliers, drift, shapes, and when to add trials.
 
 pub mod adaptive;

@@ -57,7 +57,7 @@ pub struct Request {
     /// `--monitor`, `--monitor-interval`: whether and how often the devices
     /// and the system are sampled around every trial.
     pub monitor: engine::monitor::Monitoring,
-    /// `--setups N`: each test set up afresh N times (README, "Set-ups").
+    /// `--setups N`: each test set up afresh N times (the book, "Statistics": set-ups).
     pub setups: Option<u32>,
     /// `--equivalence PCT` (or config.toml's): the margin an interleaved
     /// run's verdict stop settles "equivalent" within; `None`: 2.
@@ -172,7 +172,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The exit code README.md documents for it.
+    /// The exit code the book documents for it.
     pub fn exit_code(&self) -> i32 {
         match self {
             Outcome::DryRun(_) => exit::OK,

@@ -1,4 +1,4 @@
-//! Confinement of a command from a shared profile (README, "Sandbox"): an
+//! Confinement of a command from a shared profile (the book, "Sandbox"): an
 //! empty world plus what it was given, as bubblewrap builds one. Its root
 //! is a fresh tmpfs (`pivot_root`, the host's root detached) holding
 //! read-only binds of what programs need — `/usr` and the `/bin`, `/sbin`,

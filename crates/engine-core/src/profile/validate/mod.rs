@@ -115,7 +115,11 @@ impl Checker<'_> {
                 let d = Diagnostic::new(self.file, at, format!("placeholder `{{{{{name}}}}}` is not a valid name"));
                 self.out.push(d.with_hint("names use letters, digits, `_` and `-`, starting with a letter or `_`"));
             }
-            Err(e) => self.at_value(path, e.to_string(), Some("see README.md, \"Placeholders\"".into())),
+            Err(e) => self.at_value(
+                path,
+                e.to_string(),
+                Some("see the book, \"Profile format\": placeholders (book/src/profiles/format.md)".into()),
+            ),
         }
     }
 }

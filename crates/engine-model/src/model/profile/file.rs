@@ -65,7 +65,7 @@ pub struct Profile {
     /// profile's install directory (`{{install_dir}}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<Install>,
-    /// Run the external executor, its steps and servers confined (README,
+    /// Run the external executor, its steps and servers confined (the book,
     /// "Sandbox"): `true`, or what the test needs beyond the sandbox's
     /// defaults. Profiles from a repository run confined whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]

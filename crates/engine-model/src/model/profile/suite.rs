@@ -25,7 +25,7 @@ pub struct Suite {
     /// overrides it. The outermost suite that sets one wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor_interval: Option<Duration>,
-    /// Set-ups of each test (README, "Set-ups"), over the profiles' own;
+    /// Set-ups of each test (the book, "Set-ups"), over the profiles' own;
     /// `--setups` overrides it. The outermost suite that sets one wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setups: Option<u32>,

@@ -4,7 +4,7 @@ use crate::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How many trials run (the statistics rule is in the README).
+/// How many trials run (the statistics rule is in the book).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Trials {
@@ -42,7 +42,7 @@ pub struct Trials {
     /// Set-ups per run (default 1): the test's folder, `pre_test` and its
     /// workload's set-up (io's file layout) are made afresh this many times,
     /// trials in each; the interval of a mean then comes from the set-ups'
-    /// means (README, "Set-ups"). `--setups` overrides it; a suite's over it.
+    /// means (the book, "Set-ups"). `--setups` overrides it; a suite's over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setups: Option<u32>,
 }
