@@ -9,6 +9,10 @@
 # Then what confinement adds to one system call (`dd bs=1`).
 # Root (the sandbox's namespaces and cgroups). Needs the tools
 # (scripts/install-deps.sh --tests).
+# Then a compile: Linux 6.1 with tinyconfig, one trial a side per round
+# (BENCH_KERNEL=0 skips its ~6 minutes a round).
+# BENCH_ONLY=nginx,pgbench,kernel runs only the parts whose names it lists
+# (a test's profile id, `syscalls`, `setup`, `kernel`).
 # Usage: scripts/bench-sandbox.sh [ROUNDS] [TARGET_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,14 +41,18 @@ YAML
 # order swapped every round): this machine's level drifts by tens of per
 # cent over minutes, so both sides of a ratio are measured minutes apart at
 # most.
-python3 - "$work/profiles/suites/bench-sandbox.yaml" "$work/profiles/suites" <<'PY'
-import sys
+# `wanted NAME`: whether BENCH_ONLY (when set) lists NAME.
+wanted() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
+python3 - "$work/profiles/suites/bench-sandbox.yaml" "$work/profiles/suites" "${BENCH_ONLY:-}" <<'PY'
+import re, sys
 lines = open(sys.argv[1]).read().splitlines()
+only = [n for n in sys.argv[3].split(",") if n]
 items = [l for l in lines if l.startswith("  - ")]
+items = [l for l in items if not only or re.search(r"profile: ([\w-]+)", l).group(1) in only]
 for i, l in enumerate(items):
     open(f"{sys.argv[2]}/bench-sandbox-{i}.yaml", "w").write(f"title: Test {i}\ntests:\n{l}\n")
 PY
-ntests=$(ls "$work/profiles/suites" | grep -c '^bench-sandbox-')
+ntests=$(ls "$work/profiles/suites" | grep -c '^bench-sandbox-' || true)
 for t in $(seq 0 $((ntests - 1))); do
   for r in $(seq 1 "$rounds"); do
     if [ $((r % 2)) = 1 ]; then order="sandbox no-sandbox"; else order="no-sandbox sandbox"; fi
@@ -55,7 +63,7 @@ for t in $(seq 0 $((ntests - 1))); do
     done
   done
 done
-python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
+[ "$ntests" = 0 ] || python3 - "$ENGINE_HOME/results" "$rounds" <<'PY'
 import json, os, statistics, sys
 root, rounds = sys.argv[1], int(sys.argv[2])
 vals = {}
@@ -116,7 +124,7 @@ executor:
 results: [{id: s, unit: Seconds, proportion: LIB}]
 parsers: [{result: s, wall_time: true}]
 YAML
-paired syscalls s 5 | { read -r a b n; python3 -c "a, b = $a, $b; print(f'4 M system calls (dd bs=1): confined {a:.3f} s, unconfined {b:.3f} s: {(a - b) / 4e6 * 1e9:.0f} ns more per call')"; }
+wanted syscalls && paired syscalls s 5 | { read -r a b n; python3 -c "a, b = $a, $b; print(f'4 M system calls (dd bs=1): confined {a:.3f} s, unconfined {b:.3f} s: {(a - b) / 4e6 * 1e9:.0f} ns more per call')"; }
 # What confinement adds to a trial's time, and what setting a confined
 # command up costs engine. `/bin/true` timed confined and unconfined: its
 # trials' medians (the clock runs from the command's exec to its end, so
@@ -137,7 +145,7 @@ results: [{id: s, unit: Seconds, proportion: LIB}]
 parsers: [{result: s, wall_time: true}]
 YAML
 printf 'title: true\ntests:\n  - profile: true\n' > "$work/profiles/suites/true.yaml"
-paired true u 20 | { read -r a b n; python3 -c "a, b, n = $a, $b, $n; print(f'a trial of /bin/true ({n} trials a side): confined {a * 1e3:.3f} ms, unconfined {b * 1e3:.3f} ms: {(a - b) * 1e3:.3f} ms more')"; }
+wanted setup && paired true u 20 | { read -r a b n; python3 -c "a, b, n = $a, $b, $n; print(f'a trial of /bin/true ({n} trials a side): confined {a * 1e3:.3f} ms, unconfined {b * 1e3:.3f} ms: {(a - b) * 1e3:.3f} ms more')"; }
 # `took MODE RUNS`: engine's wall time for RUNS trials of /bin/true, seconds.
 took() {
   local t0 t1
@@ -147,8 +155,21 @@ took() {
   python3 -c "print($t1 - $t0)"
 }
 slopes=()
-for r in $(seq 1 "$rounds"); do
+wanted setup && for r in $(seq 1 "$rounds"); do
   s20=$(took sandbox 20); s60=$(took sandbox 60); u20=$(took no-sandbox 20); u60=$(took no-sandbox 60)
   slopes+=("$(python3 -c "print((($s60 - $s20) - ($u60 - $u20)) / 40)")")
 done
-python3 -c "import statistics; v = [$(IFS=,; echo "${slopes[*]}")]; print(f'set-up per confined command (engine wall time, 20 vs 60 trials, median of {len(v)} rounds): {statistics.median(v) * 1e3:.2f} ms')"
+wanted setup && python3 -c "import statistics; v = [$(IFS=,; echo "${slopes[*]}")]; print(f'set-up per confined command (engine wall time, 20 vs 60 trials, median of {len(v)} rounds): {statistics.median(v) * 1e3:.2f} ms')"
+# A compile: Linux 6.1 (Debian's linux-source-6.1) built with tinyconfig,
+# confined and not, one trial a side per round (each about 3 minutes on 2
+# cores, the tree unpacked and configured untimed before it). Skipped, and
+# said so, where the source package is not installed or BENCH_KERNEL=0.
+if ! wanted kernel; then
+  :
+elif [ "${BENCH_KERNEL:-1}" = 1 ] && [ -f /usr/src/linux-source-6.1.tar.xz ]; then
+  printf 'title: Kernel\ntests:\n  - {profile: build-linux-kernel, options: {build: tinyconfig, source: "Linux 6.1 (Debian linux-source-6.1)"}}\n' \
+    > "$work/profiles/suites/kernel.yaml"
+  paired kernel k 1 | { read -r a b n; python3 -c "a, b, n = $a, $b, $n; print(f'Linux 6.1 tinyconfig build ({n} trials a side): confined {a:.1f} s, unconfined {b:.1f} s: ratio (as performance) {b / a:.3f}')"; }
+else
+  echo "Linux tinyconfig build: skipped (needs /usr/src/linux-source-6.1.tar.xz: scripts/install-deps.sh --tests; BENCH_KERNEL=0 skips it)"
+fi

@@ -305,22 +305,22 @@ pub fn check_entry_stats(e: &Value) {
     assert_eq!(e["min"].as_f64().unwrap(), min);
 }
 
-/// Waits until `cond` holds (or fails the test after 20 s).
-/// Every file under `dir` (folders followed, not listed; an unreadable
-/// folder lists nothing).
+/// Every file under `dir`, recursively, links not followed (a link to a
+/// folder is listed as itself); an unreadable folder lists nothing. The one
+/// walk the tests share.
 pub fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&e.path()));
         } else {
-            out.push(p);
+            out.push(e.path());
         }
     }
     out
 }
 
+/// Waits until `cond` holds (or fails the test after 20 s).
 pub fn wait_for(what: &str, cond: impl Fn() -> bool) {
     let t0 = Instant::now();
     while !cond() {

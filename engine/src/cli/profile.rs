@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 pub enum ProfileCommand {
     /// Scaffold ROOT/test-profiles/NAME/profile.yaml from a command line
     New(NewArgs),
-    /// Convert PTS test-profile folders into ROOT/test-profiles/<id>/ and say what did not convert
+    /// Convert PTS test-profile folders into `ROOT/test-profiles/<id>/` and say what did not convert
     ImportPts(ImportArgs),
 }
 
@@ -34,7 +34,7 @@ pub struct ImportArgs {
     /// PTS test-profile folders (each holding test-definition.xml)
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Folder to write test-profiles/<id>/ into
+    /// Folder to write `test-profiles/<id>/` into
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
 }

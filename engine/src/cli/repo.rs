@@ -58,7 +58,7 @@ pub struct KeygenArgs {
 
 #[derive(Args, Debug)]
 pub struct PublishArgs {
-    /// Folder holding test-profiles/<id>/, suites/<id>.yaml and results/<name>/result.json
+    /// Folder holding `test-profiles/<id>/`, `suites/<id>.yaml` and `results/<name>/result.json`
     pub dir: PathBuf,
     /// The repository folder to write (archives, index.json, index.json.minisig); upload it as it is
     #[arg(long, value_name = "OUT")]

@@ -77,10 +77,6 @@ fn the_scratch_watchdog_stops_a_writer_within_a_second() {
     assert!(written < 160 + 2000, "stopped late: {written} MiB");
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    super::walk(dir)
-}
-
 /// A server that never installed a SIGTERM handler stops at once (it is not
 /// PID 1 of its namespace, where the kernel would drop the signal); one that
 /// ignores SIGTERM is killed at its stop timeout.

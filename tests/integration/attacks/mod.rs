@@ -237,18 +237,7 @@ pub fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Every file under `dir`, recursively (not following symlinks).
-pub fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            v.extend(walk(&e.path()));
-        } else {
-            v.push(e.path());
-        }
-    }
-    v
-}
+pub use crate::common::walk;
 
 /// Everything engine wrote under its home (results, logs), as text: where a
 /// leaked secret would show.
