@@ -14,7 +14,7 @@ pub struct Monitored {
     /// Its title and options, as reports head it.
     pub heading: String,
     pub identifier: String,
-    pub series: Result<Series, String>,
+    pub series: Result<Series, engine::store::series::SeriesError>,
     /// Its own processes' stall shares (I/O, CPU, memory, per cent) from
     /// their cgroups, when confined: [`engine::model::result::own_pressure`].
     pub pressure: Option<[f64; 3]>,

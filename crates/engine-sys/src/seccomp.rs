@@ -156,11 +156,22 @@ fn families() -> Vec<SeccompRule> {
     [other, netlink].into_iter().map(|c| SeccompRule::new(c).expect("a rule with conditions")).collect()
 }
 
-fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| format!("{e:?}"))?;
+/// Why the filters could not be made (kept for every later caller: the
+/// filters are compiled once).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FilterError {
+    #[error("the system-call filter has no rules for this architecture ({0})")]
+    Arch(&'static str),
+    #[error("cannot compile the system-call filter: {0}")]
+    Compile(String),
+}
+
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, FilterError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| FilterError::Arch(std::env::consts::ARCH))?;
+    // seccompiler's errors are neither Clone nor 'static-free: kept as text.
     let f = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch)
-        .map_err(|e| format!("{e:?}"))?;
-    BpfProgram::try_from(f).map_err(|e| format!("{e:?}"))
+        .map_err(|e| FilterError::Compile(e.to_string()))?;
+    BpfProgram::try_from(f).map_err(|e| FilterError::Compile(e.to_string()))
 }
 
 /// Denies x32 system calls: load the number, EPERM at or above the bit.
@@ -177,7 +188,7 @@ fn x32_program() -> BpfProgram {
     ]
 }
 
-fn build() -> Result<Filters, String> {
+fn build() -> Result<Filters, FilterError> {
     let mut deny: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|(nr, _)| (*nr, Vec::new())).collect();
     let masked = |flag: u64| rule(0, Op::MaskedEq(flag), flag);
     deny.insert(libc::SYS_unshare, NEW_NAMESPACES.iter().map(|f| masked(*f)).collect());
@@ -237,9 +248,9 @@ fn build() -> Result<Filters, String> {
 }
 
 /// The filters, compiled on first use.
-pub fn filters() -> Result<&'static Filters, String> {
-    static F: OnceLock<Result<Filters, String>> = OnceLock::new();
-    F.get_or_init(build).as_ref().map_err(|e| format!("cannot compile the system-call filter: {e}"))
+pub fn filters() -> Result<&'static Filters, FilterError> {
+    static F: OnceLock<Result<Filters, FilterError>> = OnceLock::new();
+    F.get_or_init(build).as_ref().map_err(Clone::clone)
 }
 
 impl Filters {

@@ -45,7 +45,7 @@ pub fn run(cx: &Context, a: MonitorArgs) -> Result<i32, Failure> {
     let shown: Vec<(&str, monitor::Shown)> = found
         .iter()
         .map(|m| {
-            let series = m.series.as_ref().map_err(String::as_str);
+            let series = m.series.as_ref();
             (
                 m.test.as_str(),
                 monitor::Shown { heading: &m.heading, identifier: &m.identifier, series, pressure: m.pressure },

@@ -660,7 +660,7 @@ fn suite_settings(suite: &LoadedSuite, out: &mut [Planned], diags: &mut Diagnost
                 Diagnostic::new(
                     &suite.display,
                     suite.index.value(&[crate::profile::yaml_index::Seg::from("monitor_interval")]),
-                    why,
+                    why.to_string(),
                 )
                 .with_hint("how often the monitors sample, such as `250ms`".to_string()),
             ),

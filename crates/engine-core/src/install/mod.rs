@@ -413,6 +413,72 @@ impl Installer {
         Ok((dir, plan, shared))
     }
 
+    /// Runs the plan's build steps in its install folder (confined when the
+    /// plan is, its space watched), appending to `log`. A build that fails
+    /// leaves nothing under the state file's name; one that outgrew its
+    /// space leaves only its log.
+    fn build(&self, p: &Plan, parent: &Path, log: &Path) -> Result<(), InstallError> {
+        let steps: Vec<&BuildStep> = p.build.iter().collect();
+        let sandbox = if p.confined && !steps.is_empty() { Some(self.sandbox(p, parent)?) } else { None };
+        // What the build writes is watched as a test's scratch is: past its
+        // limit (or with the disk nearly full) every step's process is
+        // stopped, before the file system fills.
+        let space = sandbox.as_ref().and_then(|(tmp, _, _)| {
+            let dirs = vec![Dir::open(&p.dir).ok()?, Dir::open(tmp.path()).ok()?];
+            let (limit, room) = build::space_limit(&dirs);
+            Some((dirs, limit, room))
+        });
+        let confined = sandbox.as_ref().map(|(_, plan, shared)| crate::sys::process::Confined {
+            plan,
+            shared,
+            cgroups: self.confinement.as_ref().ok().and_then(Option::as_ref),
+            // A build has the sandbox's default memory (an eighth of the
+            // machine's, at least 1 GiB: the Linux kernel builds within it)
+            // and process limit, as a test's command does.
+            limits: crate::sys::cgroup::Limits { memory: Some(build::memory_limit()), ..Default::default() },
+            // No one file of a build past 4 GiB (a kernel's largest is a
+            // few hundred MiB), nor past the room it has: one `fallocate`
+            // fills a disk faster than any watch can see.
+            file_size: Some(space.as_ref().map_or(4 << 30, |(_, _, room)| (*room).clamp(1 << 20, 4 << 30))),
+        });
+        let watchdog = sandbox
+            .as_ref()
+            .zip(space)
+            .and_then(|((_, _, shared), (dirs, limit, _))| Some((shared.watch(dirs, limit)?, limit)));
+        let built = build::run(&steps, &p.dir, log, &p.profile_dir, confined);
+        // Stopped first (a count under way ends within its bound), so a
+        // trip seen just before Ctrl-C still frees what the build wrote.
+        let over = watchdog.and_then(|(w, limit)| {
+            let size = crate::units::format_bytes_binary;
+            w.finish().map(|t| crate::sys::space::explain(t, limit, "build", build::SPACE_WHAT, size))
+        });
+        if over.is_some() {
+            discard_build(p, parent, log);
+        }
+        let built = match (built, over) {
+            (Err(build::BuildError::Failed { index, command, log, .. }), Some(how)) => {
+                Err(build::BuildError::Failed { index, command, how: format!("was stopped: {how}"), log })
+            }
+            (Ok(()), Some(how)) => Err(build::BuildError::Failed {
+                index: steps.len(),
+                command: "(the build)".into(),
+                how: format!("was stopped: {how}"),
+                log: log.to_path_buf(),
+            }),
+            (built, _) => built,
+        };
+        built.map_err(|e| {
+            // Whatever a failed build left under the state file's name (its
+            // own "installed" mark, a link, a FIFO) goes; its log stays.
+            let _ = Dir::open(&p.dir).and_then(|d| d.remove(Path::new(STATE_FILE)));
+            match e {
+                build::BuildError::Interrupted { .. } => InstallError::Interrupted,
+                e => InstallError::Build(e),
+            }
+        })?;
+        Ok(())
+    }
+
     fn install_one(&self, p: &Plan, fetched: &HashMap<String, Result<Fetched, String>>) -> Result<Done, InstallError> {
         let start = Instant::now();
         // The install folder, its lock and its temporary folder are named after these.
@@ -439,64 +505,7 @@ impl Installer {
         unpack(p, &files, tmp.path(), &self.limits)?;
         replace_dir(&parent, p, tmp)?;
         let log = p.dir.join(LOG_FILE);
-        let steps: Vec<&BuildStep> = p.build.iter().collect();
-        let sandbox = if p.confined && !steps.is_empty() { Some(self.sandbox(p, &parent)?) } else { None };
-        // What the build writes is watched as a test's scratch is: past its
-        // limit (or with the disk nearly full) every step's process is
-        // stopped, before the file system fills.
-        let space = sandbox.as_ref().and_then(|(tmp, _, _)| {
-            let dirs = vec![Dir::open(&p.dir).ok()?, Dir::open(tmp.path()).ok()?];
-            let (limit, room) = build::space_limit(&dirs);
-            Some((dirs, limit, room))
-        });
-        let confined = sandbox.as_ref().map(|(_, plan, shared)| crate::sys::process::Confined {
-            plan,
-            shared,
-            cgroups: self.confinement.as_ref().ok().and_then(Option::as_ref),
-            // A build has the sandbox's default memory (an eighth of the
-            // machine's, at least 1 GiB: the Linux kernel builds within it)
-            // and process limit, as a test's command does.
-            limits: crate::sys::cgroup::Limits { memory: Some(build::memory_limit()), ..Default::default() },
-            // No one file of a build past 4 GiB (a kernel's largest is a
-            // few hundred MiB), nor past the room it has: one `fallocate`
-            // fills a disk faster than any watch can see.
-            file_size: Some(space.as_ref().map_or(4 << 30, |(_, _, room)| (*room).clamp(1 << 20, 4 << 30))),
-        });
-        let watchdog = sandbox
-            .as_ref()
-            .zip(space)
-            .and_then(|((_, _, shared), (dirs, limit, _))| Some((shared.watch(dirs, limit)?, limit)));
-        let built = build::run(&steps, &p.dir, &log, &p.profile_dir, confined);
-        // Stopped first (a count under way ends within its bound), so a
-        // trip seen just before Ctrl-C still frees what the build wrote.
-        let over = watchdog.and_then(|(w, limit)| {
-            let size = crate::units::format_bytes_binary;
-            w.finish().map(|t| crate::sys::space::explain(t, limit, "build", build::SPACE_WHAT, size))
-        });
-        if over.is_some() {
-            discard_build(p, &parent, &log);
-        }
-        let built = match (built, over) {
-            (Err(build::BuildError::Failed { index, command, log, .. }), Some(how)) => {
-                Err(build::BuildError::Failed { index, command, how: format!("was stopped: {how}"), log })
-            }
-            (Ok(()), Some(how)) => Err(build::BuildError::Failed {
-                index: steps.len(),
-                command: "(the build)".into(),
-                how: format!("was stopped: {how}"),
-                log: log.clone(),
-            }),
-            (built, _) => built,
-        };
-        built.map_err(|e| {
-            // Whatever a failed build left under the state file's name (its
-            // own "installed" mark, a link, a FIFO) goes; its log stays.
-            let _ = Dir::open(&p.dir).and_then(|d| d.remove(Path::new(STATE_FILE)));
-            match e {
-                build::BuildError::Interrupted { .. } => InstallError::Interrupted,
-                e => InstallError::Build(e),
-            }
-        })?;
+        self.build(p, &parent, &log)?;
         let seconds = start.elapsed().as_secs_f64();
         write_state(p, &log, seconds)?;
         drop(lock);

@@ -23,16 +23,21 @@ pub const INTERVALS: (Duration, Duration) = (Duration::from_millis(100), Duratio
 /// The default sampling interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 
+/// A sampling interval outside [`INTERVALS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "monitor_interval {} is not from {} to {}",
+    humantime::format_duration(*.0),
+    humantime::format_duration(INTERVALS.0),
+    humantime::format_duration(INTERVALS.1)
+)]
+pub struct IntervalError(pub Duration);
+
 /// `every` when it is within [`INTERVALS`], else why not.
-pub fn check_interval(every: Duration) -> Result<Duration, String> {
+pub fn check_interval(every: Duration) -> Result<Duration, IntervalError> {
     let (lo, hi) = INTERVALS;
     if every < lo || every > hi {
-        return Err(format!(
-            "monitor_interval {} is not from {} to {}",
-            humantime::format_duration(every),
-            humantime::format_duration(lo),
-            humantime::format_duration(hi)
-        ));
+        return Err(IntervalError(every));
     }
     Ok(every)
 }

@@ -31,7 +31,7 @@ const DEFAULT: &[&str] = &[
 pub struct Shown<'a> {
     pub heading: &'a str,
     pub identifier: &'a str,
-    pub series: Result<&'a Series, &'a str>,
+    pub series: Result<&'a Series, &'a crate::store::series::SeriesError>,
     /// The test's own processes' stall shares (I/O, CPU, memory, %), when
     /// a cgroup counted them.
     pub pressure: Option<[f64; 3]>,
@@ -60,7 +60,7 @@ pub fn text(shown: &[Shown], wanted: &[String], width: usize) -> String {
         let series = match s.series {
             Ok(series) => series,
             Err(why) => {
-                let _ = writeln!(out, "    no series: {}", text::one_line(why));
+                let _ = writeln!(out, "    no series: {}", text::one_line(&why.to_string()));
                 continue;
             }
         };
@@ -197,7 +197,7 @@ pub fn json(shown: &[(&str, &Shown)]) -> String {
             let mut v = serde_json::json!({"test": test, "heading": s.heading, "identifier": s.identifier});
             match s.series {
                 Ok(series) => v["series"] = serde_json::to_value(series).unwrap_or_default(),
-                Err(why) => v["error"] = why.into(),
+                Err(why) => v["error"] = why.to_string().into(),
             }
             if let Some([io, cpu, memory]) = s.pressure {
                 v["own_pressure_pct"] = serde_json::json!({"io": io, "cpu": cpu, "memory": memory});

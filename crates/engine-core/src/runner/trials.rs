@@ -446,7 +446,7 @@ pub(super) fn run(
     let drop_caches = settings.drop_caches || profile.hygiene.drop_caches;
     let (counters, no_counters) = match Counters::under(env.test_dir) {
         Ok(c) => (Some(c), None),
-        Err(why) => (None, Some(why)),
+        Err(why) => (None, Some(why.to_string())),
     };
     let devices: Vec<String> = counters.iter().flat_map(|c| c.names().map(str::to_string)).collect();
     let mut t = Trials {

@@ -7,7 +7,7 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The file name of a series, in its test's log folder.
 pub const FILE: &str = "monitor.json.gz";
@@ -27,43 +27,63 @@ pub(crate) fn write(path: &Path, s: &Series) -> std::io::Result<()> {
     crate::sys::fs::write_atomic(path, &gz.finish()?)
 }
 
+/// Why a series file could not be read, in words a view can show.
+#[derive(Debug, thiserror::Error)]
+pub enum SeriesError {
+    #[error("`{0}` is not a path inside the result folder")]
+    Outside(String),
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{} is larger than {} MiB", path.display(), MAX_PACKED >> 20)]
+    TooLarge { path: PathBuf },
+    #[error("{} is not a gzip file: {source}", path.display())]
+    NotGzip { path: PathBuf, source: std::io::Error },
+    #[error("{} unpacks to more than {} MiB", path.display(), max >> 20)]
+    Unpacks { path: PathBuf, max: u64 },
+    #[error("{}: not a series file: {source}", path.display())]
+    Json { path: PathBuf, source: serde_json::Error },
+    #[error("{}: {what}", path.display())]
+    Inconsistent { path: PathBuf, what: String },
+}
+
 /// Reads the series `rel` names in result folder `folder` (no symlink is
-/// followed, only a regular file is read); why not, in words a view can show.
-pub fn read_in(folder: &Path, rel: &str) -> Result<Series, String> {
-    let rel = inside(rel)
-        .ok_or_else(|| format!("`{}` is not a path inside the result folder", crate::sys::text::one_line(rel)))?;
+/// followed, only a regular file is read).
+pub fn read_in(folder: &Path, rel: &str) -> Result<Series, SeriesError> {
+    let rel = inside(rel).ok_or_else(|| SeriesError::Outside(crate::sys::text::one_line(rel).into_owned()))?;
     let path = folder.join(rel);
     let f = crate::sys::safepath::Dir::open(folder)
         .and_then(|d| d.open_regular(rel))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|source| SeriesError::Read { path: path.clone(), source })?;
     decode(f, &path, MAX_UNPACKED)
 }
 
 /// The series in `f` (read from `path`), at most `max_unpacked` bytes of JSON.
-fn decode(f: std::fs::File, path: &Path, max_unpacked: u64) -> Result<Series, String> {
+fn decode(f: std::fs::File, path: &Path, max_unpacked: u64) -> Result<Series, SeriesError> {
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_PACKED {
-        return Err(format!("{} is larger than {} MiB", path.display(), MAX_PACKED >> 20));
+        return Err(SeriesError::TooLarge { path: path.to_path_buf() });
     }
     let mut text = Vec::new();
     GzDecoder::new(f)
         .take(max_unpacked + 1)
         .read_to_end(&mut text)
-        .map_err(|e| format!("{} is not a gzip file: {e}", path.display()))?;
+        .map_err(|source| SeriesError::NotGzip { path: path.to_path_buf(), source })?;
     if text.len() as u64 > max_unpacked {
-        return Err(format!("{} unpacks to more than {} MiB", path.display(), max_unpacked >> 20));
+        return Err(SeriesError::Unpacks { path: path.to_path_buf(), max: max_unpacked });
     }
-    let s: Series = serde_json::from_slice(&text).map_err(|e| format!("{}: not a series file: {e}", path.display()))?;
+    let s: Series =
+        serde_json::from_slice(&text).map_err(|source| SeriesError::Json { path: path.to_path_buf(), source })?;
+    let bad = |what: String| SeriesError::Inconsistent { path: path.to_path_buf(), what };
     if s.format != FORMAT {
-        return Err(format!("{}: format `{}`, not {FORMAT}", path.display(), crate::sys::text::one_line(&s.format)));
+        return Err(bad(format!("format `{}`, not {FORMAT}", crate::sys::text::one_line(&s.format))));
     }
     let n = s.t_ms.len();
     if let Some(m) = s.metrics.iter().find(|m| m.values.len() != n) {
         let key = crate::sys::text::one_line(&m.key()).into_owned();
-        return Err(format!("{}: `{key}` has {} values for {n} samples", path.display(), m.values.len()));
+        return Err(bad(format!("`{key}` has {} values for {n} samples", m.values.len())));
     }
     if s.trials.iter().any(|t| t.first >= n) || s.trials.windows(2).any(|w| w[0].first >= w[1].first) {
-        return Err(format!("{}: its trials do not point at its samples in order", path.display()));
+        return Err(bad("its trials do not point at its samples in order".into()));
     }
     Ok(s)
 }
@@ -122,7 +142,7 @@ pub fn carry(file: &mut crate::model::result::ResultFile, folder: &Path, sources
             };
             let rel = format!("{}/{FILE}", logs_rel(&r.profile, &r.test, &e.identifier));
             let to = folder.join(&rel);
-            let done = read_in(from_folder, from).and_then(|s| {
+            let done = read_in(from_folder, from).map_err(|e| e.to_string()).and_then(|s| {
                 to.parent()
                     .map_or(Ok(()), std::fs::create_dir_all)
                     .and_then(|()| write(&to, &s))
@@ -172,7 +192,7 @@ mod tests {
     fn a_series_reads_back_and_bad_files_say_why() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(FILE);
-        let read = |rel: &str| read_in(dir.path(), rel);
+        let read = |rel: &str| read_in(dir.path(), rel).map_err(|e| e.to_string());
         write(&p, &sample()).unwrap();
         assert_eq!(read(FILE).unwrap(), sample());
         std::fs::write(&p, b"not gzip").unwrap();
@@ -204,6 +224,6 @@ mod tests {
         gz.write_all(&vec![b' '; 3 << 20]).unwrap();
         std::fs::write(&p, gz.finish().unwrap()).unwrap();
         let f = std::fs::File::open(&p).unwrap();
-        assert!(decode(f, &p, 2 << 20).unwrap_err().contains("unpacks to more than 2 MiB"));
+        assert!(decode(f, &p, 2 << 20).unwrap_err().to_string().contains("unpacks to more than 2 MiB"));
     }
 }

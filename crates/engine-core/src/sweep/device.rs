@@ -19,6 +19,29 @@ pub struct Scratch {
     pub queue_disk: String,
 }
 
+/// Why a device given with `--device` is not used.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("`{0}` does not exist")]
+    Missing(String),
+    #[error("`{0}` is not a block device")]
+    NotBlock(String),
+    #[error(transparent)]
+    Unreadable(#[from] device::DeviceError),
+    #[error("`{dev}` holds the root file system (/ is {chain})")]
+    Root { dev: String, chain: String },
+    #[error("`{dev}` is a partition of the root disk `{disk}` (/ is {chain})")]
+    RootDisk { dev: String, disk: String, chain: String },
+    #[error("`{dev}` holds a mounted file system: {what} on {mount_point} ({fstype})")]
+    Mounted { dev: String, what: String, mount_point: String, fstype: String },
+    #[error("`{dev}` is in use by {}", holders.join(", "))]
+    InUse { dev: String, holders: Vec<String> },
+    #[error("`{dev}` has a partition table ({}); pass --force-destroy-data to erase it", parts.join(", "))]
+    Partitioned { dev: String, parts: Vec<String> },
+    #[error("`{dev}` has {signature}; pass --force-destroy-data to erase it")]
+    Signature { dev: String, signature: String },
+}
+
 /// Checks `dev` (`/dev/sdb`, a `/dev/disk/by-id/…` link) in `src`.
 /// `signature` probes the device for an existing partition table or file
 /// system (blkid on the live system).
@@ -27,13 +50,13 @@ pub(crate) fn check(
     dev: &str,
     force: bool,
     signature: &dyn Fn(&str) -> Option<String>,
-) -> Result<Scratch, String> {
-    let canon = src.canonical(dev).map_err(|_| format!("`{dev}` does not exist"))?;
+) -> Result<Scratch, Refusal> {
+    let canon = src.canonical(dev).map_err(|_| Refusal::Missing(dev.to_string()))?;
     let name = source::base(&canon).to_string();
     if !canon.starts_with("/dev/") || !src.exists(&format!("/sys/class/block/{name}")) {
-        return Err(format!("`{dev}` is not a block device"));
+        return Err(Refusal::NotBlock(dev.to_string()));
     }
-    let (d, dir) = device::describe(src, &name).map_err(|e| e.to_string())?;
+    let (d, dir) = device::describe(src, &name)?;
     let queue_disk = match &d.kind {
         Kind::Partition { disk } => disk.clone(),
         _ => name.clone(),
@@ -42,12 +65,12 @@ pub(crate) fn check(
     if let Ok(root) = device::resolve(src, Path::new("/")) {
         let under_root: Vec<&str> = root.layers.iter().map(|l| l.name.as_str()).collect();
         if under_root.contains(&name.as_str()) {
-            return Err(format!("`{dev}` holds the root file system (/ is {})", root.chain()));
+            return Err(Refusal::Root { dev: dev.to_string(), chain: root.chain() });
         }
         if let Kind::Partition { disk } = &d.kind
             && root.disks.iter().any(|r| &r.name == disk)
         {
-            return Err(format!("`{dev}` is a partition of the root disk `{disk}` (/ is {})", root.chain()));
+            return Err(Refusal::RootDisk { dev: dev.to_string(), disk: disk.clone(), chain: root.chain() });
         }
     }
     // Anything mounted on it, on one of its partitions, or on a stack above it.
@@ -57,16 +80,18 @@ pub(crate) fn check(
             continue;
         }
         if r.layers.iter().any(|l| l.name == name || matches!(&l.kind, Kind::Partition { disk } if *disk == name)) {
-            return Err(format!(
-                "`{dev}` holds a mounted file system: {} on {} ({})",
-                m.source, m.mount_point, m.fstype
-            ));
+            return Err(Refusal::Mounted {
+                dev: dev.to_string(),
+                what: m.source.clone(),
+                mount_point: m.mount_point.clone(),
+                fstype: m.fstype.clone(),
+            });
         }
     }
     if let Ok(holders) = src.list(&format!("{dir}/holders"))
         && !holders.is_empty()
     {
-        return Err(format!("`{dev}` is in use by {}", holders.join(", ")));
+        return Err(Refusal::InUse { dev: dev.to_string(), holders });
     }
     if !force {
         let parts: Vec<String> = src
@@ -76,13 +101,10 @@ pub(crate) fn check(
             .filter(|c| src.exists(&format!("{dir}/{c}/partition")))
             .collect();
         if !parts.is_empty() {
-            return Err(format!(
-                "`{dev}` has a partition table ({}); pass --force-destroy-data to erase it",
-                parts.join(", ")
-            ));
+            return Err(Refusal::Partitioned { dev: dev.to_string(), parts });
         }
         if let Some(sig) = signature(&canon) {
-            return Err(format!("`{dev}` has {sig}; pass --force-destroy-data to erase it"));
+            return Err(Refusal::Signature { dev: dev.to_string(), signature: sig });
         }
     }
     Ok(Scratch { path: canon, name, queue_disk })
@@ -132,18 +154,18 @@ mod tests {
     #[test]
     fn the_root_disk_and_its_partitions_are_refused() {
         let src = fixture("sata-partition", &["sda", "sda1", "sda2"]);
-        let e = check(&src, "/dev/sda", true, &none).unwrap_err();
+        let e = check(&src, "/dev/sda", true, &none).unwrap_err().to_string();
         assert!(e.starts_with("`/dev/sda` holds the root file system"), "{e}");
-        let e = check(&src, "/dev/sda1", true, &none).unwrap_err();
+        let e = check(&src, "/dev/sda1", true, &none).unwrap_err().to_string();
         assert_eq!(e, "`/dev/sda1` is a partition of the root disk `sda` (/ is ext4 on sda2 (partition of sda))");
-        assert_eq!(check(&src, "/dev/sdz", true, &none).unwrap_err(), "`/dev/sdz` does not exist");
+        assert_eq!(check(&src, "/dev/sdz", true, &none).unwrap_err().to_string(), "`/dev/sdz` does not exist");
     }
 
     #[test]
     fn devices_under_a_mounted_stack_are_refused_even_with_force() {
         let src = fixture("lvm-on-md-raid1", &["sda", "sda1", "sdb", "md0", "dm-0"]);
         for dev in ["/dev/sda1", "/dev/sdb", "/dev/md0", "/dev/dm-0"] {
-            let e = check(&src, dev, true, &none).unwrap_err();
+            let e = check(&src, dev, true, &none).unwrap_err().to_string();
             assert!(e.contains("holds a mounted file system: /dev/mapper/vg0-srv on /srv (ext4)"), "{dev}: {e}");
         }
     }
@@ -151,7 +173,7 @@ mod tests {
     #[test]
     fn a_mounted_loop_device_is_refused_and_a_free_disk_needs_force_if_it_has_data() {
         let src = fixture("loop-file", &["loop0", "vda"]);
-        let e = check(&src, "/dev/loop0", true, &none).unwrap_err();
+        let e = check(&src, "/dev/loop0", true, &none).unwrap_err().to_string();
         assert!(e.contains("holds a mounted file system: /dev/loop0 on /mnt/scratch"), "{e}");
         let src = fixture("nvme-partition", &["nvme0n1", "nvme0n1p2"]);
         // nvme0n1 has partitions (one of them mounted): refused either way.
@@ -162,7 +184,7 @@ mod tests {
         assert_eq!((ok.name.as_str(), ok.queue_disk.as_str()), ("nvme1n1", "nvme1n1"));
         let sig = |_: &str| Some("an ext4 file system".to_string());
         assert_eq!(
-            check(&src, "/dev/nvme1n1", false, &sig).unwrap_err(),
+            check(&src, "/dev/nvme1n1", false, &sig).unwrap_err().to_string(),
             "`/dev/nvme1n1` has an ext4 file system; pass --force-destroy-data to erase it"
         );
         assert!(check(&src, "/dev/nvme1n1", true, &sig).is_ok());

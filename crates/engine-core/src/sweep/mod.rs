@@ -158,6 +158,8 @@ pub enum SweepError {
     NeedsRoot(String),
     #[error("{0}")]
     Refused(String),
+    #[error(transparent)]
+    Device(#[from] device::Refusal),
     #[error("scheduler `{name}` is not offered by {devices}; it offers: {offer}")]
     NotOffered { name: String, devices: String, offer: String, hint: String },
     #[error(transparent)]
@@ -226,10 +228,9 @@ impl Plan {
                 room_for_loop(spec.size, &loop_dir)?;
                 Some(DeviceChoice::Loop { spec: *spec, dir: loop_dir })
             }
-            Some(DeviceSpec::Path(d)) => Some(DeviceChoice::Dev(
-                device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)
-                    .map_err(SweepError::Refused)?,
-            )),
+            Some(DeviceSpec::Path(d)) => {
+                Some(DeviceChoice::Dev(device::check(&Fs::live(), d, a.force_destroy_data, &device::blkid_signature)?))
+            }
         };
         Ok(Plan { device, ..plan })
     }

@@ -13,7 +13,7 @@ use super::source::Fs;
 use crate::model::result::DeviceIo;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The block layer's sectors are 512 bytes whatever the device's own.
 const SECTOR: u64 = 512;
@@ -58,13 +58,30 @@ pub(crate) struct Counters {
 /// A snapshot of every counted device, in [`Counters::names`] order.
 pub(crate) type Snapshot = Vec<Stat>;
 
+/// Why a directory's device counters cannot be read (a tmpfs, an overlay,
+/// /sys not mounted): said in the result instead of the counters.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CountersError {
+    #[error("cannot resolve {}: {source}", dir.display())]
+    Resolve { dir: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Device(#[from] device::DeviceError),
+    #[error("cannot read {path}: {source}")]
+    Open { path: String, source: std::io::Error },
+    #[error("no block device under {}", dir.display())]
+    NoDevice { dir: PathBuf },
+    #[error("cannot read the counters of {name}: {source}")]
+    Read { name: String, source: std::io::Error },
+    #[error("the counters of {name} do not read as /sys/class/block/*/stat")]
+    Parse { name: String },
+}
+
 impl Counters {
-    /// The counters of the devices under `dir`; why there are none when
-    /// they cannot be read (a tmpfs, an overlay, /sys not mounted).
-    pub(crate) fn under(dir: &Path) -> Result<Counters, String> {
+    /// The counters of the devices under `dir`, or why there are none.
+    pub(crate) fn under(dir: &Path) -> Result<Counters, CountersError> {
         let src = Fs::live();
-        let canon = dir.canonicalize().map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
-        let mut r = device::resolve(&src, &canon).map_err(|e| e.to_string())?;
+        let canon = dir.canonicalize().map_err(|source| CountersError::Resolve { dir: dir.to_path_buf(), source })?;
+        let mut r = device::resolve(&src, &canon)?;
         let mut names = Vec::new();
         loop {
             if let Some(top) = r.layers.first()
@@ -80,11 +97,11 @@ impl Counters {
         let mut devices = Vec::new();
         for n in names {
             let path = format!("/sys/class/block/{n}/stat");
-            let f = File::open(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+            let f = File::open(&path).map_err(|source| CountersError::Open { path: path.clone(), source })?;
             devices.push((n, f));
         }
         if devices.is_empty() {
-            return Err(format!("no block device under {}", dir.display()));
+            return Err(CountersError::NoDevice { dir: dir.to_path_buf() });
         }
         let c = Counters { devices };
         c.snapshot()?;
@@ -98,16 +115,16 @@ impl Counters {
     }
 
     /// Every device's counters now.
-    pub(crate) fn snapshot(&self) -> Result<Snapshot, String> {
+    pub(crate) fn snapshot(&self) -> Result<Snapshot, CountersError> {
         let mut buf = [0u8; 512];
         self.devices
             .iter()
             .map(|(name, f)| {
-                let n = f.read_at(&mut buf, 0).map_err(|e| format!("cannot read the counters of {name}: {e}"))?;
+                let n = f.read_at(&mut buf, 0).map_err(|source| CountersError::Read { name: name.clone(), source })?;
                 std::str::from_utf8(&buf[..n])
                     .ok()
                     .and_then(parse_stat)
-                    .ok_or_else(|| format!("the counters of {name} do not read as /sys/class/block/*/stat"))
+                    .ok_or_else(|| CountersError::Parse { name: name.clone() })
             })
             .collect()
     }
@@ -149,7 +166,7 @@ mod tests {
     #[test]
     fn a_virtual_file_system_has_no_counters_and_says_why() {
         let d = tempfile::tempdir_in("/dev/shm").expect("/dev/shm is a tmpfs here");
-        let e = Counters::under(d.path()).err().expect("tmpfs has no block device");
+        let e = Counters::under(d.path()).err().expect("tmpfs has no block device").to_string();
         assert!(e.contains("tmpfs") || e.contains("block device"), "{e}");
     }
 }

@@ -125,6 +125,8 @@ pub enum ConfineError {
     Missing(String),
     #[error("cannot set up the sandbox: {what}: {source}")]
     Setup { what: String, source: std::io::Error },
+    #[error(transparent)]
+    Filter(#[from] super::seccomp::FilterError),
 }
 
 fn setup(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConfineError {
@@ -153,7 +155,7 @@ pub fn check(ns_dir: &Path) -> Result<(), ConfineError> {
     if !seccomp {
         return Err(ConfineError::Missing("seccomp filters (CONFIG_SECCOMP_FILTER)".into()));
     }
-    super::seccomp::filters().map_err(ConfineError::Missing)?;
+    super::seccomp::filters()?;
     Ok(())
 }
 
@@ -483,7 +485,7 @@ impl Prepared {
             file_size: cmd.file_size,
             last_cap,
             identity: cmd.identity,
-            filters: super::seccomp::filters().map_err(ConfineError::Missing)?,
+            filters: super::seccomp::filters()?,
             io_uring: plan.io_uring,
             pty: plan.pty,
             host_writable: !plan.writable_host.is_empty(),

@@ -89,7 +89,7 @@ pub(super) fn check_trials(c: &mut Checker, p: &Profile) {
     if let Some(Err(why)) = t.monitor_interval.as_ref().map(|m| crate::monitor::check_interval(m.get())) {
         c.at_value(
             path!["trials", "monitor_interval"],
-            why,
+            why.to_string(),
             Some("how often the monitors sample during its trials, such as `250ms`".into()),
         );
     }
