@@ -23,13 +23,15 @@ pub struct Recovered {
     /// Entries of what installs moved aside that are still there after
     /// the removal's deadline (or Ctrl-C), and where.
     pub quarantined: Option<(usize, PathBuf)>,
+    /// Entries of that quarantine cleared now.
+    pub cleared: usize,
 }
 
 /// Temporary files (`.tmp-<pid>-…`) of dead engine processes in ENGINE_HOME:
 /// half-written results, journals, run records, installs, compiled plugins.
 /// Unfinished downloads (`cache/downloads/*.part`) are kept: the next
 /// install resumes from them.
-fn remove_stale_temps(cx: &Context) -> (Vec<PathBuf>, Option<(usize, PathBuf)>) {
+fn remove_stale_temps(cx: &Context) -> (Vec<PathBuf>, Option<(usize, PathBuf)>, usize) {
     let home = &cx.home;
     let mut removed = cx.store.remove_stale_temps();
     for dir in [home.journal(), home.runs(), home.installed(), home.plugin_cache(), home.root.clone()] {
@@ -37,9 +39,10 @@ fn remove_stale_temps(cx: &Context) -> (Vec<PathBuf>, Option<(usize, PathBuf)>) 
     }
     // What installs moved aside and could not remove in time.
     let deadline = std::time::Instant::now() + engine::sys::remove::DEADLINE;
-    let left = engine::sys::remove::clear_quarantine(&home.installed(), deadline);
     let q = home.installed().join(engine::sys::remove::QUARANTINE);
-    (removed, (left > 0).then_some((left, q)))
+    let before = std::fs::read_dir(&q).map(|rd| rd.count()).unwrap_or(0);
+    let left = engine::sys::remove::clear_quarantine(&home.installed(), deadline);
+    (removed, (left > 0).then_some((left, q)), before.saturating_sub(left))
 }
 
 pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
@@ -54,7 +57,7 @@ pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
         r.restored.extend(done);
         r.failed.extend(failed);
     }
-    (r.removed, r.quarantined) = remove_stale_temps(cx);
+    (r.removed, r.quarantined, r.cleared) = remove_stale_temps(cx);
     // What a killed run's confined commands left: kill it, remove the cgroups.
     let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
     r.cgroups = engine::sys::cgroup::Layout::detect(&root).map_or(0, |l| l.sweep());

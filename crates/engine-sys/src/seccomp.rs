@@ -135,6 +135,8 @@ pub struct Filters {
     no_io_uring: BpfProgram,
     /// Loaded too when the command can write a directory of the host's.
     no_xattr_writes: BpfProgram,
+    /// Loaded too when the command may not preallocate (an install's build).
+    no_preallocation: BpfProgram,
 }
 
 fn rule(arg: u8, op: Op, value: u64) -> SeccompRule {
@@ -240,10 +242,12 @@ fn build() -> Result<Filters, FilterError> {
     if std::env::consts::ARCH == "x86_64" {
         programs.push(x32_program());
     }
+    let preallocation: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_fallocate, Vec::new())].into();
     Ok(Filters {
         programs,
         no_io_uring: compile(io_uring, libc::ENOSYS)?,
         no_xattr_writes: compile(xattrs, libc::EPERM)?,
+        no_preallocation: compile(preallocation, libc::EOPNOTSUPP)?,
     })
 }
 
@@ -256,15 +260,16 @@ pub fn filters() -> Result<&'static Filters, FilterError> {
 impl Filters {
     /// Loads every filter into the calling thread (no new privileges must
     /// be set already), io_uring's too unless `io_uring`, the extended
-    /// attributes' when `host_writable`. Only system calls: safe between
-    /// fork and exec.
+    /// attributes' when `host_writable`, every `fallocate` refused when
+    /// `no_preallocation`. Only system calls: safe between fork and exec.
     ///
     /// # Safety
     /// Irreversible for the caller; meant for a child about to exec.
-    pub unsafe fn load(&self, io_uring: bool, host_writable: bool) -> std::io::Result<()> {
+    pub unsafe fn load(&self, io_uring: bool, host_writable: bool, no_preallocation: bool) -> std::io::Result<()> {
         let extra = (!io_uring).then_some(&self.no_io_uring);
         let xattrs = host_writable.then_some(&self.no_xattr_writes);
-        for p in self.programs.iter().chain(extra).chain(xattrs) {
+        let preallocation = no_preallocation.then_some(&self.no_preallocation);
+        for p in self.programs.iter().chain(extra).chain(xattrs).chain(preallocation) {
             let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
             // SAFETY: a valid program for the duration of the call.
             let r = unsafe {
@@ -294,7 +299,7 @@ mod tests {
             let pid = libc::fork();
             if pid == 0 {
                 libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                if filters.load(io_uring, true).is_err() {
+                if filters.load(io_uring, true, false).is_err() {
                     libc::_exit(100);
                 }
                 libc::_exit(f());
@@ -430,7 +435,7 @@ mod cost {
             let pid = libc::fork();
             if pid == 0 {
                 libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                if filtered && filters.load(false, true).is_err() {
+                if filtered && filters.load(false, true, false).is_err() {
                     libc::_exit(1);
                 }
                 let n = 2_000_000u64;

@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 const WATCH_CLOSE: Duration = Duration::from_millis(10);
+/// How long [`Watchdog::tripped`] waits for a measure under way.
+const SETTLE: Duration = Duration::from_secs(10);
 
 /// Why a watchdog stopped its test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,9 @@ pub trait Watched: Send + 'static {
 /// A running watchdog; stops watching when dropped.
 pub struct Watchdog {
     stop: Arc<AtomicU8>,
+    /// Set when it stopped the test before measuring (the file system
+    /// nearly full): a trip is on its way.
+    pending: Arc<std::sync::atomic::AtomicBool>,
     trip: Arc<std::sync::Mutex<Option<Trip>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -64,17 +69,18 @@ impl Watchdog {
     pub fn start(dirs: Vec<Dir>, limit: u64, watched: impl Watched) -> Option<Watchdog> {
         let stop = Arc::new(AtomicU8::new(0));
         let trip = Arc::new(std::sync::Mutex::new(None));
-        let (s, t) = (stop.clone(), trip.clone());
+        let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (s, t, p) = (stop.clone(), trip.clone(), pending.clone());
         let thread = std::thread::Builder::new()
             .name("space-watchdog".into())
             .spawn(move || {
-                if let Some(why) = watch(&dirs, limit, &watched, &s) {
+                if let Some(why) = watch(&dirs, limit, &watched, &s, &p) {
                     *t.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
                     watched.stop();
                 }
             })
             .ok()?;
-        Some(Watchdog { stop, trip, thread: Some(thread) })
+        Some(Watchdog { stop, pending, trip, thread: Some(thread) })
     }
 
     /// Stops watching (waiting for a measure under way, which is bounded)
@@ -87,9 +93,17 @@ impl Watchdog {
         self.tripped()
     }
 
-    /// Why it stopped the test, if it did.
+    /// Why it stopped the test, if it did — waiting, when it stopped the
+    /// test before measuring, for the measure that says why (bounded).
     pub fn tripped(&self) -> Option<Trip> {
-        *self.trip.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        let asked = Instant::now();
+        loop {
+            let t = *self.trip.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if t.is_some() || !self.pending.load(Ordering::Relaxed) || asked.elapsed() > SETTLE {
+                return t;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -165,7 +179,13 @@ pub fn nearly_full(size: u64) -> u64 {
 /// its limit, whatever else writes there. Close to that point (at the
 /// rate the file system is losing space) it is read every 10 ms, so a
 /// fast writer is stopped near the limit, not a quarter-second past it.
-fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> Option<Trip> {
+fn watch(
+    dirs: &[Dir],
+    limit: u64,
+    watched: &impl Watched,
+    stop: &AtomicU8,
+    pending: &std::sync::atomic::AtomicBool,
+) -> Option<Trip> {
     let first = dirs.first()?;
     let (base, base_inodes, size, total_inodes) = free_of(first)?;
     let Measured::Held(held, held_entries) = measure(dirs, watched) else { return Some(Trip::Uncountable) };
@@ -184,6 +204,7 @@ fn watch(dirs: &[Dir], limit: u64, watched: &impl Watched, stop: &AtomicU8) -> O
         let full = (free < nearly_full(size) && lost > allowance)
             || (total_inodes > 0 && free_inodes < inodes_nearly_full(total_inodes) && lost_inodes > inode_allowance);
         if full {
+            pending.store(true, Ordering::Relaxed);
             watched.stop();
         }
         // Within two normal periods of the next check at this rate: read
@@ -253,7 +274,7 @@ fn in_netns(inode: u64) -> Vec<i32> {
 
 /// Bytes of files that processes in the network namespace `inode` hold
 /// open after removing them (each file counted once).
-fn held_deleted(inode: u64, deadline: Instant) -> Option<u64> {
+fn held_deleted(inode: u64, dev: u64, deadline: Instant) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     let mut seen = std::collections::HashSet::new();
     let mut total = 0;
@@ -268,8 +289,11 @@ fn held_deleted(inode: u64, deadline: Instant) -> Option<u64> {
             }
             let deleted = std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().ends_with(" (deleted)"));
             // The /proc link reaches the open file itself, not a path.
+            // Only what the watched file system holds: a memory file or a
+            // removed /dev/shm file takes none of its space.
             if let (true, Ok(m)) = (deleted, std::fs::metadata(fd.path()))
                 && m.is_file()
+                && m.dev() == dev
                 && seen.insert((m.dev(), m.ino()))
             {
                 total += m.blocks() * 512;
@@ -281,14 +305,18 @@ fn held_deleted(inode: u64, deadline: Instant) -> Option<u64> {
 
 /// A confined test or build, as its watchdog sees it: the processes in
 /// its network namespace (each confined command joins its test's).
-pub(crate) struct Netns(pub(crate) u64);
+pub(crate) struct Netns {
+    pub(crate) inode: u64,
+    /// The watched file system's device.
+    pub(crate) dev: u64,
+}
 
 impl Watched for Netns {
     fn held_deleted(&self, deadline: Instant) -> Option<u64> {
-        held_deleted(self.0, deadline)
+        held_deleted(self.inode, self.dev, deadline)
     }
     fn stop(&self) {
-        kill_netns(self.0);
+        kill_netns(self.inode);
     }
 }
 

@@ -26,6 +26,9 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
     if r.cgroups > 0 {
         outln!("removed: {} cgroup(s) of confined commands of killed runs (their processes killed)", r.cgroups);
     }
+    if r.cleared > 0 {
+        outln!("removed: {} tree(s) installs had set aside (outgrown or failed builds)", r.cleared);
+    }
     if let Some((n, q)) = &r.quarantined {
         errln!(
             "left: {n} entr(ies) in {} not removed within the deadline; run `engine recover` again to go on",
@@ -37,7 +40,7 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
         return Err(Failure::error(format!("{bad} change(s) could not be undone"))
             .hint("fix the cause shown above and run `engine recover` again"));
     }
-    if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 && r.quarantined.is_none() {
+    if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 && r.quarantined.is_none() && r.cleared == 0 {
         outln!("nothing to recover: no system state was left changed");
     }
     Ok(exit::OK)

@@ -432,15 +432,14 @@ fn a_build_that_fills_the_disk_is_stopped_short_of_full() {
 /// The red team's ways past a build's watchdog, each on a 1 GiB ext4 with
 /// root's usual 5 % reserve over ENGINE_HOME: entries until the file system
 /// has no inode left (the entry limit sat above ext4's own count); writing
-/// into root's reserve (free space was read as root sees it); one
-/// `fallocate` of the whole disk (faster than any watch); a build that
+/// into root's reserve (free space was read as root sees it); a build that
 /// replaced its log so the overgrown folder was kept; and 400,000 open
 /// descriptors that held the count — and the disk full — for a minute.
 /// Each install fails naming the limit, promptly, and leaves the file
 /// system as it found it.
 #[test]
 #[ignore = "needs root"]
-fn a_build_cannot_leave_the_disk_full_by_inodes_reserve_fallocate_log_or_descriptors() {
+fn a_build_cannot_leave_the_disk_full_by_inodes_reserve_log_or_descriptors() {
     require_root();
     let env = Env::new();
     let fs = crate::loopdev::LoopFs::new(1024, "defaults");
@@ -462,10 +461,7 @@ fn a_build_cannot_leave_the_disk_full_by_inodes_reserve_fallocate_log_or_descrip
         );
     };
     profile("inodes", "mkdir \"$INSTALL_DIR/m\" && cd \"$INSTALL_DIR/m\" && seq 1 200000 | xargs touch; exit 0");
-    profile(
-        "reserve",
-        "i=0; while fallocate -l 3G \"$INSTALL_DIR/f$i\" 2>/dev/null || fallocate -l 64M \"$INSTALL_DIR/g$i\"; do i=$((i+1)); done; sleep 5; exit 0",
-    );
+    profile("reserve", "i=0; while head -c 64M /dev/zero > \"$INSTALL_DIR/g$i\"; do i=$((i+1)); done; sleep 5; exit 0");
     profile(
         "nolog",
         "cd \"$INSTALL_DIR\"; rm -f install.log; ln -s /nonexistent install.log; i=0; while head -c 4M /dev/zero > f$i; do i=$((i+1)); done; exit 0",
@@ -495,6 +491,80 @@ fn a_build_cannot_leave_the_disk_full_by_inodes_reserve_fallocate_log_or_descrip
             .collect();
         assert!(left.iter().all(|n| n == "install.log"), "{id}: left {left:?}");
     }
+}
+
+/// Round two of the red team on the space watchdog: many `fallocate`s, each
+/// under the one-file limit, filled a disk between two reads (254 ms at 0
+/// bytes free) — a build now gets EOPNOTSUPP for every `fallocate` and
+/// never fills it; a test the nearly-full rule stopped while 40,000 files
+/// slowed the measure failed saying nothing but "killed by signal 9" — it
+/// now names the limit. And `engine recover` says what it cleared of the
+/// trees installs set aside.
+#[test]
+#[ignore = "needs root"]
+fn preallocating_builds_and_a_test_stopped_before_its_measure_are_bounded_and_explained() {
+    require_root();
+    let env = Env::new();
+    let fs = crate::loopdev::LoopFs::new(1024, "defaults");
+    let home = env.home.path().to_str().unwrap().to_owned();
+    let ok = std::process::Command::new("mount").args([fs.dev.as_str(), &home]).status();
+    assert!(ok.unwrap().success(), "mount {}", fs.dev);
+    let _mounted = crate::loopdev::Unmount(&home);
+    let free = || {
+        // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        let c = std::ffi::CString::new(home.as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
+        st.f_bavail as u64 * st.f_bsize as u64
+    };
+    let fill = "cd \"$INSTALL_DIR\"; i=0; while fallocate -l 800M f$i || fallocate -l 50M g$i || fallocate -l 1M h$i; do i=$((i+1)); done; sleep 1; exit 0";
+    env.profile(
+        "prealloc",
+        &format!("id: prealloc\nversion: 1.0.0\ntitle: Prealloc\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{fill}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
+    );
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (r, low) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let mut low = u64::MAX;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                low = low.min(free());
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            low
+        });
+        let r = env.run_within(&["install", "prealloc"], Duration::from_secs(60));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (r, h.join().unwrap())
+    });
+    assert!(low > 16 << 20, "the file system fell to {low} bytes free: {r:?}");
+    let log = std::fs::read_to_string(env.home.path().join("installed/prealloc@1.0.0/install.log")).unwrap();
+    assert!(log.contains("Operation not supported"), "{log}");
+    // A test (not a build) on the same file system: 40,000 files slow its
+    // measure, then preallocations fill the disk (tests keep `fallocate`).
+    let target = env.home.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let script =
+        "seq 1 40000 | xargs touch; mkdir z; cd z; i=0; while fallocate -l 70M f$i; do i=$((i+1)); done; sleep 5";
+    env.profile(
+        "stopped",
+        &super::script_profile("stopped", "sh", script, "sandbox: true\nrequirements: {free_space: 64MiB}\n", ""),
+    );
+    let r = env.run_within(
+        &["benchmark", "-y", "--target-dir", target.to_str().unwrap(), "stopped", "--runs", "1"],
+        Duration::from_secs(120),
+    );
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.stderr.contains("written in the test's directories") || r.stderr.contains("is nearly full"),
+        "the stop is not explained: {r:?}"
+    );
+    // What installs set aside, cleared by `recover`, which says so.
+    let q = env.home.path().join("installed/.engine-quarantine/left-1/a/b");
+    std::fs::create_dir_all(&q).unwrap();
+    std::fs::write(q.join("f"), b"x").unwrap();
+    let rec = env.run_within(&["recover"], Duration::from_secs(60));
+    assert_eq!(rec.code, 0, "{rec:?}");
+    assert!(rec.stdout.contains("removed: 1 tree(s) installs had set aside"), "{rec:?}");
 }
 
 /// A confined command cannot forge its exit: it cannot reach the status

@@ -398,6 +398,9 @@ impl Installer {
         let dir = Transient(Some(dir.keep()));
         let mut plan = confine::Plan::standard(dir.path())
             .map_err(io(format!("cannot create folders in {}", dir.path().display())))?;
+        // Writes, not preallocations: many `fallocate`s fill a disk between
+        // two reads of the space watchdog (build tools fall back to writes).
+        plan.no_preallocation = true;
         plan.writable.push(p.dir.clone());
         let profile_dir = PathBuf::from(&p.profile_dir);
         if profile_dir.is_dir() {
@@ -452,9 +455,13 @@ impl Installer {
             let size = crate::units::format_bytes_binary;
             w.finish().map(|t| crate::sys::space::explain(t, limit, "build", build::SPACE_WHAT, size))
         });
-        if over.is_some() {
-            discard_build(p, parent, log);
-        }
+        let over = over.map(|how| match discard_build(p, parent, log) {
+            Some(q) => format!(
+                "{how}; what it wrote is in {} until the next install or `engine recover` clears it",
+                q.display()
+            ),
+            None => how,
+        });
         let built = match (built, over) {
             (Err(build::BuildError::Failed { index, command, log, .. }), Some(how)) => {
                 Err(build::BuildError::Failed { index, command, how: format!("was stopped: {how}"), log })
@@ -608,18 +615,23 @@ impl Drop for Transient {
 /// the file system close to full), keeping its log: the folder is moved
 /// aside and removed (or quarantined) while the log stays open, then
 /// made again holding only the log.
-fn discard_build(p: &Plan, parent: &Path, log: &Path) {
+fn discard_build(p: &Plan, parent: &Path, log: &Path) -> Option<PathBuf> {
+    use crate::sys::remove::{Removed, remove_or_quarantine};
     // The log may be gone or replaced by the build: the rest goes anyway.
     let kept = crate::sys::fs::open_regular(log).ok();
     let aside = parent.join(format!("{}{}-outgrown", crate::sys::fs::temp_prefix(), p.reference()));
-    if std::fs::rename(&p.dir, &aside).is_err() {
-        return;
-    }
-    drop(Transient(Some(aside)));
+    std::fs::rename(&p.dir, &aside).ok()?;
+    // Removed within the deadline (a moment after Ctrl-C), or set aside
+    // where the next install and `engine recover` clear it: said.
+    let left = match remove_or_quarantine(&aside, None) {
+        Ok(Removed::Gone) => None,
+        Ok(Removed::Quarantined(q)) => Some(q),
+        Err(_) => Some(aside),
+    };
     // Its last MiB: the build could have grown the log itself.
     const KEEP: u64 = 1 << 20;
     if std::fs::create_dir(&p.dir).is_err() {
-        return;
+        return left;
     }
     if let (Some(mut kept), Ok(mut f)) = (kept, crate::sys::fs::append(log)) {
         let len = kept.metadata().map_or(0, |m| m.len());
@@ -627,6 +639,7 @@ fn discard_build(p: &Plan, parent: &Path, log: &Path) {
             let _ = std::io::copy(&mut std::io::Read::take(&mut kept, KEEP), &mut f);
         }
     }
+    left
 }
 
 /// Records the finished install ([`STATE_FILE`]): what it installed, from which inputs.

@@ -106,7 +106,7 @@ impl Prepared {
             crate::spawn::no_inherited_descriptors();
             step("no new privileges", libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             self.filters
-                .load(self.io_uring, self.host_writable)
+                .load(self.io_uring, self.host_writable, self.no_preallocation)
                 .map_err(|e| report("loading the system-call filter", e))
         }
     }

@@ -54,6 +54,10 @@ pub struct Plan {
     pub io_uring: bool,
     /// Whether its commands get a devpts instance of their own.
     pub pty: bool,
+    /// Whether `fallocate` is refused (EOPNOTSUPP) whatever its mode: an
+    /// install's build, whose many preallocations would fill a disk
+    /// between two of the space watchdog's reads (writes it can follow).
+    pub no_preallocation: bool,
     pub hostname: String,
 }
 
@@ -189,8 +193,9 @@ impl Shared {
     /// against `limit` bytes, stopping every command of this sandbox when
     /// it is outgrown (see [`crate::space`]).
     pub fn watch(&self, dirs: Vec<crate::safepath::Dir>, limit: u64) -> Option<crate::space::Watchdog> {
-        let netns = crate::space::ns_inode(&self.net)?;
-        crate::space::Watchdog::start(dirs, limit, crate::space::Netns(netns))
+        let inode = crate::space::ns_inode(&self.net)?;
+        let dev = rustix::fs::fstat(dirs.first()?.fd()).ok()?.st_dev;
+        crate::space::Watchdog::start(dirs, limit, crate::space::Netns { inode, dev })
     }
 
     /// The test's namespaces, and a /dev/shm of at most `shm` bytes.
@@ -380,6 +385,7 @@ pub struct Prepared {
     identity: Identity,
     filters: &'static super::seccomp::Filters,
     io_uring: bool,
+    no_preallocation: bool,
     pty: bool,
     /// Whether it can write a directory of the host's (idmapped).
     host_writable: bool,
@@ -487,6 +493,7 @@ impl Prepared {
             identity: cmd.identity,
             filters: super::seccomp::filters()?,
             io_uring: plan.io_uring,
+            no_preallocation: plan.no_preallocation,
             pty: plan.pty,
             host_writable: !plan.writable_host.is_empty(),
             // SAFETY: plain syscall.
