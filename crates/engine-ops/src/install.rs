@@ -185,8 +185,8 @@ pub fn install(cx: &Context, req: &Request, events: &dyn Events) -> Result<(i32,
             Ok(_) if !plan.has_files() => Installed::Nothing(plan.reference()),
             Ok(d) if d.already => Installed::Already { reference: d.reference, dir: d.dir },
             Ok(d) => Installed::Done(d),
-            Err(InstallError::Interrupted) => {
-                events.message(&format!("{}: interrupted; nothing was installed", plan.reference()));
+            Err(e @ (InstallError::Interrupted | InstallError::InterruptedLeft { .. })) => {
+                events.message(&format!("{}: {e}", plan.reference()));
                 return Ok((exit::INTERRUPTED, out));
             }
             Err(error) => {

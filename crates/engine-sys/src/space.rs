@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-const WATCH_EVERY: Duration = Duration::from_millis(250);
-const WATCH_CLOSE: Duration = Duration::from_millis(10);
+pub const WATCH_EVERY: Duration = Duration::from_millis(250);
+pub const WATCH_CLOSE: Duration = Duration::from_millis(10);
 /// How long [`Watchdog::tripped`] waits for a measure under way.
 const SETTLE: Duration = Duration::from_secs(10);
 
@@ -67,6 +67,13 @@ impl Watchdog {
     /// Watches `dirs` (the first on the file system that is read) against
     /// `limit` bytes and [`inode_limit`] entries.
     pub fn start(dirs: Vec<Dir>, limit: u64, watched: impl Watched) -> Option<Watchdog> {
+        Watchdog::start_every(dirs, limit, watched, WATCH_EVERY)
+    }
+
+    /// As [`Watchdog::start`], reading the file system every `every` even
+    /// far from the limit (a build: many writers in parallel can fill a
+    /// small disk's reserve within one 250 ms period).
+    pub fn start_every(dirs: Vec<Dir>, limit: u64, watched: impl Watched, every: Duration) -> Option<Watchdog> {
         let stop = Arc::new(AtomicU8::new(0));
         let trip = Arc::new(std::sync::Mutex::new(None));
         let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -74,7 +81,7 @@ impl Watchdog {
         let thread = std::thread::Builder::new()
             .name("space-watchdog".into())
             .spawn(move || {
-                if let Some(why) = watch(&dirs, limit, &watched, &s, &p) {
+                if let Some(why) = watch(&dirs, limit, &watched, &s, &p, every) {
                     *t.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
                     watched.stop();
                 }
@@ -185,6 +192,7 @@ fn watch(
     watched: &impl Watched,
     stop: &AtomicU8,
     pending: &std::sync::atomic::AtomicBool,
+    period: Duration,
 ) -> Option<Trip> {
     let first = dirs.first()?;
     let (base, base_inodes, size, total_inodes) = free_of(first)?;
@@ -194,7 +202,7 @@ fn watch(
     let inodes = inode_limit(limit).min(held_entries + inode_room);
     let (allowance, inode_allowance) = (limit.saturating_sub(held), inodes.saturating_sub(held_entries));
     let (mut next, mut next_inodes) = (allowance, inode_allowance);
-    let (mut was, mut was_inodes, mut every) = (0u64, 0u64, WATCH_EVERY);
+    let (mut was, mut was_inodes, mut every) = (0u64, 0u64, period);
     while stop.load(Ordering::Relaxed) == 0 {
         std::thread::sleep(every);
         let (free, free_inodes, _, _) = free_of(first)?;
@@ -215,7 +223,7 @@ fn watch(
         let soon = next.saturating_sub(lost) <= per(lost, was)
             || next_inodes.saturating_sub(lost_inodes) <= per(lost_inodes, was_inodes)
             || free.saturating_sub(nearly_full(size)) <= per(lost, was);
-        every = if soon { WATCH_CLOSE } else { WATCH_EVERY };
+        every = if soon { WATCH_CLOSE.min(period) } else { period };
         (was, was_inodes) = (lost, lost_inodes);
         if lost <= next && lost_inodes <= next_inodes && !full {
             continue;

@@ -539,6 +539,31 @@ fn preallocating_builds_and_a_test_stopped_before_its_measure_are_bounded_and_ex
     assert!(low > 16 << 20, "the file system fell to {low} bytes free: {r:?}");
     let log = std::fs::read_to_string(env.home.path().join("installed/prealloc@1.0.0/install.log")).unwrap();
     assert!(log.contains("Operation not supported"), "{log}");
+    // Sixteen writers at once (round three: they filled the reserve within
+    // the first 250 ms period, before the first reading): a build's
+    // watchdog reads every 10 ms from the start.
+    let burst =
+        "cd \"$INSTALL_DIR\"; for i in $(seq 1 16); do head -c 100M /dev/zero > f$i & done; wait; sleep 1; exit 0";
+    env.profile(
+        "burst",
+        &format!("id: burst\nversion: 1.0.0\ntitle: Burst\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{burst}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
+    );
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (r, low) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let mut low = u64::MAX;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                low = low.min(free());
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            low
+        });
+        let r = env.run_within(&["install", "burst"], Duration::from_secs(60));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (r, h.join().unwrap())
+    });
+    assert_eq!(r.code, 5, "{r:?}");
+    assert!(low > 8 << 20, "sixteen writers took the file system to {low} bytes free: {r:?}");
     // A test (not a build) on the same file system: 40,000 files slow its
     // measure, then preallocations fill the disk (tests keep `fallocate`).
     let target = env.home.path().join("target");

@@ -282,6 +282,13 @@ pub enum InstallError {
     Io { what: String, source: std::io::Error },
     #[error("interrupted; nothing was installed")]
     Interrupted,
+    /// Interrupted, and what the build wrote could not all be removed in
+    /// the moment after Ctrl-C.
+    #[error(
+        "interrupted; nothing was installed, and what the build wrote is in {} until the next install or `engine recover` clears it",
+        left.display()
+    )]
+    InterruptedLeft { left: PathBuf },
     /// Its build steps must run confined, and cannot here.
     #[error("its build steps run confined, and cannot here: {0}")]
     Confinement(String),
@@ -447,7 +454,11 @@ impl Installer {
         let watchdog = sandbox
             .as_ref()
             .zip(space)
-            .and_then(|((_, _, shared), (dirs, limit, _))| Some((shared.watch(dirs, limit)?, limit)));
+            // Read every 10 ms from the start: many writers in parallel can
+            // fill a small disk's reserve within one 250 ms period.
+            .and_then(|((_, _, shared), (dirs, limit, _))| {
+                Some((shared.watch_every(dirs, limit, crate::sys::space::WATCH_CLOSE)?, limit))
+            });
         let built = build::run(&steps, &p.dir, log, &p.profile_dir, confined);
         // Stopped first (a count under way ends within its bound), so a
         // trip seen just before Ctrl-C still frees what the build wrote.
@@ -462,6 +473,8 @@ impl Installer {
             ),
             None => how,
         });
+        // Its private /tmp goes now, and what could not go in time is said.
+        let left = sandbox.and_then(|(tmp, _, _)| tmp.finish());
         let built = match (built, over) {
             (Err(build::BuildError::Failed { index, command, log, .. }), Some(how)) => {
                 Err(build::BuildError::Failed { index, command, how: format!("was stopped: {how}"), log })
@@ -478,9 +491,10 @@ impl Installer {
             // Whatever a failed build left under the state file's name (its
             // own "installed" mark, a link, a FIFO) goes; its log stays.
             let _ = Dir::open(&p.dir).and_then(|d| d.remove(Path::new(STATE_FILE)));
-            match e {
-                build::BuildError::Interrupted { .. } => InstallError::Interrupted,
-                e => InstallError::Build(e),
+            match (e, left) {
+                (build::BuildError::Interrupted { .. }, Some(left)) => InstallError::InterruptedLeft { left },
+                (build::BuildError::Interrupted { .. }, None) => InstallError::Interrupted,
+                (e, _) => InstallError::Build(e),
             }
         })?;
         Ok(())
@@ -600,6 +614,17 @@ struct Transient(Option<PathBuf>);
 impl Transient {
     fn path(&self) -> &Path {
         self.0.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// Removes it now; where what was left went, when it could not all go.
+    fn finish(mut self) -> Option<PathBuf> {
+        use crate::sys::remove::{Removed, remove_or_quarantine};
+        let p = self.0.take()?;
+        match remove_or_quarantine(&p, None) {
+            Ok(Removed::Gone) => None,
+            Ok(Removed::Quarantined(q)) => Some(q),
+            Err(_) => Some(p),
+        }
     }
 }
 

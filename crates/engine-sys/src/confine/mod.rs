@@ -193,9 +193,19 @@ impl Shared {
     /// against `limit` bytes, stopping every command of this sandbox when
     /// it is outgrown (see [`crate::space`]).
     pub fn watch(&self, dirs: Vec<crate::safepath::Dir>, limit: u64) -> Option<crate::space::Watchdog> {
+        self.watch_every(dirs, limit, crate::space::WATCH_EVERY)
+    }
+
+    /// As [`Shared::watch`], reading the file system every `every`.
+    pub fn watch_every(
+        &self,
+        dirs: Vec<crate::safepath::Dir>,
+        limit: u64,
+        every: std::time::Duration,
+    ) -> Option<crate::space::Watchdog> {
         let inode = crate::space::ns_inode(&self.net)?;
         let dev = rustix::fs::fstat(dirs.first()?.fd()).ok()?.st_dev;
-        crate::space::Watchdog::start(dirs, limit, crate::space::Netns { inode, dev })
+        crate::space::Watchdog::start_every(dirs, limit, crate::space::Netns { inode, dev }, every)
     }
 
     /// The test's namespaces, and a /dev/shm of at most `shm` bytes.
