@@ -356,7 +356,10 @@ mod tests {
     /// directory, it is stopped as over.
     #[test]
     fn a_loss_elsewhere_is_measured_and_the_tests_own_stops_it() {
-        let root = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        // A file system of its own (a tmpfs): other tests removing trees in
+        // /tmp give back space that would hide this test's 8 MiB.
+        let shm = std::path::Path::new("/dev/shm");
+        let root = tempfile::tempdir_in(if shm.is_dir() { shm.to_path_buf() } else { std::env::temp_dir() }).unwrap();
         std::fs::create_dir(root.path().join("test")).unwrap();
         let stopped = Arc::new(AtomicBool::new(false));
         let dog = Watchdog::start(vec![Dir::open(&root.path().join("test")).unwrap()], 4 << 20, Flag(stopped.clone()))
@@ -368,10 +371,16 @@ mod tests {
         write(root.path().join("other"), 32);
         std::thread::sleep(Duration::from_millis(800));
         assert_eq!(dog.tripped(), None, "32 MiB written beside the test stopped it");
-        write(root.path().join("test/mine"), 8);
+        // 8 MiB at a time until stopped (at most 5 s): a watchdog thread the
+        // machine started late took its base after the first of them.
         let t0 = std::time::Instant::now();
+        let mut k = 0;
         while dog.tripped().is_none() && t0.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(20));
+            if k < 4 {
+                write(root.path().join(format!("test/mine{k}")), 8);
+                k += 1;
+            }
+            std::thread::sleep(Duration::from_millis(300));
         }
         assert_eq!(dog.tripped(), Some(Trip::Over));
         assert!(stopped.load(Ordering::Relaxed), "the test was stopped");
