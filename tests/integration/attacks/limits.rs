@@ -363,6 +363,43 @@ fn a_failed_builds_many_folders_do_not_hold_the_next_install_past_ctrl_c() {
     assert!(std::fs::read_dir(&q).map(|d| d.count()).unwrap_or(0) == 0, "left in {}", q.display());
 }
 
+/// The free space (bytes users other than root may use) and free inodes
+/// of the file system at `path`.
+fn statfs(path: &str) -> (u64, u64) {
+    // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let c = std::ffi::CString::new(path.as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
+    (st.f_bavail as u64 * st.f_bsize as u64, st.f_ffree as u64)
+}
+
+/// A confined profile whose install is the one build step `build`.
+fn build_profile(env: &Env, id: &str, build: &str) {
+    env.profile(
+        id,
+        &format!("id: {id}\nversion: 1.0.0\ntitle: Fill\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{build}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
+    );
+}
+
+/// `engine install ID` and the lowest free space of `path` while it ran
+/// (read every `every`).
+fn install_watching(env: &Env, id: &str, path: &str, every: Duration, limit: Duration) -> (Run, u64) {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let mut low = u64::MAX;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                low = low.min(statfs(path).0);
+                std::thread::sleep(every);
+            }
+            low
+        });
+        let r = env.run_within(&["install", id], limit);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (r, h.join().unwrap())
+    })
+}
+
 /// A confined build that writes until the disk is full (it filled a
 /// 3 GiB ENGINE_HOME to 98 %: only one file's size was bounded), or makes
 /// files past any inode budget: its folders are watched as a test's
@@ -377,40 +414,15 @@ fn a_build_that_fills_the_disk_is_stopped_short_of_full() {
     let ok = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1g", "tmpfs", &home]).status();
     assert!(ok.unwrap().success(), "mount tmpfs");
     let _mounted = crate::loopdev::Unmount(&home);
-    let free = || {
-        // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
-        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        let c = std::ffi::CString::new(home.as_bytes()).unwrap();
-        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
-        st.f_bavail as u64 * st.f_bsize as u64
-    };
+    let free = || statfs(&home).0;
     let start = free();
-    let profile = |id: &str, build: &str| {
-        env.profile(
-            id,
-            &format!("id: {id}\nversion: 1.0.0\ntitle: Fill\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{build}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
-        );
-    };
+    let profile = |id: &str, build: &str| build_profile(&env, id, build);
     // Without the watchdog, each ends at ENOSPC and exits 0: installed.
     profile("fill", "i=0; while head -c 4M /dev/zero > \"$INSTALL_DIR/f$i\"; do i=$((i+1)); done; exit 0");
     profile("files", "mkdir \"$INSTALL_DIR/m\" && cd \"$INSTALL_DIR/m\" && seq 1 400000 | xargs touch; exit 0");
     for id in ["fill", "files"] {
         // The lowest free space while the build runs, read every 2 ms.
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let watcher = std::thread::scope(|s| {
-            let h = s.spawn(|| {
-                let mut low = u64::MAX;
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    low = low.min(free());
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                low
-            });
-            let r = env.run_within(&["install", id], Duration::from_secs(120));
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
-            (r, h.join().unwrap())
-        });
-        let (r, low) = watcher;
+        let (r, low) = install_watching(&env, id, &home, Duration::from_millis(2), Duration::from_secs(120));
         assert_eq!(r.code, 5, "{id}: {r:?}");
         assert!(
             r.stderr.contains("was stopped: more than") && r.stderr.contains("the build's directories"),
@@ -447,19 +459,8 @@ fn a_build_cannot_leave_the_disk_full_by_inodes_reserve_log_or_descriptors() {
     let ok = std::process::Command::new("mount").args([fs.dev.as_str(), &home]).status();
     assert!(ok.unwrap().success(), "mount {}", fs.dev);
     let _mounted = crate::loopdev::Unmount(&home);
-    let statfs = || {
-        // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
-        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        let c = std::ffi::CString::new(home.as_bytes()).unwrap();
-        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
-        (st.f_bavail as u64 * st.f_bsize as u64, st.f_ffree as u64)
-    };
-    let profile = |id: &str, build: &str| {
-        env.profile(
-            id,
-            &format!("id: {id}\nversion: 1.0.0\ntitle: Fill\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{build}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
-        );
-    };
+    let statfs = || statfs(&home);
+    let profile = |id: &str, build: &str| build_profile(&env, id, build);
     profile("inodes", "mkdir \"$INSTALL_DIR/m\" && cd \"$INSTALL_DIR/m\" && seq 1 200000 | xargs touch; exit 0");
     profile("reserve", "i=0; while head -c 64M /dev/zero > \"$INSTALL_DIR/g$i\"; do i=$((i+1)); done; sleep 5; exit 0");
     profile(
@@ -510,32 +511,9 @@ fn preallocating_builds_and_a_test_stopped_before_its_measure_are_bounded_and_ex
     let ok = std::process::Command::new("mount").args([fs.dev.as_str(), &home]).status();
     assert!(ok.unwrap().success(), "mount {}", fs.dev);
     let _mounted = crate::loopdev::Unmount(&home);
-    let free = || {
-        // SAFETY: zeroed statfs is a valid out-parameter; a NUL-terminated path.
-        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        let c = std::ffi::CString::new(home.as_bytes()).unwrap();
-        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
-        st.f_bavail as u64 * st.f_bsize as u64
-    };
     let fill = "cd \"$INSTALL_DIR\"; i=0; while fallocate -l 800M f$i || fallocate -l 50M g$i || fallocate -l 1M h$i; do i=$((i+1)); done; sleep 1; exit 0";
-    env.profile(
-        "prealloc",
-        &format!("id: prealloc\nversion: 1.0.0\ntitle: Prealloc\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{fill}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
-    );
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let (r, low) = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            let mut low = u64::MAX;
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                low = low.min(free());
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            low
-        });
-        let r = env.run_within(&["install", "prealloc"], Duration::from_secs(60));
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        (r, h.join().unwrap())
-    });
+    build_profile(&env, "prealloc", fill);
+    let (r, low) = install_watching(&env, "prealloc", &home, Duration::from_millis(1), Duration::from_secs(60));
     assert!(low > 16 << 20, "the file system fell to {low} bytes free: {r:?}");
     let log = std::fs::read_to_string(env.home.path().join("installed/prealloc@1.0.0/install.log")).unwrap();
     assert!(log.contains("Operation not supported"), "{log}");
@@ -544,24 +522,8 @@ fn preallocating_builds_and_a_test_stopped_before_its_measure_are_bounded_and_ex
     // watchdog reads every 10 ms from the start.
     let burst =
         "cd \"$INSTALL_DIR\"; for i in $(seq 1 16); do head -c 100M /dev/zero > f$i & done; wait; sleep 1; exit 0";
-    env.profile(
-        "burst",
-        &format!("id: burst\nversion: 1.0.0\ntitle: Burst\ntest_type: other\nsandbox: true\ninstall:\n  build:\n    - shell: '{burst}'\nexecutor: {{external: {{program: /bin/true}}}}\nresults: [{{id: t, unit: Seconds, proportion: LIB}}]\nparsers: [{{result: t, wall_time: true}}]\n"),
-    );
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let (r, low) = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            let mut low = u64::MAX;
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                low = low.min(free());
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            low
-        });
-        let r = env.run_within(&["install", "burst"], Duration::from_secs(60));
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        (r, h.join().unwrap())
-    });
+    build_profile(&env, "burst", burst);
+    let (r, low) = install_watching(&env, "burst", &home, Duration::from_millis(1), Duration::from_secs(60));
     assert_eq!(r.code, 5, "{r:?}");
     assert!(low > 8 << 20, "sixteen writers took the file system to {low} bytes free: {r:?}");
     // A test (not a build) on the same file system: 40,000 files slow its

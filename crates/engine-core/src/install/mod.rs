@@ -641,18 +641,13 @@ impl Drop for Transient {
 /// aside and removed (or quarantined) while the log stays open, then
 /// made again holding only the log.
 fn discard_build(p: &Plan, parent: &Path, log: &Path) -> Option<PathBuf> {
-    use crate::sys::remove::{Removed, remove_or_quarantine};
     // The log may be gone or replaced by the build: the rest goes anyway.
     let kept = crate::sys::fs::open_regular(log).ok();
     let aside = parent.join(format!("{}{}-outgrown", crate::sys::fs::temp_prefix(), p.reference()));
     std::fs::rename(&p.dir, &aside).ok()?;
     // Removed within the deadline (a moment after Ctrl-C), or set aside
     // where the next install and `engine recover` clear it: said.
-    let left = match remove_or_quarantine(&aside, None) {
-        Ok(Removed::Gone) => None,
-        Ok(Removed::Quarantined(q)) => Some(q),
-        Err(_) => Some(aside),
-    };
+    let left = Transient(Some(aside)).finish();
     // Its last MiB: the build could have grown the log itself.
     const KEEP: u64 = 1 << 20;
     if std::fs::create_dir(&p.dir).is_err() {
