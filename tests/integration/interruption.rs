@@ -199,3 +199,63 @@ fn a_trial_does_not_outlive_a_killed_engine() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A result folder has one writer: while a test runs, its logs are in the
+/// staging folder the store made, not in the result folder; kill -9 of
+/// engine leaves them there, never in `logs/`, and the next run of that
+/// result removes them; a finished test's logs are taken into `logs/`.
+#[test]
+fn a_killed_runs_logs_never_show_in_the_result_folder() {
+    let env = Env::new();
+    let pidfile = env.target.path().join("tool.pid");
+    env.profile(
+        "long",
+        &format!(
+            "id: long\nversion: 1.0.0\ntitle: Long\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"echo $$ > {}.tmp && mv {0}.tmp {0}; exec sleep 60\"]\n    pre_test:\n      - shell: echo prepared\nresults:\n  - {{id: seconds, unit: Seconds, proportion: LIB}}\nparsers:\n  - {{result: seconds, wall_time: true}}\n",
+            pidfile.display()
+        ),
+    );
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    let target = env.target.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let t = target.to_str().unwrap();
+    let folder = env.home.path().join("results/k");
+    let mut engine = env
+        .cmd(&["benchmark", "-y", "echo", "long", "--runs", "1", "--save", "k", "--target-dir", t])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the long trial", || pidfile.exists());
+    // The first test's logs were kept; the running test's are staged only.
+    let logs = |root: &std::path::Path| -> Vec<String> {
+        walk(root).iter().map(|p| p.display().to_string()).filter(|p| p.ends_with(".log")).collect()
+    };
+    let kept = logs(&folder.join("logs"));
+    assert!(kept.iter().any(|p| p.contains("/echo-")) && kept.iter().all(|p| !p.contains("/long-")), "{kept:?}");
+    let staged = logs(&folder.join(".staging"));
+    assert!(staged.iter().any(|p| p.contains("/long-") && p.ends_with("pre_test.log")), "{staged:?}");
+    engine.kill().unwrap();
+    engine.wait().unwrap();
+    assert!(logs(&folder.join("logs")).iter().all(|p| !p.contains("/long-")), "a killed test's logs were kept");
+    // The next run of the result clears what the killed one staged, and
+    // keeps the logs of the test it finishes.
+    let r = env.run(&[
+        "benchmark",
+        "-y",
+        "echo",
+        "--runs",
+        "1",
+        "--save",
+        "k",
+        "--identifier",
+        "second",
+        "--target-dir",
+        t,
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!folder.join(".staging").exists(), "the staging folder outlived the run");
+    let kept = logs(&folder.join("logs"));
+    assert!(kept.iter().any(|p| p.contains("/second/")), "{kept:?}");
+    assert!(kept.iter().all(|p| !p.contains("/long-")), "{kept:?}");
+}

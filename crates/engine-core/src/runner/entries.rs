@@ -86,11 +86,6 @@ pub(super) fn build(
         }
         entry.warmup_trials = data.warmups.clone();
         entry.logs = Some(logs_rel.to_string());
-        match &data.monitor {
-            Some(Ok(())) => entry.monitor = Some(format!("{logs_rel}/{}", crate::store::series::FILE)),
-            Some(Err(why)) => entry.notes.push(format!("no monitor series: {why}")),
-            None => {}
-        }
         out.push((template(test, def), entry));
     }
     out

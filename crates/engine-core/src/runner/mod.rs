@@ -96,7 +96,9 @@ pub struct Env<'a> {
     pub sandbox: Option<&'a sandbox::Config>,
 }
 
-/// Where a test's logs go: the folder, and how the result file names it.
+/// Where a test's logs go: the folder the store staged for them (the
+/// runner writes into no result folder), and where the result file will
+/// find them once the store has kept them.
 pub struct Logs<'a> {
     pub dir: &'a Path,
     pub rel: &'a str,
@@ -146,8 +148,12 @@ fn stderr_tail(log: &Path) -> Vec<String> {
 
 /// How one test ended.
 pub enum Outcome {
-    /// One (template, entry) per result the test yielded.
-    Completed(Vec<(TestResult, ResultEntry)>),
+    /// One (template, entry) per result the test yielded, and the
+    /// monitor's series for the store to keep beside the logs.
+    Completed {
+        results: Vec<(TestResult, ResultEntry)>,
+        series: Option<Box<crate::model::series::Series>>,
+    },
     Failed(TestFailure),
     Interrupted,
 }
@@ -252,7 +258,14 @@ fn run(
         return Ok(interrupted());
     }
     teardown.map_err(|e| TestFailure::of(&e))?;
-    Ok(data.iter().zip(logs).map(|(d, l)| Outcome::Completed(entries::build(test, &sources, d, l.rel))).collect())
+    Ok(data
+        .into_iter()
+        .zip(logs)
+        .map(|(mut d, l)| {
+            let results = entries::build(test, &sources, &d, l.rel);
+            Outcome::Completed { results, series: d.series.take() }
+        })
+        .collect())
 }
 
 /// A confined test says so as it starts: what it may write, and its network.

@@ -139,8 +139,8 @@ pub(super) struct TrialData {
     pub io: Vec<TrialIo>,
     /// Why there are no device counters, when there are none.
     pub no_counters: Option<String>,
-    /// The series file written beside the logs, or why there is none.
-    pub monitor: Option<Result<(), String>>,
+    /// The monitor's series, for the store to keep beside the logs.
+    pub series: Option<Box<crate::model::series::Series>>,
     /// What the series showed at its limit (for what bounded the results).
     pub signals: crate::monitor::bound::Signals,
     /// Each measured trial's set-up (`--setups N`); empty when set up once.
@@ -162,7 +162,7 @@ impl TrialData {
             warmups: Vec::new(),
             io: Vec::new(),
             no_counters: no_counters.clone(),
-            monitor: None,
+            series: None,
             signals: Default::default(),
             setups: Vec::new(),
             rounds: Vec::new(),
@@ -326,16 +326,15 @@ impl Trials<'_> {
         }
     }
 
-    /// Stops the sampler and writes each state's series beside its logs.
-    fn write_series(&mut self, logs: &[&Path], data: &mut [TrialData]) {
+    /// Stops the sampler and derives each state's series (the store keeps
+    /// it beside the logs).
+    fn take_series(&mut self, data: &mut [TrialData]) {
         let Some(rec) = self.monitor.take().and_then(Recorder::finish) else { return };
         let in_process = self.test.profile.profile.executor.returns_values();
         for (i, d) in data.iter_mut().enumerate() {
             let series = crate::monitor::derive::series(&rec, i);
             d.signals = crate::monitor::bound::signals(&series, &d.io, &d.walls, in_process, rec.cpus);
-            let path = logs[i].join(crate::store::series::FILE);
-            d.monitor =
-                Some(crate::store::series::write(&path, &series).map_err(|e| format!("{}: {e}", path.display())));
+            d.series = Some(Box::new(series));
         }
     }
 
@@ -478,7 +477,7 @@ pub(super) fn run(
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
     t.start_monitor(settings.monitor, &devices, events);
     repeat(&mut t, switch, &plan, &mut data, order, setup_cost)?;
-    t.write_series(logs, &mut data);
+    t.take_series(&mut data);
     events.monitoring(None);
     Ok(data)
 }

@@ -6,6 +6,7 @@
 pub mod bulk;
 pub mod edit;
 pub mod series;
+pub mod staging;
 pub mod validate;
 
 use crate::model::result::ResultFile;
@@ -237,6 +238,10 @@ impl Store {
             {
                 let dir = self.dir(&name);
                 out.extend(crate::sys::fs::remove_stale_temps(&dir));
+                // What a killed run was writing never became the result's.
+                if dir.join(staging::STAGING).exists() && staging::remove_staging(&dir).is_ok() {
+                    out.push(dir.join(staging::STAGING));
+                }
                 // A test's series is written atomically beside its logs.
                 for test_dir in subdirs(&dir.join("logs")).iter().flat_map(|d| subdirs(d)) {
                     out.extend(crate::sys::fs::remove_stale_temps(&test_dir));
@@ -252,6 +257,17 @@ impl Store {
         match lock::try_lock(&path).map_err(|source| StoreError::Write { path, source })? {
             TryLock::Held(file) => Ok(Lock { _file: file }),
             TryLock::Busy { .. } => Err(StoreError::Locked(name.to_string())),
+        }
+    }
+
+    /// Removes the folder of result `name` when nothing was saved in it (a
+    /// run that saved nothing leaves no empty folder). Call without its lock.
+    pub fn discard_unsaved(&self, name: &str) {
+        if check_name(name).is_ok() && !self.path(name).exists() {
+            let _ = crate::sys::remove::remove_path(
+                &self.dir(name),
+                Some(std::time::Instant::now() + std::time::Duration::from_secs(10)),
+            );
         }
     }
 

@@ -268,7 +268,7 @@ impl Record {
         drop(_lock);
         if !exists && !existed {
             // Nothing was saved: leave no empty result folder behind.
-            let _ = std::fs::remove_dir_all(store.dir(&dest.name));
+            store.discard_unsaved(&dest.name);
         }
         looped?;
         let interrupted = interrupted

@@ -33,6 +33,9 @@ pub(super) struct Setup<'a> {
 pub(super) struct Session<'a> {
     store: &'a Store,
     name: String,
+    /// Where the runner writes logs until the store keeps them (made at
+    /// the first test that runs).
+    staging: Option<store::staging::Staging>,
     file: ResultFile,
     setup: Setup<'a>,
     events: &'a dyn Events,
@@ -117,6 +120,7 @@ impl<'a> Session<'a> {
         Session {
             store,
             name,
+            staging: None,
             file,
             setup,
             events,
@@ -305,7 +309,11 @@ impl<'a> Session<'a> {
             self.capture(&ids[i], target)?;
         }
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
-        let dirs: Vec<PathBuf> = rels.iter().map(|r| self.store.dir(&self.name).join(r)).collect();
+        if self.staging.is_none() {
+            self.staging = Some(self.store.staging(&self.name)?);
+        }
+        let staging = self.staging.as_ref().expect("made above");
+        let dirs: Vec<PathBuf> = rels.iter().map(|r| staging.dir(r)).collect();
         let logs: Vec<Logs> =
             dirs.iter().zip(&rels).zip(&todo).map(|((dir, rel), &i)| Logs { dir, rel, name: &ids[i] }).collect();
         let setups = if self.setup_rounds { Some(1) } else { self.setup.settings.setups };
@@ -325,25 +333,45 @@ impl<'a> Session<'a> {
         for (k, outcome) in outcomes.into_iter().enumerate() {
             let identifier = &ids[todo[k]];
             let start = TestStart { identifier, ..start };
-            self.ended(test, identifier, &start, outcome)?;
+            self.ended(test, identifier, &rels[k], &start, outcome)?;
         }
         Ok(())
     }
 
-    /// Saves what became of `test` for `identifier` and says so.
-    fn ended(&mut self, test: &Test, identifier: &str, start: &TestStart, outcome: Outcome) -> Result<(), StoreError> {
+    /// Keeps the logs the runner staged for `rel` (and `series`) in the
+    /// result folder; where the series is, or a note why there is none.
+    fn keep(&self, rel: &str, series: Option<&engine::model::series::Series>) -> Option<Result<String, StoreError>> {
+        let staging = self.staging.as_ref()?;
+        let kept = staging.keep(rel, series);
+        if let Err(e) = kept.logs {
+            self.events.message(&format!("warning: the test's logs were not kept: {e}"));
+        }
+        kept.series
+    }
+
+    /// Saves what became of `test` for `identifier` (its logs at `rel`)
+    /// and says so.
+    fn ended(
+        &mut self,
+        test: &Test,
+        identifier: &str,
+        rel: &str,
+        start: &TestStart,
+        outcome: Outcome,
+    ) -> Result<(), StoreError> {
         match outcome {
-            Outcome::Completed(results) => {
-                self.completed(identifier, results)?;
+            Outcome::Completed { results, series } => {
+                let monitor = self.keep(rel, series.as_deref());
+                self.completed(identifier, results, monitor)?;
                 self.events.test_done(start, TestEnd::Completed { file: &self.file });
             }
             Outcome::Failed(f) => {
+                self.keep(rel, None);
                 let mut failed =
                     failed_test(test, identifier, FailureStatus::Failed, f.reason, &engine::sys::time::now());
-                let folder = self.store.dir(&self.name);
-                failed.log = f.log.map(|l| {
-                    l.strip_prefix(&folder).map(|r| r.display().to_string()).unwrap_or_else(|_| l.display().to_string())
-                });
+                let staging = self.staging.as_ref();
+                failed.log =
+                    f.log.map(|l| staging.and_then(|s| s.kept_as(&l)).unwrap_or_else(|| l.display().to_string()));
                 failed.stderr_tail = f.stderr_tail;
                 self.file.record_failure(failed.clone());
                 self.store.save(&self.name, &mut self.file)?;
@@ -351,6 +379,8 @@ impl<'a> Session<'a> {
                 self.failed.push(failed);
             }
             Outcome::Interrupted => {
+                // What it logged before the stop explains where it stopped.
+                self.keep(rel, None);
                 self.interrupted = true;
                 self.events.test_done(start, TestEnd::Interrupted);
             }
@@ -363,6 +393,7 @@ impl<'a> Session<'a> {
         &mut self,
         identifier: &str,
         results: Vec<(engine::model::result::TestResult, engine::model::result::ResultEntry)>,
+        monitor: Option<Result<String, StoreError>>,
     ) -> Result<(), StoreError> {
         if self.file.system(identifier).is_none()
             && let Some(s) = self.captured.get(identifier)
@@ -377,6 +408,11 @@ impl<'a> Session<'a> {
         }
         for (template, mut entry) in results {
             entry.identifier = identifier.to_string();
+            match &monitor {
+                Some(Ok(rel)) => entry.monitor = Some(rel.clone()),
+                Some(Err(why)) => entry.notes.push(format!("no monitor series: {why}")),
+                None => {}
+            }
             if self.setup_rounds {
                 let n = entry.trials.len();
                 entry = entry.with_setups(vec![1; n]);
