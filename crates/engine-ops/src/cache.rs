@@ -31,7 +31,7 @@ pub struct Fill {
     /// Stopped by Ctrl-C.
     pub interrupted: bool,
     /// A copy for `--to` could not be written: the fill stopped there.
-    pub copy_failed: Option<String>,
+    pub copy_failed: Option<CopyError>,
 }
 
 impl Fill {
@@ -112,10 +112,18 @@ pub fn fill(cx: &Context, wants: &[Want], to: Option<&Path>, progress: Option<Pr
     Ok(out)
 }
 
-fn copy(from: &Path, dest: &Path, sha256: &str) -> Result<PathBuf, String> {
+/// A `--to` copy that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct CopyError {
+    pub path: PathBuf,
+    source: std::io::Error,
+}
+
+fn copy(from: &Path, dest: &Path, sha256: &str) -> Result<PathBuf, CopyError> {
     let same = engine::sys::hash::sha256_file(dest).ok().is_some_and(|s| s == sha256);
     if !same {
-        engine::sys::fs::copy_atomic(from, dest).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+        engine::sys::fs::copy_atomic(from, dest).map_err(|source| CopyError { path: dest.to_path_buf(), source })?;
     }
     Ok(dest.to_path_buf())
 }

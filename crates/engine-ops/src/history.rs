@@ -67,14 +67,10 @@ fn load_all(cx: &Context, events: &dyn Events) -> Result<Vec<(String, ResultFile
     let names = store.list();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = names.len().div_ceil(threads).max(1);
-    let loaded: Vec<Vec<(String, Result<ResultFile, String>)>> = std::thread::scope(|s| {
+    let loaded: Vec<Vec<(String, Result<ResultFile, engine::store::StoreError>)>> = std::thread::scope(|s| {
         let parts: Vec<_> = names
             .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter().map(|n| (n.clone(), store.load_lean(n).map_err(|e| e.to_string()))).collect()
-                })
-            })
+            .map(|part| s.spawn(move || part.iter().map(|n| (n.clone(), store.load_lean(n))).collect()))
             .collect();
         parts.into_iter().map(|p| p.join().unwrap_or_default()).collect()
     });

@@ -104,7 +104,10 @@ pub(crate) fn plans(cx: &Context, tests: &[Test]) -> Vec<(Arc<LoadedProfile>, Pl
 }
 
 /// What confined builds run with, checked only when some plan has one.
-fn confinement(cx: &Context, plans: &[Plan]) -> Result<Option<engine::sys::cgroup::Layout>, String> {
+fn confinement(
+    cx: &Context,
+    plans: &[Plan],
+) -> Result<Option<engine::sys::cgroup::Layout>, engine::sys::confine::Unconfinable> {
     if plans.iter().any(|p| p.confined && !p.build.is_empty()) {
         crate::sandbox::confinement(cx).map(Some)
     } else {

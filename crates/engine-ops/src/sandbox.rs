@@ -4,24 +4,18 @@
 //! anything confined would run.
 
 use crate::Context;
-use engine::sys::{cgroup::Layout, confine};
+use engine::sys::confine::{self, Unconfinable};
+use engine::sys::{cgroup::Layout, process};
+use std::sync::Arc;
 
 /// The cgroups confined commands run in, or what this machine lacks.
-pub(crate) fn confinement(cx: &Context) -> Result<Layout, String> {
+pub(crate) fn confinement(cx: &Context) -> Result<Layout, Unconfinable> {
     let ns_dir = cx.settings.namespaces_dir.clone().unwrap_or_else(|| "/proc/self/ns".into());
-    confine::check(&ns_dir).map_err(|e| e.to_string())?;
+    confine::check(&ns_dir)?;
     let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
-    let layout = Layout::detect(&root).ok_or_else(|| {
-        format!(
-            "the sandbox needs a cgroup hierarchy (v2, or v1 cpuacct, memory, blkio or pids) under {}, and there is none",
-            root.display()
-        )
-    })?;
+    let Some(layout) = Layout::detect(&root) else { return Err(Unconfinable::NoCgroups(root)) };
     if !layout.has_memory() {
-        return Err(format!(
-            "the sandbox limits each command's memory, and no cgroup hierarchy under {} offers the memory controller (v1 `memory`, or v2 with `memory` in engine's cgroup.subtree_control)",
-            root.display()
-        ));
+        return Err(Unconfinable::NoMemoryController(root));
     }
     probe(&layout)?;
     Ok(layout)
@@ -31,26 +25,25 @@ pub(crate) fn confinement(cx: &Context) -> Result<Layout, String> {
 /// `pivot_root`, namespaces, the filter, a cgroup with a memory limit):
 /// what a kernel lacks shows here, named, before the run — never as a
 /// weaker sandbox, never in the middle of a result.
-fn probe(layout: &Layout) -> Result<(), String> {
-    use engine::sys::process;
-    let dir =
-        tempfile::Builder::new().prefix(".engine-probe-").tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
-    let mut plan =
-        confine::Plan::standard(&dir.path().join("sandbox")).map_err(|e| format!("a temporary folder: {e}"))?;
+fn probe(layout: &Layout) -> Result<(), Unconfinable> {
+    let folder = |e| Unconfinable::ProbeFolder(Arc::new(e));
+    let start = |e| Unconfinable::Start(Arc::new(e));
+    let dir = tempfile::Builder::new().prefix(".engine-probe-").tempdir().map_err(folder)?;
+    let mut plan = confine::Plan::standard(&dir.path().join("sandbox")).map_err(folder)?;
     let work = dir.path().join("work");
-    std::fs::create_dir(&work).map_err(|e| format!("a temporary folder: {e}"))?;
+    std::fs::create_dir(&work).map_err(folder)?;
     plan.writable.push(work.clone());
-    let shared = confine::Shared::new(16 << 20).map_err(|e| e.to_string())?;
+    let shared = confine::Shared::new(16 << 20)?;
     let limits = engine::sys::cgroup::Limits { memory: Some(256 << 20), ..Default::default() };
-    let err = process::memfile("probe").map_err(|e| e.to_string())?;
+    let err = process::memfile("probe").map_err(start)?;
     let fin = process::run(process::Spec {
         program: std::ffi::OsStr::new("/bin/true"),
         args: &[],
         env: &[],
         cwd: &work,
         stdin: None,
-        stdout: std::fs::File::open("/dev/null").map_err(|e| e.to_string())?,
-        stderr: err.try_clone().map_err(|e| e.to_string())?,
+        stdout: std::fs::File::open("/dev/null").map_err(start)?,
+        stderr: err.try_clone().map_err(start)?,
         timeout: Some(std::time::Duration::from_secs(10)),
         confine: Some(process::Confined {
             plan: &plan,
@@ -65,8 +58,8 @@ fn probe(layout: &Layout) -> Result<(), String> {
     let why = said.lines().rev().find(|l| l.starts_with("engine sandbox: ")).map(str::to_string);
     match (fin, why) {
         (Ok(f), _) if f.exit.success() => Ok(()),
-        (_, Some(line)) => Err(format!("a confined command could not start on this system ({line})")),
-        (Ok(f), None) => Err(format!("a confined `/bin/true` ended {:?} on this system", f.exit)),
-        (Err(e), None) => Err(format!("a confined command could not start on this system: {e}")),
+        (_, Some(line)) => Err(Unconfinable::Refused(line)),
+        (Ok(f), None) => Err(Unconfinable::Ended(format!("{:?}", f.exit))),
+        (Err(e), None) => Err(start(e)),
     }
 }

@@ -58,7 +58,7 @@ fn fill(cx: &Context, a: FillArgs) -> Result<i32, Failure> {
         errln!("error: {e}");
     }
     if let Some(e) = &done.copy_failed {
-        return Err(Failure::error(e.clone()));
+        return Err(Failure::error(e.to_string()));
     }
     Ok(done.exit_code())
 }

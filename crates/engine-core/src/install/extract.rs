@@ -180,18 +180,27 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// Why a member's path cannot be extracted.
+#[derive(Debug, Error)]
+enum UnsafePath {
+    #[error("has an absolute path")]
+    Absolute,
+    #[error("climbs out with `..`")]
+    Climbs,
+}
+
 /// The path of a member made relative and plain: refuses absolute paths and `..`.
-fn member_path(p: &Path) -> Result<PathBuf, String> {
+fn member_path(p: &Path) -> Result<PathBuf, UnsafePath> {
     if p.has_root() {
-        return Err("has an absolute path".into());
+        return Err(UnsafePath::Absolute);
     }
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
             Component::Normal(x) => out.push(x),
             Component::CurDir => {}
-            Component::ParentDir => return Err("climbs out with `..`".into()),
-            Component::RootDir | Component::Prefix(_) => return Err("has an absolute path".into()),
+            Component::ParentDir => return Err(UnsafePath::Climbs),
+            Component::RootDir | Component::Prefix(_) => return Err(UnsafePath::Absolute),
         }
     }
     Ok(out)
@@ -295,7 +304,7 @@ fn tar_member<R: Read>(
     let member = raw.display().to_string();
     member.clone_into(last);
     let refuse = |why: String| ExtractError::Refused { archive: name.to_string(), member: member.clone(), why };
-    let rel = member_path(&raw).map_err(refuse)?;
+    let rel = member_path(&raw).map_err(|u| refuse(u.to_string()))?;
     let kind = entry.header().entry_type();
     use tar::EntryType as T;
     match kind {
@@ -413,7 +422,7 @@ fn zip_member<R: Read>(
     let corrupt = |e: &dyn std::fmt::Display| ExtractError::Corrupt { archive: name.to_string(), msg: e.to_string() };
     let member: String = file.name().map(Cow::into_owned).map_err(|e| corrupt(&e))?;
     let refuse = |why: String| ExtractError::Refused { archive: name.to_string(), member: member.clone(), why };
-    let rel = member_path(Path::new(&member)).map_err(refuse)?;
+    let rel = member_path(Path::new(&member)).map_err(|u| refuse(u.to_string()))?;
     if file.enclosed_name().is_none() {
         return Err(refuse("would be written outside the destination".into()));
     }

@@ -291,7 +291,7 @@ pub enum InstallError {
     InterruptedLeft { left: PathBuf },
     /// Its build steps must run confined, and cannot here.
     #[error("its build steps run confined, and cannot here: {0}")]
-    Confinement(String),
+    Confinement(crate::sys::confine::Unconfinable),
     #[error("`{name}` cannot name a file or folder: {source}")]
     BadName { name: String, source: crate::model::names::NameError },
 }
@@ -322,7 +322,7 @@ pub struct Installer {
     /// How much each downloaded archive may unpack to.
     limits: extract::Limits,
     /// Whether confined builds can run here (the cgroups to use), or why not.
-    confinement: Result<Option<crate::sys::cgroup::Layout>, String>,
+    confinement: Result<Option<crate::sys::cgroup::Layout>, crate::sys::confine::Unconfinable>,
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> InstallError {
@@ -334,11 +334,14 @@ impl Installer {
     pub fn new(home: Home, settings: download::Settings) -> Result<Installer, download::DownloadError> {
         let limits = settings.unpack;
         let downloader = Downloader::new(home.downloads(), settings)?;
-        Ok(Installer { home, downloader, limits, confinement: Err("no confinement was set up".into()) })
+        Ok(Installer { home, downloader, limits, confinement: Err(crate::sys::confine::Unconfinable::NotSetUp) })
     }
 
     /// What confined builds run with: the cgroups, or why they cannot run.
-    pub fn with_confinement(mut self, c: Result<Option<crate::sys::cgroup::Layout>, String>) -> Self {
+    pub fn with_confinement(
+        mut self,
+        c: Result<Option<crate::sys::cgroup::Layout>, crate::sys::confine::Unconfinable>,
+    ) -> Self {
         self.confinement = c;
         self
     }
@@ -419,7 +422,7 @@ impl Installer {
         crate::sys::safepath::Dir::open(&p.dir)
             .and_then(|d| d.chown_tree(uid, gid))
             .map_err(io(format!("cannot hand {} to the sandbox", p.dir.display())))?;
-        let shared = confine::Shared::new(1 << 30).map_err(|e| InstallError::Confinement(e.to_string()))?;
+        let shared = confine::Shared::new(1 << 30).map_err(|e| InstallError::Confinement(e.into()))?;
         Ok((dir, plan, shared))
     }
 

@@ -24,6 +24,12 @@ pub enum PackError {
     BadName { path: PathBuf, source: crate::model::names::NameError },
     #[error("the archive is damaged: {0}")]
     Damaged(String),
+    /// An unpacked member whose name is not a name (shown escaped).
+    #[error("`{shown}` is not a file name: {source}")]
+    NotAName { shown: String, source: crate::model::names::NameError },
+    /// An unpacked member that is a link (shown escaped).
+    #[error("`{shown}` is a link; repository archives hold only files and folders")]
+    Link { shown: String },
     /// Safe extraction refused it (traversal, a link, a device, its size).
     #[error(transparent)]
     Refused(crate::install::extract::ExtractError),

@@ -175,8 +175,7 @@ fn unpack(bytes: &[u8], tmp: &Path, what: &str, rel: &str) -> Result<Vec<String>
         let _ = std::fs::remove_file(&file);
         r.map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Refused(e) })?;
         let mut files = Vec::new();
-        walk(tmp, Path::new(""), &mut files)
-            .map_err(|e| RepoError::Pack { what: what.to_string(), source: PackError::Damaged(e) })?;
+        walk(tmp, Path::new(""), &mut files).map_err(|source| RepoError::Pack { what: what.to_string(), source })?;
         Ok(files)
     })();
     if r.is_err() {
@@ -187,17 +186,18 @@ fn unpack(bytes: &[u8], tmp: &Path, what: &str, rel: &str) -> Result<Vec<String>
 
 /// Files under `dir` (relative); a link, or a file whose name is not a name
 /// (`model::names`), is refused (engine never packs one).
-fn walk(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), String> {
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for e in rd {
-        let e = e.map_err(|e| e.to_string())?;
-        let ft = e.file_type().map_err(|e| e.to_string())?;
+fn walk(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<(), PackError> {
+    let read = |source| PackError::Read { path: dir.to_path_buf(), source };
+    for e in std::fs::read_dir(dir).map_err(read)? {
+        let e = e.map_err(read)?;
+        let ft = e.file_type().map_err(read)?;
         let r = rel.join(e.file_name());
-        if let Err(why) = names::check(&e.file_name().to_string_lossy()) {
-            return Err(format!("`{}` is not a file name: {why}", names::shown(&r.to_string_lossy())));
+        let shown = || names::shown(&r.to_string_lossy());
+        if let Err(source) = names::check(&e.file_name().to_string_lossy()) {
+            return Err(PackError::NotAName { shown: shown(), source });
         }
         if ft.is_symlink() {
-            return Err(format!("`{}` is a link; repository archives hold only files and folders", r.display()));
+            return Err(PackError::Link { shown: shown() });
         } else if ft.is_dir() {
             walk(&e.path(), &r, out)?;
         } else {

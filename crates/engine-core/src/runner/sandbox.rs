@@ -468,20 +468,29 @@ pub const READ_ALLOWED: [&str; 3] = ["/opt", "/usr/local", "/etc/alternatives"];
 /// a shared profile beneath [`READ_ALLOWED`] or a `--grant read=PATH`
 /// (checked before the run too, by [`widenings`]). Missing ones are left
 /// out.
-fn readable(p: &LoadedProfile, g: &Grants) -> Result<Vec<PathBuf>, String> {
+fn readable(p: &LoadedProfile, g: &Grants) -> Result<Vec<PathBuf>, ReadRefused> {
     let mut out = Vec::new();
     for r in p.profile.sandbox.as_ref().map(SandboxDef::read).unwrap_or_default() {
         let path = PathBuf::from(&r);
         if !read_allowed(p, &path, g) {
-            return Err(format!("the profile asks to read {r}, which needs `--grant read={r}`"));
+            return Err(ReadRefused::NeedsGrant(path));
         }
         match path.canonicalize() {
             Ok(_) if canonical(&path) => out.push(path),
-            Ok(c) => return Err(format!("`sandbox.read` {r} goes through a symbolic link (to {})", c.display())),
+            Ok(to) => return Err(ReadRefused::ThroughLink { path, to }),
             Err(_) => {}
         }
     }
     Ok(out)
+}
+
+/// Why a path of `sandbox.read` is not bound.
+#[derive(Debug, thiserror::Error)]
+enum ReadRefused {
+    #[error("the profile asks to read {}, which needs `--grant read={}`", .0.display(), .0.display())]
+    NeedsGrant(PathBuf),
+    #[error("`sandbox.read` {} goes through a symbolic link (to {})", path.display(), to.display())]
+    ThroughLink { path: PathBuf, to: PathBuf },
 }
 
 /// Whether `p` is absolute and names itself: no `.`, `..`, trailing slash

@@ -324,51 +324,62 @@ fn le_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(b.try_into().expect("8 bytes"))
 }
 
+/// Why the framing of a bulk file breaks at some byte.
+#[derive(Debug, thiserror::Error)]
+enum Broken {
+    #[error("no frame starts there")]
+    NoFrame,
+    #[error("it ends inside a frame's header")]
+    InHeader,
+    #[error("an identifier of {0} bytes")]
+    LongIdentifier(u32),
+    #[error("it ends inside an identifier")]
+    InIdentifier,
+    /// The identifier shown escaped.
+    #[error("the frame of {id} claims {len} bytes, more than the file holds")]
+    Overlong { id: String, len: u64 },
+}
+
+/// Why one well-framed frame's payload is not loaded (identifiers shown
+/// escaped).
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    #[error("the frame of {id} is damaged ({source}): its trial counters and system details are not loaded")]
+    Damaged { id: String, source: serde_json::Error },
+    #[error("a frame headed {id} holds {holds}: not loaded")]
+    Mismatch { id: String, holds: String },
+}
+
 /// The frame at the start of `b`: its length in the file and the frame
 /// (or why its payload is unreadable); `Err` when the framing is broken.
-#[allow(clippy::type_complexity)]
-fn frame_at(b: &[u8], v2: bool) -> Result<(usize, Result<Frame, String>), String> {
+fn frame_at(b: &[u8], v2: bool) -> Result<(usize, Result<Frame, Unreadable>), Broken> {
     let mut p = 0;
     if v2 {
         if !b.starts_with(FRAME) {
-            return Err("no frame starts there".into());
+            return Err(Broken::NoFrame);
         }
         p = FRAME.len();
     }
-    let id_len = b.get(p..p + 4).map(le_u32).ok_or("it ends inside a frame's header")?;
+    let id_len = b.get(p..p + 4).map(le_u32).ok_or(Broken::InHeader)?;
     if id_len > MAX_ID {
-        return Err(format!("an identifier of {id_len} bytes"));
+        return Err(Broken::LongIdentifier(id_len));
     }
     let id_end = p + 4 + id_len as usize;
-    let id = b.get(p + 4..id_end).ok_or("it ends inside an identifier")?;
+    let id = b.get(p + 4..id_end).ok_or(Broken::InIdentifier)?;
     let id = String::from_utf8_lossy(id).into_owned();
-    let len = b.get(id_end..id_end + 8).map(le_u64).ok_or("it ends inside a frame's header")?;
+    let len = b.get(id_end..id_end + 8).map(le_u64).ok_or(Broken::InHeader)?;
     let header = id_end + 8;
+    let shown = || crate::model::names::shown(&id);
     if len > (b.len() - header) as u64 {
-        return Err(format!(
-            "the frame of {} claims {len} bytes, more than the file holds",
-            crate::model::names::shown(&id)
-        ));
+        return Err(Broken::Overlong { id: shown(), len });
     }
     let payload = &b[header..header + len as usize];
     let decoded = GzDecoder::new(payload).take(MAX_FRAME);
     let frame = serde_json::from_reader::<_, Frame>(decoded)
-        .map_err(|e| {
-            format!(
-                "the frame of {} is damaged ({e}): its trial counters and system details are not loaded",
-                crate::model::names::shown(&id)
-            )
-        })
-        .and_then(|fr| {
-            if fr.identifier == id {
-                Ok(fr)
-            } else {
-                Err(format!(
-                    "a frame headed {} holds {}: not loaded",
-                    crate::model::names::shown(&id),
-                    crate::model::names::shown(&fr.identifier)
-                ))
-            }
+        .map_err(|source| Unreadable::Damaged { id: shown(), source })
+        .and_then(|fr| match fr.identifier == id {
+            true => Ok(fr),
+            false => Err(Unreadable::Mismatch { id: shown(), holds: crate::model::names::shown(&fr.identifier) }),
         });
     Ok((header + len as usize, frame))
 }

@@ -92,6 +92,15 @@ impl Staging {
     }
 }
 
+impl Staging {
+    /// `text` (a failure's message) with the staged paths it names written
+    /// as the places they were kept at.
+    pub fn kept_text(&self, text: &str) -> String {
+        let staged = format!("{}/", self.root.display());
+        text.replace(&staged, &format!("{}/", self.folder.display()))
+    }
+}
+
 impl Drop for Staging {
     fn drop(&mut self) {
         // What was not kept (a run stopped between a test's end and its
@@ -178,6 +187,8 @@ mod tests {
         let dir = store.dir("r").join(rel);
         assert_eq!(std::fs::read_to_string(dir.join("trial-1.log")).unwrap(), "two");
         assert!(dir.join("server-x.log").is_file() && dir.join("monitor.json.gz").is_file());
+        let said = format!("sh exited 1; see {}", staging.dir(rel).join("trial-1.log").display());
+        assert_eq!(staging.kept_text(&said), format!("sh exited 1; see {}/trial-1.log", dir.display()));
         drop(staging);
         assert!(!store.dir("r").join(STAGING).exists(), "the staging folder goes with the run");
     }

@@ -24,12 +24,12 @@ pub(super) fn estimate(cx: &Context, req: &Request, work: &Work, states: Option<
 /// What `engine benchmark REF --dry-run` would estimate for each of `refs`
 /// (suites, for `list suites` and `info`), with the earlier runs read once;
 /// for a reference that does not expand, why.
-pub fn estimate_refs(cx: &Context, refs: &[String]) -> Vec<Result<Estimate, String>> {
+pub fn estimate_refs(cx: &Context, refs: &[String]) -> Vec<Result<Estimate, crate::Failure>> {
     let earlier = earlier_timings(cx, None);
     refs.iter()
         .map(|r| {
             let req = Request { refs: vec![r.clone()], yes: true, dry_run: true, ..Request::default() };
-            let work = super::work::expand(cx, &req, &engine::events::Silent).map_err(|f| f.message)?;
+            let work = super::work::expand(cx, &req, &engine::events::Silent)?;
             Ok(estimate_with(&earlier, &req, &work, None))
         })
         .collect()

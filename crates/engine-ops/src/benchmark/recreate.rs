@@ -78,7 +78,8 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
         return Err(bad("list of file systems", &format!("more than {}", engine::state::scheduler::MAX_STATES)));
     }
     if let Some(d) = &first.device {
-        sweep.device = Some(device(name, d, first).map_err(|e| e.unwrap_or_else(|e| bad("device", &e)))?);
+        let spec = d.parse::<DeviceSpec>().map_err(|e| bad("device", &e))?;
+        sweep.device = Some(device(name, spec, first)?);
     }
     for set in &first.settings {
         sweep.settings.push(set.parse().map_err(|e| bad("queue setting", &e))?);
@@ -94,20 +95,19 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
 }
 
 /// The device a recipe names: a loop device engine makes; a device path
-/// is refused (`Err(Ok)`: refused, said why; `Err(Err)`: it cannot be read).
-fn device(name: &str, d: &str, first: &StateRecipe) -> Result<DeviceSpec, Result<Failure, String>> {
-    let spec = d.parse::<DeviceSpec>().map_err(|e| Err(e.to_string()))?;
+/// is refused, said why.
+fn device(name: &str, spec: DeviceSpec, first: &StateRecipe) -> Result<DeviceSpec, Failure> {
     // A result file may come from anyone: engine makes a loop device
     // of its own, but formats no device a file names.
     if let DeviceSpec::Path(p) = &spec {
         let p = quote(p);
-        return Err(Ok(Failure::usage(
+        return Err(Failure::usage(
             one_line(&format!(
                 "the unsettled states of `{name}` were made on {p}: engine formats a device only when you name it"
             ))
             .into_owned(),
         )
-        .hint(one_line(&format!("name it yourself: --only-unsettled --device {p} {}", others(first))).into_owned())));
+        .hint(one_line(&format!("name it yourself: --only-unsettled --device {p} {}", others(first))).into_owned()));
     }
     Ok(spec)
 }

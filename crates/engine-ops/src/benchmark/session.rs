@@ -367,9 +367,10 @@ impl<'a> Session<'a> {
             }
             Outcome::Failed(f) => {
                 self.keep(rel, None);
-                let mut failed =
-                    failed_test(test, identifier, FailureStatus::Failed, f.reason, &engine::sys::time::now());
                 let staging = self.staging.as_ref();
+                let reason = staging.map_or_else(|| f.reason.clone(), |s| s.kept_text(&f.reason));
+                let mut failed =
+                    failed_test(test, identifier, FailureStatus::Failed, reason, &engine::sys::time::now());
                 failed.log =
                     f.log.map(|l| staging.and_then(|s| s.kept_as(&l)).unwrap_or_else(|| l.display().to_string()));
                 failed.stderr_tail = f.stderr_tail;

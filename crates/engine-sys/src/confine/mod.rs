@@ -133,6 +133,43 @@ pub enum ConfineError {
     Filter(#[from] super::seccomp::FilterError),
 }
 
+/// Why this machine cannot confine commands, found before anything
+/// confined runs (shared by a run's tests and an install's builds, so it
+/// clones).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unconfinable {
+    #[error(transparent)]
+    Kernel(std::sync::Arc<ConfineError>),
+    #[error(
+        "the sandbox needs a cgroup hierarchy (v2, or v1 cpuacct, memory, blkio or pids) under {}, and there is none",
+        .0.display()
+    )]
+    NoCgroups(PathBuf),
+    #[error(
+        "the sandbox limits each command's memory, and no cgroup hierarchy under {} offers the memory controller (v1 `memory`, or v2 with `memory` in engine's cgroup.subtree_control)",
+        .0.display()
+    )]
+    NoMemoryController(PathBuf),
+    #[error("a temporary folder for the sandbox's probe: {0}")]
+    ProbeFolder(std::sync::Arc<std::io::Error>),
+    /// The sandbox's own line saying which step failed.
+    #[error("a confined command could not start on this system ({0})")]
+    Refused(String),
+    #[error("a confined command could not start on this system: {0}")]
+    Start(std::sync::Arc<std::io::Error>),
+    /// How the probe's `/bin/true` ended, when not with success.
+    #[error("a confined `/bin/true` ended {0} on this system")]
+    Ended(String),
+    #[error("no confinement was set up")]
+    NotSetUp,
+}
+
+impl From<ConfineError> for Unconfinable {
+    fn from(e: ConfineError) -> Self {
+        Unconfinable::Kernel(std::sync::Arc::new(e))
+    }
+}
+
 fn setup(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConfineError {
     let what = what.into();
     move |source| ConfineError::Setup { what, source }
