@@ -28,7 +28,7 @@ fn parse_with(id: &str, presets: &[&str], output: &str) -> Vec<(String, f64)> {
     let tests = expand::expand(&p, &presets, &Batch, true).unwrap();
     assert_eq!(tests.len(), 1, "presets pick one test");
     let b = tests[0].bindings();
-    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string());
+    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false);
     let raw = RawOutput { stdout: output, stderr: "", wall: Duration::from_secs(1) };
     p.profile
         .parsers

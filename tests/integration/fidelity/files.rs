@@ -144,7 +144,7 @@ fn engine_value(id: &str, presets: &[&str], result: &str, output: &str) -> f64 {
     let presets: Vec<_> = presets.iter().map(|s| expand::parse_cli_option(s).unwrap()).collect();
     let tests = expand::expand(&p, &presets, &Batch, true).unwrap();
     let b = tests[0].bindings();
-    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string());
+    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false);
     let raw = RawOutput { stdout: output, stderr: "", wall: Duration::from_secs(1) };
     let def = p.profile.parsers.iter().find(|d| d.result == result).expect("a parser of the result");
     let r = p.profile.results.iter().find(|r| r.id == result).unwrap();

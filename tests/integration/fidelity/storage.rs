@@ -422,7 +422,7 @@ fn engine_parse(id: &str, presets: &[&str], stdout: &str) -> Vec<(String, f64)> 
     let tests = expand::expand(&p, &presets, &Batch, true).unwrap();
     assert_eq!(tests.len(), 1, "presets pick one test");
     let b = tests[0].bindings();
-    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string());
+    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false);
     let raw = RawOutput { stdout, stderr: "", wall: Duration::from_secs(1) };
     p.profile
         .parsers

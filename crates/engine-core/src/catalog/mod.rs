@@ -47,6 +47,9 @@ pub enum ResolveError {
     /// A repository publishes no such result (or no version of it).
     #[error("{msg}")]
     NoSharedResult { msg: String, hint: Option<String> },
+    /// A saved result's test came from a repository not added here.
+    #[error("add its repository: `engine repo add {name} {url} --key PUBKEY`")]
+    RepoNotAdded { name: String, url: String },
     /// A saved result of that name that is not the published one.
     #[error("a saved result `{name}` exists and is not the copy of `{repo}/results/{name}`")]
     NotTheCopy { name: String, repo: String },

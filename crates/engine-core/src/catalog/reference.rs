@@ -186,7 +186,7 @@ fn profile_of(
     r: &crate::model::result::TestResult,
     catalog: &Catalog,
     via: Option<&str>,
-) -> (String, Result<crate::model::profile::LoadedProfile, String>) {
+) -> (String, Result<crate::model::profile::LoadedProfile, ResolveError>) {
     // A repository's profile runs again at the exact version the result
     // records, from that repository (fetched when needed); a local one
     // at the same major.minor.
@@ -199,8 +199,8 @@ fn profile_of(
                 .or_else(|| via.map(str::to_string))
                 .unwrap_or_else(|| repo.name.clone());
             let found = match catalog.repos().get(&name) {
-                Some(_) => catalog.profile_from_repo(&name, &r.profile, &r.profile_version).map_err(|e| e.to_string()),
-                None => Err(format!("add its repository: `engine repo add {} {} --key PUBKEY`", repo.name, repo.url)),
+                Some(_) => catalog.profile_from_repo(&name, &r.profile, &r.profile_version),
+                None => Err(ResolveError::RepoNotAdded { name: repo.name.clone(), url: repo.url.clone() }),
             };
             (format!("{name}/{}@{}", r.profile, r.profile_version), found)
         }
@@ -213,7 +213,7 @@ fn profile_of(
                     Some(local) => catalog.repo_profile(local, &r.profile, Some(&mm)).map_err(|_| e),
                     None => Err(e),
                 });
-            (reference, found.map_err(|e| e.to_string()))
+            (reference, found)
         }
     }
 }

@@ -605,7 +605,7 @@ impl Downloader {
                 }
                 match end {
                     Some(Ok(())) => break Ok(()),
-                    Some(Err(m)) => break Err(Failed::Retry(m)),
+                    Some(Err(b)) => break Err(Failed::Retry(b.to_string())),
                     None => {}
                 }
             };
@@ -679,15 +679,20 @@ fn describe(e: &reqwest::Error) -> String {
     s
 }
 
-/// Reads `body` into `buf` until it is full or the body ends (fewer, larger
-/// writes); `written` bytes came before it. Returns the bytes read and, at
-/// the end of the body, how it ended.
 /// How often a download looks at Ctrl-C while its server sends nothing.
 const INTERRUPT_POLL: Duration = Duration::from_millis(100);
 
+/// A transfer whose body broke off.
+#[derive(Debug, Error)]
+#[error("transfer broke after {after} bytes: {source}")]
+struct Broke {
+    after: u64,
+    source: io::Error,
+}
+
 /// Reads `body` on a thread of its own, in chunks of 512 KiB (the last
 /// shorter), each with how the transfer ended after it, if it did.
-type Chunk = (Vec<u8>, Option<Result<(), String>>);
+type Chunk = (Vec<u8>, Option<Result<(), Broke>>);
 
 fn read_chunks(mut body: impl Read + Send + 'static, mut written: u64) -> io::Result<std::sync::mpsc::Receiver<Chunk>> {
     const CHUNK: usize = 512 * 1024;
@@ -708,7 +713,10 @@ fn read_chunks(mut body: impl Read + Send + 'static, mut written: u64) -> io::Re
     Ok(rx)
 }
 
-fn fill(body: &mut impl Read, buf: &mut [u8], written: u64) -> (usize, Option<Result<(), String>>) {
+/// Reads `body` into `buf` until it is full or the body ends (fewer, larger
+/// writes); `written` bytes came before it. Returns the bytes read and, at
+/// the end of the body, how it ended.
+fn fill(body: &mut impl Read, buf: &mut [u8], written: u64) -> (usize, Option<Result<(), Broke>>) {
     let mut filled = 0;
     while filled < buf.len() {
         match body.read(&mut buf[filled..]) {
@@ -716,7 +724,7 @@ fn fill(body: &mut impl Read, buf: &mut [u8], written: u64) -> (usize, Option<Re
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
-                return (filled, Some(Err(format!("transfer broke after {} bytes: {e}", written + filled as u64))));
+                return (filled, Some(Err(Broke { after: written + filled as u64, source: e })));
             }
         }
     }

@@ -17,11 +17,12 @@ use crate::home::Home;
 use crate::model::profile::LoadedProfile;
 use crate::model::profile::{BuildStep, Download, Profile, Scalar};
 use crate::sys::safepath::Dir;
-use download::{Downloader, Fetched, Want};
+use download::{DownloadError, Downloader, Fetched, Want};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 use thiserror::Error;
 
@@ -371,10 +372,11 @@ impl Installer {
                 }
             }
         }
-        let fetched: HashMap<String, Result<Fetched, String>> = wants
+        // Several profiles may share a download, and so its failure.
+        let fetched: HashMap<String, Result<Fetched, Arc<DownloadError>>> = wants
             .iter()
             .zip(self.downloader.fetch_all(&wants))
-            .map(|(w, r)| (w.sha256.clone(), r.map_err(|e| e.to_string())))
+            .map(|(w, r)| (w.sha256.clone(), r.map_err(Arc::new)))
             .collect();
         plans
             .iter()
@@ -503,7 +505,11 @@ impl Installer {
         Ok(())
     }
 
-    fn install_one(&self, p: &Plan, fetched: &HashMap<String, Result<Fetched, String>>) -> Result<Done, InstallError> {
+    fn install_one(
+        &self,
+        p: &Plan,
+        fetched: &HashMap<String, Result<Fetched, Arc<DownloadError>>>,
+    ) -> Result<Done, InstallError> {
         let start = Instant::now();
         // The install folder, its lock and its temporary folder are named after these.
         for n in [&p.id, &p.version] {
@@ -546,13 +552,13 @@ impl Installer {
 /// The plan's downloads as fetched: (file name, where it is), or why one is missing.
 fn plan_files(
     p: &Plan,
-    fetched: &HashMap<String, Result<Fetched, String>>,
+    fetched: &HashMap<String, Result<Fetched, Arc<DownloadError>>>,
 ) -> Result<Vec<(String, Fetched)>, InstallError> {
     let mut files = Vec::new();
     for w in p.wants() {
         match fetched.get(&w.sha256) {
             Some(Ok(f)) => files.push((w.file.clone(), f.clone())),
-            Some(Err(e)) => return Err(InstallError::Download(e.clone())),
+            Some(Err(e)) => return Err(InstallError::Download(e.to_string())),
             None => return Err(InstallError::Download(format!("{}: not fetched", w.file))),
         }
     }

@@ -125,10 +125,10 @@ fn against(p: &Arc<LoadedProfile>, pts: &PtsTest, d: &Described) -> Result<Match
     let mut notes = Vec::new();
     match version_fit(p, pts.app_version) {
         Ok(note) => notes.extend(note),
-        Err(r) => return Err(vec![r]),
+        Err(r) => return Err(vec![r.to_string()]),
     }
     let chosen = entries(p, d, &mut reasons, &mut notes);
-    let result = result_for(p, &chosen.named, pts).map_err(|r| reasons.push(r)).ok();
+    let result = result_for(p, &chosen.named, pts).map_err(|r| reasons.push(r.to_string())).ok();
     match (chosen.choice, result) {
         (Some(choice), Some((def, fit))) if reasons.is_empty() => {
             let pts_unit = match fit {
@@ -152,14 +152,31 @@ fn against(p: &Arc<LoadedProfile>, pts: &PtsTest, d: &Described) -> Result<Match
 
 /// Whether `p`'s tool is in the release line PTS ran: a note when the
 /// versions differ within it, the reason when they are not the same line.
-fn version_fit(p: &LoadedProfile, pts: &str) -> Result<Option<String>, String> {
+/// Why a profile is not the work PTS's row measured.
+#[derive(Debug, thiserror::Error)]
+enum Misfit {
+    #[error("it states no app_version, so PTS's {0} cannot be checked against it")]
+    NoVersion(String),
+    #[error("PTS ran version {pts}, another release line than its {ours}")]
+    OtherLine { pts: String, ours: String },
+    #[error("PTS's description names several results ({0})")]
+    SeveralNamed(String),
+    #[error("none of its results is `{0}`")]
+    NoneNamed(String),
+    #[error("PTS reports {unit} {proportion}, its result(s) {ours}")]
+    Unit { unit: String, proportion: &'static str, ours: String },
+    #[error("PTS's description does not say which of its `{unit}` results ({ids}) it is")]
+    Ambiguous { unit: String, ids: String },
+}
+
+fn version_fit(p: &LoadedProfile, pts: &str) -> Result<Option<String>, Misfit> {
     let ours = p.profile.app_version.as_ref().map(|v| v.0.trim()).unwrap_or("");
     let pts = pts.trim();
     if ours == pts {
         return Ok(None);
     }
     if ours.is_empty() {
-        return Err(format!("it states no app_version, so PTS's {pts} cannot be checked against it"));
+        return Err(Misfit::NoVersion(pts.to_string()));
     }
     if same_line(ours, pts) {
         Ok(Some(format!(
@@ -167,7 +184,7 @@ fn version_fit(p: &LoadedProfile, pts: &str) -> Result<Option<String>, String> {
             p.profile.title, p.profile.id
         )))
     } else {
-        Err(format!("PTS ran version {pts}, another release line than its {ours}"))
+        Err(Misfit::OtherLine { pts: pts.to_string(), ours: ours.to_string() })
     }
 }
 
@@ -230,16 +247,16 @@ fn menu(o: &OptionDef) -> String {
 /// The result of `p` that PTS's row is: the one its description names, else
 /// the only one with PTS's unit and proportion (among several, the only one
 /// without a description of its own, which PTS's would have carried).
-fn result_for<'p>(p: &'p LoadedProfile, named: &[String], pts: &PtsTest) -> Result<(&'p ResultDef, UnitFit), String> {
+fn result_for<'p>(p: &'p LoadedProfile, named: &[String], pts: &PtsTest) -> Result<(&'p ResultDef, UnitFit), Misfit> {
     let unit = pts.unit;
     let results = &p.profile.results;
     let candidates: Vec<&ResultDef> = match named {
         [] => results.iter().collect(),
         [one] => results.iter().filter(|r| r.description.as_deref().map(str::trim) == Some(one.as_str())).collect(),
-        many => return Err(format!("PTS's description names several results ({})", many.join(", "))),
+        many => return Err(Misfit::SeveralNamed(many.join(", "))),
     };
     if candidates.is_empty() {
-        return Err(format!("none of its results is `{}`", named.join(", ")));
+        return Err(Misfit::NoneNamed(named.join(", ")));
     }
     let fits: Vec<(&ResultDef, UnitFit)> = candidates
         .iter()
@@ -251,7 +268,7 @@ fn result_for<'p>(p: &'p LoadedProfile, named: &[String], pts: &PtsTest) -> Resu
         (1, _) => Ok(fits.into_iter().next().expect("one")),
         (0, _) => {
             let units: Vec<String> = candidates.iter().map(|r| format!("{} {}", r.unit, hib(r.proportion))).collect();
-            Err(format!("PTS reports {} {}, its result(s) {}", unit.trim(), hib(pts.proportion), units.join(", ")))
+            Err(Misfit::Unit { unit: unit.trim().to_string(), proportion: hib(pts.proportion), ours: units.join(", ") })
         }
         (_, 1) => {
             let id = plain[0].0.id.clone();
@@ -259,11 +276,7 @@ fn result_for<'p>(p: &'p LoadedProfile, named: &[String], pts: &PtsTest) -> Resu
         }
         _ => {
             let ids: Vec<&str> = fits.iter().map(|(r, _)| r.id.as_str()).collect();
-            Err(format!(
-                "PTS's description does not say which of its `{}` results ({}) it is",
-                unit.trim(),
-                ids.join(", ")
-            ))
+            Err(Misfit::Ambiguous { unit: unit.trim().to_string(), ids: ids.join(", ") })
         }
     }
 }

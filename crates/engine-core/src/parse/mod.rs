@@ -87,14 +87,17 @@ impl Configured {
     /// plugin parsers cannot be built).
     pub fn build(
         def: &ParserDef,
-        fill: &dyn Fn(&str) -> Result<String, String>,
+        fill: &dyn Fn(&str) -> Result<String, crate::model::template::TemplateError>,
         result: &ResultDef,
         plugins: Option<Plugins<'_>>,
     ) -> Result<Self, ParseError> {
         let (kind, inner): (&'static str, Box<dyn Parser>) = if let Some(re) = &def.regex {
             ("regex", Box::new(regex::RegexParser::new(re, def.pick)?))
         } else if let Some(ptr) = &def.json_pointer {
-            ("json_pointer", Box::new(json_pointer::JsonPointer::new(fill(ptr).map_err(ParseError::Build)?)))
+            (
+                "json_pointer",
+                Box::new(json_pointer::JsonPointer::new(fill(ptr).map_err(|e| ParseError::Build(e.to_string()))?)),
+            )
         } else if let Some(t) = &def.template {
             (
                 "template",
@@ -192,7 +195,7 @@ mod tests {
     fn def() -> ParserDef {
         ParserDef { result: "r".into(), ..Default::default() }
     }
-    fn no_fill(s: &str) -> Result<String, String> {
+    fn no_fill(s: &str) -> Result<String, crate::model::template::TemplateError> {
         Ok(s.to_string())
     }
     fn res(signed: bool) -> ResultDef {

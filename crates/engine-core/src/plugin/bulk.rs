@@ -55,14 +55,14 @@ impl Files {
     }
 
     /// `files.file.open`.
-    pub(crate) fn open(&mut self, path: &str, create: bool) -> Result<OpenFile, String> {
-        let call = || format!("files.open({path:?})");
-        let dir = self.dir.as_ref().ok_or_else(|| format!("{}: this plugin has no scratch directory", call()))?;
+    pub(crate) fn open(&mut self, path: &str, create: bool) -> Result<OpenFile, CallError> {
+        let call = |fault| CallError { call: format!("files.open({path:?})"), fault };
+        let dir = self.dir.as_ref().ok_or_else(|| call(Fault::NoScratch))?;
         if self.open >= MAX_OPEN {
-            return Err(format!("{}: {MAX_OPEN} files are open already; drop some first", call()));
+            return Err(call(Fault::TooMany));
         }
         if path.contains('\0') {
-            return Err(format!("{}: the path holds a NUL byte", call()));
+            return Err(call(Fault::Nul));
         }
         let flags = if create { libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC } else { libc::O_RDONLY };
         // Without waiting: a FIFO (a test's own step can make one in the
@@ -70,27 +70,28 @@ impl Files {
         let flags = flags | libc::O_NONBLOCK | libc::O_NOCTTY;
         let fd = openat2_beneath(dir.as_fd(), std::path::Path::new(path), flags, 0o644, Links::Beneath).map_err(
             |e| match e.raw_os_error() {
-                Some(libc::EXDEV) => format!("{}: the path {ESCAPE}", call()),
-                _ => format!("{}: {e}", call()),
+                Some(libc::EXDEV) => call(Fault::Escape),
+                _ => call(Fault::Io(e, "")),
             },
         )?;
-        regular_only(&fd).map_err(|e| format!("{}: {e}", call()))?;
+        regular_only(&fd).map_err(|e| call(Fault::Io(e, "")))?;
         self.open += 1;
         Ok(OpenFile { fd, path: path.to_string() })
     }
 
     /// `files.file.read-at`: up to `len` bytes at `offset`, in the reused
     /// buffer (the caller lowers it into the plugin's memory).
-    pub(crate) fn read_at(&mut self, f: &OpenFile, offset: i64, len: i64) -> Result<Arc<Vec<u8>>, String> {
-        let call = || format!("files.read-at({:?}, offset {offset}, length {len})", f.path);
+    pub(crate) fn read_at(&mut self, f: &OpenFile, offset: i64, len: i64) -> Result<Arc<Vec<u8>>, CallError> {
+        let call =
+            |fault| CallError { call: format!("files.read-at({:?}, offset {offset}, length {len})", f.path), fault };
         if offset < 0 {
-            return Err(format!("{}: the offset is negative", call()));
+            return Err(call(Fault::NegativeOffset));
         }
         if len < 0 {
-            return Err(format!("{}: the length is negative", call()));
+            return Err(call(Fault::NegativeLength));
         }
         if len > MAX_READ {
-            return Err(format!("{}: a call reads at most {} MiB", call(), MAX_READ >> 20));
+            return Err(call(Fault::TooLong));
         }
         // The last read's buffer is back (the lowering dropped its clone)
         // unless this is the first read.
@@ -115,7 +116,7 @@ impl Files {
                 _ => {
                     let e = std::io::Error::last_os_error();
                     if e.kind() != std::io::ErrorKind::Interrupted {
-                        return Err(format!("{}: {e}", call()));
+                        return Err(call(Fault::Io(e, "")));
                     }
                 }
             }
@@ -123,19 +124,22 @@ impl Files {
         // SAFETY: pread initialised the first `got` bytes.
         unsafe { buf.set_len(got) };
         if got == 0 && len > 0 {
-            let size = size(f).map_err(|e| format!("{}: {e}", call()))?;
+            let size = size(f).map_err(|e| call(Fault::Io(e, "")))?;
             if offset as u64 > size {
-                return Err(format!("{}: the offset is past the end of the file ({size} bytes)", call()));
+                return Err(call(Fault::PastEnd(size)));
             }
         }
         Ok(Arc::clone(&self.buf))
     }
 
     /// `files.file.write-at`: all of `data` (the plugin's memory) at `offset`.
-    pub(crate) fn write_at(f: &OpenFile, offset: i64, data: &[u8]) -> Result<(), String> {
-        let call = || format!("files.write-at({:?}, offset {offset}, {} bytes)", f.path, data.len());
+    pub(crate) fn write_at(f: &OpenFile, offset: i64, data: &[u8]) -> Result<(), CallError> {
+        let call = |fault| CallError {
+            call: format!("files.write-at({:?}, offset {offset}, {} bytes)", f.path, data.len()),
+            fault,
+        };
         if offset < 0 {
-            return Err(format!("{}: the offset is negative", call()));
+            return Err(call(Fault::NegativeOffset));
         }
         let mut done = 0usize;
         while done < data.len() {
@@ -150,7 +154,7 @@ impl Files {
                 }
                 let hint =
                     if e.raw_os_error() == Some(libc::EBADF) { " (opened without `create`: read-only)" } else { "" };
-                return Err(format!("{}: {e}{hint}", call()));
+                return Err(call(Fault::Io(e, hint)));
             }
             done += n as usize;
         }
@@ -158,17 +162,18 @@ impl Files {
     }
 
     /// `files.file.sync`.
-    pub(crate) fn sync(f: &OpenFile) -> Result<(), String> {
+    pub(crate) fn sync(f: &OpenFile) -> Result<(), CallError> {
         // SAFETY: a plain fsync of a descriptor we own.
         if unsafe { libc::fsync(f.fd.as_raw_fd()) } != 0 {
-            return Err(format!("files.sync({:?}): {}", f.path, std::io::Error::last_os_error()));
+            let fault = Fault::Io(std::io::Error::last_os_error(), "");
+            return Err(CallError { call: format!("files.sync({:?})", f.path), fault });
         }
         Ok(())
     }
 
     /// `files.file.size`.
-    pub(crate) fn size(f: &OpenFile) -> Result<u64, String> {
-        size(f).map_err(|e| format!("files.size({:?}): {e}", f.path))
+    pub(crate) fn size(f: &OpenFile) -> Result<u64, CallError> {
+        size(f).map_err(|e| CallError { call: format!("files.size({:?})", f.path), fault: Fault::Io(e, "") })
     }
 
     fn closed(&mut self) {
@@ -186,9 +191,41 @@ fn size(f: &OpenFile) -> std::io::Result<u64> {
     Ok(unsafe { st.assume_init() }.st_size as u64)
 }
 
-fn error(message: String) -> wit::Error {
-    let kind = if message.contains(ESCAPE) { wit::ErrorKind::Io } else { wit::ErrorKind::Failed };
-    wit::Error { kind, key: None, message }
+/// A `files` call the host refused or that failed: the call as the plugin
+/// made it, and why (the plugin gets it as text).
+#[derive(Debug, thiserror::Error)]
+#[error("{call}: {fault}")]
+pub(crate) struct CallError {
+    call: String,
+    fault: Fault,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum Fault {
+    #[error("this plugin has no scratch directory")]
+    NoScratch,
+    #[error("{MAX_OPEN} files are open already; drop some first")]
+    TooMany,
+    #[error("the path holds a NUL byte")]
+    Nul,
+    #[error("the path {ESCAPE}")]
+    Escape,
+    /// The system's error, and a hint after it.
+    #[error("{0}{1}")]
+    Io(std::io::Error, &'static str),
+    #[error("the offset is negative")]
+    NegativeOffset,
+    #[error("the length is negative")]
+    NegativeLength,
+    #[error("a call reads at most {} MiB", MAX_READ >> 20)]
+    TooLong,
+    #[error("the offset is past the end of the file ({0} bytes)")]
+    PastEnd(u64),
+}
+
+fn error(e: CallError) -> wit::Error {
+    let kind = if matches!(e.fault, Fault::Escape) { wit::ErrorKind::Io } else { wit::ErrorKind::Failed };
+    wit::Error { kind, key: None, message: e.to_string() }
 }
 
 type Res<T> = wasmtime::Result<(Result<T, wit::Error>,)>;
@@ -276,13 +313,13 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", d.path().join("pw")).unwrap();
         std::fs::create_dir(d.path().join("a")).unwrap();
         for p in ["../x", "/etc/passwd", "out/passwd", "pw", "a/../../x"] {
-            let e = fs.open(p, false).err().unwrap_or_else(|| panic!("{p} opened"));
+            let e = fs.open(p, false).err().unwrap_or_else(|| panic!("{p} opened")).to_string();
             assert!(e.starts_with(&format!("files.open({p:?}): ")), "{e}");
             assert!(e.contains(ESCAPE), "{p}: {e}");
         }
-        let e = fs.open("missing", false).err().unwrap();
+        let e = fs.open("missing", false).err().unwrap().to_string();
         assert!(e.contains("No such file"), "{e}");
-        assert!(Files::new(None).unwrap().open("x", true).unwrap_err().contains("no scratch directory"));
+        assert!(Files::new(None).unwrap().open("x", true).unwrap_err().to_string().contains("no scratch directory"));
     }
 
     #[test]
@@ -290,18 +327,18 @@ mod tests {
         let (_d, mut fs) = scratch();
         let f = fs.open("data", true).unwrap();
         Files::write_at(&f, 0, b"hello").unwrap();
-        let e = fs.read_at(&f, 0, -1).unwrap_err();
+        let e = fs.read_at(&f, 0, -1).unwrap_err().to_string();
         assert_eq!(e, "files.read-at(\"data\", offset 0, length -1): the length is negative");
-        let e = fs.read_at(&f, -3, 1).unwrap_err();
+        let e = fs.read_at(&f, -3, 1).unwrap_err().to_string();
         assert!(e.ends_with("the offset is negative"), "{e}");
-        let e = fs.read_at(&f, 6, 1).unwrap_err();
+        let e = fs.read_at(&f, 6, 1).unwrap_err().to_string();
         assert!(e.ends_with("the offset is past the end of the file (5 bytes)"), "{e}");
-        let e = fs.read_at(&f, 0, MAX_READ + 1).unwrap_err();
+        let e = fs.read_at(&f, 0, MAX_READ + 1).unwrap_err().to_string();
         assert!(e.ends_with("a call reads at most 64 MiB"), "{e}");
-        let e = Files::write_at(&f, -1, b"x").unwrap_err();
+        let e = Files::write_at(&f, -1, b"x").unwrap_err().to_string();
         assert!(e.starts_with("files.write-at(\"data\", offset -1, 1 bytes)"), "{e}");
         let ro = fs.open("data", false).unwrap();
-        let e = Files::write_at(&ro, 0, b"x").unwrap_err();
+        let e = Files::write_at(&ro, 0, b"x").unwrap_err().to_string();
         assert!(e.contains("read-only"), "{e}");
     }
 
@@ -317,7 +354,7 @@ mod tests {
             let mut files = Files::new(Some(&dir)).unwrap();
             let got: Vec<Result<(), String>> = [("fifo", false), ("fifo", true)]
                 .into_iter()
-                .map(|(p, create)| files.open(p, create).map(|_| ()))
+                .map(|(p, create)| files.open(p, create).map(|_| ()).map_err(|e| e.to_string()))
                 .collect();
             let _ = tx.send(got);
         });
@@ -342,7 +379,7 @@ mod tests {
         for _ in 0..MAX_OPEN {
             keep.push(fs.open("f", true).unwrap());
         }
-        assert!(fs.open("f", true).unwrap_err().contains("open already"));
+        assert!(fs.open("f", true).unwrap_err().to_string().contains("open already"));
         fs.closed();
         drop(keep.pop());
         fs.open("f", false).unwrap();

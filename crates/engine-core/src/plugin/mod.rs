@@ -193,11 +193,8 @@ pub struct Interface {
 }
 
 fn linker() -> Result<&'static wasmtime::component::Linker<State>, PluginError> {
-    static LINKER: OnceLock<Result<wasmtime::component::Linker<State>, String>> = OnceLock::new();
-    LINKER
-        .get_or_init(|| host::linker().map_err(|e| format!("{e:#}")))
-        .as_ref()
-        .map_err(|e| PluginError::Host(e.clone()))
+    static LINKER: OnceLock<wasmtime::Result<wasmtime::component::Linker<State>>> = OnceLock::new();
+    LINKER.get_or_init(host::linker).as_ref().map_err(|e| PluginError::Host(format!("{e:#}")))
 }
 
 impl Plugin {

@@ -216,7 +216,7 @@ fn run(
     say_confined(test, env, test_dir.path(), events);
     let b = bindings(test, test_dir.path(), &settings.target_dir, env.installed);
     let plugins = crate::parse::Plugins { profile: &test.profile, cache: env.plugins };
-    let sources = trials::sources_for(test, &b, plugins).map_err(TestFailure::new)?;
+    let sources = trials::sources_for(test, &b, plugins).map_err(|e| TestFailure::new(e.to_string()))?;
     let mut executor = env.executors.executor(test, env);
     let dir = crate::sys::safepath::Dir::open(test_dir.path())
         .map_err(|e| TestFailure::new(format!("cannot open {}: {e}", test_dir.path().display())))?;

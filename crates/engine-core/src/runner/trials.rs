@@ -102,23 +102,32 @@ pub(super) fn sources_for<'a>(
     test: &'a Test,
     b: &IndexMap<String, String>,
     plugins: Plugins<'_>,
-) -> Result<Vec<(&'a ResultDef, Source)>, String> {
+) -> Result<Vec<(&'a ResultDef, Source)>, SourcesError> {
     let p = &test.profile.profile;
-    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false).map_err(|e| e.to_string());
+    let fill = |s: &str| template::render(s, |n| b.get(n).map(String::as_str), false);
     let applies = |d: &ParserDef| d.when.iter().all(|(k, v)| b.get(k).is_some_and(|x| x == v.as_str()));
     let mut out = Vec::new();
     for r in &p.results {
         if let Some(def) = p.parsers.iter().find(|d| d.result == r.id && applies(d)) {
-            let parser = Configured::build(def, &fill, r, Some(plugins)).map_err(|e| e.to_string())?;
+            let parser = Configured::build(def, &fill, r, Some(plugins))?;
             out.push((r, Source::Parser(parser)));
         } else if p.executor.returns_values() {
             out.push((r, Source::Direct));
         }
     }
     if out.is_empty() {
-        return Err(format!("no parser of {} applies to this test's options", p.id));
+        return Err(SourcesError::NoneApplies(p.id.clone()));
     }
     Ok(out)
+}
+
+/// Why a test's results cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SourcesError {
+    #[error(transparent)]
+    Parser(#[from] crate::parse::ParseError),
+    #[error("no parser of {0} applies to this test's options")]
+    NoneApplies(String),
 }
 
 /// What the trials of a test measured.
