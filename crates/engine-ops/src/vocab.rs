@@ -18,7 +18,7 @@ pub mod catalog {
     pub use engine::catalog::Catalog;
 }
 pub mod config {
-    pub use engine::config::{Config, ConfigError, Spec, load, set, spec, unset};
+    pub use engine::config::{Config, ConfigError, Refused, Spec, load, set, spec, unset};
 }
 pub mod install {
     pub use engine::install::STATE_FILE;

@@ -8,7 +8,7 @@ use super::benchmark_args::BenchmarkArgs;
 use super::{Failure, exit};
 use clap::{Subcommand, ValueEnum};
 use engine_ops::Context;
-use engine_ops::vocab::config::{self, Config, ConfigError, Spec};
+use engine_ops::vocab::config::{self, Config, ConfigError, Refused, Spec};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -36,39 +36,39 @@ pub const KEYS: [(Spec, &str); 7] = [
     (spec("format", "what `engine benchmark` prints: `text`, `bars`, or a report format", format), "text"),
 ];
 
-const fn spec(key: &'static str, about: &'static str, check: fn(&str) -> Result<(), String>) -> Spec {
+const fn spec(key: &'static str, about: &'static str, check: fn(&str) -> Result<(), Refused>) -> Spec {
     Spec { key, about, check, number: false }
 }
 
-const fn number(key: &'static str, about: &'static str, check: fn(&str) -> Result<(), String>) -> Spec {
+const fn number(key: &'static str, about: &'static str, check: fn(&str) -> Result<(), Refused>) -> Spec {
     Spec { key, about, check, number: true }
 }
 
-fn ok<T>(r: Result<T, String>) -> Result<(), String> {
-    r.map(drop)
+fn ok<T>(r: Result<T, String>) -> Result<(), Refused> {
+    r.map(drop).map_err(Refused)
 }
 
-fn target_dir(s: &str) -> Result<(), String> {
+fn target_dir(s: &str) -> Result<(), Refused> {
     match PathBuf::from(s).is_absolute() {
         true => Ok(()),
-        false => {
-            Err(format!("`{s}` is not an absolute path: a default directory cannot depend on where engine starts"))
-        }
+        false => Err(Refused(format!(
+            "`{s}` is not an absolute path: a default directory cannot depend on where engine starts"
+        ))),
     }
 }
 
-fn monitor(s: &str) -> Result<(), String> {
+fn monitor(s: &str) -> Result<(), Refused> {
     ok(Monitor::from_str(s, false))
 }
 
-fn format(s: &str) -> Result<(), String> {
+fn format(s: &str) -> Result<(), Refused> {
     RunFormat::from_str(s, false).map(drop).map_err(|_| {
         let names: Vec<String> = RunFormat::value_variants()
             .iter()
             .filter_map(|f| f.to_possible_value())
             .map(|p| p.get_name().into())
             .collect();
-        format!("`{s}` is not a format: {}", names.join(", "))
+        Refused(format!("`{s}` is not a format: {}", names.join(", ")))
     })
 }
 

@@ -18,10 +18,16 @@ pub struct Spec {
     /// What it sets, for `engine config list` and the book.
     pub about: &'static str,
     /// The value as a flag would be given, checked as the flag checks it.
-    pub check: fn(&str) -> Result<(), String>,
+    pub check: fn(&str) -> Result<(), Refused>,
     /// Written as a TOML number by `set` (else a string).
     pub number: bool,
 }
+
+/// Why a value is refused, in the words of the flag's own check (the
+/// command line's parsers say why as text).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
 
 /// A value the file sets, with where.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +63,7 @@ pub enum ConfigError {
     #[error("`{key}` is not a setting")]
     UnknownKey { key: String, hint: String },
     #[error("`{key} = {value}`: {why}")]
-    BadValue { key: String, value: String, why: String },
+    BadValue { key: String, value: String, why: Refused },
 }
 
 impl ConfigError {
@@ -265,12 +271,12 @@ fn pos(text: &str, at: usize) -> Pos {
 mod tests {
     use super::*;
 
-    fn duration(s: &str) -> Result<(), String> {
-        crate::units::parse_duration(s).map(drop).map_err(|e| e.to_string())
+    fn duration(s: &str) -> Result<(), Refused> {
+        crate::units::parse_duration(s).map(drop).map_err(|e| Refused(e.to_string()))
     }
 
-    fn number(s: &str) -> Result<(), String> {
-        s.parse::<f64>().map(drop).map_err(|_| format!("`{s}` is not a number"))
+    fn number(s: &str) -> Result<(), Refused> {
+        s.parse::<f64>().map(drop).map_err(|_| Refused(format!("`{s}` is not a number")))
     }
 
     const SPECS: [Spec; 2] = [
