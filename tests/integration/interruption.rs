@@ -259,3 +259,33 @@ fn a_killed_runs_logs_never_show_in_the_result_folder() {
     assert!(kept.iter().any(|p| p.contains("/second/")), "{kept:?}");
     assert!(kept.iter().all(|p| !p.contains("/long-")), "{kept:?}");
 }
+
+/// Where the logs could not be kept the result says so, and a `logs`
+/// folder the user moved to another file system (a link) gets them all
+/// the same — never a result pointing at logs the run deleted.
+#[test]
+fn logs_that_could_not_be_kept_are_noted_and_a_linked_logs_folder_gets_them() {
+    let env = Env::new();
+    env.profile("echo", &echo_profile("echo", &["4"]));
+    let folder = env.home.path().join("results/k");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("logs"), "a file where the logs folder goes").unwrap();
+    let r = env.bench(&["echo", "--runs", "1", "--save", "k"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("the test's logs were not all kept"), "{r:?}");
+    let f = env.result("k");
+    let notes = entries(&f, 0)[0]["notes"].to_string();
+    assert!(notes.contains("the test's logs were not all kept"), "{notes}");
+
+    let elsewhere = tempfile::tempdir_in("/dev/shm").unwrap();
+    let folder = env.home.path().join("results/l");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), folder.join("logs")).unwrap();
+    let r = env.bench(&["echo", "--runs", "2", "--save", "l"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let f = env.result("l");
+    let e = &entries(&f, 0)[0];
+    assert!(e["notes"].to_string().find("not all kept").is_none(), "{e}");
+    let logs = folder.join(e["logs"].as_str().unwrap());
+    assert!(trial_log_in(&logs, "trial-2").contains("value: 4"), "{}", trial_log_in(&logs, "trial-2"));
+}

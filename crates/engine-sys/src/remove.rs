@@ -44,6 +44,16 @@ const DIR: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLL
 /// holding at most three descriptors of its own; absent is fine. Past
 /// `deadline` it stops and says so, with what is left still in place.
 pub fn remove_at(parent: BorrowedFd<'_>, name: &CStr, deadline: Option<Instant>) -> Result<(), RemoveError> {
+    remove_within(parent, name, deadline, true)
+}
+
+/// [`remove_at`], not cut short by Ctrl-C when `heed_interrupt` is false.
+fn remove_within(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    deadline: Option<Instant>,
+    heed_interrupt: bool,
+) -> Result<(), RemoveError> {
     match rustix::fs::unlinkat(parent, name, AtFlags::empty()) {
         Ok(()) | Err(Errno::NOENT) => return Ok(()),
         Err(Errno::ISDIR) | Err(Errno::PERM) => {}
@@ -64,7 +74,7 @@ pub fn remove_at(parent: BorrowedFd<'_>, name: &CStr, deadline: Option<Instant>)
     // at once): what is left is moved aside by the caller instead.
     let over = || {
         deadline.is_some_and(|d| Instant::now() > d)
-            || (super::interrupt::requested() && began.elapsed() > INTERRUPTED_GRACE)
+            || (heed_interrupt && super::interrupt::requested() && began.elapsed() > INTERRUPTED_GRACE)
     };
     let mut resume = 0;
     loop {
@@ -185,12 +195,25 @@ pub fn clear_quarantine(dir: &std::path::Path, deadline: Instant) -> usize {
 
 /// Removes the tree at `path` (its last component not followed).
 pub fn remove_path(path: &std::path::Path, deadline: Option<Instant>) -> Result<(), RemoveError> {
+    remove_path_within(path, deadline, true)
+}
+
+/// Removes one of engine's own folders at `path` — logs it staged, a
+/// result that was never saved: small, and never a test's tree — whole by
+/// `deadline`, Ctrl-C or not. What an interrupted run left there would
+/// otherwise be taken for the result's own (empty log folders, a stopped
+/// trial's log).
+pub fn remove_own(path: &std::path::Path, deadline: Instant) -> Result<(), RemoveError> {
+    remove_path_within(path, Some(deadline), false)
+}
+
+fn remove_path_within(path: &std::path::Path, deadline: Option<Instant>, heed: bool) -> Result<(), RemoveError> {
     use std::os::unix::ffi::OsStrExt;
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let name = path.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no entry", path.display())))?;
     let name = std::ffi::CString::new(name.as_bytes()).map_err(std::io::Error::other)?;
     let dir = rustix::fs::open(parent, DIR, Mode::empty())?;
-    remove_at(dir.as_fd(), &name, deadline)
+    remove_within(dir.as_fd(), &name, deadline, heed)
 }
 
 #[cfg(test)]

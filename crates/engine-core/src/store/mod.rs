@@ -264,9 +264,9 @@ impl Store {
     /// run that saved nothing leaves no empty folder). Call without its lock.
     pub fn discard_unsaved(&self, name: &str) {
         if check_name(name).is_ok() && !self.path(name).exists() {
-            let _ = crate::sys::remove::remove_path(
+            let _ = crate::sys::remove::remove_own(
                 &self.dir(name),
-                Some(std::time::Instant::now() + std::time::Duration::from_secs(10)),
+                std::time::Instant::now() + std::time::Duration::from_secs(10),
             );
         }
     }

@@ -29,6 +29,8 @@ pub struct Staging {
     folder: PathBuf,
     /// `folder/.staging`.
     root: PathBuf,
+    /// The same two with no link on their way, as a message may name them.
+    real: Option<(PathBuf, PathBuf)>,
 }
 
 /// What became of a test's logs and series when the store took them.
@@ -50,7 +52,9 @@ impl Store {
         let root = folder.join(STAGING);
         remove_staging(&folder).map_err(|source| StoreError::Write { path: root.clone(), source })?;
         std::fs::create_dir(&root).map_err(|source| StoreError::Write { path: root.clone(), source })?;
-        Ok(Staging { folder, root })
+        let real = std::fs::canonicalize(&root).ok().and_then(|r| Some((r.parent()?.to_path_buf(), r)));
+        let real = real.filter(|(_, r)| *r != root);
+        Ok(Staging { folder, root, real })
     }
 }
 
@@ -88,7 +92,8 @@ impl Staging {
     /// The place in the result folder of a path the runner gave out
     /// (a failed trial's log): relative to the folder, once kept.
     pub fn kept_as(&self, staged: &Path) -> Option<String> {
-        staged.strip_prefix(&self.root).ok().map(|r| r.display().to_string())
+        let real = self.real.as_ref().and_then(|(_, r)| staged.strip_prefix(r).ok());
+        staged.strip_prefix(&self.root).ok().or(real).map(|r| r.display().to_string())
     }
 }
 
@@ -96,8 +101,15 @@ impl Staging {
     /// `text` (a failure's message) with the staged paths it names written
     /// as the places they were kept at.
     pub fn kept_text(&self, text: &str) -> String {
-        let staged = format!("{}/", self.root.display());
-        text.replace(&staged, &format!("{}/", self.folder.display()))
+        let swap = |text: String, root: &Path, folder: &Path| {
+            let (root, folder) = (root.display().to_string(), folder.display().to_string());
+            text.replace(&format!("{root}/"), &format!("{folder}/")).replace(&root, &folder)
+        };
+        let text = swap(text.to_string(), &self.root, &self.folder);
+        match &self.real {
+            Some((folder, root)) => swap(text, root, folder),
+            None => text,
+        }
     }
 }
 
@@ -117,29 +129,54 @@ pub(super) fn remove_staging(folder: &Path) -> std::io::Result<()> {
         Err(e) => Err(e),
         // A link or file of that name is no staging folder: only the name goes.
         Ok(m) if !m.is_dir() => std::fs::remove_file(&root),
-        Ok(_) => crate::sys::remove::remove_path(&root, Some(Instant::now() + REMOVE_WITHIN))
+        Ok(_) => crate::sys::remove::remove_own(&root, Instant::now() + REMOVE_WITHIN)
             .map_err(|e| std::io::Error::other(e.to_string())),
     }
 }
 
 /// Moves `from` to `to`: renamed whole when `to` is not there, else entry
-/// by entry (a file replaces a file; a folder merges into a folder).
+/// by entry — a folder merges into a folder, and a file is appended to a
+/// file of the same name (a later round's `trial-1.log` or `pre_test.log`
+/// goes after the earlier round's, as the runner's own appends did). A
+/// `logs` folder the user moved to another file system (a link) is
+/// copied into, not renamed into.
 fn merge(from: &Path, to: &Path, depth: u32) -> std::io::Result<()> {
-    match std::fs::rename(from, to) {
-        Ok(()) => return Ok(()),
-        Err(_) if depth < MAX_DEPTH && std::fs::symlink_metadata(to).is_ok_and(|m| m.is_dir()) => {}
-        Err(e) => return Err(e),
+    let there = std::fs::symlink_metadata(to);
+    match (std::fs::rename(from, to), &there) {
+        (Ok(()), _) => return Ok(()),
+        (Err(_), Ok(m)) if depth < MAX_DEPTH && m.is_dir() => {}
+        (Err(e), Err(_)) if e.raw_os_error() == Some(libc::EXDEV) && depth < MAX_DEPTH => {
+            std::fs::create_dir(to)?;
+        }
+        (Err(e), _) => return Err(e),
     }
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let (f, t) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type()?.is_dir() && std::fs::symlink_metadata(&t).is_ok_and(|m| m.is_dir()) {
-            merge(&f, &t, depth + 1)?;
-        } else {
-            std::fs::rename(&f, &t)?;
+        let kind = entry.file_type()?;
+        match std::fs::symlink_metadata(&t) {
+            Ok(m) if kind.is_dir() && m.is_dir() => merge(&f, &t, depth + 1)?,
+            Ok(m) if kind.is_file() && m.is_file() => append(&f, &t)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && kind.is_dir() => merge(&f, &t, depth + 1)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && kind.is_file() => match std::fs::rename(&f, &t) {
+                Err(e) if e.raw_os_error() == Some(libc::EXDEV) => append(&f, &t)?,
+                r => r?,
+            },
+            // Only folders and files are staged; anything else there is
+            // not overwritten.
+            _ => return Err(std::io::Error::other(format!("{} is in the way", t.display()))),
         }
     }
     Ok(())
+}
+
+/// Appends the staged file `from` to `to` (made when missing; a link
+/// there is not followed) and removes `from`.
+fn append(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut src = crate::sys::fs::open_read_nofollow(from)?;
+    let mut dst = crate::sys::fs::append(to)?;
+    std::io::copy(&mut src, &mut dst)?;
+    std::fs::remove_file(from)
 }
 
 #[cfg(test)]
@@ -179,13 +216,14 @@ mod tests {
             Some("logs/id/test-1/trial-1.log")
         );
 
-        // A later round of the same test: its files replace, others stay.
+        // A later round of the same test: its logs follow the earlier
+        // round's in the same files; others stay.
         std::fs::create_dir_all(staging.dir(rel)).unwrap();
         std::fs::write(staging.dir(rel).join("trial-1.log"), "two").unwrap();
         std::fs::write(staging.dir(rel).join("server-x.log"), "s").unwrap();
         assert!(staging.keep(rel, None).series.is_none());
         let dir = store.dir("r").join(rel);
-        assert_eq!(std::fs::read_to_string(dir.join("trial-1.log")).unwrap(), "two");
+        assert_eq!(std::fs::read_to_string(dir.join("trial-1.log")).unwrap(), "onetwo");
         assert!(dir.join("server-x.log").is_file() && dir.join("monitor.json.gz").is_file());
         let said = format!("sh exited 1; see {}", staging.dir(rel).join("trial-1.log").display());
         assert_eq!(staging.kept_text(&said), format!("sh exited 1; see {}/trial-1.log", dir.display()));
@@ -204,5 +242,73 @@ mod tests {
         let staging = store.staging("r").unwrap();
         assert!(!left.exists());
         assert!(staging.dir("logs").parent().unwrap().is_dir());
+    }
+
+    /// `logs` a link to another file system (the user keeps logs
+    /// elsewhere): rename says EXDEV, so the logs are copied — none lost.
+    #[test]
+    fn logs_on_another_file_system_are_copied_not_lost() {
+        let elsewhere = tempfile::tempdir_in("/dev/shm").unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let dev = |p: &Path| std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(p).unwrap());
+        assert_ne!(dev(elsewhere.path()), dev(home.path()), "the test needs two file systems");
+        let store = Store::new(home.path().to_path_buf());
+        let _lock = store.lock("r").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), store.dir("r").join("logs")).unwrap();
+        let staging = store.staging("r").unwrap();
+        let rel = "logs/id/test-1";
+        std::fs::create_dir_all(staging.dir(rel).join("sub")).unwrap();
+        std::fs::write(staging.dir(rel).join("trial-1.log"), "one").unwrap();
+        std::fs::write(staging.dir(rel).join("sub/x.log"), "x").unwrap();
+        let kept = staging.keep(rel, Some(&series()));
+        kept.logs.unwrap();
+        kept.series.unwrap().unwrap();
+        let there = elsewhere.path().join("id/test-1");
+        assert_eq!(std::fs::read_to_string(there.join("trial-1.log")).unwrap(), "one");
+        assert_eq!(std::fs::read_to_string(there.join("sub/x.log")).unwrap(), "x");
+        assert!(there.join("monitor.json.gz").is_file());
+        // A second round, across the file systems too.
+        std::fs::create_dir_all(staging.dir(rel)).unwrap();
+        std::fs::write(staging.dir(rel).join("trial-1.log"), "two").unwrap();
+        staging.keep(rel, None).logs.unwrap();
+        assert_eq!(std::fs::read_to_string(there.join("trial-1.log")).unwrap(), "onetwo");
+    }
+
+    /// Something other than a file where a log goes is not overwritten,
+    /// and the keeping says why.
+    #[test]
+    fn what_is_in_a_logs_way_is_named_not_replaced() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::new(home.path().to_path_buf());
+        let _lock = store.lock("r").unwrap();
+        let rel = "logs/id/t";
+        std::fs::create_dir_all(store.dir("r").join(rel)).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", store.dir("r").join(rel).join("trial-1.log")).unwrap();
+        let staging = store.staging("r").unwrap();
+        std::fs::create_dir_all(staging.dir(rel)).unwrap();
+        std::fs::write(staging.dir(rel).join("trial-1.log"), "one").unwrap();
+        let e = staging.keep(rel, None).logs.unwrap_err();
+        assert!(e.to_string().contains("trial-1.log"), "{e}");
+        assert!(std::fs::symlink_metadata(store.dir("r").join(rel).join("trial-1.log")).unwrap().is_symlink());
+    }
+
+    /// A message naming the staged log by its real path (ENGINE_HOME
+    /// reached through a link) names the kept one all the same.
+    #[test]
+    fn a_message_naming_the_real_path_is_rewritten_too() {
+        let real = tempfile::tempdir().unwrap();
+        let link = tempfile::tempdir().unwrap();
+        let home = link.path().join("home");
+        std::os::unix::fs::symlink(real.path(), &home).unwrap();
+        let store = Store::new(home.clone());
+        let _lock = store.lock("r").unwrap();
+        let staging = store.staging("r").unwrap();
+        let rel = "logs/id/t";
+        let real_log = real.path().canonicalize().unwrap().join("r/.staging").join(rel).join("pre_test.log");
+        let said = format!("pre_test step 1 failed: see {}", real_log.display());
+        let out = staging.kept_text(&said);
+        assert!(!out.contains(".staging"), "{out}");
+        assert!(out.ends_with("/r/logs/id/t/pre_test.log"), "{out}");
+        assert_eq!(staging.kept_as(&real_log).as_deref(), Some("logs/id/t/pre_test.log"));
     }
 }

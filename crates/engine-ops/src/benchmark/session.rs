@@ -339,14 +339,20 @@ impl<'a> Session<'a> {
     }
 
     /// Keeps the logs the runner staged for `rel` (and `series`) in the
-    /// result folder; where the series is, or a note why there is none.
-    fn keep(&self, rel: &str, series: Option<&engine::model::series::Series>) -> Option<Result<String, StoreError>> {
-        let staging = self.staging.as_ref()?;
+    /// result folder: where the series is (or why there is none), and why
+    /// the logs could not all be kept, said at once and saved with the entry.
+    fn keep(
+        &self,
+        rel: &str,
+        series: Option<&engine::model::series::Series>,
+    ) -> (Option<Result<String, StoreError>>, Option<String>) {
+        let Some(staging) = self.staging.as_ref() else { return (None, None) };
         let kept = staging.keep(rel, series);
-        if let Err(e) = kept.logs {
-            self.events.message(&format!("warning: the test's logs were not kept: {e}"));
+        let lost = kept.logs.err().map(|e| format!("the test's logs were not all kept: {e}"));
+        if let Some(why) = &lost {
+            self.events.message(&format!("warning: {why}"));
         }
-        kept.series
+        (kept.series, lost)
     }
 
     /// Saves what became of `test` for `identifier` (its logs at `rel`)
@@ -361,19 +367,25 @@ impl<'a> Session<'a> {
     ) -> Result<(), StoreError> {
         match outcome {
             Outcome::Completed { results, series } => {
-                let monitor = self.keep(rel, series.as_deref());
-                self.completed(identifier, results, monitor)?;
+                let (monitor, lost) = self.keep(rel, series.as_deref());
+                self.completed(identifier, results, monitor, lost)?;
                 self.events.test_done(start, TestEnd::Completed { file: &self.file });
             }
             Outcome::Failed(f) => {
-                self.keep(rel, None);
+                let (_, lost) = self.keep(rel, None);
                 let staging = self.staging.as_ref();
-                let reason = staging.map_or_else(|| f.reason.clone(), |s| s.kept_text(&f.reason));
+                let mut reason = staging.map_or_else(|| f.reason.clone(), |s| s.kept_text(&f.reason));
+                if let Some(why) = lost {
+                    reason = format!("{reason} ({why})");
+                }
                 let mut failed =
                     failed_test(test, identifier, FailureStatus::Failed, reason, &engine::sys::time::now());
                 failed.log =
                     f.log.map(|l| staging.and_then(|s| s.kept_as(&l)).unwrap_or_else(|| l.display().to_string()));
-                failed.stderr_tail = f.stderr_tail;
+                failed.stderr_tail = match staging {
+                    Some(s) => f.stderr_tail.iter().map(|l| s.kept_text(l)).collect(),
+                    None => f.stderr_tail,
+                };
                 self.file.record_failure(failed.clone());
                 self.store.save(&self.name, &mut self.file)?;
                 self.events.test_done(start, TestEnd::Failed(&failed));
@@ -395,6 +407,7 @@ impl<'a> Session<'a> {
         identifier: &str,
         results: Vec<(engine::model::result::TestResult, engine::model::result::ResultEntry)>,
         monitor: Option<Result<String, StoreError>>,
+        lost: Option<String>,
     ) -> Result<(), StoreError> {
         if self.file.system(identifier).is_none()
             && let Some(s) = self.captured.get(identifier)
@@ -414,6 +427,7 @@ impl<'a> Session<'a> {
                 Some(Err(why)) => entry.notes.push(format!("no monitor series: {why}")),
                 None => {}
             }
+            entry.notes.extend(lost.clone());
             if self.setup_rounds {
                 let n = entry.trials.len();
                 entry = entry.with_setups(vec![1; n]);
