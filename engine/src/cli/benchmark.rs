@@ -11,7 +11,7 @@ use super::term::{Shown, TermEvents};
 use super::ui::{self, Prompts};
 use engine_model::model::result::ResultFile;
 use engine_ops::Context;
-use engine_ops::benchmark::{self, Estimate, Hygiene, LogPolicy, Outcome, Ran, Request, Sandbox, SweepRequest, Timing};
+use engine_ops::benchmark::{self, Estimate, LogPolicy, Outcome, Ran, Request, Timing};
 use engine_ops::gate::Gate;
 use engine_ops::present::Format;
 use engine_ops::vocab::report;
@@ -33,7 +33,7 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         runs: a.runs,
         budget: a.budget,
         setups: a.setups,
-        equivalence: a.equivalence,
+        equivalence: a.compare.equivalence,
         warmup: a.warmup,
         dry_run: a.dry_run,
         yes: a.yes,
@@ -42,46 +42,18 @@ fn into_request(a: BenchmarkArgs, install: bool, command: String) -> Request {
         target_dir: a.target_dir,
         title: a.title,
         description: a.description,
-        monitor: match a.monitor.unwrap_or(super::args::Monitor::On) {
-            super::args::Monitor::On => benchmark::Monitoring::On {
-                every: a.monitor_interval,
-                points: a.monitor_points.unwrap_or(benchmark::POINTS),
-            },
-            super::args::Monitor::None => benchmark::Monitoring::Off,
-        },
+        monitor: a.monitor.monitoring(),
         logs: match a.logs {
             Logs::All => LogPolicy::All,
             Logs::Failed => LogPolicy::Failed,
         },
-        sweep: SweepRequest {
-            schedulers: a.scheduler.unwrap_or_default(),
-            filesystems: a.filesystem.into_iter().flat_map(|l| l.0).collect(),
-            device: a.device,
-            loop_dir: a.loop_dir,
-            force_destroy_data: a.force_destroy_data,
-            settings: a.set,
-            shuffle: a.shuffle,
-            baseline: a.baseline,
-            rounds: a.rounds,
-            setups: a.setups,
-            interleave: if a.interleave {
-                Some(true)
-            } else if a.no_interleave {
-                Some(false)
-            } else {
-                None
-            },
-        },
-        hygiene: Hygiene { drop_caches: a.drop_caches, fstrim: a.fstrim, settle: a.settle },
-        allow_concurrent: a.allow_concurrent,
-        wait: a.wait,
+        sweep: a.sweep.request(a.setups),
+        hygiene: a.hygiene.hygiene(),
+        allow_concurrent: a.hygiene.allow_concurrent,
+        wait: a.hygiene.wait,
         only_unsettled: a.only_unsettled,
-        sandbox: match (a.sandbox, a.no_sandbox) {
-            (true, _) => Sandbox::On,
-            (_, true) => Sandbox::Off,
-            _ => Sandbox::Auto,
-        },
-        grants: a.grants.into_iter().fold(Default::default(), engine_model::model::grant::Grants::merge),
+        sandbox: a.sandbox.mode(),
+        grants: a.sandbox.grants(),
         tags: a.tags,
         command,
     }
@@ -91,8 +63,8 @@ pub fn run(cx: &Context, mut args: BenchmarkArgs, install: bool) -> Result<i32, 
     super::config::Defaults::load(cx)?.benchmark(&mut args);
     let format = args.format.unwrap_or(RunFormat::TEXT);
     let progress = args.progress;
-    let margin = args.equivalence.unwrap_or(engine_ops::present::EQUIVALENCE_PCT);
-    let gate = Gate::check(cx, args.compare_to.clone(), args.fail_on_regression, margin)?;
+    let c = &args.compare;
+    let gate = Gate::check(cx, c.compare_to.clone(), c.fail_on_regression, c.margin())?;
     let req = request(&args, install);
     let line = CommandLine { args: &args, install };
     let (code, saved) = run_request(cx, &req, &line, (format, progress), gate.as_ref())?;
@@ -220,8 +192,7 @@ fn print_estimate(e: &Estimate) {
 fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, gate: Option<&Gate>) {
     // The margin the run's verdict stop settled within (`--equivalence`,
     // else config.toml's) is the one its report judges by.
-    let margin = command.args.equivalence.unwrap_or(engine_ops::present::EQUIVALENCE_PCT);
-    let own = report::View { equivalence_pct: margin, ..report::View::default() };
+    let own = report::View { equivalence_pct: command.args.compare.margin(), ..report::View::default() };
     if let (Some((name, _)), Some(shown), Some(end)) = (&r.result, r.file.as_deref().cloned(), format) {
         match end {
             End::Analysis => {
@@ -266,9 +237,8 @@ fn print_ran(cx: &Context, r: &Ran, command: &CommandLine, format: Option<End>, 
             // A sweep of the disk under the target directory is made again
             // only under a directory the person names: the hint names it.
             let a = command.args;
-            let on_target = a.device.is_none() && (a.scheduler.is_some() || !a.set.is_empty());
             let dir = a.target_dir.clone().or_else(|| std::env::current_dir().ok());
-            let hint = match dir.filter(|_| on_target) {
+            let hint = match dir.filter(|_| a.sweep.on_target()) {
                 Some(d) => {
                     format!("{hint} --target-dir {}", engine_model::model::template::quote(&d.display().to_string()))
                 }

@@ -49,36 +49,12 @@ impl CommandLine<'_> {
         out.opt("--title", a.title.as_deref());
         out.opt("--description", a.description.as_deref());
         out.opt("--logs", (a.logs != Logs::All).then(|| value_name(&a.logs)));
-        out.opt("--scheduler", a.scheduler.as_ref());
-        out.each("--filesystem", &a.filesystem);
-        out.opt("--device", a.device.as_ref());
-        out.opt("--loop-dir", a.loop_dir.as_ref().map(|p| p.display().to_string()));
-        out.flag("--force-destroy-data", a.force_destroy_data);
-        out.each("--set", &a.set);
-        out.flag("--shuffle", a.shuffle);
-        out.opt("--baseline", a.baseline.as_deref());
-        out.flag("--interleave", a.interleave);
-        out.flag("--no-interleave", a.no_interleave);
-        out.opt("--rounds", a.rounds);
-        out.flag("--drop-caches", a.drop_caches);
-        out.flag("--allow-concurrent", a.allow_concurrent);
-        out.flag("--wait", a.wait);
-        out.flag("--fstrim", a.fstrim);
-        out.flag("--sandbox", a.sandbox);
-        out.flag("--no-sandbox", a.no_sandbox);
-        out.each("--grant", &a.grants.iter().flat_map(|g| g.args()).collect::<Vec<_>>());
-        out.opt("--settle", a.settle.map(exact_duration));
-        out.opt("--monitor", a.monitor.filter(|m| *m != super::args::Monitor::On).map(|m| value_name(&m)));
-        out.opt("--monitor-interval", a.monitor_interval.map(exact_duration));
-        out.opt("--monitor-points", a.monitor_points);
+        a.sweep.render(&mut out);
+        a.hygiene.render(&mut out);
+        a.sandbox.render(&mut out);
+        a.monitor.render(&mut out);
         out.each("--tag", &a.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>());
-        out.opt("--compare-to", a.compare_to.as_deref());
-        out.opt("--equivalence", a.equivalence);
-        match a.fail_on_regression {
-            Some(Some(pct)) => out.0.push(format!("--fail-on-regression={pct}")),
-            Some(None) => out.0.push("--fail-on-regression".into()),
-            None => {}
-        }
+        a.compare.render(&mut out);
         let format = a.format.filter(|f| *f != RunFormat::TEXT).map(|f| value_name(&f));
         out.opt("--format", format);
         out.opt("--progress", (a.progress != Progress::Text).then(|| value_name(&a.progress)));
@@ -90,16 +66,17 @@ impl CommandLine<'_> {
     }
 }
 
-fn value_name<T: ValueEnum>(v: &T) -> String {
+pub fn value_name<T: ValueEnum>(v: &T) -> String {
     v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
 }
 
-struct Line(Vec<String>);
+/// A command line being written, a word at a time (each quoted for a shell).
+pub struct Line(pub Vec<String>);
 
 impl Line {
     /// `--flag value`, or `--flag=value` when the value starts with `-`
     /// (it would read as a flag).
-    fn opt<T: std::fmt::Display>(&mut self, flag: &str, v: Option<T>) {
+    pub fn opt<T: std::fmt::Display>(&mut self, flag: &str, v: Option<T>) {
         if let Some(v) = v.map(|v| v.to_string()) {
             match v.starts_with('-') {
                 true => self.0.push(format!("{flag}={}", quote(&v))),
@@ -107,10 +84,10 @@ impl Line {
             }
         }
     }
-    fn each<T: std::fmt::Display>(&mut self, flag: &str, vs: &[T]) {
+    pub fn each<T: std::fmt::Display>(&mut self, flag: &str, vs: &[T]) {
         vs.iter().for_each(|v| self.opt(flag, Some(v)));
     }
-    fn flag(&mut self, flag: &str, on: bool) {
+    pub fn flag(&mut self, flag: &str, on: bool) {
         if on {
             self.0.push(flag.to_string());
         }
@@ -213,7 +190,7 @@ mod tests {
         let again =
             Cli::try_parse_from(std::iter::once("engine").chain(words[2..].iter().map(String::as_str))).unwrap();
         assert_eq!(again.args.refs, ["-p.yaml"]);
-        assert_eq!(format!("{:?}", again.args.scheduler), format!("{:?}", dashed.scheduler));
+        assert_eq!(format!("{:?}", again.args.sweep.scheduler), format!("{:?}", dashed.sweep.scheduler));
     }
 
     /// Each typed flag refuses a bad value where it is given: the flag named,

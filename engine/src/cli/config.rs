@@ -108,9 +108,10 @@ impl Defaults {
         a.target_dir = a.target_dir.take().or_else(|| self.get("target-dir", |s| Ok(PathBuf::from(s))));
         a.identifier = a.identifier.take().or_else(|| self.get("identifier", args::identifier));
         a.budget = a.budget.or_else(|| self.get("budget", args::positive_duration));
-        a.equivalence = a.equivalence.or_else(|| self.equivalence());
-        a.monitor = a.monitor.or_else(|| self.get("monitor", |s| Monitor::from_str(s, false))).or(Some(Monitor::On));
-        a.monitor_interval = a.monitor_interval.or_else(|| self.get("monitor-interval", args::monitor_interval));
+        a.compare.equivalence = a.compare.equivalence.or_else(|| self.equivalence());
+        let m = &mut a.monitor;
+        m.monitor = m.monitor.or_else(|| self.get("monitor", |s| Monitor::from_str(s, false))).or(Some(Monitor::On));
+        m.monitor_interval = m.monitor_interval.or_else(|| self.get("monitor-interval", args::monitor_interval));
         a.format = a.format.or_else(|| self.get("format", |s| RunFormat::from_str(s, false))).or(Some(RunFormat::TEXT));
     }
 
