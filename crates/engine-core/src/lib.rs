@@ -2,8 +2,9 @@
 //! name `engine`): everything a benchmark run does, below the commands that
 //! drive it. It owns `profile` (loading and validation), `catalog` (finding
 //! profiles and suites by reference), `expand`, `install`, `parse`,
-//! `plugin` (the WASM host), `workloads`, `runner`, `state` (system states
-//! and their undo), `sweep`, `sysinfo`, `monitor` (time series around every
+//! `plugin` (the WASM host), `workloads`, `runner`, `state` (every change
+//! engine makes to the machine, its apply, undo and journal, and the sweep:
+//! its plan, its loop over states and the switch the runner asks), `sysinfo`, `monitor` (time series around every
 //! trial), `store` (saved results), `analysis`, `report`, `repo`,
 //! `interop`, `authoring` and `schema`.
 //!
@@ -47,6 +48,5 @@ pub mod runner;
 pub mod schema;
 pub mod state;
 pub mod store;
-pub mod sweep;
 pub mod sysinfo;
 pub mod workloads;

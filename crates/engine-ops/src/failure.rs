@@ -5,8 +5,8 @@
 use engine::catalog::ResolveError;
 use engine::expand::ExpandError;
 use engine::repo::RepoError;
+use engine::state::sweep::SweepError;
 use engine::store::{self, StoreError};
-use engine::sweep::SweepError;
 use std::fmt;
 
 /// Exit codes (also in the book, "Exit codes").

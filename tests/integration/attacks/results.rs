@@ -70,7 +70,7 @@ fn a_recorded_list_of_states_is_bounded() {
     assert!(start.elapsed() < std::time::Duration::from_secs(10));
     // The same state listed 2,000 times is one state.
     let list = vec!["none"; 2000].join(",");
-    let s: engine::sweep::Schedulers = list.parse().unwrap();
+    let s: engine::state::sweep::Schedulers = list.parse().unwrap();
     assert_eq!(s.to_string(), "none");
 }
 

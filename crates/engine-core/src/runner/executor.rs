@@ -107,7 +107,7 @@ pub enum ExecError {
     Setup(String),
     /// The machine could not be put in a sweep's state.
     #[error(transparent)]
-    Switch(#[from] super::switch::SwitchError),
+    Switch(#[from] crate::state::switch::SwitchError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
 }

@@ -15,7 +15,6 @@ pub mod sandbox;
 pub mod server;
 mod setups;
 mod span;
-mod switch;
 mod trial_log;
 mod trials;
 mod verdicts;
@@ -28,13 +27,13 @@ use crate::model::result::{ResultEntry, TestResult};
 use crate::plugin::cache::Cache;
 use crate::state::scratch::Scratch;
 use crate::state::server::Servers;
+use crate::state::switch::Switch;
 use crate::sys::interrupt;
 pub use commands::commands;
 pub use dispatch::ProfileExecutors;
 pub use executor::{ExecError, Executor, Executors, TestEnv, TrialEnv, TrialRun};
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
-pub use switch::{Switch, SwitchError, Unchanged};
 
 /// Which trial logs are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

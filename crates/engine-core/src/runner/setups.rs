@@ -4,9 +4,9 @@
 //! whether another is needed and how many trials it gets.
 
 use super::executor::ExecError;
-use super::switch::Switch;
 use super::trials::{Job, TrialData, Trials};
 use super::verdicts::Measured;
+use crate::state::switch::Switch;
 use crate::stats::AdaptivePlan;
 use crate::stats::adaptive::Stop;
 use crate::stats::levels::{Costs, Next, SetupPlan};

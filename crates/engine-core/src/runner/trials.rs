@@ -5,7 +5,6 @@
 use super::RunSettings;
 use super::executor::{ExecError, Executor, TestEnv, TrialEnv, TrialRun};
 use super::span::{Figures, Measured};
-use super::switch::Switch;
 use crate::events::Events;
 use crate::expand::Test;
 use crate::model::profile::{ParserDef, ResultDef, ScratchScope, Stream};
@@ -13,6 +12,7 @@ use crate::model::result::TrialIo;
 use crate::model::template;
 use crate::monitor::Recorder;
 use crate::parse::{Configured, Plugins, RawOutput};
+use crate::state::switch::Switch;
 use crate::stats::adaptive::Stop;
 use crate::stats::{AdaptivePlan, Decision};
 use crate::sys::interrupt;

@@ -13,6 +13,8 @@ pub mod loopdev;
 pub mod scheduler;
 pub mod scratch;
 pub mod server;
+pub mod sweep;
+pub mod switch;
 pub mod sysfs;
 
 use journal::Shared;

@@ -182,7 +182,7 @@ mod tests {
         let with = |sched: &str, fs: &str, set: &[&str]| {
             let mut r = Request { refs: vec!["io".into()], ..Request::default() };
             r.sweep.schedulers = sched.parse().unwrap();
-            r.sweep.filesystems = fs.parse::<engine::sweep::FsList>().unwrap().0;
+            r.sweep.filesystems = fs.parse::<engine::state::sweep::FsList>().unwrap().0;
             r.sweep.device = Some("loop:1G".parse().unwrap());
             r.sweep.settings = set.iter().map(|s| s.parse().unwrap()).collect();
             key(&r, d.path())

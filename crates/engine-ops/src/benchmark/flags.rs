@@ -2,7 +2,7 @@
 
 use super::Request;
 use crate::{Context, Failure, exit};
-use engine::sweep::Plan;
+use engine::state::sweep::Plan;
 use std::path::PathBuf;
 
 /// The flags, checked.
@@ -50,9 +50,9 @@ pub(super) fn check(cx: &Context, req: &Request) -> Result<Flags, Failure> {
     let loop_dir = req.sweep.loop_dir.clone().unwrap_or_else(|| cx.home.root.join("loop"));
     let mut plan = Plan::new(&req.sweep, loop_dir, req.hygiene)?;
     if let Some(b) = &req.sweep.baseline {
-        engine::sweep::baseline_first(&mut plan, b)?;
+        engine::state::sweep::baseline_first(&mut plan, b)?;
     }
     // Before any menu: what the run would refuse later, it refuses now.
-    engine::sweep::precheck(&plan, &target)?;
+    engine::state::sweep::precheck(&plan, &target)?;
     Ok(Flags { target, default_target, plan })
 }

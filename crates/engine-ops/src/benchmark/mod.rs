@@ -13,7 +13,6 @@ mod request;
 mod requirements;
 mod sandbox;
 mod session;
-mod states;
 mod target;
 mod work;
 
@@ -25,9 +24,9 @@ pub use engine::monitor::{INTERVALS, Monitoring, POINTS, POINTS_RANGE};
 pub use engine::runner::LogPolicy;
 pub use engine::runner::sandbox::Mode as Sandbox;
 pub use engine::state::hygiene::Hygiene;
+pub use engine::state::sweep::{DeviceSpec, FsList, Schedulers};
 pub use engine::state::sysfs::Setting;
 pub use engine::store::ResultName;
-pub use engine::sweep::{DeviceSpec, FsList, Schedulers};
 pub(crate) use session::failed_test;
 
 use crate::{Context, Failure};
@@ -106,8 +105,32 @@ pub fn benchmark(
     let mut session = record.session(cx, req, &tests, &target, &parts, events);
     session.note_sandbox(sandbox.note);
     let prefix = if flags.plan.is_active() { req.identifier.as_deref() } else { Some(record.identifier()) };
-    let looped = states::run(cx, &flags.plan, &target, prefix, &mut session, &tests);
+    let looped = sweep(cx, &flags.plan, &target, prefix, &mut session, &tests, events);
     // A sweep's identifiers come from its states: resuming must not pin one.
     let pin = !flags.plan.is_active() || req.identifier.is_some();
     record.close(cx, session, looped, pin)
+}
+
+/// Every test under each state of `plan`: a sweep holds the machine's state
+/// lock and a journal of its changes (after checking that no earlier run
+/// left changes undone); a plain run needs neither.
+fn sweep(
+    cx: &Context,
+    plan: &engine::state::sweep::Plan,
+    target: &std::path::Path,
+    prefix: Option<&str>,
+    session: &mut session::Session,
+    tests: &[engine::expand::Test],
+    events: &dyn Events,
+) -> Result<(), Failure> {
+    use engine::state::journal::{Journal, StateLock};
+    use engine::state::sweep::{self, Where};
+    let at = Where { target, prefix, mount_root: cx.home.root.join("mnt") };
+    if !plan.is_active() {
+        return sweep::run(plan, at, None, session, tests);
+    }
+    let _state_lock = StateLock::acquire(&cx.home.state_lock()).map_err(Failure::error)?;
+    lock::refuse_unfinished_changes(cx, events)?;
+    let journal = Journal::create(&cx.home.journal()).map_err(Failure::error)?;
+    sweep::run(plan, at, Some(&journal), session, tests)
 }

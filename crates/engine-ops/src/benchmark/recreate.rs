@@ -8,7 +8,7 @@ use super::Request;
 use crate::{Context, Failure};
 use engine::model::result::{ResultFile, StateRecipe};
 use engine::model::template::quote;
-use engine::sweep::{DeviceSpec, Schedulers};
+use engine::state::sweep::{DeviceSpec, Schedulers};
 use engine::sys::text::one_line;
 use std::collections::BTreeMap;
 

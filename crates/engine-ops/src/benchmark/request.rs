@@ -6,7 +6,7 @@ use engine::runner::LogPolicy;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use engine::sweep::SweepRequest;
+pub use engine::state::sweep::SweepRequest;
 
 /// One `engine benchmark`.
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,8 @@ use crate::Failure;
 use engine::events::{Events, TestEnd, TestStart};
 use engine::expand::Test;
 use engine::model::result::{FailedTest, FailureStatus, ResultFile, StateRecipe, System};
-use engine::runner::{self, Logs, Outcome, RunSettings, Switch};
+use engine::runner::{self, Logs, Outcome, RunSettings};
+use engine::state::switch::{Subset, Switch};
 use engine::store::{self, Store, StoreError};
 use engine::sys::interrupt;
 use engine::sysinfo::Environ;
@@ -150,44 +151,6 @@ impl<'a> Session<'a> {
         self
     }
 
-    pub(crate) fn events(&self) -> &'a dyn Events {
-        self.events
-    }
-
-    /// Whether a stop was asked for.
-    pub(crate) fn interrupted(&self) -> bool {
-        self.interrupted
-    }
-
-    /// The round being run, of how many (`--rounds N`).
-    pub(crate) fn round(&self) -> (u32, u32) {
-        self.round
-    }
-
-    /// Round `round` of `of` begins; `setups`: each round is a set-up.
-    pub(crate) fn start_round(&mut self, round: u32, of: u32, setups: bool) {
-        self.round = (round, of);
-        self.setup_rounds = setups;
-    }
-
-    /// A set of states begins: the tunables its states set (for the Disk
-    /// Notes) and its identifiers in the order listed.
-    pub(crate) fn enter_states(
-        &mut self,
-        highlight: Vec<String>,
-        listed: Vec<String>,
-        recipes: Vec<Option<StateRecipe>>,
-    ) {
-        self.highlight = highlight;
-        self.recipes = listed.iter().zip(recipes).filter_map(|(id, r)| Some((id.clone(), r?))).collect();
-        self.listed = listed;
-    }
-
-    /// How the sweep ran its states, for the systems' notes.
-    pub(crate) fn note_sweep(&mut self, note: String) {
-        self.sweep_note = Some(note);
-    }
-
     /// What ran confined, or unconfined by request, for the systems' notes.
     pub(crate) fn note_sandbox(&mut self, note: Option<String>) {
         self.sandbox_note = note;
@@ -245,97 +208,16 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Runs `test` for `identifier` with its folder in `target`, unless the
-    /// identifier has it already or a stop was asked for.
-    pub(crate) fn run(
-        &mut self,
-        test: &Test,
-        identifier: &str,
-        target: &Path,
-        at: (usize, usize),
-    ) -> Result<(), Failure> {
-        self.run_states(test, &[identifier.to_string()], target, at, &mut runner::Unchanged)
-    }
-
-    /// Runs `test` once for the states of `switch`, its trials interleaved
-    /// across them, state `i` saved as `ids[i]` — leaving out the states
-    /// whose identifier has the test already.
-    pub(crate) fn run_states(
-        &mut self,
-        test: &Test,
-        ids: &[String],
-        target: &Path,
-        at: (usize, usize),
-        switch: &mut dyn Switch,
-    ) -> Result<(), Failure> {
-        if interrupt::requested() {
-            self.interrupted = true;
-            return Ok(());
+    /// Which of `ids` the test `key` is still to run for: a test to redo
+    /// runs once more for the identifiers named, whatever they have (their
+    /// entries are replaced); re-running, nothing else; otherwise the
+    /// identifiers that lack this round of it.
+    fn todo(&mut self, key: &str, ids: &[String]) -> Vec<usize> {
+        if self.redoing {
+            let redo = self.redo.entry(key.to_string()).or_default();
+            return (0..ids.len()).filter(|&i| redo.remove(&ids[i])).collect();
         }
-        let key = test.key();
-        let round = self.round.0;
-        // A test to redo runs once more for the identifiers named, whatever
-        // they have (their entries are replaced); re-running, nothing else.
-        let todo: Vec<usize> = match self.redoing {
-            true => {
-                let redo = self.redo.entry(key.clone()).or_default();
-                (0..ids.len()).filter(|&i| redo.remove(&ids[i])).collect()
-            }
-            false => (0..ids.len()).filter(|&i| self.file.rounds_of(&key, &ids[i]) < round).collect(),
-        };
-        if todo.is_empty() {
-            return Ok(());
-        }
-        // A file system a sweep just made is checked here, test by test: the
-        // target check before the run could not see it.
-        if let Some(why) = no_room(test, target) {
-            for &i in &todo {
-                let s = failed_test(test, &ids[i], FailureStatus::Skipped, why.clone(), &engine::sys::time::now());
-                self.events.test_skipped(&s);
-                self.file.record_failure(s.clone());
-                self.skipped.push(s);
-            }
-            return Ok(());
-        }
-        self.before(test, target);
-        for &i in &todo {
-            if self.captured.contains_key(&ids[i]) {
-                continue;
-            }
-            // The system is described in its own state (the scheduler in the Disk Notes).
-            if let Err(e) = switch.enter(i) {
-                self.events.message(&format!("warning: {e}"));
-            }
-            self.capture(&ids[i], target)?;
-        }
-        let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
-        if self.staging.is_none() {
-            self.staging = Some(self.store.staging(&self.name)?);
-        }
-        let staging = self.staging.as_ref().expect("made above");
-        let dirs: Vec<PathBuf> = rels.iter().map(|r| staging.dir(r)).collect();
-        let logs: Vec<Logs> =
-            dirs.iter().zip(&rels).zip(&todo).map(|((dir, rel), &i)| Logs { dir, rel, name: &ids[i] }).collect();
-        let setups = if self.setup_rounds { Some(1) } else { self.setup.settings.setups };
-        let settings = RunSettings {
-            target_dir: target.to_path_buf(),
-            rounds: self.round.1,
-            setups,
-            rounds_are_setups: self.setup_rounds,
-            ..self.setup.settings.clone()
-        };
-        let label = test.label();
-        let shown = todo.iter().map(|&i| ids[i].as_str()).collect::<Vec<_>>().join(" | ");
-        let start = TestStart { key: &key, label: &label, identifier: &shown, index: at.0, total: at.1 };
-        self.events.test_started(&start);
-        let mut sub = Subset { inner: switch, states: &todo };
-        let outcomes = runner::run_states(test, &settings, &self.setup.runner, &logs, self.events, &mut sub);
-        for (k, outcome) in outcomes.into_iter().enumerate() {
-            let identifier = &ids[todo[k]];
-            let start = TestStart { identifier, ..start };
-            self.ended(test, identifier, &rels[k], &start, outcome)?;
-        }
-        Ok(())
+        (0..ids.len()).filter(|&i| self.file.rounds_of(key, &ids[i]) < self.round.0).collect()
     }
 
     /// Keeps the logs the runner staged for `rel` (and `series`) in the
@@ -459,6 +341,116 @@ impl<'a> Session<'a> {
     }
 }
 
+/// The benchmark's side of the sweep's loop: each test run and saved.
+impl engine::state::sweep::Tests for Session<'_> {
+    type Error = Failure;
+
+    /// A set of states begins: the tunables its states set (for the Disk
+    /// Notes) and its identifiers in the order listed.
+    fn enter_states(&mut self, highlight: Vec<String>, listed: Vec<String>, recipes: Vec<Option<StateRecipe>>) {
+        self.highlight = highlight;
+        self.recipes = listed.iter().zip(recipes).filter_map(|(id, r)| Some((id.clone(), r?))).collect();
+        self.listed = listed;
+    }
+
+    /// How the sweep ran its states, for the systems' notes.
+    fn note_sweep(&mut self, note: String) {
+        self.sweep_note = Some(note);
+    }
+
+    /// Round `round` of `of` begins; `setups`: each round is a set-up.
+    fn start_round(&mut self, round: u32, of: u32, setups: bool) {
+        self.round = (round, of);
+        self.setup_rounds = setups;
+    }
+
+    /// The round being run, of how many (`--rounds N`).
+    fn round(&self) -> (u32, u32) {
+        self.round
+    }
+
+    /// Runs `test` once for the states of `switch`, its trials interleaved
+    /// across them, state `i` saved as `ids[i]` — leaving out the states
+    /// whose identifier has the test already.
+    fn run(
+        &mut self,
+        test: &Test,
+        ids: &[String],
+        target: &Path,
+        at: (usize, usize),
+        switch: &mut dyn Switch,
+    ) -> Result<(), Failure> {
+        if interrupt::requested() {
+            self.interrupted = true;
+            return Ok(());
+        }
+        let key = test.key();
+        let todo = self.todo(&key, ids);
+        if todo.is_empty() {
+            return Ok(());
+        }
+        // A file system a sweep just made is checked here, test by test: the
+        // target check before the run could not see it.
+        if let Some(why) = no_room(test, target) {
+            for &i in &todo {
+                let s = failed_test(test, &ids[i], FailureStatus::Skipped, why.clone(), &engine::sys::time::now());
+                self.events.test_skipped(&s);
+                self.file.record_failure(s.clone());
+                self.skipped.push(s);
+            }
+            return Ok(());
+        }
+        self.before(test, target);
+        for &i in &todo {
+            if self.captured.contains_key(&ids[i]) {
+                continue;
+            }
+            // The system is described in its own state (the scheduler in the Disk Notes).
+            if let Err(e) = switch.enter(i) {
+                self.events.message(&format!("warning: {e}"));
+            }
+            self.capture(&ids[i], target)?;
+        }
+        let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
+        if self.staging.is_none() {
+            self.staging = Some(self.store.staging(&self.name)?);
+        }
+        let staging = self.staging.as_ref().expect("made above");
+        let dirs: Vec<PathBuf> = rels.iter().map(|r| staging.dir(r)).collect();
+        let logs: Vec<Logs> =
+            dirs.iter().zip(&rels).zip(&todo).map(|((dir, rel), &i)| Logs { dir, rel, name: &ids[i] }).collect();
+        let setups = if self.setup_rounds { Some(1) } else { self.setup.settings.setups };
+        let settings = RunSettings {
+            target_dir: target.to_path_buf(),
+            rounds: self.round.1,
+            setups,
+            rounds_are_setups: self.setup_rounds,
+            ..self.setup.settings.clone()
+        };
+        let label = test.label();
+        let shown = todo.iter().map(|&i| ids[i].as_str()).collect::<Vec<_>>().join(" | ");
+        let start = TestStart { key: &key, label: &label, identifier: &shown, index: at.0, total: at.1 };
+        self.events.test_started(&start);
+        let mut sub = Subset { inner: switch, states: &todo };
+        let outcomes = runner::run_states(test, &settings, &self.setup.runner, &logs, self.events, &mut sub);
+        for (k, outcome) in outcomes.into_iter().enumerate() {
+            let identifier = &ids[todo[k]];
+            let start = TestStart { identifier, ..start };
+            self.ended(test, identifier, &rels[k], &start, outcome)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a stop was asked for.
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    fn message(&self, text: &str) {
+        self.events.message(text);
+    }
+}
+
 /// Refuses to add to `before` (an identifier of result `name`) what is
 /// measured in `now`, when the two were not measured in the same place.
 fn moved(name: &str, before: &System, now: &System) -> Result<(), Failure> {
@@ -496,24 +488,4 @@ fn no_room(test: &Test, target: &Path) -> Option<String> {
             engine::units::format_bytes_binary(free)
         )
     })
-}
-
-/// The states of `inner` listed in `states`, as states 0, 1, …
-struct Subset<'a> {
-    inner: &'a mut dyn Switch,
-    states: &'a [usize],
-}
-
-impl Switch for Subset<'_> {
-    fn count(&self) -> usize {
-        self.states.len()
-    }
-    fn enter(&mut self, i: usize) -> Result<(), engine::runner::SwitchError> {
-        self.inner.enter(self.states[i])
-    }
-    fn order(&mut self) -> Vec<usize> {
-        // The inner order, restricted to these states.
-        let pos = |s: usize| self.states.iter().position(|&x| x == s);
-        self.inner.order().into_iter().filter_map(pos).collect()
-    }
 }

@@ -1,20 +1,59 @@
 //! Every test under each system state asked for — one loop for a plain run
 //! (one state that changes nothing) and for sweeps of file systems, I/O
 //! schedulers and queue settings. Sweep states are journaled before they
-//! are made and restored whatever happens.
+//! are made and restored whatever happens. The benchmark's session runs
+//! each test through [`Tests`]; this loop never sees how.
 
-use super::session::Session;
-use crate::{Context, Failure};
-use engine::expand::Test;
-use engine::model::result::StateRecipe;
-use engine::state::filesystem::{FsSpec, FsState};
-use engine::state::journal::{Journal, Shared, StateLock};
-use engine::state::scheduler::SchedulerState;
-use engine::state::sysfs::{Setting, Settings};
-use engine::state::{Guard, StateError, SystemState, loopdev};
-use engine::sweep::{self, DeviceChoice, Plan, SweepError};
-use engine::sysinfo::source::Fs;
+use super::{DeviceChoice, Plan, SweepError};
+use crate::expand::Test;
+use crate::model::result::StateRecipe;
+use crate::state::filesystem::{FsSpec, FsState};
+use crate::state::journal::Shared;
+use crate::state::scheduler::SchedulerState;
+use crate::state::switch::{Switch, SwitchError, Unchanged};
+use crate::state::sysfs::{Setting, Settings};
+use crate::state::{Guard, StateError, SystemState, loopdev};
+use crate::sysinfo::source::Fs;
 use std::path::{Path, PathBuf};
+
+/// What the loop asks of the run it serves (the benchmark's session).
+pub trait Tests {
+    /// The run's error; a sweep's own failures become one.
+    type Error: From<SweepError>;
+    /// A set of states begins: the tunables its states set (for the Disk
+    /// Notes), its identifiers in the order listed and the flags that make
+    /// each again.
+    fn enter_states(&mut self, highlight: Vec<String>, listed: Vec<String>, recipes: Vec<Option<StateRecipe>>);
+    /// How the sweep runs its states, for the systems' notes.
+    fn note_sweep(&mut self, note: String);
+    /// Round `round` of `of` begins; `setups`: each round is a set-up.
+    fn start_round(&mut self, round: u32, of: u32, setups: bool);
+    /// The round being run, of how many.
+    fn round(&self) -> (u32, u32);
+    /// Runs `test` once for the states of `switch`, state `i` saved as
+    /// `ids[i]`, its folder in `dir`; `at` is `(done, total)`.
+    fn run(
+        &mut self,
+        test: &Test,
+        ids: &[String],
+        dir: &Path,
+        at: (usize, usize),
+        switch: &mut dyn Switch,
+    ) -> Result<(), Self::Error>;
+    /// Whether a stop was asked for.
+    fn interrupted(&self) -> bool;
+    /// Tells the user (a warning, a note).
+    fn message(&self, text: &str);
+}
+
+/// Where the tests run: the target directory, the identifiers' prefix (a
+/// sweep's default: the disk model or device) and where file systems a
+/// sweep makes are mounted.
+pub struct Where<'a> {
+    pub target: &'a Path,
+    pub prefix: Option<&'a str>,
+    pub mount_root: PathBuf,
+}
 
 /// The states tests run in on one directory: each a scheduler state, or
 /// `None` for the state the machine is in.
@@ -36,7 +75,7 @@ impl StateSet {
             .iter()
             .map(|s| {
                 let label = s.as_ref().map(SystemState::label);
-                sweep::identifier(&self.prefix, self.fs_label.as_deref(), label.as_deref())
+                super::identifier(&self.prefix, self.fs_label.as_deref(), label.as_deref())
             })
             .collect()
     }
@@ -54,20 +93,20 @@ impl StateSet {
 }
 
 /// Runs `tests` in each state and counts them as `[done/total]`.
-struct Loop<'s, 'a> {
-    session: &'s mut Session<'a>,
+struct Loop<'s, T: Tests> {
+    session: &'s mut T,
     tests: &'s [Test],
     total: usize,
     done: usize,
-    shuffle: Option<sweep::Shuffler>,
+    shuffle: Option<super::Shuffler>,
     interleave: bool,
 }
 
-impl Loop<'_, '_> {
+impl<T: Tests> Loop<'_, T> {
     /// Every test in every state of `set`, the states of each test in a row
     /// (in random order with `--shuffle`) so the machine's drift hits all
     /// alike — or, interleaved, each test's trials round-robin across them.
-    fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), Failure> {
+    fn run(&mut self, set: &StateSet, journal: Option<&Shared>) -> Result<(), T::Error> {
         let ids = set.identifiers();
         self.session.enter_states(set.highlight.clone(), ids.clone(), set.recipes());
         if let (true, Some(j)) = (self.interleave && set.states.len() > 1, journal) {
@@ -85,11 +124,17 @@ impl Loop<'_, '_> {
                     (Some(s), Some(j)) => Some(s.apply(j).map_err(SweepError::from)?),
                     _ => None,
                 };
-                self.session.run(test, &ids[i], &set.dir, (self.done, self.total))?;
+                self.session.run(
+                    test,
+                    std::slice::from_ref(&ids[i]),
+                    &set.dir,
+                    (self.done, self.total),
+                    &mut Unchanged,
+                )?;
                 if let Some(g) = guard
                     && let Err(e) = g.finish()
                 {
-                    self.session.events().message(&format!("warning: could not restore the scheduler: {e}"));
+                    self.session.message(&format!("warning: could not restore the scheduler: {e}"));
                 }
                 if self.session.interrupted() {
                     return Ok(());
@@ -100,26 +145,26 @@ impl Loop<'_, '_> {
     }
 }
 
-impl Loop<'_, '_> {
+impl<T: Tests> Loop<'_, T> {
     /// Each test set up once, its trials in rounds across the states of
     /// `set`: a state is applied (journaled) before each of its trials and
     /// the machine's own state restored after the test.
-    fn interleaved(&mut self, set: &StateSet, ids: &[String], journal: &Shared) -> Result<(), Failure> {
+    fn interleaved(&mut self, set: &StateSet, ids: &[String], journal: &Shared) -> Result<(), T::Error> {
         let note = format!(
             "Trials interleaved round-robin across {} states ({}), in a new random order each round; each test set up once.",
             ids.len(),
             ids.join(", ")
         );
-        self.session.events().message(&format!("{note} (--no-interleave runs each state in one block)"));
+        self.session.message(&format!("{note} (--no-interleave runs each state in one block)"));
         self.session.note_sweep(note);
         for test in self.tests {
             self.done += 1;
-            let mut switch = Rounds { states: &set.states, journal, guard: None, shuffler: sweep::Shuffler::new() };
-            let ran = self.session.run_states(test, ids, &set.dir, (self.done, self.total), &mut switch);
+            let mut switch = Rounds { states: &set.states, journal, guard: None, shuffler: super::Shuffler::new() };
+            let ran = self.session.run(test, ids, &set.dir, (self.done, self.total), &mut switch);
             if let Some(g) = switch.guard.take()
                 && let Err(e) = g.finish()
             {
-                self.session.events().message(&format!("warning: could not restore the scheduler: {e}"));
+                self.session.message(&format!("warning: could not restore the scheduler: {e}"));
             }
             ran?;
             if self.session.interrupted() {
@@ -136,15 +181,15 @@ struct Rounds<'a> {
     states: &'a [Option<SchedulerState>],
     journal: &'a Shared,
     guard: Option<Guard>,
-    shuffler: sweep::Shuffler,
+    shuffler: super::Shuffler,
 }
 
-impl engine::runner::Switch for Rounds<'_> {
+impl Switch for Rounds<'_> {
     fn count(&self) -> usize {
         self.states.len()
     }
 
-    fn enter(&mut self, i: usize) -> Result<(), engine::runner::SwitchError> {
+    fn enter(&mut self, i: usize) -> Result<(), SwitchError> {
         if let Some(g) = self.guard.take() {
             g.finish()?;
         }
@@ -161,19 +206,20 @@ impl engine::runner::Switch for Rounds<'_> {
     }
 }
 
-/// Runs `tests` under every state of `plan` in `target`; `prefix` names the
-/// identifiers (a sweep's default: the disk model or device).
-pub(super) fn run(
-    cx: &Context,
+/// Runs `tests` under every state of `plan` at `at`, changes journaled in
+/// `journal` (`None` only for a plan that changes nothing) and all undone
+/// before it returns.
+pub fn run<T: Tests>(
     plan: &Plan,
-    target: &Path,
-    prefix: Option<&str>,
-    session: &mut Session,
+    at: Where,
+    journal: Option<&Shared>,
+    session: &mut T,
     tests: &[Test],
-) -> Result<(), Failure> {
+) -> Result<(), T::Error> {
+    let Where { target, prefix, mount_root } = at;
     let fs_count = plan.filesystems.len().max(1);
     // Rounds repeat the blocks in a new order each time.
-    let shuffle = (plan.shuffle || plan.rounds > 1).then(sweep::Shuffler::new);
+    let shuffle = (plan.shuffle || plan.rounds > 1).then(super::Shuffler::new);
     let total = tests.len() * fs_count * plan.rounds as usize;
     let mut lp = Loop { session, tests, total, done: 0, shuffle, interleave: plan.interleave };
     if !plan.is_active() {
@@ -187,17 +233,17 @@ pub(super) fn run(
         };
         return lp.run(&set, None);
     }
-    let _state_lock = StateLock::acquire(&cx.home.state_lock()).map_err(Failure::error)?;
-    super::lock::refuse_unfinished_changes(cx, lp.session.events())?;
-    let journal = Journal::create(&cx.home.journal()).map_err(Failure::error)?;
-    let sweep = Sweep { plan, target, prefix, mount_root: cx.home.root.join("mnt"), journal: &journal };
+    let Some(journal) = journal else {
+        return Err(SweepError::Refused("a sweep changes system state: it needs the journal".into()).into());
+    };
+    let sweep = Sweep { plan, target, prefix, mount_root, journal };
     let mut result = Ok(());
     for round in 1..=plan.rounds {
         lp.session.start_round(round, plan.rounds, plan.setup_rounds);
         if plan.setup_rounds {
-            lp.session.events().message(&format!("set-up {round} of {}: the file systems made afresh", plan.rounds));
+            lp.session.message(&format!("set-up {round} of {}: the file systems made afresh", plan.rounds));
         } else if plan.rounds > 1 {
-            lp.session.events().message(&format!("round {round} of {}", plan.rounds));
+            lp.session.message(&format!("round {round} of {}", plan.rounds));
         }
         result = sweep.run(&mut lp);
         if result.is_err() || lp.session.interrupted() {
@@ -208,7 +254,7 @@ pub(super) fn run(
     let mut j = journal.lock().unwrap_or_else(|p| p.into_inner());
     let (_, failed) = j.undo_all();
     for f in &failed {
-        lp.session.events().message(&format!("error: could not restore: {f}"));
+        lp.session.message(&format!("error: could not restore: {f}"));
     }
     if failed.is_empty() {
         j.close();
@@ -237,7 +283,7 @@ struct Sweep<'a> {
 }
 
 impl Sweep<'_> {
-    fn run(&self, lp: &mut Loop) -> Result<(), Failure> {
+    fn run<T: Tests>(&self, lp: &mut Loop<T>) -> Result<(), T::Error> {
         let mut _loop_guard: Option<Guard> = None;
         let mut filesystems: Vec<&FsSpec> = self.plan.filesystems.iter().collect();
         // Round 1 keeps the order given (the first listed is the baseline);
@@ -255,7 +301,7 @@ impl Sweep<'_> {
             Some(DeviceChoice::Loop { spec, dir }) => {
                 let a = loopdev::create(dir, *spec, self.journal).map_err(SweepError::from)?;
                 if let Some(w) = &a.fell_back {
-                    lp.session.events().message(&format!("warning: {w}"));
+                    lp.session.message(&format!("warning: {w}"));
                 }
                 _loop_guard = Some(a.guard);
                 let queue = a.device.trim_start_matches("/dev/").to_string();
@@ -281,7 +327,7 @@ impl Sweep<'_> {
             if let Some(g) = fs_guard
                 && let Err(e) = g.finish()
             {
-                lp.session.events().message(&format!("warning: {e}"));
+                lp.session.message(&format!("warning: {e}"));
             }
             if lp.session.interrupted() {
                 break;
@@ -306,24 +352,30 @@ impl Sweep<'_> {
         Ok(match device {
             Some(Device { label: Some(l), queue, .. }) => (vec![format!("/sys/block/{queue}/queue")], l.clone()),
             Some(Device { path: dev, queue: qd, .. }) => {
-                let model = engine::sysinfo::device::describe(&Fs::live(), qd).ok().and_then(|(d, _)| d.model);
+                let model = crate::sysinfo::device::describe(&Fs::live(), qd).ok().and_then(|(d, _)| d.model);
                 (
                     vec![format!("/sys/block/{qd}/queue")],
                     model.unwrap_or_else(|| dev.trim_start_matches("/dev/").to_string()),
                 )
             }
-            None => sweep::queues_of(dir)?,
+            None => super::queues_of(dir)?,
         })
     }
 
     /// The queue settings and scheduler states on one directory, and the tests in each.
-    fn on_dir(&self, lp: &mut Loop, fs: Option<&FsSpec>, device: &Option<Device>, dir: PathBuf) -> Result<(), Failure> {
+    fn on_dir<T: Tests>(
+        &self,
+        lp: &mut Loop<T>,
+        fs: Option<&FsSpec>,
+        device: &Option<Device>,
+        dir: PathBuf,
+    ) -> Result<(), T::Error> {
         let plan = self.plan;
-        let keep = plan.schedulers == sweep::Schedulers::Keep && plan.settings.is_empty();
+        let keep = plan.schedulers == super::Schedulers::Keep && plan.settings.is_empty();
         let (queues, label) =
             if device.is_none() && keep { (Vec::new(), String::new()) } else { self.queues(device, &dir)? };
         let prefix = self.prefix.map(str::to_string).unwrap_or(label);
-        let scheds = sweep::scheduler_states(&plan.schedulers, &queues)?;
+        let scheds = super::scheduler_states(&plan.schedulers, &queues)?;
         let (iosched, queue_settings): (Vec<Setting>, Vec<Setting>) =
             plan.settings.iter().cloned().partition(Setting::is_iosched);
         let j = self.journal;
@@ -356,7 +408,7 @@ impl Sweep<'_> {
         let recipe = StateRecipe {
             device: plan.device.as_ref().map(|d| match d {
                 DeviceChoice::Dev(s) => s.path.clone(),
-                DeviceChoice::Loop { spec, .. } => sweep::DeviceSpec::Loop(*spec).to_string(),
+                DeviceChoice::Loop { spec, .. } => super::DeviceSpec::Loop(*spec).to_string(),
             }),
             filesystem: fs.map(ToString::to_string),
             scheduler: None,

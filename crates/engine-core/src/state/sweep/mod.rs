@@ -1,10 +1,15 @@
 //! Sweeps of system state, as asked for: the I/O schedulers (with tunables),
 //! queue settings and file systems to run every test under, checked before
 //! anything changes; the queues of a directory and what they offer; how a
-//! state's identifier reads. The loop that applies them is the benchmark's
-//! (`ops::benchmark`).
+//! state's identifier reads; and the loop that runs every test under each
+//! of them (`run`), applying each state through `state`'s journaled guards.
+//! The benchmark reaches it through [`Tests`]; the runner reaches a state
+//! through [`super::switch::Switch`].
 
 pub mod device;
+mod run;
+
+pub use run::{Tests, Where, run};
 
 use crate::state::filesystem::FsSpec;
 use crate::state::hygiene::Hygiene;
