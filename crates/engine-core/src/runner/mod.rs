@@ -225,14 +225,15 @@ fn run(
     let mut pending = Vec::new();
     let job = trials::Job { test, settings, env: &tenv, logs: &dirs, names: &names, sources: &sources, events };
     let setups = settings.setups.or(test.setups).or(test.profile.profile.trials.setups).unwrap_or(1);
-    let repeat: trials::Repeat<'_> = &|t, switch, plan, data, order, cost| {
+    let result = trials::start(&job, executor.as_mut(), switch, &mut pending).and_then(|mut s| {
+        let (t, data, plan, order) = (&mut s.t, &mut s.data, &s.plan, s.order.clone());
         if setups > 1 {
-            setups::Rounds { job: &job, switch, plan, order, round: 0 }.run(t, data, setups, cost)
+            setups::Rounds { job: &job, switch, plan, order, round: 0 }.run(t, data, setups, s.setup_cost)?;
         } else {
-            trials::rounds(t, &job, switch, plan, data, order)
+            trials::rounds(t, &job, switch, plan, data, order)?;
         }
-    };
-    let result = trials::run(&job, executor.as_mut(), switch, &mut pending, repeat);
+        Ok(s.finish(events))
+    });
     let teardown = executor.teardown(&tenv);
     // Trial logs are written after the test, not between trials: all of
     // them when something failed, each in its own file, since they explain

@@ -433,18 +433,31 @@ fn plan_of(test: &Test, settings: &RunSettings) -> AdaptivePlan {
     plan
 }
 
+/// A test set up and warmed up, its measured trials still to run: what the
+/// repetition (balanced [`rounds`], or set-ups of them) works on.
+pub(super) struct Started<'a> {
+    pub t: Trials<'a>,
+    /// Each state's data so far.
+    pub data: Vec<TrialData>,
+    pub plan: AdaptivePlan,
+    /// The first round's order (its first state had the warm-ups).
+    pub order: Vec<usize>,
+    /// What setting the test up cost.
+    pub setup_cost: Duration,
+}
+
 /// Sets up the executor once, runs the warm-ups (in the first state of the
-/// first round), then rounds of one trial per state that still wants more,
-/// in the order `switch` gives; each state's trials stop by the rule on
-/// their own values and their own time. Trial logs to write are added to
-/// `pending`.
-pub(super) fn run(
-    job: &Job<'_>,
-    exec: &mut dyn Executor,
+/// first round) and starts the monitor; the caller then repeats the
+/// measured trials — rounds of one trial per state that still wants more,
+/// in the order `switch` gives, each state's trials stopping by the rule on
+/// their own values and their own time — and ends with
+/// [`Started::finish`]. Trial logs to write are added to `pending`.
+pub(super) fn start<'a>(
+    job: &Job<'a>,
+    exec: &'a mut dyn Executor,
     switch: &mut dyn Switch,
-    pending: &mut Vec<(PathBuf, String)>,
-    repeat: Repeat<'_>,
-) -> Result<Vec<TrialData>, ExecError> {
+    pending: &'a mut Vec<(PathBuf, String)>,
+) -> Result<Started<'a>, ExecError> {
     let Job { test, settings, env, logs, sources, events, .. } = *job;
     let profile = &test.profile.profile;
     let plan = plan_of(test, settings);
@@ -485,23 +498,17 @@ pub(super) fn run(
     t.logs = logs[first].to_path_buf();
     t.warmups(settings.warmup.unwrap_or(profile.trials.warmup), events, &mut data[first])?;
     t.start_monitor(settings.monitor, &devices, events);
-    repeat(&mut t, switch, &plan, &mut data, order, setup_cost)?;
-    t.take_series(&mut data);
-    events.monitoring(None);
-    Ok(data)
+    Ok(Started { t, data, plan, order, setup_cost })
 }
 
-/// How the measured trials repeat once the test is set up and warmed up:
-/// with the machine's switch, the plan, each state's data, the first
-/// round's order and what the set-up cost. [`rounds`], or set-ups of them.
-pub(super) type Repeat<'r> = &'r dyn Fn(
-    &mut Trials<'_>,
-    &mut dyn Switch,
-    &AdaptivePlan,
-    &mut [TrialData],
-    Vec<usize>,
-    Duration,
-) -> Result<(), ExecError>;
+impl Started<'_> {
+    /// The measured trials are done: the monitor's series go to the data.
+    pub(super) fn finish(mut self, events: &dyn Events) -> Vec<TrialData> {
+        self.t.take_series(&mut self.data);
+        events.monitoring(None);
+        self.data
+    }
+}
 
 /// Balanced rounds: every round measures every state once, in the order
 /// `switch` gives (`order` first), and the rounds go on while any state's
