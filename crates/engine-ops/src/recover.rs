@@ -25,6 +25,11 @@ pub struct Recovered {
     pub quarantined: Option<(usize, PathBuf)>,
     /// Entries of that quarantine cleared now.
     pub cleared: usize,
+    /// What runs set aside beside the result folders (staged logs, unsaved
+    /// results they could not remove in time): entries cleared now, and
+    /// what is left, where and why.
+    pub results_cleared: usize,
+    pub results_left: Option<(usize, PathBuf, String)>,
 }
 
 /// Temporary files (`.tmp-<pid>-…`) of dead engine processes in ENGINE_HOME:
@@ -58,6 +63,12 @@ pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
         r.failed.extend(failed);
     }
     (r.removed, r.quarantined, r.cleared) = remove_stale_temps(cx);
+    let (q, c) = cx.store.clear_quarantine(std::time::Instant::now() + engine::sys::remove::DEADLINE);
+    r.results_cleared = c.removed;
+    if c.left > 0 {
+        let why = c.why.map(|e| e.to_string()).unwrap_or_default();
+        r.results_left = Some((c.left, q, why));
+    }
     // What a killed run's confined commands left: kill it, remove the cgroups.
     let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());
     r.cgroups = engine::sys::cgroup::Layout::detect(&root).map_or(0, |l| l.sweep());

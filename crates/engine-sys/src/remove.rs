@@ -44,16 +44,6 @@ const DIR: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLL
 /// holding at most three descriptors of its own; absent is fine. Past
 /// `deadline` it stops and says so, with what is left still in place.
 pub fn remove_at(parent: BorrowedFd<'_>, name: &CStr, deadline: Option<Instant>) -> Result<(), RemoveError> {
-    remove_within(parent, name, deadline, true)
-}
-
-/// [`remove_at`], not cut short by Ctrl-C when `heed_interrupt` is false.
-fn remove_within(
-    parent: BorrowedFd<'_>,
-    name: &CStr,
-    deadline: Option<Instant>,
-    heed_interrupt: bool,
-) -> Result<(), RemoveError> {
     match rustix::fs::unlinkat(parent, name, AtFlags::empty()) {
         Ok(()) | Err(Errno::NOENT) => return Ok(()),
         Err(Errno::ISDIR) | Err(Errno::PERM) => {}
@@ -74,7 +64,7 @@ fn remove_within(
     // at once): what is left is moved aside by the caller instead.
     let over = || {
         deadline.is_some_and(|d| Instant::now() > d)
-            || (heed_interrupt && super::interrupt::requested() && began.elapsed() > INTERRUPTED_GRACE)
+            || (super::interrupt::requested() && began.elapsed() > INTERRUPTED_GRACE)
     };
     let mut resume = 0;
     loop {
@@ -166,54 +156,90 @@ pub fn remove_or_quarantine(path: &std::path::Path, deadline: Option<Instant>) -
     match remove_path(path, Some(deadline)) {
         Ok(()) => Ok(Removed::Gone),
         Err(first) => {
-            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Err(first) };
-            let q = dir.join(QUARANTINE);
-            match std::fs::create_dir(&q) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
-                _ => {}
-            }
-            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            let to = q.join(format!("{}-{}", name.to_string_lossy(), nanos.as_nanos()));
-            // renameat with no link followed: `path`'s last component is
-            // renamed itself, and the quarantine is engine's own folder.
-            std::fs::rename(path, &to).map_err(|_| first)?;
-            Ok(Removed::Quarantined(to))
+            let Some(dir) = path.parent() else { return Err(first) };
+            set_aside(path, &dir.join(QUARANTINE), first)
         }
     }
+}
+
+/// Moves what is left of `path` into the folder `aside` (made if missing),
+/// under a name of its own; `first` is why it is left.
+fn set_aside(path: &std::path::Path, aside: &std::path::Path, first: RemoveError) -> Result<Removed, RemoveError> {
+    let Some(name) = path.file_name() else { return Err(first) };
+    match std::fs::create_dir(aside) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+        _ => {}
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let to = aside.join(format!("{}-{}", name.to_string_lossy(), nanos.as_nanos()));
+    // renameat with no link followed: `path`'s last component is renamed
+    // itself, and the quarantine is engine's own folder.
+    std::fs::rename(path, &to).map_err(|_| first)?;
+    Ok(Removed::Quarantined(to))
 }
 
 /// Clears `dir`'s quarantine folder within `deadline`; how much is left
 /// (entries), 0 when it is gone.
 pub fn clear_quarantine(dir: &std::path::Path, deadline: Instant) -> usize {
-    let q = dir.join(QUARANTINE);
+    clear(&dir.join(QUARANTINE), deadline).left
+}
+
+/// What clearing a quarantine did.
+#[derive(Debug, Default)]
+pub struct Cleared {
+    /// Entries removed.
+    pub removed: usize,
+    /// Entries left.
+    pub left: usize,
+    /// Why the first entry left was not removed (the deadline, a mount, …).
+    pub why: Option<RemoveError>,
+}
+
+/// Clears the quarantine folder `q` within `deadline`, entry by entry.
+pub fn clear(q: &std::path::Path, deadline: Instant) -> Cleared {
+    let mut c = Cleared::default();
     if !q.is_dir() || q.is_symlink() {
-        return 0;
+        return c;
     }
-    let _ = remove_path(&q, Some(deadline));
-    std::fs::read_dir(&q).map(|rd| rd.count()).unwrap_or(0)
+    let entries: Vec<_> = std::fs::read_dir(q).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    for e in entries {
+        match remove_path(&e, Some(deadline)) {
+            Ok(()) => c.removed += 1,
+            Err(why) => {
+                c.left += 1;
+                c.why.get_or_insert(why);
+            }
+        }
+    }
+    if c.left == 0 {
+        let _ = std::fs::remove_dir(q);
+    }
+    c
 }
 
 /// Removes the tree at `path` (its last component not followed).
 pub fn remove_path(path: &std::path::Path, deadline: Option<Instant>) -> Result<(), RemoveError> {
-    remove_path_within(path, deadline, true)
-}
-
-/// Removes one of engine's own folders at `path` — logs it staged, a
-/// result that was never saved: small, and never a test's tree — whole by
-/// `deadline`, Ctrl-C or not. What an interrupted run left there would
-/// otherwise be taken for the result's own (empty log folders, a stopped
-/// trial's log).
-pub fn remove_own(path: &std::path::Path, deadline: Instant) -> Result<(), RemoveError> {
-    remove_path_within(path, Some(deadline), false)
-}
-
-fn remove_path_within(path: &std::path::Path, deadline: Option<Instant>, heed: bool) -> Result<(), RemoveError> {
     use std::os::unix::ffi::OsStrExt;
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let name = path.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no entry", path.display())))?;
     let name = std::ffi::CString::new(name.as_bytes()).map_err(std::io::Error::other)?;
     let dir = rustix::fs::open(parent, DIR, Mode::empty())?;
-    remove_within(dir.as_fd(), &name, deadline, heed)
+    remove_at(dir.as_fd(), &name, deadline)
+}
+
+/// Removes one of engine's own folders at `path` — logs it staged, a
+/// result that was never saved — by `deadline`, or as soon after Ctrl-C
+/// as a small one goes; what is left is moved into the folder `aside`
+/// (a quarantine on the same file system, cleared later), so the place is
+/// free either way: what an interrupted run left there would otherwise be
+/// taken for the result's own (empty log folders, a stopped trial's log),
+/// and a tree planted there could hold engine past the user's Ctrl-C.
+pub fn remove_own(path: &std::path::Path, aside: &std::path::Path, deadline: Instant) -> Result<Removed, RemoveError> {
+    match remove_path(path, Some(deadline)) {
+        Ok(()) => Ok(Removed::Gone),
+        Err(_) if std::fs::symlink_metadata(path).is_err() => Ok(Removed::Gone),
+        Err(first) => set_aside(path, aside, first),
+    }
 }
 
 #[cfg(test)]

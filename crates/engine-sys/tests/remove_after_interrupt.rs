@@ -1,8 +1,8 @@
-//! After Ctrl-C, removal of a test's tree stops early (what is left is set
-//! aside), but engine's own folders — a run's staged logs, a result that
-//! was never saved — are removed whole: what an interrupted run left there
-//! would be taken for the result's. Its own test binary: the interrupt
-//! flag is process-wide and is never cleared.
+//! After Ctrl-C, removal stops early: a test's tree says so (its caller
+//! sets it aside), and engine's own folders — a run's staged logs, a result
+//! that was never saved — are moved aside at once, so their place is free
+//! and engine exits promptly whatever a test planted there. Its own test
+//! binary: the interrupt flag is process-wide and is never cleared.
 
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ fn tree(root: &std::path::Path) {
 }
 
 #[test]
-fn engines_own_folders_go_whole_after_ctrl_c_a_tests_tree_does_not() {
+fn after_ctrl_c_removal_stops_soon_and_engines_own_folders_are_set_aside() {
     engine_sys::interrupt::install().unwrap();
     // SAFETY: raise(3) delivers SIGINT to this process, whose handler only
     // sets flags (no child is named).
@@ -38,6 +38,12 @@ fn engines_own_folders_go_whole_after_ctrl_c_a_tests_tree_does_not() {
     assert!(matches!(cut, Err(engine_sys::remove::RemoveError::Deadline)), "{cut:?} after {took:?}");
     assert!(tests.exists());
 
-    engine_sys::remove::remove_own(&own, Instant::now() + Duration::from_secs(60)).unwrap();
-    assert!(!own.exists(), "engine's own folder was left after Ctrl-C");
+    let aside = base.path().join("aside");
+    let t = Instant::now();
+    let r = engine_sys::remove::remove_own(&own, &aside, Instant::now() + Duration::from_secs(60)).unwrap();
+    let took = t.elapsed();
+    assert!(!own.exists(), "engine's own folder's place is not free after Ctrl-C");
+    let engine_sys::remove::Removed::Quarantined(to) = r else { panic!("removed whole after Ctrl-C: {r:?}") };
+    assert!(to.starts_with(&aside), "{to:?}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after Ctrl-C");
 }

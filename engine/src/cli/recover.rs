@@ -35,12 +35,25 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
             q.display()
         );
     }
+    if r.results_cleared > 0 {
+        outln!("removed: {} folder(s) runs had set aside (staged logs, unsaved results)", r.results_cleared);
+    }
+    if let Some((n, q, why)) = &r.results_left {
+        errln!("left: {n} entr(ies) in {} that could not be removed ({why})", q.display());
+    }
     let bad = r.failed.len() + r.alive.len();
     if bad > 0 {
         return Err(Failure::error(format!("{bad} change(s) could not be undone"))
             .hint("fix the cause shown above and run `engine recover` again"));
     }
-    if r.journals == 0 && r.removed.is_empty() && r.cgroups == 0 && r.quarantined.is_none() && r.cleared == 0 {
+    if r.journals == 0
+        && r.removed.is_empty()
+        && r.cgroups == 0
+        && r.quarantined.is_none()
+        && r.cleared == 0
+        && r.results_cleared == 0
+        && r.results_left.is_none()
+    {
         outln!("nothing to recover: no system state was left changed");
     }
     Ok(exit::OK)

@@ -17,6 +17,7 @@ mod names;
 mod plugins;
 mod results;
 mod sandbox;
+mod staging;
 mod text;
 mod world;
 

@@ -251,6 +251,15 @@ impl Store {
         out
     }
 
+    /// Clears what runs set aside in the store's quarantine (staged logs
+    /// and unsaved result folders they could not remove in time), within
+    /// `deadline`; where it is, and what became of it.
+    pub fn clear_quarantine(&self, deadline: std::time::Instant) -> (PathBuf, crate::sys::remove::Cleared) {
+        let q = self.root.join(crate::sys::remove::QUARANTINE);
+        let c = crate::sys::remove::clear(&q, deadline);
+        (q, c)
+    }
+
     /// The lock of an existing folder, without creating anything.
     fn lock_quiet(&self, name: &str) -> Result<Lock, StoreError> {
         let path = self.dir(name).join(".lock");
@@ -266,6 +275,7 @@ impl Store {
         if check_name(name).is_ok() && !self.path(name).exists() {
             let _ = crate::sys::remove::remove_own(
                 &self.dir(name),
+                &self.root.join(crate::sys::remove::QUARANTINE),
                 std::time::Instant::now() + std::time::Duration::from_secs(10),
             );
         }
@@ -429,11 +439,18 @@ pub fn slug(s: &str) -> String {
     out.trim_matches(['-', '.']).chars().take(60).collect()
 }
 
+/// Where what could not be removed of result folder `folder` in time is
+/// set aside: the store's quarantine, beside the result folders (the same
+/// file system as they are).
+fn quarantine_of(folder: &Path) -> PathBuf {
+    folder.parent().unwrap_or(Path::new(".")).join(crate::sys::remove::QUARANTINE)
+}
+
 /// A folder name for `s` that no other string shares: the slug, and a hash
 /// of the whole string when the slug lost anything (case, punctuation, length).
 pub(crate) fn unique_slug(s: &str) -> String {
     let base = slug(s);
-    if base == s { base } else { format!("{base}-{}", crate::sys::hash::short_hash(s)) }
+    if base == s { base } else { format!("{base}-{}", crate::sys::hash::name_hash(s)) }
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ pub fn inside(rel: &str) -> Option<&Path> {
 /// Where the series of `test` (`profile`) for `identifier` lives in a result
 /// folder: the test's log folder, as a run names it.
 pub fn logs_rel(profile: &str, test: &str, identifier: &str) -> String {
-    format!("logs/{}/{}-{}", super::unique_slug(identifier), super::slug(profile), crate::sys::hash::short_hash(test))
+    format!("logs/{}/{}-{}", super::unique_slug(identifier), super::slug(profile), crate::sys::hash::name_hash(test))
 }
 
 /// The series of a merge's inputs: an entry's `monitor` holds an index

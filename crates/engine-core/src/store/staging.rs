@@ -16,8 +16,13 @@ use std::time::{Duration, Instant};
 pub const STAGING: &str = ".staging";
 
 /// How long removing a staging folder may take: it holds logs engine wrote
-/// (flat files in a few folders), never a tree a test made.
+/// (flat files in a few folders), never a tree a test made; what is left
+/// then (or a moment after Ctrl-C) is set aside in the store's quarantine.
 const REMOVE_WITHIN: Duration = Duration::from_secs(10);
+
+/// How long a run's start spends clearing the store's quarantine (what
+/// earlier runs set aside); `engine recover` clears the rest.
+const CLEAR_WITHIN: Duration = Duration::from_secs(2);
 
 /// How deep a staged tree is merged into an existing one: a log folder is
 /// `logs/IDENTIFIER/TEST`, and its files are flat.
@@ -50,6 +55,7 @@ impl Store {
         super::check_name(name)?;
         let folder = self.dir(name);
         let root = folder.join(STAGING);
+        self.clear_quarantine(Instant::now() + CLEAR_WITHIN);
         remove_staging(&folder).map_err(|source| StoreError::Write { path: root.clone(), source })?;
         std::fs::create_dir(&root).map_err(|source| StoreError::Write { path: root.clone(), source })?;
         let real = std::fs::canonicalize(&root).ok().and_then(|r| Some((r.parent()?.to_path_buf(), r)));
@@ -102,8 +108,7 @@ impl Staging {
     /// as the places they were kept at.
     pub fn kept_text(&self, text: &str) -> String {
         let swap = |text: String, root: &Path, folder: &Path| {
-            let (root, folder) = (root.display().to_string(), folder.display().to_string());
-            text.replace(&format!("{root}/"), &format!("{folder}/")).replace(&root, &folder)
+            swap_path(&text, &root.display().to_string(), &folder.display().to_string())
         };
         let text = swap(text.to_string(), &self.root, &self.folder);
         match &self.real {
@@ -111,6 +116,22 @@ impl Staging {
             None => text,
         }
     }
+}
+
+/// `text` with the path `from` written as `to` where it is a whole path or
+/// leads one (`from/…`), never inside a longer name (`from-x`, `fromX`).
+fn swap_path(text: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(from) {
+        let after = &rest[i + from.len()..];
+        let whole = after.chars().next().is_none_or(|c| c == '/' || !(c.is_alphanumeric() || "._-~+@".contains(c)));
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { to } else { from });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 impl Drop for Staging {
@@ -121,7 +142,9 @@ impl Drop for Staging {
     }
 }
 
-/// Removes `folder/.staging`, if there is one.
+/// Removes `folder/.staging`, if there is one: what is not gone by the
+/// deadline, or soon after Ctrl-C, is moved into the quarantine beside the
+/// result folders, so the place is free again either way.
 pub(super) fn remove_staging(folder: &Path) -> std::io::Result<()> {
     let root = folder.join(STAGING);
     match std::fs::symlink_metadata(&root) {
@@ -129,7 +152,8 @@ pub(super) fn remove_staging(folder: &Path) -> std::io::Result<()> {
         Err(e) => Err(e),
         // A link or file of that name is no staging folder: only the name goes.
         Ok(m) if !m.is_dir() => std::fs::remove_file(&root),
-        Ok(_) => crate::sys::remove::remove_own(&root, Instant::now() + REMOVE_WITHIN)
+        Ok(_) => crate::sys::remove::remove_own(&root, &super::quarantine_of(folder), Instant::now() + REMOVE_WITHIN)
+            .map(|_| ())
             .map_err(|e| std::io::Error::other(e.to_string())),
     }
 }
@@ -310,5 +334,60 @@ mod tests {
         assert!(!out.contains(".staging"), "{out}");
         assert!(out.ends_with("/r/logs/id/t/pre_test.log"), "{out}");
         assert_eq!(staging.kept_as(&real_log).as_deref(), Some("logs/id/t/pre_test.log"));
+    }
+
+    #[test]
+    fn only_whole_paths_are_rewritten_not_a_longer_name() {
+        let base = tempfile::tempdir().unwrap();
+        let store = Store::new(base.path().to_path_buf());
+        let _lock = store.lock("r").unwrap();
+        let staging = store.staging("r").unwrap();
+        let root = base.path().join("r/.staging");
+        let said = format!("{0}/logs/x and {0}EVIL and {0}-b and {0}", root.display());
+        let out = staging.kept_text(&said);
+        let folder = base.path().join("r");
+        let want = format!("{0}/logs/x and {1}EVIL and {1}-b and {0}", folder.display(), root.display());
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn a_staging_folder_that_will_not_go_is_set_aside_and_never_stops_a_run() {
+        let base = tempfile::tempdir().unwrap();
+        let store = Store::new(base.path().to_path_buf());
+        let _lock = store.lock("r").unwrap();
+        // A killed run's staging folder with a mount inside: removing it
+        // fails at once (EBUSY) and would have failed every later run.
+        let left = base.path().join("r").join(STAGING).join("m");
+        std::fs::create_dir_all(&left).unwrap();
+        std::fs::write(left.join("x"), b"x").unwrap();
+        // Root only: a tmpfs mounted inside (CI runs as root).
+        let mounted = crate::sys::is_root()
+            && std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "size=1m", "t"])
+                .arg(&left)
+                .status()
+                .is_ok_and(|s| s.success());
+        assert_eq!(mounted, crate::sys::is_root(), "as root the tmpfs must mount");
+        if mounted {
+            std::fs::write(left.join("inside"), b"kept").unwrap();
+        }
+        let staging = store.staging("r").unwrap();
+        assert!(staging.dir("logs/a").starts_with(base.path().join("r").join(STAGING)));
+        drop(staging);
+        let q = base.path().join(crate::sys::remove::QUARANTINE);
+        if mounted {
+            // Set aside whole, the mount with it, its file untouched.
+            let aside: Vec<_> = std::fs::read_dir(&q).unwrap().flatten().map(|e| e.path()).collect();
+            assert_eq!(aside.len(), 1, "{aside:?}");
+            assert_eq!(std::fs::read(aside[0].join("m/inside")).unwrap(), b"kept");
+            let (_, c) = store.clear_quarantine(Instant::now() + Duration::from_secs(5));
+            assert_eq!(c.left, 1);
+            assert!(c.why.is_some_and(|e| e.to_string().contains("busy")), "the reason is the mount's");
+            assert!(std::process::Command::new("umount").arg(aside[0].join("m")).status().unwrap().success());
+            let (_, c) = store.clear_quarantine(Instant::now() + Duration::from_secs(5));
+            assert_eq!((c.removed, c.left), (1, 0));
+        }
+        assert!(!base.path().join("r").join(STAGING).exists());
+        assert!(!q.exists(), "the quarantine is removed once empty");
     }
 }

@@ -6,6 +6,7 @@
 //! Plain data and the rules that belong to it; no I/O.
 
 pub mod diag;
+pub mod facts;
 pub mod grant;
 pub mod names;
 pub mod profile;

@@ -49,6 +49,8 @@ pub(super) struct Session<'a> {
     /// How exact the results saved this run are.
     precision: engine::analysis::precision::Precision,
     captured: HashMap<String, System>,
+    /// Which test each logs folder of this run is for: two tests never share one.
+    folders: HashMap<String, String>,
     /// Scheduler tunables the current state sets (shown in the Disk Notes).
     highlight: Vec<String>,
     /// How the sweep ran its states, for the systems' notes.
@@ -131,6 +133,7 @@ impl<'a> Session<'a> {
             interrupted: false,
             precision: Default::default(),
             captured: HashMap::new(),
+            folders: HashMap::new(),
             highlight: Vec::new(),
             sweep_note: None,
             sandbox_note: None,
@@ -218,6 +221,22 @@ impl<'a> Session<'a> {
             return (0..ids.len()).filter(|&i| redo.remove(&ids[i])).collect();
         }
         (0..ids.len()).filter(|&i| self.file.rounds_of(key, &ids[i]) < self.round.0).collect()
+    }
+
+    /// Why `rels` cannot be test `key`'s logs folders: one of them is
+    /// another test's of this run (its name's hash is 128 bits, so only a
+    /// crafted pair could get here); else they are taken for `key`.
+    fn shared_folder(&mut self, key: &str, rels: &[String]) -> Option<String> {
+        if let Some((rel, other)) = rels.iter().find_map(|r| self.folders.get(r).filter(|k| *k != key).map(|k| (r, k)))
+        {
+            return Some(format!(
+                "its logs folder {rel} is also test `{other}`'s; two tests' logs are never mixed, so it did not run"
+            ));
+        }
+        for r in rels {
+            self.folders.insert(r.clone(), key.to_string());
+        }
+        None
     }
 
     /// Keeps the logs the runner staged for `rel` (and `series`) in the
@@ -412,6 +431,15 @@ impl engine::state::sweep::Tests for Session<'_> {
             self.capture(&ids[i], target)?;
         }
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
+        if let Some(why) = self.shared_folder(&key, &rels) {
+            for &i in &todo {
+                let s = failed_test(test, &ids[i], FailureStatus::Failed, why.clone(), &engine::sys::time::now());
+                self.events.message(&format!("error: {} for `{}`: {why}", test.label(), ids[i]));
+                self.file.record_failure(s.clone());
+                self.failed.push(s);
+            }
+            return Ok(());
+        }
         if self.staging.is_none() {
             self.staging = Some(self.store.staging(&self.name)?);
         }

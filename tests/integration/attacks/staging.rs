@@ -1,0 +1,103 @@
+//! A result folder's one writer, attacked (red team of the staging change):
+//! option values chosen so two tests' log folders shared a name, and a tree
+//! planted where engine stages logs to hold it past the user's Ctrl-C.
+
+use crate::common::{Env, wait_for, walk};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// FNV-1a of `s`, cut to the 32 bits log folders were once named by.
+fn fnv32(s: &str) -> u32 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h as u32
+}
+
+/// Two option values found by brute force so that the two tests' keys had
+/// one 32-bit folder hash: each test gets a folder of its own, its logs
+/// hold only its own trials, and each entry names its own series.
+#[test]
+fn two_tests_never_share_a_logs_folder() {
+    let (a, b) = ("x147081", "x713190");
+    // The premise: these collided under the old names.
+    assert_eq!(fnv32(&format!("a2@1.0[v={a}]")), fnv32(&format!("a2@1.0[v={b}]")));
+    let env = Env::new();
+    env.profile(
+        "a2",
+        &format!(
+            "id: a2\nversion: 1.0.0\ntitle: A2\ntest_type: other\noptions:\n  - id: v\n    name: V\n    entries:\n      - {{label: first, value: {a}}}\n      - {{label: second, value: {b}}}\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"echo I am {{{{v}}}}; echo value 1.5\"]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value (?P<value>[0-9.]+)'}}]\n"
+        ),
+    );
+    let r = env.bench(&["a2", "--runs", "1", "--save", "r2", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let logs: Vec<_> =
+        walk(&env.home.path().join("results/r2/logs")).into_iter().filter(|p| p.ends_with("trials.log")).collect();
+    assert_eq!(logs.len(), 2, "one trials.log per test: {logs:?}");
+    assert_ne!(logs[0].parent(), logs[1].parent());
+    for p in &logs {
+        let text = std::fs::read_to_string(p).unwrap();
+        let mine = [a, b].iter().filter(|v| text.contains(&format!("I am {v}"))).count();
+        assert_eq!(mine, 1, "{} holds another test's trials:\n{text}", p.display());
+    }
+    let f = env.result("r2");
+    let series: Vec<&str> = f["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["entries"].as_array().unwrap())
+        .filter_map(|e| e["monitor"].as_str())
+        .collect();
+    let distinct: std::collections::BTreeSet<_> = series.iter().collect();
+    assert_eq!(distinct.len(), series.len(), "two entries name one series: {series:?}");
+}
+
+/// An unconfined test plants a large tree in the run's staging folder and
+/// waits; Ctrl-C still ends engine at once with 130, the result's folder
+/// is left free (what could not be removed at once is set aside), the next
+/// run of that result works, and `engine recover` clears what was set aside.
+#[test]
+fn a_tree_planted_in_staging_does_not_hold_engine_past_ctrl_c() {
+    let env = Env::new();
+    let staging = env.home.path().join("results/r7/.staging");
+    let ready = env.target.path().join("planted");
+    // 60,000 files take well over the 200 ms removal gets after Ctrl-C.
+    let plant = format!(
+        "import os\nd = os.path.join({s:?}, 'planted')\nos.makedirs(d, exist_ok=True)\nfor i in range(60000):\n    open(os.path.join(d, str(i)), 'w').close()\nopen({r:?}, 'w').close()\n",
+        s = staging.display().to_string(),
+        r = ready.display().to_string()
+    );
+    std::fs::write(env.target.path().join("plant.py"), plant).unwrap();
+    env.profile(
+        "a7",
+        &format!(
+            "id: a7\nversion: 1.0.0\ntitle: A7\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", \"sleep 60; echo value 1\"]\n    pre_test:\n      - shell: python3 {}\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value (?P<value>[0-9.]+)'}}]\n",
+            env.target.path().join("plant.py").display()
+        ),
+    );
+    let target = env.target.path().to_str().unwrap().to_string();
+    let args = ["benchmark", "-y", "a7", "--runs", "1", "--save", "r7", "--target-dir", &target];
+    let child = env.cmd(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for("the planted tree", || ready.exists());
+    let t = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(3), "engine took {took:?} after Ctrl-C");
+    assert!(!staging.exists(), "the staging folder is still in the result's folder");
+    let q = env.home.path().join("results/.engine-quarantine");
+    assert!(q.is_dir(), "what could not go at once is set aside");
+    let r = env.run(&["recover"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("removed: 1 folder(s) runs had set aside"), "{r:?}");
+    assert!(!q.exists(), "recover left the quarantine: {r:?}");
+    // The same result runs again.
+    env.profile("echo", &crate::common::echo_profile("echo", &["4"]));
+    let r = env.bench(&["echo", "--runs", "1", "--save", "r7"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!staging.exists());
+}
