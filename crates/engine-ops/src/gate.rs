@@ -73,7 +73,7 @@ pub fn judge(file: &ResultFile, view: &View) -> Judged {
         })
         .collect();
     Judged {
-        baseline: a.baseline.unwrap_or_default(),
+        baseline: a.baseline.unwrap_or_default().into(),
         pct,
         regressions,
         improvements: g.improvements.len(),

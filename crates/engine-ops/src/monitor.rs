@@ -38,7 +38,7 @@ pub fn series(cx: &Context, what: &str, tests: &[String], events: &dyn Events) -
 pub fn readable(cx: &Context, what: &str, file: &ResultFile) -> Vec<Recorded> {
     of_file(file, &folder_of(cx, what), &[])
         .into_iter()
-        .filter_map(|m| Some(Recorded { test: m.test, identifier: m.identifier, series: m.series.ok()? }))
+        .filter_map(|m| Some(Recorded { test: m.test, identifier: m.identifier.into(), series: m.series.ok()? }))
         .collect()
 }
 
@@ -55,7 +55,13 @@ fn of_file(file: &ResultFile, folder: &Path, tests: &[String]) -> Vec<Monitored>
             let series = engine::store::series::read_in(folder, rel);
             let heading = r.heading(&r.title);
             let pressure = engine::model::result::own_pressure(&e.trial_io, &e.trial_seconds);
-            out.push(Monitored { test: r.test.clone(), heading, identifier: e.identifier.clone(), series, pressure });
+            out.push(Monitored {
+                test: r.test.clone(),
+                heading,
+                identifier: e.identifier.clone().into(),
+                series,
+                pressure,
+            });
         }
     }
     out

@@ -102,7 +102,7 @@ pub fn present(file: &ResultFile, p: &Presentation, monitors: Vec<Recorded>) -> 
         baseline: baseline.clone(),
         normalize: p.normalize.map(|n| match n {
             Normalize::Baseline => {
-                Reference::Baseline(baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default())
+                Reference::Baseline((baseline.clone().or_else(|| ids.first().cloned()).unwrap_or_default()).into())
             }
             Normalize::Lowest => Reference::Lowest,
         }),

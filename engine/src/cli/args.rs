@@ -2,6 +2,7 @@
 
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
+use engine_model::model::facts::Identifier;
 use engine_ops::present::Format;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -162,11 +163,8 @@ pub fn result_name(s: &str) -> Result<engine_ops::benchmark::ResultName, String>
 }
 
 /// An identifier (`--identifier`): any text but blank.
-pub fn identifier(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() {
-        return Err("the identifier is empty: name the system state, e.g. `--identifier 'vda: BFQ'`".into());
-    }
-    Ok(s.to_string())
+pub fn identifier(s: &str) -> Result<Identifier, String> {
+    s.parse().map_err(|e: engine_model::model::facts::FactError| e.to_string())
 }
 
 /// A percentage from 0 to 100 (`--fail-on-regression 5`).

@@ -4,7 +4,7 @@
 
 use super::args::{Logs, Progress, RunFormat};
 use super::benchmark_args::BenchmarkArgs;
-use clap::ValueEnum;
+use super::line::{Line, value_name};
 use engine_model::model::template::quote;
 use engine_model::units::exact_duration;
 use engine_ops::benchmark::Resume;
@@ -63,34 +63,6 @@ impl CommandLine<'_> {
             out.0.extend(a.refs.iter().map(|r| quote(r)));
         }
         out.0.join(" ")
-    }
-}
-
-pub fn value_name<T: ValueEnum>(v: &T) -> String {
-    v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
-}
-
-/// A command line being written, a word at a time (each quoted for a shell).
-pub struct Line(pub Vec<String>);
-
-impl Line {
-    /// `--flag value`, or `--flag=value` when the value starts with `-`
-    /// (it would read as a flag).
-    pub fn opt<T: std::fmt::Display>(&mut self, flag: &str, v: Option<T>) {
-        if let Some(v) = v.map(|v| v.to_string()) {
-            match v.starts_with('-') {
-                true => self.0.push(format!("{flag}={}", quote(&v))),
-                false => self.0.extend([flag.to_string(), quote(&v)]),
-            }
-        }
-    }
-    pub fn each<T: std::fmt::Display>(&mut self, flag: &str, vs: &[T]) {
-        vs.iter().for_each(|v| self.opt(flag, Some(v)));
-    }
-    pub fn flag(&mut self, flag: &str, on: bool) {
-        if on {
-            self.0.push(flag.to_string());
-        }
     }
 }
 

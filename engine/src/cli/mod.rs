@@ -37,6 +37,7 @@ mod downloads;
 mod history;
 mod info;
 mod install;
+mod line;
 mod list;
 mod man;
 mod monitor;

@@ -52,7 +52,7 @@ fn test_error(f: &FailedTest) -> Event {
         message: format!("{} {}: {}: {}", f.status, f.profile, f.description, f.reason),
         hint: None,
         test: Some(f.test.clone()),
-        identifier: Some(f.identifier.clone()),
+        identifier: Some(f.identifier.clone().into()),
         status: Some(f.status.to_string()),
         log: f.log.clone(),
     }

@@ -12,6 +12,7 @@
 //! any false call, so "some result worse" stays at or under 5 % per family.
 
 use super::significance::{ALPHA, Comparison, Verdict};
+use crate::model::facts::Identifier;
 
 /// Which of `p` (one per family member) are discoveries at level `alpha`:
 /// the largest k with p₍ₖ₎ ≤ k·α/m, and every p at or under it.
@@ -50,9 +51,10 @@ pub(crate) fn simes(p: &[f64]) -> f64 {
 /// Holds back, per identifier, the changes of tests that are not
 /// discoveries across that identifier's family of tests (`test_of`: each
 /// result's test identity, by result index).
-pub(crate) fn hold_back(test_of: &[&str], comparisons: &mut [(usize, Vec<(String, Comparison)>)]) {
-    let ids: Vec<String> = {
-        let mut v: Vec<String> = comparisons.iter().flat_map(|(_, cs)| cs.iter().map(|(id, _)| id.clone())).collect();
+pub(crate) fn hold_back(test_of: &[&str], comparisons: &mut [(usize, Vec<(Identifier, Comparison)>)]) {
+    let ids: Vec<Identifier> = {
+        let mut v: Vec<Identifier> =
+            comparisons.iter().flat_map(|(_, cs)| cs.iter().map(|(id, _)| id.clone())).collect();
         v.sort();
         v.dedup();
         v
@@ -129,15 +131,15 @@ mod tests {
     fn family(rng: &mut Rng, tests: usize, sd: f64, planted: f64) -> (bool, bool, bool) {
         let names: Vec<String> = (0..tests).map(|k| format!("t{k}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let mut cs: Vec<(usize, Vec<(String, Comparison)>)> = (0..tests)
+        let mut cs: Vec<(usize, Vec<(Identifier, Comparison)>)> = (0..tests)
             .map(|k| {
                 let shift = if k == 0 { planted } else { 1.0 };
                 let a: Vec<f64> = (0..5).map(|_| (100.0 + sd * rng.normal()) * shift).collect();
                 let b: Vec<f64> = (0..5).map(|_| 100.0 + sd * rng.normal()).collect();
-                (k, vec![("B".to_string(), compare(&a, &b, Proportion::Hib, "MB/s", Rule::default()).unwrap())])
+                (k, vec![("B".into(), compare(&a, &b, Proportion::Hib, "MB/s", Rule::default()).unwrap())])
             })
             .collect();
-        let any_worse = |cs: &[(usize, Vec<(String, Comparison)>)]| {
+        let any_worse = |cs: &[(usize, Vec<(Identifier, Comparison)>)]| {
             cs.iter().any(|(_, c)| matches!(c[0].1.verdict, Verdict::Worse(_)))
         };
         let alone = any_worse(&cs);

@@ -317,14 +317,14 @@ mod tests {
         for h in 0..hosts {
             let g = h % groups;
             let id = format!("host-{h}");
-            let mut s = System { identifier: id.clone(), ..Default::default() };
+            let mut s = System { identifier: id.clone().into(), ..Default::default() };
             s.hardware.insert("Disk".into(), format!("1000GB Model {g}"));
             f.systems.push(s);
             let own = 1.0 + 0.02 * normal(rng);
             for (k, level) in levels[g].iter().enumerate() {
                 let slowed = if k == 0 && slow.contains(&h) { 0.6 } else { 1.0 };
                 let trials: Vec<f64> = (0..5).map(|_| level * own * slowed * (1.0 + 0.015 * normal(rng))).collect();
-                let e = ResultEntry::from_trials(&id, trials, None, vec![], String::new()).unwrap();
+                let e = ResultEntry::from_trials(&id, trials, None, vec![], String::new().into()).unwrap();
                 f.results[k].entries.push(e);
             }
         }
@@ -414,10 +414,10 @@ mod tests {
             .collect();
         for h in 0..201 {
             let id = format!("host-{h}");
-            f.systems.push(System { identifier: id.clone(), ..Default::default() });
+            f.systems.push(System { identifier: id.clone().into(), ..Default::default() });
             for r in f.results.iter_mut() {
                 let v = if h == 200 { 600.0 } else { 1000.0 };
-                r.entries.push(ResultEntry::from_trials(&id, vec![v; 3], None, vec![], String::new()).unwrap());
+                r.entries.push(ResultEntry::from_trials(&id, vec![v; 3], None, vec![], String::new().into()).unwrap());
             }
         }
         let v = analyse(&f, &Select { group_by: None, identifiers: None });

@@ -7,6 +7,7 @@
 //! difference" never fail.
 
 use super::significance::{Comparison, Verdict};
+use crate::model::facts::Identifier;
 use crate::model::profile::Proportion;
 
 /// One comparison, by result index and identifier.
@@ -46,7 +47,7 @@ pub(crate) fn worse_by_at_least(c: &Comparison, pct: f64) -> bool {
 }
 
 /// Sorts `comparisons` (per result index, per identifier) for a gate at `pct`.
-pub fn gate(comparisons: &[(usize, Vec<(String, Comparison)>)], pct: f64) -> Gate<'_> {
+pub fn gate(comparisons: &[(usize, Vec<(Identifier, Comparison)>)], pct: f64) -> Gate<'_> {
     let mut g = Gate::default();
     for (result, cs) in comparisons {
         for (id, c) in cs {
@@ -98,14 +99,8 @@ mod tests {
         assert!(!worse_by_at_least(&cmp(1.2, Some((1.1, 1.3)), Verdict::Better(20.0), hib), 0.0));
         assert!(!worse_by_at_least(&cmp(0.7, Some((0.3, 1.1)), Verdict::Undecided(None), hib), 0.0));
         let all = vec![
-            (
-                0,
-                vec![
-                    ("b".to_string(), slow.clone()),
-                    ("c".to_string(), cmp(1.2, Some((1.1, 1.3)), Verdict::Better(20.0), hib)),
-                ],
-            ),
-            (1, vec![("b".to_string(), cmp(1.0, Some((0.98, 1.02)), Verdict::Undecided(None), hib))]),
+            (0, vec![("b".into(), slow.clone()), ("c".into(), cmp(1.2, Some((1.1, 1.3)), Verdict::Better(20.0), hib))]),
+            (1, vec![("b".into(), cmp(1.0, Some((0.98, 1.02)), Verdict::Undecided(None), hib))]),
         ];
         let g = gate(&all, 5.0);
         assert_eq!((g.regressions.len(), g.improvements.len(), g.undecided), (1, 1, 1));

@@ -15,6 +15,7 @@
 //! Otava does), so a change of spread alone is not reported as a step.
 
 use super::significance::{self, Comparison};
+use crate::model::facts::{Identifier, Timestamp, Unit};
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultFile, System, TestResult};
 use crate::stats::changepoint::{self, Settings};
@@ -63,9 +64,9 @@ pub struct Row {
     /// The saved result.
     pub result: String,
     /// Its identifiers on this row.
-    pub identifiers: Vec<String>,
+    pub identifiers: Vec<Identifier>,
     /// When the run started (the earliest of its identifiers).
-    pub time: String,
+    pub time: Timestamp,
     /// What the row is ordered by: the time, or the tag's value.
     pub key: String,
     /// The tags of its (first) identifier.
@@ -104,10 +105,10 @@ pub struct Series {
     pub profile: String,
     pub title: String,
     pub description: String,
-    pub unit: String,
+    pub unit: Unit,
     pub proportion: Proportion,
     /// The identifier, when each identifier is a line.
-    pub line: Option<String>,
+    pub line: Option<Identifier>,
     /// (row, value), by row.
     pub points: Vec<(usize, f64)>,
     /// False when the series is too short to look for change points.
@@ -196,9 +197,9 @@ pub enum HistoryError {
 pub struct UnitConflict {
     pub title: String,
     pub what: String,
-    pub unit_a: String,
+    pub unit_a: Unit,
     pub at_a: String,
-    pub unit_b: String,
+    pub unit_b: Unit,
     pub at_b: String,
 }
 
@@ -345,7 +346,7 @@ fn points<'a>(
     for (name, f) in files {
         for s in f.systems.iter().filter(|s| q.tags.iter().all(|(k, v)| s.tags.get(k) == Some(v))) {
             let key = match &q.order {
-                Order::Time => s.started.clone(),
+                Order::Time => s.started.to_string(),
                 Order::Tag(k) => match s.tags.get(k) {
                     Some(v) => v.clone(),
                     None => {
@@ -406,7 +407,11 @@ fn trim_zeros(s: &[u8]) -> &[u8] {
 }
 
 /// Rows in order, and where each (result, identifier) sits.
-fn rows(points: &[Point<'_>], per_identifier: bool, order: &Order) -> (Vec<Row>, IndexMap<(String, String), usize>) {
+fn rows(
+    points: &[Point<'_>],
+    per_identifier: bool,
+    order: &Order,
+) -> (Vec<Row>, IndexMap<(String, Identifier), usize>) {
     let mut rows: IndexMap<(String, String), Row> = IndexMap::new();
     // A result's identifiers share a row when they are lines; with time
     // order the row is at its earliest start.
@@ -422,7 +427,7 @@ fn rows(points: &[Point<'_>], per_identifier: bool, order: &Order) -> (Vec<Row>,
             (Order::Time, true) => earliest[p.result].to_string(),
             _ => p.key.clone(),
         };
-        let id = if per_identifier { key.clone() } else { p.system.identifier.clone() };
+        let id = if per_identifier { key.clone() } else { p.system.identifier.to_string() };
         let row = rows.entry((p.result.to_string(), id)).or_insert_with(|| Row {
             result: p.result.to_string(),
             identifiers: Vec::new(),
@@ -455,7 +460,7 @@ fn collect(
     files: &[(String, ResultFile)],
     q: &Query,
     per_identifier: bool,
-    place: &IndexMap<(String, String), usize>,
+    place: &IndexMap<(String, Identifier), usize>,
 ) -> Result<Vec<Series>, HistoryError> {
     let mut series: IndexMap<(String, String, Option<String>), Series> = IndexMap::new();
     // The first unit seen of each result, and where.
@@ -467,12 +472,12 @@ fn collect(
                 let Some(&row) = place.get(&(name.clone(), e.identifier.clone())) else { continue };
                 let at = format!("`{name}` ({})", e.identifier);
                 let (unit, first) =
-                    units.entry((r.test.clone(), r.result.clone())).or_insert((r.unit.clone(), at.clone()));
+                    units.entry((r.test.clone(), r.result.clone())).or_insert((r.unit.clone().into(), at.clone()));
                 if *unit != r.unit {
                     return Err(HistoryError::Units(Box::new(UnitConflict {
                         title: r.title.clone(),
                         what: r.what().to_string(),
-                        unit_a: unit.clone(),
+                        unit_a: unit.clone().into(),
                         at_a: first.clone(),
                         unit_b: r.unit.clone(),
                         at_b: at,
@@ -480,7 +485,7 @@ fn collect(
                 }
                 let line = per_identifier.then(|| e.identifier.clone());
                 series
-                    .entry((r.test.clone(), r.result.clone(), line.clone()))
+                    .entry((r.test.clone(), r.result.clone(), line.clone().map(Into::into)))
                     .or_insert_with(|| Series {
                         test: r.test.clone(),
                         result: r.result.clone(),
@@ -605,8 +610,8 @@ mod tests {
     fn run(name: &str, day: usize, ids: &[(&str, f64)], unit: &str) -> (String, ResultFile) {
         let mut f = ResultFile::new(name);
         for (id, _) in ids {
-            let mut s = System { identifier: id.to_string(), ..Default::default() };
-            s.started = format!("2026-11-{:02}T00:00:00Z", day + 1);
+            let mut s = System { identifier: id.to_string().into(), ..Default::default() };
+            s.started = format!("2026-11-{:02}T00:00:00Z", day + 1).into();
             s.tags.insert("kernel".into(), format!("6.{day}"));
             f.systems.push(s);
         }
@@ -623,7 +628,7 @@ mod tests {
             proportion: Proportion::Hib,
             entries: ids
                 .iter()
-                .map(|(id, v)| ResultEntry::from_trials(id, vec![*v, *v], None, vec![], String::new()).unwrap())
+                .map(|(id, v)| ResultEntry::from_trials(id, vec![*v, *v], None, vec![], String::new().into()).unwrap())
                 .collect(),
             pts: None,
             repository: None,

@@ -6,10 +6,11 @@
 //! one with a single result.
 
 use super::{Matrix, complete, goodness};
+use crate::model::facts::{Identifier, Unit};
 use crate::model::profile::Proportion;
 use crate::model::result::ResultFile;
 
-fn per_identifier(f: &ResultFile, m: &Matrix<'_>, fold: impl Fn(&[f64]) -> f64) -> Option<Vec<(String, f64)>> {
+fn per_identifier(f: &ResultFile, m: &Matrix<'_>, fold: impl Fn(&[f64]) -> f64) -> Option<Vec<(Identifier, f64)>> {
     let tests = by_test(f, m);
     if tests.is_empty() {
         return None;
@@ -54,14 +55,14 @@ pub(crate) fn shared_tests(f: &ResultFile, m: &Matrix<'_>) -> usize {
 }
 
 /// `(identifier, mean)` in identifier order; `None` when no result is shared.
-pub(crate) fn geometric(f: &ResultFile, m: &Matrix<'_>) -> Option<Vec<(String, f64)>> {
+pub(crate) fn geometric(f: &ResultFile, m: &Matrix<'_>) -> Option<Vec<(Identifier, f64)>> {
     per_identifier(f, m, |g| (g.iter().map(|x| x.ln()).sum::<f64>() / g.len() as f64).exp())
 }
 
 /// Harmonic mean per identifier over the shared results, n / Σ(1/x), and
 /// its unit: only where every shared result is a higher-is-better value in
 /// one unit (rates of one kind, as MB/s), where it means something.
-pub(crate) fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<(String, Vec<(String, f64)>)> {
+pub(crate) fn harmonic(f: &ResultFile, m: &Matrix<'_>) -> Option<(Unit, Vec<(Identifier, f64)>)> {
     let shared = complete(m);
     let first = &f.results[*shared.first()?];
     let one_kind =

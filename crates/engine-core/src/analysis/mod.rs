@@ -15,12 +15,13 @@ pub mod precision;
 pub mod significance;
 pub mod wins;
 
+use crate::model::facts::Identifier;
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultEntry, ResultFile, TestResult};
 
 /// The identifiers of a result file, in order.
-pub fn identifiers(f: &ResultFile) -> Vec<String> {
-    let mut ids: Vec<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
+pub fn identifiers(f: &ResultFile) -> Vec<Identifier> {
+    let mut ids: Vec<Identifier> = f.systems.iter().map(|s| s.identifier.clone()).collect();
     // Looked up, not searched: a fleet has thousands of identifiers.
     let mut seen: std::collections::HashSet<&str> = f.systems.iter().map(|s| s.identifier.as_str()).collect();
     for r in &f.results {
@@ -37,19 +38,19 @@ pub fn identifiers(f: &ResultFile) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum NoIdentifier {
     /// No identifier holds it: all of them.
-    None(Vec<String>),
+    None(Vec<Identifier>),
     /// Several hold it: those.
-    Several(Vec<String>),
+    Several(Vec<Identifier>),
 }
 
 /// The identifier `want` names: itself, else the one identifier that holds
 /// it (case aside): `mq-deadline` for `loop0: ext4 / MQ-DEADLINE`.
-pub fn find_identifier(ids: &[String], want: &str) -> Result<String, NoIdentifier> {
+pub fn find_identifier(ids: &[Identifier], want: &str) -> Result<Identifier, NoIdentifier> {
     if ids.iter().any(|i| i == want) {
-        return Ok(want.to_string());
+        return Ok(want.into());
     }
     let w = want.to_lowercase();
-    let holding: Vec<String> = ids.iter().filter(|i| i.to_lowercase().contains(&w)).cloned().collect();
+    let holding: Vec<Identifier> = ids.iter().filter(|i| i.to_lowercase().contains(&w)).cloned().collect();
     match holding.len() {
         1 => Ok(holding[0].clone()),
         0 => Err(NoIdentifier::None(ids.to_vec())),
@@ -74,7 +75,7 @@ pub(crate) fn goodness(value: f64, p: Proportion) -> Option<f64> {
 /// The entries of a result file as a table: one row per result, one column
 /// per identifier — built once, so analyses do not search entries by name.
 pub(crate) struct Matrix<'a> {
-    pub ids: Vec<String>,
+    pub ids: Vec<Identifier>,
     pub rows: Vec<Vec<Option<&'a ResultEntry>>>,
 }
 
@@ -118,8 +119,9 @@ mod tests {
 
     #[test]
     fn a_baseline_by_a_unique_part_of_its_identifier() {
-        let ids: Vec<String> =
-            ["loop0: NONE", "loop0: MQ-DEADLINE", "loop0: BFQ", "loop0: BFQ low_latency=0"].map(String::from).to_vec();
+        let ids: Vec<Identifier> = ["loop0: NONE", "loop0: MQ-DEADLINE", "loop0: BFQ", "loop0: BFQ low_latency=0"]
+            .map(Identifier::from)
+            .to_vec();
         assert_eq!(find_identifier(&ids, "mq-deadline"), Ok("loop0: MQ-DEADLINE".into()));
         assert_eq!(find_identifier(&ids, "loop0: BFQ"), Ok("loop0: BFQ".into()), "the whole name wins");
         assert_eq!(
@@ -130,7 +132,7 @@ mod tests {
     }
 
     fn entry_of(id: &str, v: f64, trials: &[f64]) -> ResultEntry {
-        let mut e = ResultEntry::from_trials(id, trials.to_vec(), None, vec![], String::new()).unwrap();
+        let mut e = ResultEntry::from_trials(id, trials.to_vec(), None, vec![], String::new().into()).unwrap();
         e.value = v;
         e
     }
@@ -157,7 +159,8 @@ mod tests {
 
     fn file() -> ResultFile {
         let mut f = ResultFile::new("t");
-        f.systems = ["A", "B"].iter().map(|i| System { identifier: i.to_string(), ..Default::default() }).collect();
+        f.systems =
+            ["A", "B"].iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
         f.results = vec![
             result("t1", Proportion::Hib, &[("A", 100.0), ("B", 200.0)]),
             result("t2", Proportion::Lib, &[("A", 2.0), ("B", 4.0)]),

@@ -2,6 +2,7 @@
 //! lowest value of the result (PTS's default), or a baseline identifier's —
 //! and turned around for lower-is-better results so that above 1 is better.
 
+use crate::model::facts::Identifier;
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultEntry, TestResult};
 
@@ -20,9 +21,9 @@ pub enum Reference {
 pub(crate) fn normalize(
     r: &TestResult,
     row: &[Option<&ResultEntry>],
-    ids: &[String],
+    ids: &[Identifier],
     reference: &Reference,
-) -> Vec<(String, Option<f64>)> {
+) -> Vec<(Identifier, Option<f64>)> {
     let vals: Vec<Option<f64>> = row.iter().map(|e| e.map(|e| e.value).filter(|v| *v > 0.0)).collect();
     let base = match reference {
         Reference::Lowest => match r.proportion {

@@ -140,7 +140,7 @@ pub(crate) fn compare_paired(pairs: &[Pair], p: Proportion, unit: &str, rule: Ru
         ratio_ci: Some(ci95),
         verdict,
         proportion: p,
-        unit: unit.to_string(),
+        unit: unit.to_string().into(),
         paired: Some(n as u32),
     })
 }
@@ -278,8 +278,8 @@ mod tests {
 
     #[test]
     fn entries_pair_only_within_one_interleaved_run() {
-        let mut a = ResultEntry::from_trials("A", vec![10.0, 20.0, 30.0], None, vec![], String::new()).unwrap();
-        let mut b = ResultEntry::from_trials("B", vec![11.0, 19.0, 33.0], None, vec![], String::new()).unwrap();
+        let mut a = ResultEntry::from_trials("A", vec![10.0, 20.0, 30.0], None, vec![], String::new().into()).unwrap();
+        let mut b = ResultEntry::from_trials("B", vec![11.0, 19.0, 33.0], None, vec![], String::new().into()).unwrap();
         assert!(pairs(&a, &b).is_none(), "no rounds: unpaired");
         a.trial_rounds = vec![1, 2, 3];
         b.trial_rounds = vec![2, 1, 3];

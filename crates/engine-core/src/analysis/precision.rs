@@ -56,7 +56,7 @@ pub fn unsettled(f: &ResultFile) -> BTreeMap<String, HashSet<String>> {
     let mut out: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for r in &f.results {
         for e in r.entries.iter().filter(|e| unsettled_entry(e)) {
-            out.entry(e.identifier.clone()).or_default().insert(r.test.clone());
+            out.entry(e.identifier.clone().into()).or_default().insert(r.test.clone());
         }
     }
     out
@@ -76,7 +76,7 @@ impl Precision {
         let need = trials_needed(&units, BANDS[0]);
         let need = (need != u32::MAX).then_some(need as f64 * each);
         self.wide.push((format!("{test}\u{1f}{}", e.identifier), spent, need));
-        self.names.push((test.to_string(), e.identifier.clone(), name.to_string()));
+        self.names.push((test.to_string(), e.identifier.clone().into(), name.to_string()));
     }
 
     /// What is not settled and the command that re-runs only that into the
@@ -233,7 +233,7 @@ mod tests {
     fn counts_each_band_and_the_median() {
         let mut p = Precision::default();
         for t in [&[100.0, 100.5, 99.5][..], &[100.0, 110.0, 90.0], &[100.0, 150.0, 50.0], &[7.0]] {
-            p.add("t", "T", &ResultEntry::from_trials("a", t.to_vec(), None, vec![], String::new()).unwrap());
+            p.add("t", "T", &ResultEntry::from_trials("a", t.to_vec(), None, vec![], String::new().into()).unwrap());
         }
         assert_eq!(p.what_it_would_take(), None, "none stopped for time");
         // ±1.24 %, ±24.8 %, ±124 %, one trial.
@@ -245,7 +245,7 @@ mod tests {
 
     /// An entry of test `t` stopped by `why` after trials `values` of `secs` each.
     fn stopped(t: &str, values: &[f64], secs: f64, why: Stop) -> (String, ResultEntry) {
-        let mut e = ResultEntry::from_trials("a", values.to_vec(), None, vec![], String::new()).unwrap();
+        let mut e = ResultEntry::from_trials("a", values.to_vec(), None, vec![], String::new().into()).unwrap();
         e.trial_seconds = vec![secs; values.len()];
         e.stopped = Some(why);
         (t.to_string(), e)

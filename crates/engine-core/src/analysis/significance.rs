@@ -26,6 +26,7 @@
 //! and `undecided` otherwise: the interval is too wide to say either, with
 //! how many trials a side would likely settle it.
 
+use crate::model::facts::Unit;
 use crate::model::profile::Proportion;
 use crate::stats::Summary;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -151,7 +152,7 @@ pub struct Comparison {
     pub verdict: Verdict,
     pub proportion: Proportion,
     /// The result's unit (`MB/s`, `Seconds`).
-    pub unit: String,
+    pub unit: Unit,
     /// Paired over this many rounds (or set-ups) of one interleaved run
     /// (`analysis::paired`); `None`: two independent samples (Welch).
     pub paired: Option<u32>,
@@ -301,7 +302,7 @@ pub(crate) fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &st
         ratio_ci: None,
         verdict: Verdict::NotEnoughTrials,
         proportion: p,
-        unit: unit.to_string(),
+        unit: unit.to_string().into(),
         paired: None,
     };
     let at_resolution = |v: &[f64]| crate::stats::shape::resolution_limited(v).is_some();

@@ -41,7 +41,8 @@ struct Claim<'a> {
 /// Wins and losses per identifier, a test counting once: io's bandwidth and
 /// IOPS, or pgbench's TPS and latency, are one effect, not two.
 pub(crate) fn tally(f: &ResultFile, m: &Matrix<'_>, rule: significance::Rule) -> Vec<Tally> {
-    let mut t: Vec<Tally> = m.ids.iter().map(|id| Tally { identifier: id.clone(), wins: 0, losses: 0 }).collect();
+    let mut t: Vec<Tally> =
+        m.ids.iter().map(|id| Tally { identifier: id.clone().into(), wins: 0, losses: 0 }).collect();
     let (claims, family) = claims(f, m, rule);
     // (identifier, test) already counted as a win, as a loss.
     let (mut won, mut lost) = (HashSet::new(), HashSet::new());
@@ -136,14 +137,16 @@ mod tests {
     use crate::model::result::{System, TestResult};
 
     fn result(test: &str, a: &[f64], b: &[f64]) -> TestResult {
-        let e = |id: &str, v: &[f64]| ResultEntry::from_trials(id, v.to_vec(), None, vec![], String::new()).unwrap();
+        let e =
+            |id: &str, v: &[f64]| ResultEntry::from_trials(id, v.to_vec(), None, vec![], String::new().into()).unwrap();
         TestResult { profile_version: "1".into(), entries: vec![e("A", a), e("B", b)], ..TestResult::sample(test, "r") }
     }
 
     #[test]
     fn a_marginal_win_among_many_tests_is_not_counted_a_clear_one_is() {
         let mut f = ResultFile::new("t");
-        f.systems = ["A", "B"].iter().map(|i| System { identifier: i.to_string(), ..Default::default() }).collect();
+        f.systems =
+            ["A", "B"].iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
         let same = [100.0, 101.0, 99.0, 100.5, 99.5];
         // B ahead by 1.4 %, p ≈ 0.03 alone: over 20 tests, not a discovery.
         let marginal = [101.0, 102.5, 100.2, 101.8, 101.5];

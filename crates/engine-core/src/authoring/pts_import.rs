@@ -93,7 +93,7 @@ struct Measured {
 
 /// A result `id` in `unit`.
 fn result(id: &str, unit: String, proportion: Proportion) -> ResultDef {
-    ResultDef { id: id.into(), unit, proportion, description: None, signed: false }
+    ResultDef { id: id.into(), unit: unit.into(), proportion, description: None, signed: false }
 }
 
 /// The wall time as the result `seconds`.

@@ -141,7 +141,7 @@ fn against(p: &Arc<LoadedProfile>, pts: &PtsTest, d: &Described) -> Result<Match
             Ok(Match {
                 test: Test { profile: p.clone(), choice, budget: None, monitor_interval: None, setups: None },
                 result_id: def.id.clone(),
-                unit: def.unit.clone(),
+                unit: def.unit.clone().into(),
                 pts_unit,
                 notes,
             })

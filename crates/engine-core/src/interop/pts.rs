@@ -187,12 +187,12 @@ impl Composite<'_, '_> {
             child_text(s, "Identifier").ok_or_else(|| self.error_at(s, "a <System> has no <Identifier>".into()))?;
         let stamp = child_text(s, "TimeStamp").unwrap_or("").replacen(' ', "T", 1);
         Ok(System {
-            identifier: id.to_string(),
+            identifier: id.to_string().into(),
             hardware: parse_line(child_text(s, "Hardware").unwrap_or("")),
             software: parse_line(child_text(s, "Software").unwrap_or("")),
             notes: notes(child_text(s, "JSON")),
             target_dir: None,
-            started: stamp,
+            started: stamp.into(),
             finished: None,
             engine_version: format!("Phoronix Test Suite {}", child_text(s, "TestClientVersion").unwrap_or("")),
             details: None,
@@ -227,11 +227,16 @@ impl Composite<'_, '_> {
             unit: &unit,
             proportion,
         };
-        let mut origin =
-            PtsOrigin { identifier: ident.clone(), arguments, not_runnable: None, unit: None, notes: Vec::new() };
+        let mut origin = PtsOrigin {
+            identifier: ident.clone().into(),
+            arguments,
+            not_runnable: None,
+            unit: None,
+            notes: Vec::new(),
+        };
         let (test, profile, version, result, options, unit) = match decide(profiles, &pts) {
             Decision::Engine(m) => {
-                (origin.unit, origin.notes) = (m.pts_unit, m.notes);
+                (origin.unit, origin.notes) = (m.pts_unit.map(Into::into), m.notes);
                 let p = &m.test.profile.profile;
                 (m.test.key(), p.id.clone(), p.version.clone(), m.result_id, m.test.choices(), m.unit)
             }
@@ -256,7 +261,7 @@ impl Composite<'_, '_> {
             app_version,
             description,
             options,
-            unit,
+            unit: unit.into(),
             proportion,
             entries,
             pts: Some(origin),

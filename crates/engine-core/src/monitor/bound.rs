@@ -166,9 +166,9 @@ mod tests {
             metrics: values
                 .iter()
                 .map(|(src, name, v)| Metric {
-                    name: name.to_string(),
+                    name: name.to_string().into(),
                     source: src.to_string(),
-                    unit: String::new(),
+                    unit: String::new().into(),
                     values: vec![None, Some(*v), Some(*v)],
                 })
                 .collect(),

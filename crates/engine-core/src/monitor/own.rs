@@ -35,9 +35,9 @@ pub(crate) fn intervals(rec: &Recording, state: usize) -> Option<Intervals> {
                     None if metrics.len() < MAX_NAMES => {
                         let values = vec![None; rows.len()];
                         metrics.push(Metric {
-                            name: name.clone(),
+                            name: name.clone().into(),
                             source: WORKLOAD.into(),
-                            unit: unit.clone(),
+                            unit: unit.clone().into(),
                             values,
                         });
                         Some(metrics.len() - 1)

@@ -323,7 +323,7 @@ fn publish_results(o: &Options, index: &mut Index, engine: &str, changes: &mut V
         versions.push(ResultVersion {
             version: version.clone(),
             title: file.title.clone(),
-            identifiers: file.systems.iter().map(|s| s.identifier.clone()).collect(),
+            identifiers: file.systems.iter().map(|s| s.identifier.to_string()).collect(),
             results: file.results.len(),
             archive: archive_for(rel, &packed),
             engine: engine.to_string(),

@@ -146,7 +146,7 @@ pub fn odd_csv(f: &ResultFile, v: &Fleet) -> String {
             r.result.clone(),
             r.title.clone(),
             r.description.clone(),
-            r.unit.clone(),
+            r.unit.clone().into(),
             o.group.clone(),
             o.group_size.to_string(),
             exact(o.group_median),

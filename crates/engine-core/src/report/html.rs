@@ -10,6 +10,8 @@ use super::noise_rsd;
 use super::svg;
 use super::{Exporter, View};
 use crate::analysis::significance::Verdict;
+use crate::model::facts::Identifier;
+use crate::model::facts::Timestamp;
 use crate::model::result::{ResultFile, TestResult};
 use std::fmt::Write;
 
@@ -172,7 +174,7 @@ struct Mean {
 
 #[derive(serde::Serialize)]
 struct Data<'a> {
-    ids: &'a [String],
+    ids: &'a [Identifier],
     baseline: Option<&'a str>,
     results: Vec<Chart<'a>>,
     geomean: Option<Vec<Mean>>,
@@ -375,7 +377,7 @@ impl Exporter for Html {
 }
 
 /// The end of a test's block: its notes, then its monitors.
-fn close_block(h: &mut String, block: &[(usize, &TestResult)], ids: &[String], view: &View) {
+fn close_block(h: &mut String, block: &[(usize, &TestResult)], ids: &[Identifier], view: &View) {
     notes(h, block);
     if let Some((_, t)) = block.first() {
         super::monitor_chart::write_block(h, &t.test, ids, &view.monitors);
@@ -385,15 +387,14 @@ fn close_block(h: &mut String, block: &[(usize, &TestResult)], ids: &[String], v
 
 /// The runs, a row per identifier: when it ran, how long, how many tests.
 fn runs(h: &mut String, r: &ResultFile) {
-    let at = |s: &str| humantime::parse_rfc3339(s).ok();
     h.push_str("<h2>Runs</h2><table class=\"runs\"><tr><th>Identifier</th><th>Date</th><th>Duration</th><th>Tests</th><th>Results</th></tr>");
     for s in &r.systems {
-        let start = at(&s.started);
+        let start = s.started.at();
         let when = start.map(|t| {
             let w = humantime::format_rfc3339_seconds(t).to_string();
             format!("{} UTC", w.trim_end_matches('Z').replacen('T', " ", 1).chars().take(16).collect::<String>())
         });
-        let took = start.zip(s.finished.as_deref().and_then(at)).and_then(|(a, b)| b.duration_since(a).ok());
+        let took = start.zip(s.finished.as_ref().and_then(Timestamp::at)).and_then(|(a, b)| b.duration_since(a).ok());
         let mine = r.results.iter().filter(|t| t.entries.iter().any(|e| e.identifier == s.identifier));
         let tests: std::collections::HashSet<&str> = mine.clone().map(|t| t.test.as_str()).collect();
         write!(
@@ -503,9 +504,8 @@ fn head(h: &mut String, r: &ResultFile) {
 
 /// `Run 2026-12-02 10:14 UTC, 12 min 5 s; 14 tests, 31 results, 3 identifiers`.
 fn meta(h: &mut String, r: &ResultFile) {
-    let at = |s: &str| humantime::parse_rfc3339(s).ok();
-    let start = r.systems.iter().filter_map(|s| at(&s.started)).min();
-    let end = r.systems.iter().filter_map(|s| s.finished.as_deref().and_then(at)).max();
+    let start = r.systems.iter().filter_map(|s| s.started.at()).min();
+    let end = r.systems.iter().filter_map(|s| s.finished.as_ref().and_then(Timestamp::at)).max();
     let mut parts = Vec::new();
     if let Some(t) = start {
         let when = humantime::format_rfc3339_seconds(t).to_string();
@@ -524,7 +524,7 @@ fn meta(h: &mut String, r: &ResultFile) {
 
 /// The one-screen answer: each identifier's verdict against the baseline
 /// and the geometric means, before any chart.
-fn answer(h: &mut String, r: &ResultFile, a: &super::view::Analysis, geomean: Option<&[(String, f64)]>) {
+fn answer(h: &mut String, r: &ResultFile, a: &super::view::Analysis, geomean: Option<&[(Identifier, f64)]>) {
     let Some(b) = &a.baseline else { return };
     h.push_str("<section class=\"answer\"><h2>Verdict</h2><ul>");
     for (id, parts) in super::verdict::lines(r, a, b) {
@@ -621,7 +621,7 @@ fn comparison(
     r: &ResultFile,
     a: &super::view::Analysis,
     view: &View,
-    geomean: Option<&[(String, f64)]>,
+    geomean: Option<&[(Identifier, f64)]>,
 ) {
     if let Some(b) = &a.baseline {
         h.push_str(&format!(

@@ -165,7 +165,7 @@ pub fn csv(shown: &[(&str, &str, &Series)], wanted: &[String]) -> String {
                     trial_at[i].clone(),
                     at.to_string(),
                     m.key(),
-                    m.unit.clone(),
+                    m.unit.clone().into(),
                     v.map(|v| v.to_string()).unwrap_or_default(),
                 ]));
             }
@@ -179,7 +179,7 @@ pub fn csv(shown: &[(&str, &str, &Series)], wanted: &[String]) -> String {
                     trial.to_string(),
                     at.to_string(),
                     m.key(),
-                    m.unit.clone(),
+                    m.unit.clone().into(),
                     v.map(|v| v.to_string()).unwrap_or_default(),
                 ]));
             }

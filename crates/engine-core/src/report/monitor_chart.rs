@@ -3,6 +3,7 @@
 //! the page; a menu picks the metric shown.
 
 use super::svg::PALETTE;
+use crate::model::facts::Identifier;
 use crate::model::series::{Metric, Recorded, Series, WORKLOAD, metric};
 use crate::sys::text::xml as esc;
 use std::fmt::Write;
@@ -82,7 +83,7 @@ fn thin(run: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 /// Appends the monitor block of test `test` (nothing when it has no series).
-pub(crate) fn write_block(h: &mut String, test: &str, ids: &[String], all: &[Recorded]) {
+pub(crate) fn write_block(h: &mut String, test: &str, ids: &[Identifier], all: &[Recorded]) {
     let mine: Vec<&Recorded> = all.iter().filter(|r| r.test == test).collect();
     let mut charted: Vec<String> =
         CHARTED.iter().filter(|n| mine.iter().any(|r| metric(&r.series, n).is_some())).map(|n| n.to_string()).collect();
@@ -118,7 +119,7 @@ fn title(mine: &[&Recorded], name: &str) -> String {
 
 /// One metric's chart: a line per identifier, every other trial of the
 /// first shaded.
-fn chart(h: &mut String, mine: &[&Recorded], ids: &[String], name: &str) {
+fn chart(h: &mut String, mine: &[&Recorded], ids: &[Identifier], name: &str) {
     let lines: Vec<(&Recorded, Runs, Vec<f64>)> = mine
         .iter()
         .filter_map(|r| metric(&r.series, name).map(|m| (*r, line(&r.series, m))))
@@ -215,7 +216,7 @@ mod tests {
     #[test]
     fn a_chart_per_metric_a_line_per_identifier_bounded() {
         let all = vec![rec("a<b", 2000), rec("c", 10)];
-        let ids = vec!["a<b".to_string(), "c".to_string()];
+        let ids: Vec<Identifier> = vec!["a<b".into(), "c".into()];
         let mut h = String::new();
         write_block(&mut h, "t", &ids, &all);
         assert!(h.contains("<option value=\"util\">vda util (%)</option>"), "{h}");
@@ -248,7 +249,7 @@ mod tests {
             left_out: 0,
         });
         let mut h = String::new();
-        write_block(&mut h, "t", &["a".to_string()], &[r]);
+        write_block(&mut h, "t", &["a".to_string().into()], &[r]);
         assert!(h.contains("<option value=\"workload:iops\">workload iops (1/s)</option>"), "{h}");
         let fig = &h[h.find("data-metric=\"workload:iops\"").unwrap()..];
         let path = &fig[fig.find(" d=\"").unwrap() + 4..];

@@ -83,7 +83,7 @@ impl Exporter for PtsXml {
         }
         for t in &r.results {
             let (ident, args) = match &t.pts {
-                Some(p) => (p.identifier.clone(), p.arguments.clone()),
+                Some(p) => (p.identifier.to_string(), p.arguments.clone()),
                 None => (
                     format!("local/{}-{}", t.profile, t.profile_version),
                     t.options

@@ -5,6 +5,7 @@
 
 use super::format::bar_text;
 use crate::analysis::normalize::{self, Reference};
+use crate::model::facts::Identifier;
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultEntry, TestResult};
 use crate::units::number;
@@ -148,7 +149,7 @@ pub(crate) fn unit_line(unit: &str, p: Proportion) -> String {
 }
 
 /// The color of an identifier: by its position in the result file.
-fn color(ids: &[String], id: &str) -> &'static str {
+fn color(ids: &[Identifier], id: &str) -> &'static str {
     PALETTE[ids.iter().position(|x| x == id).unwrap_or(0) % PALETTE.len()]
 }
 
@@ -158,7 +159,7 @@ fn color(ids: &[String], id: &str) -> &'static str {
 pub(crate) fn result_chart(
     t: &TestResult,
     row: &[Option<&ResultEntry>],
-    ids: &[String],
+    ids: &[Identifier],
     reference: Option<&Reference>,
 ) -> Chart {
     // (position, identifier, entry): the position picks the color.
@@ -168,7 +169,7 @@ pub(crate) fn result_chart(
             unit_line(&t.unit, t.proportion),
             present
                 .map(|(i, id, e)| Bar {
-                    label: id.clone(),
+                    label: id.clone().into(),
                     value: Some(e.value),
                     se: e.se,
                     text: bar_text(e.value, e.se, super::format::count(e)),
@@ -187,7 +188,7 @@ pub(crate) fn result_chart(
                 .map(|(i, id, _)| {
                     let v = rel.get(i).and_then(|(_, v)| *v);
                     Bar {
-                        label: id.clone(),
+                        label: id.clone().into(),
                         value: v,
                         se: None,
                         text: v.map(number).unwrap_or_default(),
@@ -203,7 +204,7 @@ pub(crate) fn result_chart(
 
 /// The chart of the geometric means over the `shared` results every
 /// identifier has.
-pub(crate) fn geomean_chart(means: &[(String, f64)], ids: &[String], shared: usize) -> Chart {
+pub(crate) fn geomean_chart(means: &[(Identifier, f64)], ids: &[Identifier], shared: usize) -> Chart {
     Chart {
         class: "geomean-chart",
         title: "Geometric Mean".into(),
@@ -212,7 +213,7 @@ pub(crate) fn geomean_chart(means: &[(String, f64)], ids: &[String], shared: usi
         bars: means
             .iter()
             .map(|(id, v)| Bar {
-                label: id.clone(),
+                label: id.clone().into(),
                 value: Some(*v),
                 se: None,
                 text: number(*v),

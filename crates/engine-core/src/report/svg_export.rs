@@ -48,7 +48,7 @@ pub(crate) mod tests {
     pub(crate) fn sample(ids: &[&str]) -> ResultFile {
         let mut f = ResultFile::new("Disk <test>");
         f.description = "Two schedulers".into();
-        f.systems = ids.iter().map(|i| System { identifier: i.to_string(), ..Default::default() }).collect();
+        f.systems = ids.iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
         for (k, (desc, p)) in
             [("Test: 100 Files", Proportion::Hib), ("Test: Latency", Proportion::Lib)].iter().enumerate()
         {
@@ -68,8 +68,14 @@ pub(crate) mod tests {
                     .enumerate()
                     .map(|(j, id)| {
                         let base = 100.0 * (j + 1) as f64 + k as f64;
-                        ResultEntry::from_trials(id, vec![base - 10.0, base, base + 10.0], None, vec![], String::new())
-                            .unwrap()
+                        ResultEntry::from_trials(
+                            id,
+                            vec![base - 10.0, base, base + 10.0],
+                            None,
+                            vec![],
+                            String::new().into(),
+                        )
+                        .unwrap()
                     })
                     .collect(),
                 pts: None,

@@ -70,7 +70,7 @@ pub(crate) fn changes(r: &ResultFile) -> Vec<(String, Vec<String>)> {
                     None => format!("Removed {}.", row.key),
                 })
                 .collect();
-            (r.systems[i].identifier.clone(), lines)
+            (r.systems[i].identifier.to_string(), lines)
         })
         .collect()
 }

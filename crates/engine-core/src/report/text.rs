@@ -10,6 +10,7 @@ use super::format::se_text;
 use super::view::{Analysis, analyze_matrix};
 use super::{Exporter, View};
 use crate::analysis::normalize;
+use crate::model::facts::Identifier;
 use crate::model::result::{BoundBy, ResultFile, TestResult};
 use crate::sys::text::{one_line, pad, pad_left, terminal, width as text_width};
 use crate::units::{decimals_for, fixed};
@@ -92,11 +93,11 @@ fn result_block(
     out: &mut String,
     t: &TestResult,
     row: &[Option<&crate::model::result::ResultEntry>],
-    ids: &[String],
+    ids: &[Identifier],
     view: &View,
     width: usize,
 ) {
-    let present: Vec<(&String, &crate::model::result::ResultEntry)> =
+    let present: Vec<(&Identifier, &crate::model::result::ResultEntry)> =
         ids.iter().zip(row).filter_map(|(id, e)| e.map(|e| (id, e))).collect();
     match &view.normalize {
         Some(reference) => {
@@ -106,7 +107,7 @@ fn result_block(
             };
             writeln!(out, "Relative to {} (from {}) > Higher Is Better", one_line(&what), one_line(&t.unit)).unwrap();
             let n = normalize::normalize(t, row, ids, reference);
-            let n: Vec<(String, Option<f64>)> =
+            let n: Vec<(Identifier, Option<f64>)> =
                 n.into_iter().filter(|(id, _)| present.iter().any(|(p, _)| *p == id)).collect();
             let rows: Vec<Bar> = n.iter().map(|(id, v)| Bar { label: id, value: *v, se: String::new() }).collect();
             bars(out, &rows, width, 3);
@@ -491,7 +492,8 @@ mod tests {
     use crate::stats::adaptive::Stop;
 
     fn result(name: &str, unit: &str, description: &str, stopped: Stop) -> TestResult {
-        let mut e = ResultEntry::from_trials("vm", vec![100.0, 102.0, 98.0], None, vec![], String::new()).unwrap();
+        let mut e =
+            ResultEntry::from_trials("vm", vec![100.0, 102.0, 98.0], None, vec![], String::new().into()).unwrap();
         e.stopped = Some(stopped);
         let mut t: TestResult = serde_json::from_value(serde_json::json!({
             "test": "io@1[x]", "profile": "io", "profile_version": "1.0.0", "result": name,

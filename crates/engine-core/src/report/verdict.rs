@@ -3,6 +3,7 @@
 
 use super::view::Analysis;
 use crate::analysis::significance::Comparison;
+use crate::model::facts::Identifier;
 use crate::model::result::{ResultFile, TestResult};
 use crate::sys::text::one_line;
 
@@ -10,7 +11,7 @@ use crate::sys::text::one_line;
 /// significantly worse or better (each changed metric with its change and
 /// interval), and how many did not. A test counts once however many results
 /// it has: io's MB/s and IOPS, or pgbench's TPS and latency, are one effect.
-pub(crate) fn lines(f: &ResultFile, a: &Analysis, baseline: &str) -> Vec<(String, Vec<String>)> {
+pub(crate) fn lines(f: &ResultFile, a: &Analysis, baseline: &str) -> Vec<(Identifier, Vec<String>)> {
     a.ids
         .iter()
         .filter(|i| *i != baseline)

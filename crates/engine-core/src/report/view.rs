@@ -5,12 +5,13 @@
 use crate::analysis::normalize::Reference;
 use crate::analysis::significance::{self, Comparison};
 use crate::analysis::{Matrix, means, notable, wins};
+use crate::model::facts::{Identifier, Unit};
 use crate::model::result::ResultFile;
 
 #[derive(Debug, Clone)]
 pub struct View {
     /// Identifier comparisons are made against (default: the first).
-    pub baseline: Option<String>,
+    pub baseline: Option<Identifier>,
     /// Show values relative to a reference instead of as measured.
     pub normalize: Option<Reference>,
     /// Smallest change reported as real, percent.
@@ -88,11 +89,11 @@ impl View {
 /// The analysis of a result file under a view.
 #[derive(Debug, Clone)]
 pub struct Analysis {
-    pub ids: Vec<String>,
-    pub baseline: Option<String>,
-    pub geometric: Option<Vec<(String, f64)>>,
+    pub ids: Vec<Identifier>,
+    pub baseline: Option<Identifier>,
+    pub geometric: Option<Vec<(Identifier, f64)>>,
     /// The unit and each identifier's harmonic mean (results of one unit only).
-    pub harmonic: Option<(String, Vec<(String, f64)>)>,
+    pub harmonic: Option<(Unit, Vec<(Identifier, f64)>)>,
     /// Results the means were taken over.
     pub shared: usize,
     /// Tests those results belong to (each weighs once in the means).
@@ -101,7 +102,7 @@ pub struct Analysis {
     /// Result index and its spread (best / worst).
     pub notable: Vec<(usize, f64)>,
     /// Per result index: each non-baseline identifier's comparison.
-    pub comparisons: Vec<(usize, Vec<(String, Comparison)>)>,
+    pub comparisons: Vec<(usize, Vec<(Identifier, Comparison)>)>,
 }
 
 pub fn analyze(f: &ResultFile, v: &View) -> Analysis {
@@ -117,7 +118,7 @@ pub(crate) fn analyze_matrix(f: &ResultFile, m: &Matrix<'_>, v: &View) -> Analys
     if let Some(bi) = baseline.as_deref().and_then(|b| m.index(b)) {
         for (i, (r, row)) in f.results.iter().zip(&m.rows).enumerate() {
             let Some(base) = row[bi] else { continue };
-            let c: Vec<(String, Comparison)> = row
+            let c: Vec<(Identifier, Comparison)> = row
                 .iter()
                 .enumerate()
                 .filter(|(j, _)| *j != bi)
@@ -177,7 +178,7 @@ pub(crate) fn comparison_records(r: &ResultFile, view: &View) -> Vec<crate::mode
                 test: t.test.clone(),
                 result: t.result.clone(),
                 identifier: id.clone(),
-                baseline: baseline.clone(),
+                baseline: baseline.clone().into(),
                 ratio: c.ratio,
                 ratio_ci: c.ratio_ci.map(|(lo, hi)| [lo, hi]),
                 change_pct: c.change_pct,

@@ -41,7 +41,7 @@ pub(super) fn build(
     data: &TrialData,
     logs_rel: &str,
 ) -> Vec<(TestResult, ResultEntry)> {
-    let stamp = crate::sys::time::now();
+    let stamp = crate::model::facts::Timestamp::now();
     let walls: Vec<f64> = data.walls.iter().map(Duration::as_secs_f64).collect();
     let mut out = Vec::new();
     for (i, (def, _)) in sources.iter().enumerate() {

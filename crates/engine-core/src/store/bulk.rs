@@ -12,6 +12,7 @@
 //! Frames are independent: a merge appends one per host as it reads the
 //! hosts, and a damaged frame loses only its own identifier's counters.
 
+use crate::model::facts::Identifier;
 use crate::model::result::{ResultFile, TrialIo};
 use crate::model::system::SystemInfo;
 use flate2::Compression;
@@ -46,7 +47,7 @@ const MAX_FRAME: u64 = 256 << 20;
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Frame {
-    pub identifier: String,
+    pub identifier: Identifier,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<SystemInfo>,
     /// (test, the result ids, their entries' counters).
@@ -85,7 +86,7 @@ pub(crate) fn is_bulk_name(name: &str) -> bool {
 /// system (an identifier with neither still gets its frame, so a missing
 /// frame means damage).
 pub fn split(f: &mut ResultFile) -> Vec<Frame> {
-    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut at: HashMap<Identifier, usize> = HashMap::new();
     let mut frames: Vec<Frame> = Vec::with_capacity(f.systems.len());
     for s in &mut f.systems {
         at.insert(s.identifier.clone(), frames.len());
@@ -116,11 +117,11 @@ pub fn split(f: &mut ResultFile) -> Vec<Frame> {
 /// Puts frames back into `f`: details on their system, counters on their
 /// entry. Frames of identifiers or tests `f` no longer has are dropped.
 pub fn restore(f: &mut ResultFile, frames: impl IntoIterator<Item = Frame>) {
-    let systems: HashMap<String, usize> =
+    let systems: HashMap<Identifier, usize> =
         f.systems.iter().enumerate().map(|(i, s)| (s.identifier.clone(), i)).collect();
     let results: HashMap<(String, String), usize> =
         f.results.iter().enumerate().map(|(i, r)| ((r.test.clone(), r.result.clone()), i)).collect();
-    let mut entries: HashMap<usize, HashMap<String, usize>> = HashMap::new();
+    let mut entries: HashMap<usize, HashMap<Identifier, usize>> = HashMap::new();
     for frame in frames {
         if let Some(&s) = systems.get(&frame.identifier) {
             f.systems[s].details = frame.details.or(f.systems[s].details.take());
@@ -238,7 +239,7 @@ pub(crate) fn attach(dir: &Path, name: &str, f: &mut ResultFile) -> Vec<String> 
             return said;
         }
     };
-    let mut seen: std::collections::HashSet<String> = frames.iter().map(|fr| fr.identifier.clone()).collect();
+    let mut seen: std::collections::HashSet<Identifier> = frames.iter().map(|fr| fr.identifier.clone()).collect();
     restore(f, frames);
     let lost: Vec<&str> =
         f.systems.iter().map(|s| s.identifier.as_str()).filter(|id| !seen.remove(*id)).collect::<Vec<_>>();
@@ -406,7 +407,7 @@ mod tests {
         let mut f = ResultFile::new("fleet");
         for i in 0..n {
             f.systems.push(System {
-                identifier: format!("host-{i}"),
+                identifier: format!("host-{i}").into(),
                 details: Some(SystemInfo::default()),
                 ..Default::default()
             });
@@ -414,7 +415,8 @@ mod tests {
         let mut r = TestResult::sample("t1", "r");
         for i in 0..n {
             let mut e =
-                ResultEntry::from_trials(&format!("host-{i}"), vec![1.0, 2.0], None, vec![], String::new()).unwrap();
+                ResultEntry::from_trials(&format!("host-{i}"), vec![1.0, 2.0], None, vec![], String::new().into())
+                    .unwrap();
             e.trial_io = vec![
                 TrialIo {
                     devices: vec![DeviceIo { device: "sda".into(), read_bytes: i as u64, ..Default::default() }],

@@ -2,6 +2,7 @@
 //! result. Each returns a new file; the caller writes it atomically.
 
 use super::bulk;
+use crate::model::facts::Identifier;
 use crate::model::result::ResultFile;
 use std::collections::{HashMap, HashSet};
 use thiserror::Error;
@@ -60,7 +61,7 @@ pub struct Merger {
     out: ResultFile,
     at: HashMap<(String, String), usize>,
     /// Each identifier taken, and the input it came from.
-    ids: HashMap<String, std::rc::Rc<str>>,
+    ids: HashMap<Identifier, std::rc::Rc<str>>,
     /// Rename an identifier that is taken instead of refusing its input.
     rename: bool,
     bulk: Option<bulk::Writer>,
@@ -93,19 +94,19 @@ impl Merger {
     }
 
     fn add_with(&mut self, name: &str, mut f: ResultFile, frames: Option<Vec<Vec<u8>>>) -> Result<Spent, MergeError> {
-        let clashing: Vec<String> =
+        let clashing: Vec<Identifier> =
             f.systems.iter().filter(|s| self.ids.contains_key(&s.identifier)).map(|s| s.identifier.clone()).collect();
         if let Some(id) = clashing.first()
             && !self.rename
         {
-            return Err(MergeError::Clash { identifier: id.clone(), first: self.ids[id].to_string() });
+            return Err(MergeError::Clash { identifier: id.to_string(), first: self.ids[id].to_string() });
         }
         if !clashing.is_empty() {
-            let own: HashSet<String> = f.systems.iter().map(|s| s.identifier.clone()).collect();
+            let own: HashSet<Identifier> = f.systems.iter().map(|s| s.identifier.clone()).collect();
             for id in clashing {
                 let mut new = format!("{id} ({name})");
                 let mut i = 2;
-                while self.ids.contains_key(&new) || own.contains(&new) {
+                while self.ids.contains_key(new.as_str()) || own.contains(new.as_str()) {
                     new = format!("{id} ({name} {i})");
                     i += 1;
                 }
@@ -157,19 +158,19 @@ impl Merger {
 fn rename_in(f: &mut ResultFile, from: &str, to: &str) {
     for s in &mut f.systems {
         if s.identifier == from {
-            s.identifier = to.to_string();
+            s.identifier = to.to_string().into();
         }
     }
     for r in &mut f.results {
         for e in &mut r.entries {
             if e.identifier == from {
-                e.identifier = to.to_string();
+                e.identifier = to.to_string().into();
             }
         }
     }
     for x in &mut f.failures {
         if x.identifier == from {
-            x.identifier = to.to_string();
+            x.identifier = to.to_string().into();
         }
     }
 }
@@ -216,7 +217,7 @@ mod tests {
 
     fn file(ids: &[&str], tests: &[&str]) -> ResultFile {
         let mut f = ResultFile::new("t");
-        f.systems = ids.iter().map(|i| System { identifier: i.to_string(), ..Default::default() }).collect();
+        f.systems = ids.iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
         for t in tests {
             f.results.push(TestResult {
                 test: t.to_string(),
@@ -231,7 +232,7 @@ mod tests {
                 proportion: Proportion::Hib,
                 entries: ids
                     .iter()
-                    .map(|i| ResultEntry::from_trials(i, vec![1.0], None, vec![], String::new()).unwrap())
+                    .map(|i| ResultEntry::from_trials(i, vec![1.0], None, vec![], String::new().into()).unwrap())
                     .collect(),
                 pts: None,
                 repository: None,

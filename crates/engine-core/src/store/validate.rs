@@ -135,7 +135,7 @@ pub fn check_own(f: &ResultFile) -> Result<(), Rejected> {
     let ours = env!("CARGO_PKG_VERSION");
     match f.systems.iter().find(|s| compatible(&s.engine_version, ours) == Some(false)) {
         Some(s) => Err(Rejected::Version {
-            identifier: s.identifier.clone(),
+            identifier: s.identifier.clone().into(),
             found: s.engine_version.clone(),
             ours: ours.to_string(),
         }),

@@ -133,12 +133,12 @@ pub(crate) fn to_system(identifier: &str, info: SystemInfo) -> System {
     tags.insert("engine".to_string(), env!("CARGO_PKG_VERSION").to_string());
     System {
         tags,
-        identifier: identifier.to_string(),
+        identifier: identifier.to_string().into(),
         hardware: render::hardware(&info),
         software: render::software(&info),
         notes: render::notes(&info),
         target_dir: info.target.as_ref().map(|t| t.path.clone()),
-        started: crate::sys::time::now(),
+        started: crate::model::facts::Timestamp::now(),
         finished: None,
         engine_version: env!("CARGO_PKG_VERSION").to_string(),
         details: Some(info),

@@ -3,6 +3,7 @@
 //! Ansible, a CI job or any other program can follow it without parsing
 //! text. `schemas/progress.schema.json` is generated from these types.
 
+use crate::model::facts::Unit;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -127,7 +128,7 @@ pub enum TestStatus {
 pub struct ResultValue {
     /// Result id within the profile (`bandwidth`).
     pub result: String,
-    pub unit: String,
+    pub unit: Unit,
     pub value: f64,
     pub se: Option<f64>,
     pub n: usize,

@@ -34,10 +34,22 @@ pub enum FactError {
 macro_rules! string_fact {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
-        #[schemars(transparent)]
         pub struct $name(String);
+
+        // A plain string where it is used: the schemas read as they did.
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                String::schema_name()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                String::json_schema(generator)
+            }
+        }
 
         impl $name {
             pub fn as_str(&self) -> &str {
@@ -202,14 +214,14 @@ impl Timestamp {
 
     /// The moment, if the text is one (a file may hold anything).
     pub fn at(&self) -> Option<SystemTime> {
-        humantime::parse_rfc3339_weak(&self.0).ok()
+        humantime::parse_rfc3339(&self.0).ok()
     }
 }
 
 impl FromStr for Timestamp {
     type Err = FactError;
     fn from_str(s: &str) -> Result<Self, FactError> {
-        humantime::parse_rfc3339_weak(s).map_err(|_| FactError::Timestamp(s.to_string()))?;
+        humantime::parse_rfc3339(s).map_err(|_| FactError::Timestamp(s.to_string()))?;
         Ok(Timestamp(s.to_string()))
     }
 }

@@ -2,6 +2,7 @@
 //! and result id), each with every identifier's trials and statistics.
 //! `schemas/result.schema.json` is generated from these types.
 
+use crate::model::facts::{Identifier, Timestamp, Unit};
 use crate::model::profile::{Proportion, RepositoryRef};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -50,7 +51,7 @@ pub struct ResultFile {
 pub struct ComparisonRecord {
     pub test: String,
     pub result: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     pub baseline: String,
     /// Mean over the baseline's mean.
     pub ratio: f64,
@@ -74,7 +75,7 @@ pub struct ComparisonRecord {
 #[serde(deny_unknown_fields)]
 pub struct System {
     /// Label of this system state (`vda: BFQ`, `ext4-nobarrier`).
-    pub identifier: String,
+    pub identifier: Identifier,
     /// `Processor`, `Memory`, `Disk` … in display order.
     #[serde(default)]
     pub hardware: IndexMap<String, String>,
@@ -88,10 +89,10 @@ pub struct System {
     #[serde(default)]
     pub target_dir: Option<String>,
     /// When this identifier's first test started (RFC 3339, UTC).
-    pub started: String,
+    pub started: Timestamp,
     /// When this identifier's last test finished.
     #[serde(default)]
-    pub finished: Option<String>,
+    pub finished: Option<Timestamp>,
     /// Version of engine that ran the tests.
     pub engine_version: String,
     /// Everything captured, as data (hardware, software, the devices under the target directory).
@@ -181,7 +182,7 @@ pub struct TestResult {
     pub description: String,
     pub options: Vec<OptionChoice>,
     /// Exact unit (`MB/s` = 10^6 B/s).
-    pub unit: String,
+    pub unit: Unit,
     pub proportion: Proportion,
     pub entries: Vec<ResultEntry>,
     /// Where an imported result came from in PTS (kept for `--format pts-xml`).
@@ -205,7 +206,7 @@ pub struct FailedTest {
     pub profile: String,
     pub title: String,
     pub description: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     /// `failed`, or `skipped` when it could not run here (a missing program, not root).
     pub status: FailureStatus,
     pub reason: String,
@@ -215,7 +216,7 @@ pub struct FailedTest {
     /// The last lines of the tool's standard error.
     #[serde(default)]
     pub stderr_tail: Vec<String>,
-    pub timestamp: String,
+    pub timestamp: Timestamp,
 }
 
 /// Why a test has no results for an identifier.
@@ -258,7 +259,7 @@ pub struct LeftOut {
 #[serde(deny_unknown_fields)]
 pub struct PtsOrigin {
     /// `pts/fio-2.1.0`, `local/fs-mark-sys`.
-    pub identifier: String,
+    pub identifier: Identifier,
     /// The test's arguments as PTS ran it.
     pub arguments: String,
     /// Set when no engine test does this result's work: the result is kept
@@ -270,7 +271,7 @@ pub struct PtsOrigin {
     /// The unit PTS labelled the result with, when engine stores it under
     /// another (`MB/s` for fio's MiB/s); `unit` is the exact one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
+    pub unit: Option<Unit>,
     /// What import did to line the result up with engine's test: a unit
     /// relabelled, a tool version that differs within its major version,
     /// PTS's generated `Disk Target`.
@@ -397,7 +398,7 @@ pub struct DeviceIo {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultEntry {
-    pub identifier: String,
+    pub identifier: Identifier,
     /// Arithmetic mean of the trials.
     #[serde(deserialize_with = "lenient::number")]
     #[schemars(with = "f64")]
@@ -476,7 +477,7 @@ pub struct ResultEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<Bound>,
     /// When the test finished (RFC 3339, UTC).
-    pub timestamp: String,
+    pub timestamp: Timestamp,
     /// Folder of the per-trial logs, relative to the result folder.
     #[serde(default)]
     pub logs: Option<String>,
@@ -494,14 +495,14 @@ impl ResultEntry {
         trials: Vec<f64>,
         value: Option<f64>,
         trial_seconds: Vec<f64>,
-        timestamp: String,
+        timestamp: Timestamp,
     ) -> Option<Self> {
         // A value that is not a number cannot be stored (JSON has no NaN).
         let trials: Vec<f64> = trials.into_iter().filter(|v| v.is_finite()).collect();
         let value = value.filter(|v| v.is_finite());
         let s = crate::stats::Summary::of(&trials)?;
         Some(ResultEntry {
-            identifier: identifier.to_string(),
+            identifier: identifier.to_string().into(),
             value: value.unwrap_or(s.mean),
             trials,
             sd: s.sd,
@@ -845,7 +846,7 @@ mod tests {
             let entries = (0..hosts)
                 .map(|h| {
                     let trials = vec![k as f64 + h as f64 * 0.5, 1.25, 1e-7 * (h + 1) as f64];
-                    ResultEntry::from_trials(&format!("h\"{h}\u{e9}"), trials, None, vec![0.5; 3], String::new())
+                    ResultEntry::from_trials(&format!("h\"{h}\u{e9}"), trials, None, vec![0.5; 3], Default::default())
                         .unwrap()
                 })
                 .collect();

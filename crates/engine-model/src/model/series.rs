@@ -2,6 +2,7 @@
 //! `monitor.json.gz` beside its trial logs, named by the result entry's
 //! `monitor` field. Columnar: one time column, one column per metric.
 
+use crate::model::facts::{Identifier, MetricId, Unit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -101,11 +102,11 @@ fn is_zero(n: &u64) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct Metric {
     /// `util`, `read_mb_s`, `cpu_iowait` … (the book, "Monitors").
-    pub name: String,
+    pub name: MetricId,
     /// The device (`vda`, `loop3`), or `system`.
     pub source: String,
     /// `%`, `MB/s`, `1/s`, `ms`, `MiB`, `MHz`, `°C`, `requests`.
-    pub unit: String,
+    pub unit: Unit,
     /// One value per sample; null where it cannot be known (the first
     /// sample of a trial, a counter that went backwards, no I/O to time).
     pub values: Vec<Option<f64>>,
@@ -146,7 +147,7 @@ pub type TrialSlice<'a> = (&'a TrialSpan, &'a [f64], &'a [Option<f64>]);
 pub struct Recorded {
     /// The test's identity (`results[].test`).
     pub test: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     pub series: Series,
 }
 

@@ -9,6 +9,7 @@ use super::Request;
 use super::flags::Flags;
 use super::work::Work;
 use crate::{Context, Failure};
+use engine::model::facts::{Identifier, Timestamp};
 use engine::store::{self, StoreError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// Where the run saves.
 pub(super) struct Destination {
     pub name: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     /// The resume key of what was asked.
     pub key: String,
     /// The same command resumed an unfinished run.
@@ -30,9 +31,9 @@ pub(super) struct Unfinished {
     pub key: String,
     /// Result name it saves to.
     pub name: String,
-    pub identifier: String,
-    /// When it started (RFC 3339).
-    pub started: String,
+    pub identifier: Identifier,
+    /// When it started.
+    pub started: Timestamp,
 }
 
 /// The records in `ENGINE_HOME/runs/`.
@@ -127,11 +128,13 @@ pub(super) fn choose(cx: &Context, req: &Request, flags: &Flags, work: &Work) ->
     let identifier = match (&req.identifier, &resumed_id) {
         (Some(id), _) | (None, Some(id)) => id.clone(),
         // A sweep's identifiers come from its states.
-        (None, None) if req.only_unsettled && !flags.plan.is_active() => unsettled_identifier(file.as_ref())?,
+        (None, None) if req.only_unsettled && !flags.plan.is_active() => unsettled_identifier(file.as_ref())?.into(),
         (None, None) => {
             let base = engine::sysinfo::hostname();
             let taken = |c: &str| file.as_ref().is_some_and(|f| f.system(c).is_some());
-            if !taken(&base) { base } else { (2..).map(|i| format!("{base} ({i})")).find(|c| !taken(c)).unwrap() }
+            let id =
+                if !taken(&base) { base } else { (2..).map(|i| format!("{base} ({i})")).find(|c| !taken(c)).unwrap() };
+            id.into()
         }
     };
     let resumed = req.identifier.is_none() && resumed_id.is_some();

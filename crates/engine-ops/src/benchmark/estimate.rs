@@ -103,7 +103,7 @@ fn timings(file: &ResultFile) -> Vec<(String, f64, String)> {
         let secs: Vec<f64> = r.entries.iter().flat_map(|e| e.trial_seconds.iter().copied()).collect();
         let stamp = r.entries.iter().map(|e| e.timestamp.clone()).max().unwrap_or_default();
         if !secs.is_empty() {
-            out.push((r.test.clone(), secs.iter().sum::<f64>() / secs.len() as f64, stamp));
+            out.push((r.test.clone(), secs.iter().sum::<f64>() / secs.len() as f64, stamp.into()));
         }
     }
     out

@@ -98,7 +98,7 @@ impl Record {
             let mut by_id = engine::analysis::precision::unsettled(&file);
             let keys: std::collections::HashSet<String> = match sweep {
                 true => by_id.into_values().flatten().collect(),
-                false => by_id.remove(&dest.identifier).unwrap_or_default(),
+                false => by_id.remove(dest.identifier.as_str()).unwrap_or_default(),
             };
             tests.retain(|t| keys.contains(&t.key()));
         } else {
@@ -120,7 +120,7 @@ impl Record {
                 key: dest.key.clone(),
                 name: dest.name.clone(),
                 identifier: dest.identifier.clone(),
-                started: engine::sys::time::now(),
+                started: engine::model::facts::Timestamp::now(),
             };
             runs.record(&u)
                 .map_err(|e| Failure::error(format!("cannot record the run in {}: {e}", cx.home.runs().display())))?;
@@ -272,7 +272,7 @@ impl Record {
         }
         looped?;
         let interrupted = interrupted
-            .then(|| Box::new(Resume { name: dest.name.clone(), identifier: pin.then(|| dest.identifier.clone()) }));
+            .then(|| Box::new(Resume { name: dest.name.clone(), identifier: (pin.then(|| dest.identifier.clone())) }));
         if interrupted.is_none() && failed.is_empty() {
             runs.finish(&dest.key);
         }

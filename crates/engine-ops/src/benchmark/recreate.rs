@@ -91,7 +91,7 @@ pub(super) fn request(cx: &Context, req: &Request, name: &str) -> Result<Option<
     {
         return Err(unnamed_target(&file, &recipes, name));
     }
-    Ok(Some(Request { sweep, identifier: first.prefix.clone(), target_dir, ..req.clone() }))
+    Ok(Some(Request { sweep, identifier: first.prefix.clone().map(Into::into), target_dir, ..req.clone() }))
 }
 
 /// The device a recipe names: a loop device engine makes; a device path
@@ -139,7 +139,7 @@ fn recipes<'f>(
 ) -> Vec<(&'f str, Option<&'f StateRecipe>)> {
     file.systems
         .iter()
-        .filter(|s| wanted.contains_key(&s.identifier))
+        .filter(|s| wanted.contains_key(s.identifier.as_str()))
         .map(|s| (s.identifier.as_str(), s.state.as_ref()))
         .collect()
 }

@@ -1,6 +1,7 @@
 //! What `engine benchmark` (and `engine run`) is asked to do, and how it ended.
 
 use crate::exit;
+use engine::model::facts::Identifier;
 use engine::model::result::FailedTest;
 use engine::runner::LogPolicy;
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ pub struct Request {
     /// The result to save to (default: a new name from the references and the time).
     pub save: Option<engine::store::ResultName>,
     /// The label of this system state (default: the host name, or the resumed one).
-    pub identifier: Option<String>,
+    pub identifier: Option<Identifier>,
     /// Exactly this many trials per test.
     pub runs: Option<u32>,
     /// Time each test's trials may take, over the suite's and the profile's.
@@ -93,7 +94,7 @@ pub struct Ran {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resume {
     pub name: String,
-    pub identifier: Option<String>,
+    pub identifier: Option<Identifier>,
 }
 
 /// One test of a dry run.

@@ -51,12 +51,12 @@ pub(super) fn check(
         }
         unmet_profiles.insert(p.id.clone(), unmet.join("; "));
     }
-    let stamp = engine::sys::time::now();
+    let stamp = engine::model::facts::Timestamp::now();
     let mut skipped = Vec::new();
     tests.retain(|t| match unmet_profiles.get(&t.profile.profile.id) {
         Some(_) if optional.contains(&t.key()) => false,
         Some(why) => {
-            skipped.push(super::failed_test(t, identifier, FailureStatus::Skipped, why.clone(), &stamp));
+            skipped.push(super::failed_test(t, identifier, FailureStatus::Skipped, why.clone(), stamp.clone()));
             false
         }
         None => true,

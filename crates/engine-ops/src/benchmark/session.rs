@@ -6,6 +6,7 @@
 use crate::Failure;
 use engine::events::{Events, TestEnd, TestStart};
 use engine::expand::Test;
+use engine::model::facts::Timestamp;
 use engine::model::result::{FailedTest, FailureStatus, ResultFile, StateRecipe, System};
 use engine::runner::{self, Logs, Outcome, RunSettings};
 use engine::state::switch::{Subset, Switch};
@@ -96,19 +97,19 @@ pub(crate) fn failed_test(
     identifier: &str,
     status: FailureStatus,
     reason: String,
-    timestamp: &str,
+    timestamp: Timestamp,
 ) -> FailedTest {
     FailedTest {
         test: test.key(),
         profile: test.profile.profile.id.clone(),
         title: test.profile.profile.title.clone(),
         description: test.description(),
-        identifier: identifier.to_string(),
+        identifier: identifier.into(),
         status,
         reason,
         log: None,
         stderr_tail: Vec::new(),
-        timestamp: timestamp.to_string(),
+        timestamp,
     }
 }
 
@@ -279,8 +280,7 @@ impl<'a> Session<'a> {
                 if let Some(why) = lost {
                     reason = format!("{reason} ({why})");
                 }
-                let mut failed =
-                    failed_test(test, identifier, FailureStatus::Failed, reason, &engine::sys::time::now());
+                let mut failed = failed_test(test, identifier, FailureStatus::Failed, reason, Timestamp::now());
                 failed.log =
                     f.log.map(|l| staging.and_then(|s| s.kept_as(&l)).unwrap_or_else(|| l.display().to_string()));
                 failed.stderr_tail = match staging {
@@ -322,7 +322,7 @@ impl<'a> Session<'a> {
             }
         }
         for (template, mut entry) in results {
-            entry.identifier = identifier.to_string();
+            entry.identifier = identifier.to_string().into();
             match &monitor {
                 Some(Ok(rel)) => entry.monitor = Some(rel.clone()),
                 Some(Err(why)) => entry.notes.push(format!("no monitor series: {why}")),
@@ -352,7 +352,7 @@ impl<'a> Session<'a> {
             }
         }
         if let Some(s) = self.file.systems.iter_mut().find(|s| s.identifier == identifier) {
-            s.finished = Some(engine::sys::time::now());
+            s.finished = Some(engine::model::facts::Timestamp::now());
         }
         self.store.save(&self.name, &mut self.file)?;
         self.saved += 1;
@@ -412,7 +412,7 @@ impl engine::state::sweep::Tests for Session<'_> {
         // target check before the run could not see it.
         if let Some(why) = no_room(test, target) {
             for &i in &todo {
-                let s = failed_test(test, &ids[i], FailureStatus::Skipped, why.clone(), &engine::sys::time::now());
+                let s = failed_test(test, &ids[i], FailureStatus::Skipped, why.clone(), Timestamp::now());
                 self.events.test_skipped(&s);
                 self.file.record_failure(s.clone());
                 self.skipped.push(s);
@@ -433,7 +433,7 @@ impl engine::state::sweep::Tests for Session<'_> {
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
         if let Some(why) = self.shared_folder(&key, &rels) {
             for &i in &todo {
-                let s = failed_test(test, &ids[i], FailureStatus::Failed, why.clone(), &engine::sys::time::now());
+                let s = failed_test(test, &ids[i], FailureStatus::Failed, why.clone(), Timestamp::now());
                 self.events.message(&format!("error: {} for `{}`: {why}", test.label(), ids[i]));
                 self.file.record_failure(s.clone());
                 self.failed.push(s);

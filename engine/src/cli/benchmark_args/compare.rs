@@ -2,7 +2,7 @@
 //! afterwards, the regression that fails it, and the margin called equal.
 
 use super::super::args;
-use super::super::command_line::Line;
+use super::super::line::Line;
 use clap::Args;
 
 #[derive(Args, Debug, Clone)]

@@ -2,7 +2,7 @@
 //! run shares the machine with another.
 
 use super::super::args;
-use super::super::command_line::Line;
+use super::super::line::Line;
 use clap::Args;
 use engine_model::units::exact_duration;
 use engine_ops::benchmark::Hygiene;

@@ -21,6 +21,7 @@ pub use sweep::SweepArgs;
 
 use super::args::{self, Logs, Progress, RunFormat};
 use clap::Args;
+use engine_model::model::facts::Identifier;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -36,7 +37,7 @@ pub struct BenchmarkArgs {
     /// Label of this system state in the result (`vda: BFQ`); an existing one resumes its
     /// missing tests. Default: config.toml's `identifier`, else the host name
     #[arg(long, value_name = "ID", value_parser = args::identifier)]
-    pub identifier: Option<String>,
+    pub identifier: Option<Identifier>,
     /// Entries to run, by option id or name and entry label or value: `--option block_size=4KB,2MB`
     #[arg(long = "option", short = 'o', value_name = "KEY=A,B")]
     pub options: Vec<engine_ops::benchmark::Preset>,

@@ -2,7 +2,7 @@
 //! trial, how often, and how much of the series is kept.
 
 use super::super::args::{self, Monitor};
-use super::super::command_line::{Line, value_name};
+use super::super::line::{Line, value_name};
 use clap::Args;
 use engine_model::units::exact_duration;
 use engine_ops::benchmark::{self, Monitoring};

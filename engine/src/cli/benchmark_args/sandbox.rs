@@ -2,7 +2,7 @@
 //! profile is granted beyond the defaults.
 
 use super::super::args;
-use super::super::command_line::Line;
+use super::super::line::Line;
 use clap::Args;
 use engine_model::model::grant::Grants;
 use engine_ops::benchmark::Sandbox;

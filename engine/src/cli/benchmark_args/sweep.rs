@@ -1,6 +1,6 @@
 //! The sweep's flags: the system states each test runs under.
 
-use super::super::command_line::Line;
+use super::super::line::Line;
 use clap::Args;
 use engine_ops::benchmark::SweepRequest;
 use std::path::PathBuf;

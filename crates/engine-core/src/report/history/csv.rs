@@ -57,7 +57,8 @@ pub(crate) fn render(h: &History) -> String {
         .rows
         .iter()
         .map(|r| {
-            let mut row = vec![r.time.clone(), r.result.clone(), r.identifiers.join("; ")];
+            let ids: Vec<&str> = r.identifiers.iter().map(|i| i.as_str()).collect();
+            let mut row = vec![r.time.to_string(), r.result.clone(), ids.join("; ")];
             row.extend(tags.iter().map(|t| r.tags.get(t).cloned().unwrap_or_default()));
             row.extend(std::iter::repeat_n(String::new(), names.len()));
             row

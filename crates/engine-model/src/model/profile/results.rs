@@ -2,6 +2,7 @@
 
 use super::executor::PluginParserDef;
 use super::options::Scalar;
+use crate::model::facts::Unit;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,7 @@ pub struct ResultDef {
     /// Name parsers refer to (`bandwidth`, `iops`).
     pub id: String,
     /// Exact unit (`MB/s` = 10^6 bytes/s, `MiB/s` = 2^20 bytes/s, `IOPS`, `Seconds`).
-    pub unit: String,
+    pub unit: Unit,
     /// `HIB` (higher is better) or `LIB` (lower is better).
     pub proportion: Proportion,
     /// Text added to the test description for this result (`Read Latency`).
