@@ -5,6 +5,7 @@
 
 use crate::{Context, Failure, exit};
 use engine::analysis::gate;
+use engine::model::facts::Identifier;
 use engine::model::result::ResultFile;
 use engine::report::View;
 
@@ -24,7 +25,7 @@ pub struct Regression {
     pub title: String,
     /// What of the test (`Random Read - 4KB`).
     pub what: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     /// `0.91× [0.89, 0.93]`.
     pub ratio: String,
     /// `worse by 9.0 %`.
@@ -66,7 +67,7 @@ pub fn judge(file: &ResultFile, view: &View) -> Judged {
             Regression {
                 title: t.title.clone(),
                 what: t.what().to_string(),
-                identifier: c.identifier.to_string(),
+                identifier: c.identifier.to_string().into(),
                 ratio: c.comparison.ratio_text(),
                 verdict: c.comparison.verdict.to_string(),
             }

@@ -3,6 +3,7 @@
 
 use crate::{Context, Failure};
 use engine::events::Events;
+use engine::model::facts::Identifier;
 use engine::model::result::ResultFile;
 use engine::model::series::{Recorded, Series};
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ pub struct Monitored {
     pub test: String,
     /// Its title and options, as reports head it.
     pub heading: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     pub series: Result<Series, engine::store::series::SeriesError>,
     /// Its own processes' stall shares (I/O, CPU, memory, per cent) from
     /// their cgroups, when confined: [`engine::model::result::own_pressure`].
@@ -38,7 +39,7 @@ pub fn series(cx: &Context, what: &str, tests: &[String], events: &dyn Events) -
 pub fn readable(cx: &Context, what: &str, file: &ResultFile) -> Vec<Recorded> {
     of_file(file, &folder_of(cx, what), &[])
         .into_iter()
-        .filter_map(|m| Some(Recorded { test: m.test, identifier: m.identifier.into(), series: m.series.ok()? }))
+        .filter_map(|m| Some(Recorded { test: m.test, identifier: m.identifier, series: m.series.ok()? }))
         .collect()
 }
 
@@ -55,13 +56,7 @@ fn of_file(file: &ResultFile, folder: &Path, tests: &[String]) -> Vec<Monitored>
             let series = engine::store::series::read_in(folder, rel);
             let heading = r.heading(&r.title);
             let pressure = engine::model::result::own_pressure(&e.trial_io, &e.trial_seconds);
-            out.push(Monitored {
-                test: r.test.clone(),
-                heading,
-                identifier: e.identifier.clone().into(),
-                series,
-                pressure,
-            });
+            out.push(Monitored { test: r.test.clone(), heading, identifier: e.identifier.clone(), series, pressure });
         }
     }
     out

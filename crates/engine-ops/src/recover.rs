@@ -29,16 +29,19 @@ pub struct Recovered {
     /// results they could not remove in time): entries cleared now, and
     /// what is left, where and why.
     pub results_cleared: usize,
-    pub results_left: Option<(usize, PathBuf, String)>,
+    /// What could not be removed there (a staging folder, a quarantine):
+    /// where, how much and why.
+    pub results_left: Vec<String>,
 }
 
 /// Temporary files (`.tmp-<pid>-…`) of dead engine processes in ENGINE_HOME:
 /// half-written results, journals, run records, installs, compiled plugins.
 /// Unfinished downloads (`cache/downloads/*.part`) are kept: the next
 /// install resumes from them.
-fn remove_stale_temps(cx: &Context) -> (Vec<PathBuf>, Option<(usize, PathBuf)>, usize) {
+fn remove_stale_temps(cx: &Context, r: &mut Recovered) {
     let home = &cx.home;
-    let mut removed = cx.store.remove_stale_temps();
+    let (mut removed, left) = cx.store.remove_stale_temps();
+    r.results_left = left;
     for dir in [home.journal(), home.runs(), home.installed(), home.plugin_cache(), home.root.clone()] {
         removed.extend(engine::sys::fs::remove_stale_temps(&dir));
     }
@@ -47,7 +50,7 @@ fn remove_stale_temps(cx: &Context) -> (Vec<PathBuf>, Option<(usize, PathBuf)>, 
     let q = home.installed().join(engine::sys::remove::QUARANTINE);
     let before = std::fs::read_dir(&q).map(|rd| rd.count()).unwrap_or(0);
     let left = engine::sys::remove::clear_quarantine(&home.installed(), deadline);
-    (removed, (left > 0).then_some((left, q)), before.saturating_sub(left))
+    (r.removed, r.quarantined, r.cleared) = (removed, (left > 0).then_some((left, q)), before.saturating_sub(left));
 }
 
 pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
@@ -62,12 +65,11 @@ pub fn recover(cx: &Context) -> Result<Recovered, Failure> {
         r.restored.extend(done);
         r.failed.extend(failed);
     }
-    (r.removed, r.quarantined, r.cleared) = remove_stale_temps(cx);
+    remove_stale_temps(cx, &mut r);
     let (q, c) = cx.store.clear_quarantine(std::time::Instant::now() + engine::sys::remove::DEADLINE);
     r.results_cleared = c.removed;
-    if c.left > 0 {
-        let why = c.why.map(|e| e.to_string()).unwrap_or_default();
-        r.results_left = Some((c.left, q, why));
+    if let Some(why) = c.why.filter(|_| c.left > 0) {
+        r.results_left.push(format!("{}: {} entr(ies) that could not be removed ({why})", q.display(), c.left));
     }
     // What a killed run's confined commands left: kill it, remove the cgroups.
     let root = cx.settings.cgroup_root.clone().unwrap_or_else(|| "/sys/fs/cgroup".into());

@@ -163,19 +163,46 @@ pub fn remove_or_quarantine(path: &std::path::Path, deadline: Option<Instant>) -
 }
 
 /// Moves what is left of `path` into the folder `aside` (made if missing),
-/// under a name of its own; `first` is why it is left.
+/// under a name of its own; `first` is why it is left. When `aside` will
+/// not take it (on another file system, unwritable), a quarantine beside
+/// `path` does: the same directory, so the same file system.
 fn set_aside(path: &std::path::Path, aside: &std::path::Path, first: RemoveError) -> Result<Removed, RemoveError> {
-    let Some(name) = path.file_name() else { return Err(first) };
-    match std::fs::create_dir(aside) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
-        _ => {}
-    }
+    use std::os::unix::ffi::OsStrExt;
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return Err(first) };
+    let parent = if parent.as_os_str().is_empty() { std::path::Path::new(".") } else { parent };
+    let Ok(from) = rustix::fs::open(parent, DIR, Mode::empty()) else { return Err(first) };
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let to = aside.join(format!("{}-{}", name.to_string_lossy(), nanos.as_nanos()));
-    // renameat with no link followed: `path`'s last component is renamed
-    // itself, and the quarantine is engine's own folder.
-    std::fs::rename(path, &to).map_err(|_| first)?;
-    Ok(Removed::Quarantined(to))
+    let unique = format!("{}-{}", name.to_string_lossy(), nanos.as_nanos());
+    for q in [aside.to_path_buf(), parent.join(QUARANTINE)] {
+        let Ok(into) = own_dir(&q) else { continue };
+        // Both ends held as descriptors, neither's last component followed:
+        // nothing swapped in at either name can steer the rename.
+        if rustix::fs::renameat(&from, name.as_bytes(), &into, unique.as_bytes()).is_ok() {
+            return Ok(Removed::Quarantined(q.join(&unique)));
+        }
+    }
+    Err(first)
+}
+
+/// The quarantine folder at `q`, opened without following a link: made if
+/// missing; anything else of that name (a file, a link — the name is
+/// engine's) is removed first, the link itself, never what it points to.
+fn own_dir(q: &std::path::Path) -> Result<OwnedFd, RemoveError> {
+    use std::os::unix::ffi::OsStrExt;
+    let parent = q.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let name = q.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no entry", q.display())))?;
+    let pfd = rustix::fs::open(parent, DIR, Mode::empty())?;
+    match rustix::fs::openat(&pfd, name.as_bytes(), DIR, Mode::empty()) {
+        Ok(fd) => return Ok(fd),
+        Err(Errno::NOENT) => {}
+        Err(Errno::LOOP) | Err(Errno::NOTDIR) => rustix::fs::unlinkat(&pfd, name.as_bytes(), AtFlags::empty())?,
+        Err(e) => return Err(e.into()),
+    }
+    match rustix::fs::mkdirat(&pfd, name.as_bytes(), Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(rustix::fs::openat(&pfd, name.as_bytes(), DIR, Mode::empty())?)
 }
 
 /// Clears `dir`'s quarantine folder within `deadline`; how much is left
@@ -195,21 +222,42 @@ pub struct Cleared {
     pub why: Option<RemoveError>,
 }
 
-/// Clears the quarantine folder `q` within `deadline`, entry by entry.
+/// How many entries of a quarantine left are counted (past it, "at least").
+pub const COUNT_CAP: usize = 10_000;
+
+/// Clears the quarantine folder `q` entry by entry, until `deadline` or
+/// Ctrl-C (a clear is work a run may leave for later; it never holds the
+/// user). A link or file at that name is no quarantine: only the name goes.
 pub fn clear(q: &std::path::Path, deadline: Instant) -> Cleared {
     let mut c = Cleared::default();
-    if !q.is_dir() || q.is_symlink() {
-        return c;
+    match std::fs::symlink_metadata(q) {
+        Err(_) => return c,
+        Ok(m) if !m.is_dir() => {
+            if std::fs::remove_file(q).is_ok() {
+                c.removed += 1;
+            }
+            return c;
+        }
+        Ok(_) => {}
     }
-    let entries: Vec<_> = std::fs::read_dir(q).into_iter().flatten().flatten().map(|e| e.path()).collect();
-    for e in entries {
-        match remove_path(&e, Some(deadline)) {
+    let Ok(rd) = std::fs::read_dir(q) else { return c };
+    let mut stopped = false;
+    for e in rd.flatten() {
+        if Instant::now() > deadline || super::interrupt::requested() {
+            stopped = true;
+            break;
+        }
+        match remove_path(&e.path(), Some(deadline)) {
             Ok(()) => c.removed += 1,
             Err(why) => {
                 c.left += 1;
                 c.why.get_or_insert(why);
             }
         }
+    }
+    if stopped {
+        c.left = std::fs::read_dir(q).map(|rd| rd.take(COUNT_CAP).count()).unwrap_or(0);
+        c.why.get_or_insert(RemoveError::Deadline);
     }
     if c.left == 0 {
         let _ = std::fs::remove_dir(q);
@@ -353,5 +401,84 @@ mod tests {
         let past = Instant::now() - Duration::from_secs(1);
         assert!(matches!(remove_path(&top, Some(past)), Err(RemoveError::Deadline)));
         assert!(top.exists());
+    }
+
+    /// A tree whose removal is cut short at once (its deadline passed).
+    fn stuck(top: &std::path::Path) {
+        std::fs::create_dir_all(top.join("d")).unwrap();
+        std::fs::write(top.join("d/f"), b"x").unwrap();
+    }
+
+    #[test]
+    fn a_quarantine_that_is_a_link_or_a_file_is_replaced_never_followed() {
+        let base = tempfile::tempdir().unwrap();
+        let outside = base.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let aside = base.path().join("q");
+        let past = Instant::now() - Duration::from_secs(1);
+        // A link to a folder on the same file system: once, engine's own
+        // folder was renamed through it.
+        std::os::unix::fs::symlink(&outside, &aside).unwrap();
+        let own = base.path().join("own");
+        stuck(&own);
+        let r = remove_own(&own, &aside, past).unwrap();
+        assert!(matches!(&r, Removed::Quarantined(to) if to.starts_with(&aside)), "{r:?}");
+        assert!(!aside.is_symlink() && aside.is_dir(), "the link was replaced by a folder");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing went through the link");
+        // A file of that name.
+        std::fs::remove_dir_all(&aside).unwrap();
+        std::fs::write(&aside, b"not a folder").unwrap();
+        stuck(&own);
+        assert!(matches!(remove_own(&own, &aside, past).unwrap(), Removed::Quarantined(_)));
+        assert!(aside.is_dir() && !own.exists());
+        // Cleared; a link at the quarantine's name is removed, not followed.
+        let c = clear(&aside, Instant::now() + Duration::from_secs(5));
+        assert_eq!((c.removed, c.left), (1, 0));
+        std::os::unix::fs::symlink(&outside, &aside).unwrap();
+        std::fs::write(outside.join("keep"), b"k").unwrap();
+        clear(&aside, Instant::now() + Duration::from_secs(5));
+        assert!(!aside.exists() && !aside.is_symlink());
+        assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"k");
+    }
+
+    #[test]
+    #[ignore = "needs root"]
+    fn a_quarantine_that_will_not_take_it_gives_way_to_one_beside_the_folder() {
+        assert!(crate::is_root(), "mounts a tmpfs: run as root");
+        let base = tempfile::tempdir().unwrap();
+        // The quarantine asked for is another file system (a mount at its
+        // name): the rename cannot cross it.
+        let aside = base.path().join("q");
+        std::fs::create_dir(&aside).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "q"])
+            .arg(&aside)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(mounted, "as root the tmpfs must mount");
+        let parent = base.path().join("result");
+        let own = parent.join(".staging");
+        stuck(&own);
+        let r = remove_own(&own, &aside, Instant::now() - Duration::from_secs(1));
+        let _ = std::process::Command::new("umount").arg(&aside).status();
+        let Ok(Removed::Quarantined(to)) = r else { panic!("{r:?}") };
+        assert!(to.starts_with(parent.join(QUARANTINE)), "{to:?}");
+        assert!(!own.exists());
+    }
+
+    #[test]
+    fn a_clear_stops_at_its_deadline_and_counts_what_is_left() {
+        let base = tempfile::tempdir().unwrap();
+        let q = base.path().join("q");
+        std::fs::create_dir(&q).unwrap();
+        for i in 0..50 {
+            std::fs::create_dir(q.join(format!("e{i}"))).unwrap();
+        }
+        let c = clear(&q, Instant::now() - Duration::from_secs(1));
+        assert_eq!((c.removed, c.left), (0, 50));
+        assert!(matches!(c.why, Some(RemoveError::Deadline)));
+        let c = clear(&q, Instant::now() + Duration::from_secs(10));
+        assert_eq!((c.removed, c.left), (50, 0));
+        assert!(!q.exists());
     }
 }

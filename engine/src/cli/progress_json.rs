@@ -52,7 +52,7 @@ fn test_error(f: &FailedTest) -> Event {
         message: format!("{} {}: {}: {}", f.status, f.profile, f.description, f.reason),
         hint: None,
         test: Some(f.test.clone()),
-        identifier: Some(f.identifier.clone().into()),
+        identifier: Some(f.identifier.clone()),
         status: Some(f.status.to_string()),
         log: f.log.clone(),
     }
@@ -133,7 +133,7 @@ impl Events for JsonEvents {
             pid: std::process::id(),
             result: r.result.to_string(),
             path: r.path.to_string(),
-            identifier: r.identifier.to_string(),
+            identifier: r.identifier.to_string().into(),
             tests: r.tests,
             kept: r.kept,
             resumed: r.resumed,
@@ -148,7 +148,7 @@ impl Events for JsonEvents {
             total: Some(t.total),
             test: t.key.to_string(),
             label: t.label.to_string(),
-            identifier: t.identifier.to_string(),
+            identifier: t.identifier.to_string().into(),
         });
     }
 
@@ -161,7 +161,7 @@ impl Events for JsonEvents {
             }
             (test.clone(), identifier.clone())
         };
-        emit(Event::TrialDone { test, identifier, trial: k, warmup, seconds });
+        emit(Event::TrialDone { test, identifier: identifier.into(), trial: k, warmup, seconds });
     }
 
     fn test_done(&self, t: &TestStart<'_>, end: TestEnd<'_>) {
@@ -186,14 +186,30 @@ impl Events for JsonEvents {
                     .collect();
                 let (trials, seconds) = self.take_current();
                 let status = TestStatus::Completed;
-                emit(Event::TestDone { test, identifier, status, trials, seconds, results, reason: None });
+                emit(Event::TestDone {
+                    test,
+                    identifier: identifier.into(),
+                    status,
+                    trials,
+                    seconds,
+                    results,
+                    reason: None,
+                });
             }
             TestEnd::Failed(f) => {
                 self.counts.lock().unwrap().failed += 1;
                 self.message(&format!("failed {} ({}): {}", t.label, t.identifier, f.reason));
                 let (trials, seconds) = self.take_current();
                 let (status, reason) = (TestStatus::Failed, Some(f.reason.clone()));
-                emit(Event::TestDone { test, identifier, status, trials, seconds, results: Vec::new(), reason });
+                emit(Event::TestDone {
+                    test,
+                    identifier: identifier.into(),
+                    status,
+                    trials,
+                    seconds,
+                    results: Vec::new(),
+                    reason,
+                });
                 emit(test_error(f));
             }
             TestEnd::Interrupted => {
@@ -213,7 +229,7 @@ impl Events for JsonEvents {
             message: format!("cannot run: {what}"),
             hint: None,
             test: None,
-            identifier: Some(identifier.to_string()),
+            identifier: Some(identifier.to_string().into()),
             status: Some("skipped".into()),
             log: None,
         });

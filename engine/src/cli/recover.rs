@@ -38,8 +38,8 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
     if r.results_cleared > 0 {
         outln!("removed: {} folder(s) runs had set aside (staged logs, unsaved results)", r.results_cleared);
     }
-    if let Some((n, q, why)) = &r.results_left {
-        errln!("left: {n} entr(ies) in {} that could not be removed ({why})", q.display());
+    for what in &r.results_left {
+        errln!("left: {what}");
     }
     let bad = r.failed.len() + r.alive.len();
     if bad > 0 {
@@ -52,7 +52,7 @@ pub fn run(cx: &Context, _: RecoverArgs) -> Result<i32, Failure> {
         && r.quarantined.is_none()
         && r.cleared == 0
         && r.results_cleared == 0
-        && r.results_left.is_none()
+        && r.results_left.is_empty()
     {
         outln!("nothing to recover: no system state was left changed");
     }

@@ -101,3 +101,66 @@ fn a_tree_planted_in_staging_does_not_hold_engine_past_ctrl_c() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!staging.exists());
 }
+
+/// An unconfined test mounts a file system inside the run's staging folder
+/// (so it cannot be removed) and puts a link to a folder outside where the
+/// store's quarantine goes: the staging folder is set aside all the same,
+/// nothing goes through the link, the result runs again, and `engine
+/// recover` names what it cannot remove and why.
+#[test]
+#[ignore = "needs root"]
+fn a_bad_quarantine_and_an_unremovable_staging_folder_never_stop_a_run() {
+    let env = Env::new();
+    let results = env.home.path().join("results");
+    let outside = env.target.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let mnt = results.join("q1/.staging/m");
+    let script = format!(
+        "mkdir -p {m} && mount -t tmpfs -o size=1m t {m} && echo x > {m}/f && rm -rf {q} && ln -s {o} {q} && echo value 1",
+        m = mnt.display(),
+        q = results.join(".engine-quarantine").display(),
+        o = outside.display()
+    );
+    env.profile(
+        "q1",
+        &format!(
+            "id: q1\nversion: 1.0.0\ntitle: Q1\ntest_type: other\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {script:?}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value (?P<value>[0-9.]+)'}}]\n"
+        ),
+    );
+    let r = env.bench(&["q1", "--runs", "1", "--save", "q1"]);
+    // The mount moved with the folder it is in; find it to unmount at the end.
+    let mounted = || -> Vec<String> {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+            .filter(|p| p.starts_with(env.home.path().to_str().unwrap()))
+            .collect()
+    };
+    let unmount_all = || {
+        for p in mounted() {
+            let _ = std::process::Command::new("umount").arg(&p).status();
+        }
+    };
+    let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(!results.join("q1/.staging").exists(), "the staging folder was left in the result");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "something went through the link");
+        assert!(!results.join(".engine-quarantine").is_symlink(), "the link is still engine's quarantine");
+        // The result runs again.
+        env.profile("echo", &crate::common::echo_profile("echo", &["4"]));
+        let again = env.bench(&["echo", "--runs", "1", "--save", "q1"]);
+        assert_eq!(again.code, 0, "{again:?}");
+        // recover names what it cannot remove, and why.
+        let rec = env.run(&["recover"]);
+        assert!(rec.stderr.contains("left: ") && rec.stderr.contains("busy"), "{rec:?}");
+    }));
+    unmount_all();
+    if let Err(e) = checks {
+        std::panic::resume_unwind(e);
+    }
+    let rec = env.run(&["recover"]);
+    assert_eq!(rec.code, 0, "{rec:?}");
+    assert!(!rec.stderr.contains("left: "), "{rec:?}");
+    assert!(!results.join(".engine-quarantine").exists(), "{rec:?}");
+}

@@ -13,6 +13,7 @@
 //! over every (host, result) of the fleet picks the odd ones. With no odd
 //! host, that is the chance of any false alarm in the fleet.
 
+use crate::model::facts::Identifier;
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultFile, System};
 use crate::stats::summary::median;
@@ -54,7 +55,7 @@ pub struct Distribution {
 /// A host far from its group in one result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Odd {
-    pub identifier: String,
+    pub identifier: Identifier,
     /// Index of the result in the file.
     pub result: usize,
     pub group: String,
@@ -262,7 +263,7 @@ fn odd_in(result: usize, p: Proportion, group: &str, v: &[HostValue]) -> (Vec<Od
                 ((x - h) / med, (x + h) / med)
             });
             Some(Odd {
-                identifier: id.to_string(),
+                identifier: id.to_string().into(),
                 result,
                 group: group.to_string(),
                 group_size: n,

@@ -9,13 +9,14 @@
 
 use super::Matrix;
 use super::significance::{self, Verdict};
+use crate::model::facts::Identifier;
 use crate::model::profile::Proportion;
 use crate::model::result::{ResultEntry, ResultFile};
 use std::collections::HashSet;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {
-    pub identifier: String,
+    pub identifier: Identifier,
     pub wins: usize,
     pub losses: usize,
 }
@@ -41,8 +42,7 @@ struct Claim<'a> {
 /// Wins and losses per identifier, a test counting once: io's bandwidth and
 /// IOPS, or pgbench's TPS and latency, are one effect, not two.
 pub(crate) fn tally(f: &ResultFile, m: &Matrix<'_>, rule: significance::Rule) -> Vec<Tally> {
-    let mut t: Vec<Tally> =
-        m.ids.iter().map(|id| Tally { identifier: id.clone().into(), wins: 0, losses: 0 }).collect();
+    let mut t: Vec<Tally> = m.ids.iter().map(|id| Tally { identifier: id.clone(), wins: 0, losses: 0 }).collect();
     let (claims, family) = claims(f, m, rule);
     // (identifier, test) already counted as a win, as a loss.
     let (mut won, mut lost) = (HashSet::new(), HashSet::new());

@@ -141,12 +141,12 @@ pub fn odd_csv(f: &ResultFile, v: &Fleet) -> String {
         let r = &f.results[o.result];
         let (lo, hi) = o.interval.map(|(a, b)| (exact(a), exact(b))).unwrap_or_default();
         out.push_str(&csv_row(&[
-            o.identifier.clone(),
+            o.identifier.to_string(),
             r.test.clone(),
             r.result.clone(),
             r.title.clone(),
             r.description.clone(),
-            r.unit.clone().into(),
+            r.unit.to_string(),
             o.group.clone(),
             o.group_size.to_string(),
             exact(o.group_median),

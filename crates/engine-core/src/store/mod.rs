@@ -127,6 +127,8 @@ impl Store {
             .flatten()
             .filter(|e| e.path().join("result.json").is_file())
             .filter_map(|e| e.file_name().into_string().ok())
+            // engine's own folders beside the results (the quarantine) are none.
+            .filter(|n| check_name(n).is_ok())
             .collect();
         names.sort();
         names
@@ -225,9 +227,10 @@ impl Store {
 
     /// Removes what killed runs left half-written in every result folder
     /// that no live process holds. Returns the paths removed.
-    pub fn remove_stale_temps(&self) -> Vec<PathBuf> {
+    pub fn remove_stale_temps(&self) -> (Vec<PathBuf>, Vec<String>) {
         let mut out = Vec::new();
-        let Ok(rd) = fs::read_dir(&self.root) else { return out };
+        let mut left = Vec::new();
+        let Ok(rd) = fs::read_dir(&self.root) else { return (out, left) };
         for e in rd.flatten() {
             if !e.file_type().is_ok_and(|t| t.is_dir()) {
                 continue; // a symlinked folder is not engine's to clean
@@ -239,8 +242,22 @@ impl Store {
                 let dir = self.dir(&name);
                 out.extend(crate::sys::fs::remove_stale_temps(&dir));
                 // What a killed run was writing never became the result's.
-                if dir.join(staging::STAGING).exists() && staging::remove_staging(&dir).is_ok() {
-                    out.push(dir.join(staging::STAGING));
+                let staged = dir.join(staging::STAGING);
+                if fs::symlink_metadata(&staged).is_ok() {
+                    match staging::remove_staging(&dir) {
+                        Ok(()) => out.push(staged),
+                        Err(e) => left.push(format!("{}: {e}", staged.display())),
+                    }
+                }
+                // What a run set aside beside the result when the store's
+                // quarantine would not take it.
+                let q = dir.join(crate::sys::remove::QUARANTINE);
+                let c = crate::sys::remove::clear(&q, std::time::Instant::now() + crate::sys::remove::DEADLINE);
+                if c.removed > 0 {
+                    out.push(q.clone());
+                }
+                if let Some(why) = c.why.filter(|_| c.left > 0) {
+                    left.push(format!("{}: {} entr(ies) that could not be removed ({why})", q.display(), c.left));
                 }
                 // A test's series is written atomically beside its logs.
                 for test_dir in subdirs(&dir.join("logs")).iter().flat_map(|d| subdirs(d)) {
@@ -248,7 +265,7 @@ impl Store {
                 }
             }
         }
-        out
+        (out, left)
     }
 
     /// Clears what runs set aside in the store's quarantine (staged logs
@@ -446,16 +463,34 @@ fn quarantine_of(folder: &Path) -> PathBuf {
     folder.parent().unwrap_or(Path::new(".")).join(crate::sys::remove::QUARANTINE)
 }
 
-/// A folder name for `s` that no other string shares: the slug, and a hash
-/// of the whole string when the slug lost anything (case, punctuation, length).
+/// A folder name for `s` that no other string shares: `s` itself when it
+/// is its own slug, else the slug and a hash of the whole string. A string
+/// that already ends the way a hashed name does (`-` and 32 hex digits) is
+/// hashed too, so none can be written to land on another's folder.
 pub(crate) fn unique_slug(s: &str) -> String {
     let base = slug(s);
-    if base == s { base } else { format!("{base}-{}", crate::sys::hash::name_hash(s)) }
+    if base == s && !looks_hashed(s) { base } else { format!("{base}-{}", crate::sys::hash::name_hash(s)) }
+}
+
+/// Whether `s` ends as [`unique_slug`]'s hashed names do.
+fn looks_hashed(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() > 32 && b[b.len() - 33] == b'-' && b[b.len() - 32..].iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folder_names_cannot_be_written_to_land_on_anothers() {
+        let bfq = unique_slug("vda: BFQ");
+        assert!(bfq.starts_with("vda-bfq-"), "{bfq}");
+        // The hashed name itself, given as an identifier, gets a folder of its own.
+        assert_ne!(unique_slug(&bfq), bfq);
+        assert_eq!(unique_slug("vm"), "vm");
+        assert_eq!(unique_slug("host-2"), "host-2");
+    }
 
     #[test]
     fn names() {

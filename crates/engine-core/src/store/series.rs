@@ -141,6 +141,16 @@ pub fn carry(file: &mut crate::model::result::ResultFile, folder: &Path, sources
                 continue;
             };
             let rel = format!("{}/{FILE}", logs_rel(&r.profile, &r.test, &e.identifier));
+            // Folder names are one per test and identifier; never let a
+            // second series land on one a first was written to.
+            if copied.iter().any(|(_, r)| *r == rel) {
+                missing.push(format!(
+                    "series of {} for {} left out: its folder {rel} is another entry's",
+                    crate::sys::text::one_line(&r.test),
+                    crate::sys::text::one_line(&e.identifier)
+                ));
+                continue;
+            }
             let to = folder.join(&rel);
             let done = read_in(from_folder, from).map_err(|e| e.to_string()).and_then(|s| {
                 to.parent()

@@ -55,7 +55,9 @@ impl Store {
         super::check_name(name)?;
         let folder = self.dir(name);
         let root = folder.join(STAGING);
-        self.clear_quarantine(Instant::now() + CLEAR_WITHIN);
+        let by = Instant::now() + CLEAR_WITHIN;
+        self.clear_quarantine(by);
+        crate::sys::remove::clear(&folder.join(crate::sys::remove::QUARANTINE), by);
         remove_staging(&folder).map_err(|source| StoreError::Write { path: root.clone(), source })?;
         std::fs::create_dir(&root).map_err(|source| StoreError::Write { path: root.clone(), source })?;
         let real = std::fs::canonicalize(&root).ok().and_then(|r| Some((r.parent()?.to_path_buf(), r)));
@@ -119,13 +121,17 @@ impl Staging {
 }
 
 /// `text` with the path `from` written as `to` where it is a whole path or
-/// leads one (`from/…`), never inside a longer name (`from-x`, `fromX`).
+/// leads one (`from/…`), never inside a longer name (`from-x`, `fromX`,
+/// `x/from`).
 fn swap_path(text: &str, from: &str, to: &str) -> String {
+    let in_name = |c: char| c.is_alphanumeric() || "._-~+@".contains(c);
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find(from) {
         let after = &rest[i + from.len()..];
-        let whole = after.chars().next().is_none_or(|c| c == '/' || !(c.is_alphanumeric() || "._-~+@".contains(c)));
+        let before = out.chars().last().filter(|_| i == 0).or_else(|| rest[..i].chars().last());
+        let whole = before.is_none_or(|c| !(in_name(c) || c == '/'))
+            && after.chars().next().is_none_or(|c| c == '/' || !in_name(c));
         out.push_str(&rest[..i]);
         out.push_str(if whole { to } else { from });
         rest = after;
@@ -343,10 +349,10 @@ mod tests {
         let _lock = store.lock("r").unwrap();
         let staging = store.staging("r").unwrap();
         let root = base.path().join("r/.staging");
-        let said = format!("{0}/logs/x and {0}EVIL and {0}-b and {0}", root.display());
+        let said = format!("{0}/logs/x and {0}EVIL and {0}-b and zz{0}/y and {0}", root.display());
         let out = staging.kept_text(&said);
         let folder = base.path().join("r");
-        let want = format!("{0}/logs/x and {1}EVIL and {1}-b and {0}", folder.display(), root.display());
+        let want = format!("{0}/logs/x and {1}EVIL and {1}-b and zz{1}/y and {0}", folder.display(), root.display());
         assert_eq!(out, want);
     }
 

@@ -3,6 +3,7 @@
 //! Ansible, a CI job or any other program can follow it without parsing
 //! text. `schemas/progress.schema.json` is generated from these types.
 
+use crate::model::facts::Identifier;
 use crate::model::facts::Unit;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,7 +35,7 @@ pub enum Event {
         /// Where that result's `result.json` is.
         path: String,
         /// The identifier (with a sweep: the prefix of each state's).
-        identifier: String,
+        identifier: Identifier,
         /// Tests this run will run (per system state).
         tests: usize,
         /// Tests the identifier already had, kept from an earlier run.
@@ -51,12 +52,12 @@ pub enum Event {
         test: String,
         /// `profile: description`, as the terminal shows it.
         label: String,
-        identifier: String,
+        identifier: Identifier,
     },
     /// One trial ended and its values were read.
     TrialDone {
         test: String,
-        identifier: String,
+        identifier: Identifier,
         /// The trial's number (from 1; warm-ups count on their own).
         trial: u32,
         /// A warm-up trial, discarded from the statistics.
@@ -67,7 +68,7 @@ pub enum Event {
     /// A test ended: its results were saved, or it failed.
     TestDone {
         test: String,
-        identifier: String,
+        identifier: Identifier,
         status: TestStatus,
         /// Trials run (warm-ups not counted).
         trials: u32,
@@ -88,7 +89,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         test: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        identifier: Option<String>,
+        identifier: Option<Identifier>,
         /// `failed` or `skipped` for a test; not set for the run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<String>,

@@ -11,6 +11,7 @@
 
 use crate::{Context, Failure, exit};
 use engine::events::Events;
+use engine::model::facts::{Identifier, Timestamp};
 use engine::state::journal;
 use engine::sys::lock::{LockFile, TryLock};
 use serde::{Deserialize, Serialize};
@@ -20,11 +21,11 @@ use serde::{Deserialize, Serialize};
 pub(super) struct Holder {
     pub pid: u32,
     /// When the run started (RFC 3339, UTC).
-    pub started: String,
+    pub started: Timestamp,
     /// The command line, as typed.
     pub command: String,
     pub result: String,
-    pub identifier: String,
+    pub identifier: Identifier,
     /// Its ENGINE_HOME (for the machine-wide lock).
     #[serde(default)]
     pub home: String,
@@ -46,10 +47,10 @@ impl Holder {
     fn me(cx: &Context, command: &str, result: &str, identifier: &str) -> Holder {
         Holder {
             pid: std::process::id(),
-            started: engine::sys::time::now(),
+            started: engine::sys::time::now().into(),
             command: command.to_string(),
             result: result.to_string(),
-            identifier: identifier.to_string(),
+            identifier: identifier.to_string().into(),
             home: cx.home.root.display().to_string(),
         }
     }

@@ -50,7 +50,7 @@ pub(super) struct Session<'a> {
     /// How exact the results saved this run are.
     precision: engine::analysis::precision::Precision,
     captured: HashMap<String, System>,
-    /// Which test each logs folder of this run is for: two tests never share one.
+    /// Whose each logs folder of this run is (a test for an identifier): two never share one.
     folders: HashMap<String, String>,
     /// Scheduler tunables the current state sets (shown in the Disk Notes).
     highlight: Vec<String>,
@@ -224,18 +224,20 @@ impl<'a> Session<'a> {
         (0..ids.len()).filter(|&i| self.file.rounds_of(key, &ids[i]) < self.round.0).collect()
     }
 
-    /// Why `rels` cannot be test `key`'s logs folders: one of them is
-    /// another test's of this run (its name's hash is 128 bits, so only a
-    /// crafted pair could get here); else they are taken for `key`.
-    fn shared_folder(&mut self, key: &str, rels: &[String]) -> Option<String> {
-        if let Some((rel, other)) = rels.iter().find_map(|r| self.folders.get(r).filter(|k| *k != key).map(|k| (r, k)))
-        {
-            return Some(format!(
-                "its logs folder {rel} is also test `{other}`'s; two tests' logs are never mixed, so it did not run"
-            ));
+    /// Why `rels` cannot be the logs folders of `owners` (a test for an
+    /// identifier each): one of them is another's of this run (its name is
+    /// injective and hashed with 128 bits, so only a defect could get
+    /// here); else they are taken.
+    fn shared_folder(&mut self, owners: &[String], rels: &[String]) -> Option<String> {
+        for (rel, owner) in rels.iter().zip(owners) {
+            if let Some(other) = self.folders.get(rel).filter(|o| *o != owner) {
+                return Some(format!(
+                    "its logs folder {rel} is also {other}'s; two tests' logs are never mixed, so it did not run"
+                ));
+            }
         }
-        for r in rels {
-            self.folders.insert(r.clone(), key.to_string());
+        for (rel, owner) in rels.iter().zip(owners) {
+            self.folders.insert(rel.clone(), owner.clone());
         }
         None
     }
@@ -431,7 +433,8 @@ impl engine::state::sweep::Tests for Session<'_> {
             self.capture(&ids[i], target)?;
         }
         let rels: Vec<String> = todo.iter().map(|&i| logs_rel(test, &ids[i])).collect();
-        if let Some(why) = self.shared_folder(&key, &rels) {
+        let owners: Vec<String> = todo.iter().map(|&i| format!("{key} for `{}`", ids[i])).collect();
+        if let Some(why) = self.shared_folder(&owners, &rels) {
             for &i in &todo {
                 let s = failed_test(test, &ids[i], FailureStatus::Failed, why.clone(), Timestamp::now());
                 self.events.message(&format!("error: {} for `{}`: {why}", test.label(), ids[i]));
