@@ -209,3 +209,27 @@ fn rate_units_have_one_spelling() {
         assert!(text.contains("profile.yaml:6:") && text.contains(want), "{unit}: {text}");
     }
 }
+
+/// Two different profile files with one id and version, given by path:
+/// refused, naming both — never one of them dropped in silence. The same
+/// file twice runs once.
+#[test]
+fn two_different_profiles_of_one_name_are_refused_not_dropped() {
+    let env = Env::new();
+    let dir = env.target.path();
+    for (d, title) in [("a", "Echo dupe"), ("b", "Another dupe")] {
+        let p = dir.join(d).join("dupe");
+        std::fs::create_dir_all(&p).unwrap();
+        let text = echo_profile("dupe", &["1"]).replace("title: Echo dupe", &format!("title: {title}"));
+        std::fs::write(p.join("profile.yaml"), text).unwrap();
+    }
+    let (a, b) = (dir.join("a/dupe/profile.yaml"), dir.join("b/dupe/profile.yaml"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let r = env.bench(&[a, b, "--runs", "1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("two different profiles are both `dupe@1.0.0`"), "{r:?}");
+    assert!(r.stderr.contains(a) && r.stderr.contains(b), "{r:?}");
+    let r = env.bench(&[a, a, "--runs", "1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("[1/1]"), "{r:?}");
+}

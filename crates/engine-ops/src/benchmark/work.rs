@@ -108,8 +108,21 @@ pub(super) fn expand(cx: &Context, req: &Request, events: &dyn Events) -> Result
     {
         return Err(unused_option(&p.option, &work.tests));
     }
-    let mut seen = HashSet::new();
-    work.tests.retain(|t| seen.insert(t.key()));
+    // A test asked for twice runs once; two different profiles that would
+    // be saved as one test are refused, never one dropped in silence.
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for t in &work.tests {
+        let from = &t.profile.display;
+        if let Some(other) = seen.insert(t.key(), from.clone()).filter(|o| o != from) {
+            return Err(Failure::usage(format!(
+                "two different profiles are both `{}` ({other} and {from}): a result keeps one test of that name",
+                t.profile.reference()
+            ))
+            .hint("give one of them another `id`, or another `version`"));
+        }
+    }
+    let mut kept = HashSet::new();
+    work.tests.retain(|t| kept.insert(t.key()));
     if work.tests.len() > engine::expand::MAX_TESTS {
         return Err(Failure::usage(format!(
             "this run would hold {} tests; a run holds at most {}",
