@@ -87,7 +87,11 @@ pub fn edit(cx: &Context, name: &str, e: &Edit) -> Result<usize, Failure> {
     let mut file = cx.store.load(name)?;
     let usage = |e: edit::EditError| Failure::usage(e.to_string());
     let n = match e {
-        Edit::RenameIdentifier { from, to } => edit::rename_identifier(&mut file, from, to).map(|()| 0),
+        Edit::RenameIdentifier { from, to } => {
+            edit::rename_identifier(&mut file, from, to).map_err(usage)?;
+            cx.store.move_logs(name, &mut file, from, to)?;
+            Ok(0)
+        }
         Edit::RemoveIdentifier(id) => edit::remove_identifier(&mut file, id).map(|()| 0),
         Edit::RemoveResult(what) => edit::remove_result(&mut file, what),
         Edit::Describe { title, description } => {
@@ -102,6 +106,10 @@ pub fn edit(cx: &Context, name: &str, e: &Edit) -> Result<usize, Failure> {
     }
     .map_err(usage)?;
     cx.store.save(name, &mut file)?;
+    // Its logs go once the file no longer names them.
+    if let Edit::RemoveIdentifier(id) = e {
+        cx.store.drop_logs(name, id)?;
+    }
     Ok(n)
 }
 

@@ -164,3 +164,75 @@ fn a_bad_quarantine_and_an_unremovable_staging_folder_never_stop_a_run() {
     assert!(!rec.stderr.contains("left: "), "{rec:?}");
     assert!(!results.join(".engine-quarantine").exists(), "{rec:?}");
 }
+
+/// An identifier renamed takes its logs with it, and one removed takes
+/// them away: a later run under the old name starts in a folder of its
+/// own, and no two entries share a trial log or a series.
+#[test]
+fn renamed_and_removed_identifiers_take_their_logs_with_them() {
+    let env = Env::new();
+    env.profile("echo", &crate::common::echo_profile("echo", &["4"]));
+    let run = |id: &str| {
+        let r = env.bench(&["echo", "--runs", "1", "--save", "r6", "--identifier", id, "--logs", "all"]);
+        assert_eq!(r.code, 0, "{r:?}");
+    };
+    run("A");
+    let r = env.run(&["result", "rename-identifier", "r6", "A", "B"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    run("A");
+    let f = env.result("r6");
+    let entries: Vec<&serde_json::Value> =
+        f["results"].as_array().unwrap().iter().flat_map(|r| r["entries"].as_array().unwrap()).collect();
+    let paths = |key: &str| -> Vec<String> {
+        entries.iter().filter_map(|e| e[key].as_str().map(|p| format!("{}={p}", e["identifier"]))).collect()
+    };
+    for key in ["logs", "monitor"] {
+        let ps = paths(key);
+        let folders: std::collections::BTreeSet<_> =
+            ps.iter().map(|p| p.split('=').nth(1).unwrap().rsplit_once('/').unwrap().0.to_string()).collect();
+        assert_eq!(folders.len(), ps.len(), "two entries share a folder: {ps:?}");
+        for p in &ps {
+            let rel = p.split('=').nth(1).unwrap();
+            assert!(env.home.path().join("results/r6").join(rel).exists(), "{p} is missing");
+        }
+    }
+    // Removed: its folder goes; a new identifier of that name starts clean.
+    let logs = env.home.path().join("results/r6/logs");
+    let before = std::fs::read_dir(&logs).unwrap().count();
+    let r = env.run(&["result", "remove-identifier", "r6", "B"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(std::fs::read_dir(&logs).unwrap().count(), before - 1, "B's log folder stayed");
+}
+
+/// `result delete` removes level by level and never crosses into a mount
+/// planted in the result's folder: what is mounted there is untouched.
+#[test]
+#[ignore = "needs root"]
+fn deleting_a_result_never_empties_what_is_mounted_inside_it() {
+    let env = Env::new();
+    env.profile("echo", &crate::common::echo_profile("echo", &["4"]));
+    let r = env.bench(&["echo", "--runs", "1", "--save", "r4"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let victim = env.target.path().join("victim");
+    std::fs::create_dir_all(victim.join("sub")).unwrap();
+    std::fs::write(victim.join("precious"), b"precious").unwrap();
+    let at = env.home.path().join("results/r4/.engine-quarantine/e/b");
+    std::fs::create_dir_all(&at).unwrap();
+    let bound = std::process::Command::new("mount").arg("--bind").arg(&victim).arg(&at).status().unwrap();
+    assert!(bound.success());
+    let r = env.run(&["result", "delete", "r4", "-y"]);
+    // The mount moved with what was set aside; unmount it wherever it is.
+    let home = env.home.path().to_str().unwrap().to_string();
+    let mounts: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .filter(|p| p.starts_with(&home))
+        .collect();
+    for m in &mounts {
+        let _ = std::process::Command::new("umount").arg(m).status();
+    }
+    assert_eq!(std::fs::read(victim.join("precious")).unwrap(), b"precious", "{r:?}");
+    assert!(victim.join("sub").is_dir(), "{r:?}");
+    assert!(!env.result_path("r4").exists(), "the result was not deleted: {r:?}");
+}

@@ -230,6 +230,8 @@ impl Store {
     pub fn remove_stale_temps(&self) -> (Vec<PathBuf>, Vec<String>) {
         let mut out = Vec::new();
         let mut left = Vec::new();
+        // One deadline for every result folder's quarantine, not one each.
+        let by = std::time::Instant::now() + crate::sys::remove::DEADLINE;
         let Ok(rd) = fs::read_dir(&self.root) else { return (out, left) };
         for e in rd.flatten() {
             if !e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -252,7 +254,7 @@ impl Store {
                 // What a run set aside beside the result when the store's
                 // quarantine would not take it.
                 let q = dir.join(crate::sys::remove::QUARANTINE);
-                let c = crate::sys::remove::clear(&q, std::time::Instant::now() + crate::sys::remove::DEADLINE);
+                let c = crate::sys::remove::clear(&q, by);
                 if c.removed > 0 {
                     out.push(q.clone());
                 }
@@ -298,7 +300,9 @@ impl Store {
         }
     }
 
-    /// Removes result `name` (its folder, logs included).
+    /// Removes result `name` (its folder, logs included): level by level,
+    /// never crossing into a mount or through a link, within a minute or
+    /// soon after Ctrl-C; what is left is set aside in the quarantine.
     pub fn delete(&self, name: &str) -> Result<(), StoreError> {
         check_name(name)?;
         let dir = self.dir(name);
@@ -306,7 +310,57 @@ impl Store {
             return Err(StoreError::NotFound(name.to_string()));
         }
         let _lock = self.lock(name)?;
-        fs::remove_dir_all(&dir).map_err(|source| StoreError::Write { path: dir, source })
+        let by = std::time::Instant::now() + crate::sys::remove::DEADLINE;
+        crate::sys::remove::remove_own(&dir, &quarantine_of(&dir), by)
+            .map(|_| ())
+            .map_err(|e| StoreError::Write { path: dir, source: std::io::Error::other(e.to_string()) })
+    }
+
+    /// Moves identifier `from`'s log folder of result `name` to `to`'s and
+    /// points `file`'s entries and failures there (an identifier renamed):
+    /// a later run under the old name must not write into the logs the
+    /// renamed entries point at. Whatever an earlier identifier `to` left
+    /// there is set aside first. The caller holds the folder's lock.
+    pub fn move_logs(&self, name: &str, file: &mut ResultFile, from: &str, to: &str) -> Result<(), StoreError> {
+        let (old, new) = (format!("logs/{}", unique_slug(from)), format!("logs/{}", unique_slug(to)));
+        let dir = self.dir(name);
+        let write = |path: PathBuf, e: std::io::Error| StoreError::Write { path, source: e };
+        self.drop_folder(&dir.join(&new))?;
+        match fs::rename(dir.join(&old), dir.join(&new)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(write(dir.join(&old), e)),
+        }
+        let moved = |p: &mut Option<String>| {
+            if let Some(rest) = p.as_deref().and_then(|p| p.strip_prefix(&format!("{old}/"))) {
+                *p = Some(format!("{new}/{rest}"));
+            }
+        };
+        for e in file.results.iter_mut().flat_map(|r| r.entries.iter_mut()).filter(|e| e.identifier == to) {
+            moved(&mut e.logs);
+            moved(&mut e.monitor);
+        }
+        for x in file.failures.iter_mut().filter(|x| x.identifier == to) {
+            moved(&mut x.log);
+        }
+        Ok(())
+    }
+
+    /// Removes identifier `id`'s log folder of result `name` (the
+    /// identifier removed): a later identifier of that name starts clean.
+    pub fn drop_logs(&self, name: &str, id: &str) -> Result<(), StoreError> {
+        self.drop_folder(&self.dir(name).join(format!("logs/{}", unique_slug(id))))
+    }
+
+    /// Removes `path` if it is there (set aside what will not go).
+    fn drop_folder(&self, path: &Path) -> Result<(), StoreError> {
+        if fs::symlink_metadata(path).is_err() {
+            return Ok(());
+        }
+        let by = std::time::Instant::now() + crate::sys::remove::DEADLINE;
+        crate::sys::remove::remove_own(path, &self.root.join(crate::sys::remove::QUARANTINE), by)
+            .map(|_| ())
+            .map_err(|e| StoreError::Write { path: path.to_path_buf(), source: std::io::Error::other(e.to_string()) })
     }
 }
 

@@ -229,6 +229,20 @@ impl<'a> Session<'a> {
     /// injective and hashed with 128 bits, so only a defect could get
     /// here); else they are taken.
     fn shared_folder(&mut self, owners: &[String], rels: &[String]) -> Option<String> {
+        // The result's saved entries own their folders too (an identifier
+        // renamed or removed by hand must not hand its logs to a new one).
+        for r in &self.file.results {
+            for e in &r.entries {
+                let owner = format!("{} for `{}`", r.test, e.identifier);
+                for p in [&e.logs, &e.monitor].into_iter().flatten() {
+                    if let Some(rel) = rels.iter().find(|rel| p.starts_with(&format!("{rel}/")))
+                        && !owners.contains(&owner)
+                    {
+                        self.folders.entry(rel.clone()).or_insert(owner.clone());
+                    }
+                }
+            }
+        }
         for (rel, owner) in rels.iter().zip(owners) {
             if let Some(other) = self.folders.get(rel).filter(|o| *o != owner) {
                 return Some(format!(
