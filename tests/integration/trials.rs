@@ -100,7 +100,10 @@ fn the_budget_line_names_the_unsettled_and_reruns_only_them() {
         r["entries"][0]["timestamp"].as_str().unwrap().to_string()
     };
     let before = env.result("u");
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // Timestamps are to the second: wait for the next one to begin.
+    let second = |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = second(std::time::SystemTime::now());
+    wait_for("the next second", || second(std::time::SystemTime::now()) > now);
     let again = env.bench(&["u", "--only-unsettled", "--budget", "1s"]);
     assert_eq!(again.code, 0, "{again:?}");
     assert!(again.stderr.contains("[1/1]"), "one test ran: {again:?}");
