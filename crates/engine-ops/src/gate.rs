@@ -67,7 +67,7 @@ pub fn judge(file: &ResultFile, view: &View) -> Judged {
             Regression {
                 title: t.title.clone(),
                 what: t.what().to_string(),
-                identifier: c.identifier.to_string().into(),
+                identifier: c.identifier.into(),
                 ratio: c.comparison.ratio_text(),
                 verdict: c.comparison.verdict.to_string(),
             }

@@ -173,8 +173,9 @@ fn set_aside(path: &std::path::Path, aside: &std::path::Path, first: RemoveError
     let Ok(from) = rustix::fs::open(parent, DIR, Mode::empty()) else { return Err(first) };
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let unique = format!("{}-{}", name.to_string_lossy(), nanos.as_nanos());
-    for q in [aside.to_path_buf(), parent.join(QUARANTINE)] {
-        let Ok(into) = own_dir(&q) else { continue };
+    let beside = parent.join(QUARANTINE);
+    for q in std::iter::once(aside).chain((aside != beside).then_some(beside.as_path())) {
+        let Ok(into) = own_dir(q) else { continue };
         // Both ends held as descriptors, neither's last component followed:
         // nothing swapped in at either name can steer the rename.
         if rustix::fs::renameat(&from, name.as_bytes(), &into, unique.as_bytes()).is_ok() {

@@ -133,7 +133,7 @@ impl Events for JsonEvents {
             pid: std::process::id(),
             result: r.result.to_string(),
             path: r.path.to_string(),
-            identifier: r.identifier.to_string().into(),
+            identifier: r.identifier.into(),
             tests: r.tests,
             kept: r.kept,
             resumed: r.resumed,
@@ -148,7 +148,7 @@ impl Events for JsonEvents {
             total: Some(t.total),
             test: t.key.to_string(),
             label: t.label.to_string(),
-            identifier: t.identifier.to_string().into(),
+            identifier: t.identifier.into(),
         });
     }
 
@@ -229,7 +229,7 @@ impl Events for JsonEvents {
             message: format!("cannot run: {what}"),
             hint: None,
             test: None,
-            identifier: Some(identifier.to_string().into()),
+            identifier: Some(identifier.into()),
             status: Some("skipped".into()),
             log: None,
         });

@@ -263,7 +263,7 @@ fn odd_in(result: usize, p: Proportion, group: &str, v: &[HostValue]) -> (Vec<Od
                 ((x - h) / med, (x + h) / med)
             });
             Some(Odd {
-                identifier: id.to_string().into(),
+                identifier: (*id).into(),
                 result,
                 group: group.to_string(),
                 group_size: n,

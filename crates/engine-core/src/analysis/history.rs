@@ -610,7 +610,7 @@ mod tests {
     fn run(name: &str, day: usize, ids: &[(&str, f64)], unit: &str) -> (String, ResultFile) {
         let mut f = ResultFile::new(name);
         for (id, _) in ids {
-            let mut s = System { identifier: id.to_string().into(), ..Default::default() };
+            let mut s = System { identifier: (*id).into(), ..Default::default() };
             s.started = format!("2026-11-{:02}T00:00:00Z", day + 1).into();
             s.tags.insert("kernel".into(), format!("6.{day}"));
             f.systems.push(s);

@@ -159,8 +159,7 @@ mod tests {
 
     fn file() -> ResultFile {
         let mut f = ResultFile::new("t");
-        f.systems =
-            ["A", "B"].iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
+        f.systems = ["A", "B"].iter().map(|i| System { identifier: (*i).into(), ..Default::default() }).collect();
         f.results = vec![
             result("t1", Proportion::Hib, &[("A", 100.0), ("B", 200.0)]),
             result("t2", Proportion::Lib, &[("A", 2.0), ("B", 4.0)]),

@@ -140,7 +140,7 @@ pub(crate) fn compare_paired(pairs: &[Pair], p: Proportion, unit: &str, rule: Ru
         ratio_ci: Some(ci95),
         verdict,
         proportion: p,
-        unit: unit.to_string().into(),
+        unit: unit.into(),
         paired: Some(n as u32),
     })
 }

@@ -302,7 +302,7 @@ pub(crate) fn compare(trials: &[f64], baseline: &[f64], p: Proportion, unit: &st
         ratio_ci: None,
         verdict: Verdict::NotEnoughTrials,
         proportion: p,
-        unit: unit.to_string().into(),
+        unit: unit.into(),
         paired: None,
     };
     let at_resolution = |v: &[f64]| crate::stats::shape::resolution_limited(v).is_some();

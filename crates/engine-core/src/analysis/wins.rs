@@ -145,8 +145,7 @@ mod tests {
     #[test]
     fn a_marginal_win_among_many_tests_is_not_counted_a_clear_one_is() {
         let mut f = ResultFile::new("t");
-        f.systems =
-            ["A", "B"].iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
+        f.systems = ["A", "B"].iter().map(|i| System { identifier: (*i).into(), ..Default::default() }).collect();
         let same = [100.0, 101.0, 99.0, 100.5, 99.5];
         // B ahead by 1.4 %, p ≈ 0.03 alone: over 20 tests, not a discovery.
         let marginal = [101.0, 102.5, 100.2, 101.8, 101.5];

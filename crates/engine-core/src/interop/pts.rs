@@ -187,7 +187,7 @@ impl Composite<'_, '_> {
             child_text(s, "Identifier").ok_or_else(|| self.error_at(s, "a <System> has no <Identifier>".into()))?;
         let stamp = child_text(s, "TimeStamp").unwrap_or("").replacen(' ', "T", 1);
         Ok(System {
-            identifier: id.to_string().into(),
+            identifier: id.into(),
             hardware: parse_line(child_text(s, "Hardware").unwrap_or("")),
             software: parse_line(child_text(s, "Software").unwrap_or("")),
             notes: notes(child_text(s, "JSON")),

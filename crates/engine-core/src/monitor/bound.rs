@@ -166,7 +166,7 @@ mod tests {
             metrics: values
                 .iter()
                 .map(|(src, name, v)| Metric {
-                    name: name.to_string().into(),
+                    name: (*name).into(),
                     source: src.to_string(),
                     unit: String::new().into(),
                     values: vec![None, Some(*v), Some(*v)],

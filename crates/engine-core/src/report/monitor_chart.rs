@@ -249,7 +249,7 @@ mod tests {
             left_out: 0,
         });
         let mut h = String::new();
-        write_block(&mut h, "t", &["a".to_string().into()], &[r]);
+        write_block(&mut h, "t", &["a".into()], &[r]);
         assert!(h.contains("<option value=\"workload:iops\">workload iops (1/s)</option>"), "{h}");
         let fig = &h[h.find("data-metric=\"workload:iops\"").unwrap()..];
         let path = &fig[fig.find(" d=\"").unwrap() + 4..];

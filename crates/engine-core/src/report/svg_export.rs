@@ -48,7 +48,7 @@ pub(crate) mod tests {
     pub(crate) fn sample(ids: &[&str]) -> ResultFile {
         let mut f = ResultFile::new("Disk <test>");
         f.description = "Two schedulers".into();
-        f.systems = ids.iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
+        f.systems = ids.iter().map(|i| System { identifier: (*i).into(), ..Default::default() }).collect();
         for (k, (desc, p)) in
             [("Test: 100 Files", Proportion::Hib), ("Test: Latency", Proportion::Lib)].iter().enumerate()
         {

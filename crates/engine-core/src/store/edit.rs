@@ -158,19 +158,19 @@ impl Merger {
 fn rename_in(f: &mut ResultFile, from: &str, to: &str) {
     for s in &mut f.systems {
         if s.identifier == from {
-            s.identifier = to.to_string().into();
+            s.identifier = to.into();
         }
     }
     for r in &mut f.results {
         for e in &mut r.entries {
             if e.identifier == from {
-                e.identifier = to.to_string().into();
+                e.identifier = to.into();
             }
         }
     }
     for x in &mut f.failures {
         if x.identifier == from {
-            x.identifier = to.to_string().into();
+            x.identifier = to.into();
         }
     }
 }
@@ -217,7 +217,7 @@ mod tests {
 
     fn file(ids: &[&str], tests: &[&str]) -> ResultFile {
         let mut f = ResultFile::new("t");
-        f.systems = ids.iter().map(|i| System { identifier: i.to_string().into(), ..Default::default() }).collect();
+        f.systems = ids.iter().map(|i| System { identifier: (*i).into(), ..Default::default() }).collect();
         for t in tests {
             f.results.push(TestResult {
                 test: t.to_string(),

@@ -310,10 +310,7 @@ impl Store {
             return Err(StoreError::NotFound(name.to_string()));
         }
         let _lock = self.lock(name)?;
-        let by = std::time::Instant::now() + crate::sys::remove::DEADLINE;
-        crate::sys::remove::remove_own(&dir, &quarantine_of(&dir), by)
-            .map(|_| ())
-            .map_err(|e| StoreError::Write { path: dir, source: std::io::Error::other(e.to_string()) })
+        self.drop_folder(&dir)
     }
 
     /// Moves identifier `from`'s log folder of result `name` to `to`'s and

@@ -133,7 +133,7 @@ pub(crate) fn to_system(identifier: &str, info: SystemInfo) -> System {
     tags.insert("engine".to_string(), env!("CARGO_PKG_VERSION").to_string());
     System {
         tags,
-        identifier: identifier.to_string().into(),
+        identifier: identifier.into(),
         hardware: render::hardware(&info),
         software: render::software(&info),
         notes: render::notes(&info),

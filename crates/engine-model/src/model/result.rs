@@ -502,7 +502,7 @@ impl ResultEntry {
         let value = value.filter(|v| v.is_finite());
         let s = crate::stats::Summary::of(&trials)?;
         Some(ResultEntry {
-            identifier: identifier.to_string().into(),
+            identifier: identifier.into(),
             value: value.unwrap_or(s.mean),
             trials,
             sd: s.sd,

@@ -50,7 +50,7 @@ impl Holder {
             started: engine::sys::time::now().into(),
             command: command.to_string(),
             result: result.to_string(),
-            identifier: identifier.to_string().into(),
+            identifier: identifier.into(),
             home: cx.home.root.display().to_string(),
         }
     }

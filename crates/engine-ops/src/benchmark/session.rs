@@ -231,14 +231,14 @@ impl<'a> Session<'a> {
     fn shared_folder(&mut self, owners: &[String], rels: &[String]) -> Option<String> {
         // The result's saved entries own their folders too (an identifier
         // renamed or removed by hand must not hand its logs to a new one).
+        let prefixes: Vec<String> = rels.iter().map(|r| format!("{r}/")).collect();
         for r in &self.file.results {
             for e in &r.entries {
-                let owner = format!("{} for `{}`", r.test, e.identifier);
                 for p in [&e.logs, &e.monitor].into_iter().flatten() {
-                    if let Some(rel) = rels.iter().find(|rel| p.starts_with(&format!("{rel}/")))
-                        && !owners.contains(&owner)
-                    {
-                        self.folders.entry(rel.clone()).or_insert(owner.clone());
+                    let Some(k) = prefixes.iter().position(|pre| p.starts_with(pre.as_str())) else { continue };
+                    let owner = format!("{} for `{}`", r.test, e.identifier);
+                    if !owners.contains(&owner) {
+                        self.folders.entry(rels[k].clone()).or_insert(owner);
                     }
                 }
             }
@@ -338,7 +338,7 @@ impl<'a> Session<'a> {
             }
         }
         for (template, mut entry) in results {
-            entry.identifier = identifier.to_string().into();
+            entry.identifier = identifier.into();
             match &monitor {
                 Some(Ok(rel)) => entry.monitor = Some(rel.clone()),
                 Some(Err(why)) => entry.notes.push(format!("no monitor series: {why}")),
