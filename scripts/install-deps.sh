@@ -17,6 +17,8 @@ esac
 pkgs=(fio fsmark sqlite3 dbench postmark postgresql postgresql-client git util-linux e2fsprogs pci.ids
   gcc libc6-dev)
 if [ -n "$tests" ]; then pkgs+=(mawk hyperfine xfsprogs chromium fonts-dejavu-core
+  # engine serve (issue 57): its pages driven in headless Chromium through ChromeDriver.
+  chromium-driver
   # The seeds' other tools (issue 13): nginx and Apache httpd with ab, the
   # compressors, and the kernel tarball unpack-linux extracts.
   nginx-light apache2 apache2-utils

@@ -35,6 +35,7 @@ mod results;
 mod robustness;
 mod sandbox;
 mod schemas;
+mod serve;
 mod servers;
 mod setups;
 mod shipped_profiles;

@@ -47,8 +47,16 @@ fn the_debian_package_installs_runs_the_quick_suite_and_removes() {
         "/usr/share/bash-completion/completions/engine",
         "/usr/share/zsh/vendor-completions/_engine",
         "/usr/share/fish/vendor_completions.d/engine.fish",
+        "/usr/share/man/man1/engine-serve.1.gz",
+        "/lib/systemd/system/engine-serve.service",
     ] {
         assert!(Path::new(f).is_file(), "{f} is not installed");
+    }
+    // The service is installed, not enabled (no link in any .wants folder).
+    let wants = sh(Command::new("sh").args(["-c", "ls /etc/systemd/system/*.wants 2>/dev/null || true"]));
+    assert!(!wants.contains("engine-serve"), "{wants}");
+    if which::which("systemd-analyze").is_ok() {
+        sh(Command::new("systemd-analyze").args(["verify", "--man=no", "/lib/systemd/system/engine-serve.service"]));
     }
     let home = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();

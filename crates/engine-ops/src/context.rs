@@ -43,6 +43,8 @@ pub struct Settings {
     /// The person's defaults file (`$XDG_CONFIG_HOME/engine/config.toml`,
     /// else `~/.config/engine/config.toml`); `None`: no file is read.
     pub config_file: Option<PathBuf>,
+    /// The token `engine result push` sends (`ENGINE_UPLOAD_TOKEN`).
+    pub upload_token: Option<String>,
 }
 
 /// ENGINE_HOME and what is reached through it.
@@ -97,6 +99,7 @@ impl Context {
                     PathBuf::from(get(env::HOME).unwrap_or_else(|| "/root".into())).join(".config/engine/config.toml")
                 }
             }),
+            upload_token: get(env::ENGINE_UPLOAD_TOKEN),
             environ: environ.clone(),
         };
         Context::new(Home { root }, settings)
@@ -128,5 +131,19 @@ impl Context {
     /// The distribution family, for package names and commands.
     pub(crate) fn family(&self) -> Option<packages::Family> {
         packages::Family::detect(self.settings.os_release.as_deref())
+    }
+}
+
+impl Context {
+    /// This context with its saved results in `dir` instead of ENGINE_HOME's
+    /// (`engine serve --results DIR`).
+    pub fn with_results(mut self, dir: PathBuf) -> Context {
+        self.store = Store::new(dir);
+        self
+    }
+
+    /// The folder of the saved results.
+    pub fn store_root(&self) -> PathBuf {
+        self.store.root().to_path_buf()
     }
 }

@@ -10,6 +10,7 @@
 //! capabilities is listed, item by item, in [`vocab`].
 
 pub mod benchmark;
+pub mod browse;
 pub mod cache;
 pub mod context;
 pub mod failure;

@@ -175,6 +175,15 @@ fn declared(left_out: &[String]) -> Result<Vec<LeftOut>, Failure> {
 /// merged; refused inputs are left out and named in the merged result with
 /// the reason (`strict`: nothing is merged).
 pub fn merge(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Failure> {
+    let merged = merge_locked(cx, m, events);
+    // A merge that wrote nothing leaves no folder (its lock, a bulk begun).
+    if merged.is_err() {
+        cx.store.discard_unsaved(&m.save);
+    }
+    merged
+}
+
+fn merge_locked(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, Failure> {
     let declared = declared(&m.left_out)?;
     let validator = Validator::new();
     let _lock = cx.store.lock(&m.save)?;

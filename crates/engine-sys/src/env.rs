@@ -4,6 +4,8 @@
 /// State directory: results, installed tests, download cache, journal.
 /// Default: `$XDG_DATA_HOME/engine`, else `~/.local/share/engine`.
 pub const ENGINE_HOME: &str = "ENGINE_HOME";
+/// The token `engine result push` sends when no --token-file is given.
+pub const ENGINE_UPLOAD_TOKEN: &str = "ENGINE_UPLOAD_TOKEN";
 /// Extra profile folders, `:`-separated; each holds `test-profiles/` and/or `suites/`.
 /// Searched before the user folder and the built-in profiles.
 pub const ENGINE_PROFILE_PATH: &str = "ENGINE_PROFILE_PATH";

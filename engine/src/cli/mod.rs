@@ -46,9 +46,11 @@ mod plugin;
 mod profile;
 mod progress_json;
 pub(crate) mod pts_names;
+mod push;
 mod recover;
 mod repo;
 mod result;
+mod serve;
 mod system_info;
 mod term;
 mod ui;
@@ -96,6 +98,9 @@ pub enum Command {
     /// Write profiles: scaffold one from a command line, convert PTS test profiles
     #[command(subcommand)]
     Profile(profile::ProfileCommand),
+    /// Browse the saved results in a web browser (search, compare, history,
+    /// fleets, systems) and receive results pushed from CI and other machines
+    Serve(serve::ServeArgs),
     /// Profile repositories: add, list, update, remove; keygen and publish for publishers
     #[command(subcommand)]
     Repo(repo::RepoCommand),
@@ -130,6 +135,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Info(a) => info::run(&cx, a),
         Command::Validate(a) => validate::run(&cx, a),
         Command::Result(c) => result::run(&cx, c),
+        Command::Serve(a) => serve::run(cx, a),
         Command::Repo(c) => repo::run(&cx, c),
         Command::Profile(c) => profile::run(&cx, c),
         Command::SystemInfo(a) => system_info::run(&cx, a),

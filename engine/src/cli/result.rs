@@ -143,6 +143,9 @@ pub enum ResultCommand {
     /// A fleet's odd hosts: far from their group's median by a robust rule
     /// (median and MAD, Benjamini–Hochberg across the fleet), as text, CSV or JSON
     Odd(super::odd::OddArgs),
+    /// Send a saved result to an `engine serve` started with --upload-token-file
+    /// (saved there as NAME, or appended to its result of that name)
+    Push(super::push::PushArgs),
     /// Import a PTS/OpenBenchmarking composite.xml as a saved result
     Import {
         file: PathBuf,
@@ -304,6 +307,7 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
         ResultCommand::History(args) => super::history::run(cx, args),
         ResultCommand::Monitor(args) => super::monitor::run(cx, args),
         ResultCommand::Odd(args) => super::odd::run(cx, args),
+        ResultCommand::Push(args) => super::push::run(cx, args),
         ResultCommand::Import { file, save } => {
             let (name, f) = result::import(cx, &file, save)?;
             imported(&name, &f);

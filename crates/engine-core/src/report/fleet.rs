@@ -213,18 +213,17 @@ fn box_svg(out: &mut String, d: &Distribution, lo: f64, hi: f64, y: f64) {
     );
 }
 
+/// The fleet page's style sheet (inline: the page stands alone offline).
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;max-width:60em;margin:auto}svg{font-size:11px}\
+     table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #ddd}";
+
 /// The HTML report of a fleet: one offline page, a box plot per result with
 /// a row per group, the odd hosts as a table. Its size grows with the
 /// results and groups, not with the hosts (the odd hosts aside).
 pub(crate) fn html(f: &ResultFile, v: &Fleet, top: usize) -> String {
     let mut h = String::with_capacity(64 * 1024);
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = write!(
-        h,
-        "<title>{}</title><style>body{{font-family:sans-serif;max-width:60em;margin:auto}}svg{{font-size:11px}}\
-         table{{border-collapse:collapse}}td,th{{padding:2px 6px;border-bottom:1px solid #ddd}}</style></head><body>",
-        esc(&f.title)
-    );
+    let _ = write!(h, "<title>{}</title><style>{STYLE}</style></head><body>", esc(&f.title));
     let by = v.group_by.as_deref().map(|g| format!(", grouped by {}", esc(g))).unwrap_or_default();
     let _ = write!(
         h,

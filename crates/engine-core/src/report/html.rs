@@ -38,7 +38,7 @@ fn push_script_json(h: &mut String, json: &str) {
     h.push_str(rest);
 }
 
-const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1500px}
 h1{margin-bottom:.2em} .desc{color:#555}
 table{border-collapse:collapse;margin:1em 0;font-size:13px} td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
@@ -57,7 +57,7 @@ section.answer li{margin:.25em 0} div.test{border-top:2px solid #dde;margin:1.5e
 /// Redraws the charts for the toggles, in place of the engine's drawing of
 /// the default view the page starts with; `chart` draws what `svg::bars`
 /// does. Headings and verdicts stay as the engine wrote them.
-const SCRIPT: &str = r#"
+pub(crate) const SCRIPT: &str = r#"
 (function(){
 const D = JSON.parse(document.getElementById('data').textContent);
 const NS = 'http://www.w3.org/2000/svg';

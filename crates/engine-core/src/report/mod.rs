@@ -24,6 +24,28 @@ pub mod view;
 use crate::model::result::ResultFile;
 pub use view::{FleetView, View};
 
+/// The Content-Security-Policy under which engine's HTML pages are served
+/// (`engine serve`): nothing from elsewhere, images from the page's own
+/// server or inline data, and of inline code only the style sheets and the
+/// script engine writes itself, each by its SHA-256 — text a result file
+/// holds can never run, even if an escape were missed. `the server's own
+/// pages link their sheet from `'self'`.
+pub fn content_security_policy() -> String {
+    use ct_codecs::{Base64, Encoder};
+    use sha2::Digest;
+    let hash = |code: &str| {
+        let digest = sha2::Sha256::digest(code.as_bytes());
+        format!("'sha256-{}'", Base64::encode_to_string(digest).unwrap_or_default())
+    };
+    let styles: Vec<String> = [html::STYLE, history::html::STYLE, fleet::STYLE].map(hash).to_vec();
+    format!(
+        "default-src 'none'; img-src 'self' data:; style-src 'self' {}; script-src {}; \
+         base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        styles.join(" "),
+        hash(html::SCRIPT)
+    )
+}
+
 /// Renders a result file in one format.
 pub trait Exporter {
     fn export(&self, result: &ResultFile, view: &View) -> String;

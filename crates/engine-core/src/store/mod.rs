@@ -5,6 +5,8 @@
 
 pub mod bulk;
 pub mod edit;
+pub mod index;
+pub mod search;
 pub mod series;
 pub mod staging;
 pub mod validate;
@@ -105,6 +107,11 @@ pub struct Lock {
 impl Store {
     pub fn new(root: PathBuf) -> Self {
         Store { root }
+    }
+
+    /// The folder that holds the results.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     pub fn dir(&self, name: &str) -> PathBuf {
@@ -221,8 +228,18 @@ impl Store {
         }
         if written.is_ok() {
             bulk::prune(&dir, &[current.as_deref(), old_bulk.as_deref()]);
+            self.indexed(|i| i.saved(self, name, file));
         }
         written
+    }
+
+    /// Keeps an existing index in step (`engine serve`'s; none is made
+    /// here). Its failure loses nothing: the index checks every file's
+    /// stamp when it is next opened, and reads again what changed.
+    fn indexed(&self, update: impl FnOnce(&mut index::Index) -> Result<(), index::IndexError>) {
+        if let Some(mut i) = index::Index::existing(self) {
+            let _ = update(&mut i);
+        }
     }
 
     /// Removes what killed runs left half-written in every result folder
@@ -310,7 +327,9 @@ impl Store {
             return Err(StoreError::NotFound(name.to_string()));
         }
         let _lock = self.lock(name)?;
-        self.drop_folder(&dir)
+        let dropped = self.drop_folder(&dir);
+        self.indexed(|i| i.forget(name));
+        dropped
     }
 
     /// Moves identifier `from`'s log folder of result `name` to `to`'s and

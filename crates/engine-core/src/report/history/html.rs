@@ -8,7 +8,7 @@ use crate::report::html::esc;
 use crate::units::number;
 use std::fmt::Write;
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\
+pub(crate) const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
 svg.chart{display:block;max-width:100%;height:auto}.better{color:#0a7d25}.worse{color:#b3261e}.desc{color:#555}";
 

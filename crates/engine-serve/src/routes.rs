@@ -1,0 +1,101 @@
+//! The routes: a URL to its page, the limits and headers around them all.
+//! Every page is a blocking function of the request (it reads result files
+//! and the index), run off the async threads, within [`PAGE_TIMEOUT`].
+
+use crate::app::{App, Asked};
+use crate::log::LogFormat;
+use crate::page;
+use crate::reply::{HttpError, Reply, Want};
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A page's work may take this long; then 503.
+const PAGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+type Page = fn(&App, &Asked) -> Result<Reply, HttpError>;
+
+/// Runs `page` for the request on a blocking thread; its error in the
+/// representation asked for.
+async fn run(app: Arc<App>, uri: Uri, headers: HeaderMap, page: Page) -> Response {
+    let work = tokio::task::spawn_blocking(move || {
+        let path = uri.path();
+        let (want, path) = Want::of(path, &headers);
+        let asked = Asked { want, path, query: uri.query() };
+        page(&app, &asked).map_err(|e| e.wanting(want))
+    });
+    match tokio::time::timeout(PAGE_TIMEOUT, work).await {
+        Ok(Ok(Ok(reply))) => reply.into_response(),
+        Ok(Ok(Err(e))) => e.into_response(),
+        Ok(Err(e)) => {
+            HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the page failed: {e}")).into_response()
+        }
+        Err(_) => HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "the page took too long").into_response(),
+    }
+}
+
+macro_rules! page {
+    ($f:path) => {
+        get(|State(app): State<Arc<App>>, uri: Uri, headers: HeaderMap| run(app, uri, headers, $f))
+    };
+}
+
+pub(crate) fn router(app: Arc<App>, log: LogFormat) -> Router {
+    let csp = app.csp();
+    let max_upload = app.max_upload;
+    Router::new()
+        .route("/", get(|| async { Redirect::to("/results") }))
+        .route("/assets/engine.css", get(css))
+        .route("/results", page!(crate::pages::list::page))
+        .route("/results.json", page!(crate::pages::list::page))
+        .route("/results.csv", page!(crate::pages::list::page))
+        .route("/results/{name}", page!(crate::pages::result::page))
+        .route("/fleet/{name}", page!(crate::pages::fleet::page))
+        .route("/compare", page!(crate::pages::compare::page))
+        .route("/compare.json", page!(crate::pages::compare::page))
+        .route("/compare.csv", page!(crate::pages::compare::page))
+        .route("/history", page!(crate::pages::history::page))
+        .route("/history.json", page!(crate::pages::history::page))
+        .route("/history.csv", page!(crate::pages::history::page))
+        .route("/systems", page!(crate::pages::systems::page))
+        .route("/systems.json", page!(crate::pages::systems::page))
+        .route("/systems.csv", page!(crate::pages::systems::page))
+        .route("/api/results", post(crate::upload::receive))
+        .fallback(not_found)
+        .layer(axum::extract::DefaultBodyLimit::max(max_upload))
+        .layer(axum::middleware::from_fn_with_state(log, crate::log::access))
+        .layer(axum::middleware::from_fn_with_state(csp, secured))
+        .with_state(app)
+}
+
+async fn css() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "max-age=3600")], page::CSS)
+}
+
+async fn not_found(method: Method, uri: Uri, headers: HeaderMap) -> Response {
+    let (want, _) = Want::of(uri.path(), &headers);
+    if method != Method::GET && method != Method::HEAD {
+        return HttpError::new(StatusCode::METHOD_NOT_ALLOWED, format!("{method} is not served here"))
+            .wanting(want)
+            .into_response();
+    }
+    HttpError::not_found(format!("no page at {}", page::one_line(uri.path()))).wanting(want).into_response()
+}
+
+/// The headers every answer carries: what may run (the CSP), no sniffing,
+/// no framing, no referrer.
+async fn secured(State(csp): State<HeaderValue>, req: Request, next: axum::middleware::Next) -> Response {
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert("cross-origin-opener-policy", HeaderValue::from_static("same-origin"));
+    h.insert("cross-origin-resource-policy", HeaderValue::from_static("same-origin"));
+    res
+}
