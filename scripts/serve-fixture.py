@@ -7,7 +7,7 @@ Writes DIR/NAME/result.json files as engine saves them (schema 1):
   --history N   N nightly results of one machine, test `io` steps +30 % at N/2
   --fleet H     one result `fleet` of H hosts in three disk groups, hosts
                 17 and H-1 at 0.6x their group in case 0
-  --many N      N small results of 40 hosts of kinds, for the index benchmark
+  --many N      N results of --hosts hosts (default 40) each, for the index benchmark
   --hostile     a result whose every text is markup, script and control text
 Deterministic: the same arguments give the same bytes.
 """
@@ -80,11 +80,11 @@ def fleet(root, hosts):
     save(root, "fleet", f)
 
 
-def many(root, n):
+def many(root, n, hosts):
     rng = random.Random(13)
     for i in range(n):
         when = stamp(i % 3000, i % 24)
-        ids = [f"node-{j}" for j in range(40)]
+        ids = [f"node-{j}" for j in range(hosts)]
         kernel = ["6.1.0-26-amd64", "6.12.9", "5.15.0"][i % 3]
         f = {"schema_version": 1, "title": f"Run {i}", "description": f"batch {i // 100}",
              "systems": [system(x, MODELS[(i + j) % 3], when, {"team": f"t{i % 5}"}, kernel)
@@ -114,6 +114,7 @@ def main():
     p.add_argument("--history", type=int, default=0)
     p.add_argument("--fleet", type=int, default=0)
     p.add_argument("--many", type=int, default=0)
+    p.add_argument("--hosts", type=int, default=40)
     p.add_argument("--hostile", action="store_true")
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
@@ -122,7 +123,7 @@ def main():
     if a.fleet:
         fleet(a.dir, a.fleet)
     if a.many:
-        many(a.dir, a.many)
+        many(a.dir, a.many, a.hosts)
     if a.hostile:
         hostile(a.dir)
 

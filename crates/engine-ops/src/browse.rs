@@ -7,7 +7,7 @@
 //! its inputs. The server only speaks HTTP.
 
 use crate::present::{self, Format, Presentation};
-use crate::result::{Merge, Merged};
+use crate::result::{Input, Merge, Merged};
 use crate::{Context, Failure};
 use engine::analysis::history::Query;
 use engine::events::Events;
@@ -165,8 +165,8 @@ pub fn history(
         return Err(BrowseError::Bad(format!("parameter `test`: no saved result holds test `{test}`")));
     }
     let q = Query { tests: vec![test.to_string()], ..Query::default() };
-    let hs = crate::history::history(cx, &names, &q, events)?;
-    Ok(crate::history::render(&hs, format, 100)?)
+    let h = crate::history::of_saved(cx, &names, &q, events)?;
+    Ok(crate::history::render(&[h], format, 100)?)
 }
 
 /// A fleet's hosts as `by` groups them (a system field or tag: `disk-model`,
@@ -234,12 +234,13 @@ pub fn hosts(cx: &Context, index: &Index, test: &str, limit: usize) -> Result<(V
 pub fn accept(cx: &Context, upload: &Path, name: &str, events: &dyn Events) -> Result<Merged, BrowseError> {
     let save: store::ResultName = name.parse().map_err(|e: StoreError| BrowseError::Bad(e.to_string()))?;
     let exists = cx.store.exists(name);
-    let mut names = Vec::new();
+    // Named by kind: a name is never read as a path, whatever it ends in.
+    let mut inputs = Vec::new();
     if exists {
-        names.push(name.to_string());
+        inputs.push(Input::Saved(name.to_string()));
     }
-    names.push(upload.display().to_string());
-    let m = Merge { names, save, strict: true, left_out: Vec::new(), replace: exists };
+    inputs.push(Input::File(upload.to_path_buf()));
+    let m = Merge { inputs, save, strict: true, left_out: Vec::new(), replace: exists };
     // The server's own temporary path says nothing to the uploader.
     let told = |msg: String| {
         msg.replace(&format!("{}: ", upload.display()), "").replace(&upload.display().to_string(), "the upload")

@@ -48,6 +48,20 @@ pub fn history(cx: &Context, names: &[String], q: &Query, events: &dyn Events) -
     })
 }
 
+/// The history of the saved results `names` (names only: none is read as a
+/// path, whatever it ends in), as `q` asks.
+pub fn of_saved(cx: &Context, names: &[String], q: &Query, events: &dyn Events) -> Result<History, Failure> {
+    let mut files = Vec::with_capacity(names.len());
+    for n in names {
+        let f = cx.store.load_lean(n).map_err(|e| super::result::named(cx, n, e))?;
+        for r in &f.repaired {
+            events.message(&format!("warning: {n}: {r}"));
+        }
+        files.push((n.clone(), f));
+    }
+    history::build(&files, q).map_err(|e| Failure::usage(e.to_string()))
+}
+
 fn load_named(cx: &Context, names: &[String], events: &dyn Events) -> Result<Vec<(String, ResultFile)>, Failure> {
     let mut files: Vec<(String, ResultFile)> = Vec::with_capacity(names.len());
     for n in names {

@@ -37,7 +37,13 @@ pub fn series(cx: &Context, what: &str, tests: &[String], events: &dyn Events) -
 
 /// The series of `file` that can be read, for a report: none is no error.
 pub fn readable(cx: &Context, what: &str, file: &ResultFile) -> Vec<Recorded> {
-    of_file(file, &folder_of(cx, what), &[])
+    readable_in(&folder_of(cx, what), file)
+}
+
+/// [`readable`] for a result whose folder is known (a saved result's, by
+/// its name: never a path guessed from the name).
+pub fn readable_in(folder: &Path, file: &ResultFile) -> Vec<Recorded> {
+    of_file(file, folder, &[])
         .into_iter()
         .filter_map(|m| Some(Recorded { test: m.test, identifier: m.identifier, series: m.series.ok()? }))
         .collect()

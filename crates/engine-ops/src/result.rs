@@ -131,9 +131,38 @@ pub fn import(cx: &Context, file: &Path, save: Option<store::ResultName>) -> Res
     Ok((name, f))
 }
 
+/// One input of a merge: a saved result by name, or a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Saved(String),
+    /// A result.json or a PTS composite.xml (by its extension).
+    File(std::path::PathBuf),
+}
+
+impl Input {
+    /// What a word of the command line names: a file when it looks like a
+    /// path (a `/`, or `.json`/`.xml` at the end) and is one, or when no
+    /// saved result has that name; else a saved result.
+    pub fn from_word(cx: &Context, what: &str) -> Input {
+        let p = Path::new(what);
+        if looks_like_file(what) && (p.is_file() || !cx.store.exists(what)) {
+            Input::File(p.to_path_buf())
+        } else {
+            Input::Saved(what.to_string())
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Input::Saved(n) => n.clone(),
+            Input::File(p) => folder_label(&p.display().to_string()),
+        }
+    }
+}
+
 /// `engine result merge`.
 pub struct Merge {
-    pub names: Vec<String>,
+    pub inputs: Vec<Input>,
     pub save: store::ResultName,
     /// Merge nothing when any input is refused.
     pub strict: bool,
@@ -204,10 +233,10 @@ fn merge_locked(cx: &Context, m: &Merge, events: &dyn Events) -> Result<Merged, 
     // each a bounded number ahead; they are merged here in the order given,
     // and what the merge does not keep goes back to its reader to be freed.
     std::thread::scope(|s| -> Result<(), Failure> {
-        let readers = start_readers(s, &m.names, &cx.store, &validator)?;
-        for (i, n) in m.names.iter().enumerate() {
+        let readers = start_readers(s, &m.inputs, &cx.store, &validator)?;
+        for (i, n) in m.inputs.iter().enumerate() {
             let (rx, back) = &readers[i % READERS];
-            let ready = rx.recv().map_err(|_| Failure::error(format!("reading {n} stopped")))?;
+            let ready = rx.recv().map_err(|_| Failure::error(format!("reading {} stopped", n.label())))?;
             let added = ready.and_then(|r| take_in(cx, &mut merger, r, events, &mut sources));
             match added {
                 Ok(spent) => {
@@ -280,7 +309,7 @@ type Reader = (std::sync::mpsc::Receiver<Result<Ready, Checked>>, std::sync::mps
 /// from the `w`-th, each a bounded number ahead of the merge.
 fn start_readers<'s>(
     s: &'s std::thread::Scope<'s, '_>,
-    names: &'s [String],
+    names: &'s [Input],
     store: &'s store::Store,
     validator: &'s Validator,
 ) -> Result<Vec<Reader>, Failure> {
@@ -311,35 +340,34 @@ fn start_readers<'s>(
 /// and encoded; or a PTS composite.xml, imported on the merging thread.
 enum Ready {
     Input { label: String, path: std::path::PathBuf, f: Box<ResultFile>, frames: Vec<Vec<u8>> },
-    Xml(String),
+    Xml(std::path::PathBuf),
 }
 
 /// Reads merge input `what`: a saved result (read whatever its size, its
 /// format and versions checked on the model) or a result.json from
 /// elsewhere (checked against the schema and engine version).
-fn prepare(store: &store::Store, validator: &Validator, what: &str) -> Result<Ready, Checked> {
-    let p = Path::new(what);
-    let is_file = looks_like_file(what) && p.is_file();
-    if looks_like_file(what) && !is_file && !store.exists(what) {
-        let reason = match std::fs::metadata(p) {
-            Ok(_) => format!("{what}: not a file"),
-            Err(e) => format!("{what}: cannot read it: {e}"),
-        };
-        return Err(Checked::Refused { label: folder_label(what), reason });
-    }
-    if is_file && what.ends_with(".xml") {
-        return Ok(Ready::Xml(what.to_string()));
-    }
-    let (label, path, own) = if is_file {
-        (folder_label(what), p.to_path_buf(), None)
-    } else {
-        match store.load(what) {
-            Ok(f) => (what.to_string(), store.path(what), Some(f)),
+fn prepare(store: &store::Store, validator: &Validator, what: &Input) -> Result<Ready, Checked> {
+    let (label, path, own) = match what {
+        Input::File(p) => {
+            if !p.is_file() {
+                let reason = match std::fs::metadata(p) {
+                    Ok(_) => format!("{}: not a file", p.display()),
+                    Err(e) => format!("{}: cannot read it: {e}", p.display()),
+                };
+                return Err(Checked::Refused { label: what.label(), reason });
+            }
+            if p.extension().is_some_and(|x| x == "xml") {
+                return Ok(Ready::Xml(p.clone()));
+            }
+            (what.label(), p.clone(), None)
+        }
+        Input::Saved(name) => match store.load(name) {
+            Ok(f) => (name.clone(), store.path(name), Some(f)),
             Err(e @ StoreError::Invalid { .. }) => {
-                return Err(Checked::Refused { label: what.to_string(), reason: e.to_string() });
+                return Err(Checked::Refused { label: name.clone(), reason: e.to_string() });
             }
             Err(e) => return Err(Checked::Failed(e.into())),
-        }
+        },
     };
     let refuse =
         |reason: String| Checked::Refused { label: label.clone(), reason: format!("{}: {reason}", path.display()) };
@@ -365,9 +393,12 @@ fn take_in(
     sources: &mut store::series::Sources,
 ) -> Result<Option<edit::Spent>, Checked> {
     let (label, mut f, frames) = match ready {
-        Ready::Xml(what) => {
-            let (label, f) = load(cx, &what, events).map_err(Checked::Failed)?;
-            (label, f, None)
+        Ready::Xml(path) => {
+            let f = import_pts(cx, &path).map_err(Checked::Failed)?;
+            for r in &f.repaired {
+                events.message(&format!("warning: {}: {r}", path.display()));
+            }
+            (folder_label(&path.display().to_string()), f, None)
         }
         Ready::Input { label, path, f, frames } => {
             let mut f = *f;

@@ -20,6 +20,8 @@ pub(crate) struct App {
     pub max_upload: usize,
     /// One upload at a time: two to the same name are a merge each, in turn.
     pub uploads: tokio::sync::Mutex<()>,
+    /// Pages at once, bytes of answers in flight.
+    pub budget: crate::budget::Budget,
     csp: HeaderValue,
 }
 
@@ -43,7 +45,18 @@ impl App {
         let csp = HeaderValue::from_str(&browse::content_security_policy())
             .map_err(|e| crate::ServeError::Index(e.to_string()))?;
         let token = token.map(|t| sha(t.as_bytes()));
-        Ok((App { cx, readers, token, max_upload, uploads: tokio::sync::Mutex::new(()), csp }, refreshed))
+        Ok((
+            App {
+                cx,
+                readers,
+                token,
+                max_upload,
+                uploads: tokio::sync::Mutex::new(()),
+                budget: crate::budget::Budget::new(),
+                csp,
+            },
+            refreshed,
+        ))
     }
 
     pub fn csp(&self) -> HeaderValue {

@@ -8,6 +8,7 @@
 //! crate only speaks HTTP.
 
 mod app;
+mod budget;
 mod listen;
 mod log;
 mod page;
@@ -73,8 +74,8 @@ fn read_token(path: &Path) -> Result<String, ServeError> {
     use std::os::unix::fs::PermissionsExt;
     let bad = |why: String| ServeError::Token { path: path.to_path_buf(), why };
     let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
-    if meta.permissions().mode() & 0o004 != 0 {
-        return Err(bad("every user can read it; `chmod 600` it".into()));
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(bad("users other than its owner can read or change it; `chmod 600` it".into()));
     }
     let bytes = engine_sys::fs::read_capped(path, 4096).map_err(|e| bad(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8 text".into()))?;
@@ -89,7 +90,8 @@ fn read_token(path: &Path) -> Result<String, ServeError> {
 }
 
 /// Serves the saved results of `cx` until SIGTERM or SIGINT, then finishes
-/// the requests in flight (at most 10 s) and returns. `started` is told the
+/// the requests in flight (at most 10 s, or until a second signal) and
+/// returns; a page still computing is abandoned. `started` is told the
 /// address listened on (a port 0 is chosen by the system).
 pub fn serve(
     cx: engine_ops::Context,
@@ -105,7 +107,7 @@ pub fn serve(
         .thread_name("engine-serve")
         .build()
         .map_err(ServeError::Runtime)?;
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
         let listener =
             tokio::net::TcpListener::bind(o.bind).await.map_err(|source| ServeError::Bind { addr: o.bind, source })?;
         let addr = listener.local_addr().map_err(ServeError::Runtime)?;
@@ -116,5 +118,8 @@ pub fn serve(
         let app = std::sync::Arc::new(app);
         tokio::spawn(app::keep_in_step(app.clone(), o.refresh));
         listen::run(listener, routes::router(app, o.log)).await.map_err(ServeError::Runtime)
-    })
+    });
+    // A page's blocking work cannot be cancelled: it is left to the process's end.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    served
 }

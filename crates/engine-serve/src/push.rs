@@ -103,7 +103,7 @@ pub fn push(cx: &Context, p: &Push) -> Result<Pushed, PushError> {
     if !(200..300).contains(&status) {
         let message = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(|e| engine_sys::text::one_line(e).into_owned()))
             .unwrap_or_else(|| engine_sys::text::one_line(&text.chars().take(300).collect::<String>()).into_owned());
         return Err(PushError::Refused { status, message });
     }

@@ -63,15 +63,22 @@ impl Reply {
     }
 }
 
-impl IntoResponse for Reply {
-    fn into_response(self) -> Response {
-        let mut r = (self.status, self.body).into_response();
-        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(self.want.content_type()));
-        if self.want != Want::Html {
+impl Reply {
+    /// An answer of `want` with `body` (bytes counted against the budget).
+    pub fn with_body(status: StatusCode, want: Want, body: axum::body::Body) -> Response {
+        let mut r = (status, body).into_response();
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(want.content_type()));
+        if want != Want::Html {
             // A JSON or CSV twin is data: a browser shows or saves it, never runs it.
             r.headers_mut().insert(header::CONTENT_DISPOSITION, HeaderValue::from_static("inline"));
         }
         r
+    }
+}
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> Response {
+        Reply::with_body(self.status, self.want, axum::body::Body::from(self.body))
     }
 }
 

@@ -22,20 +22,40 @@ type Page = fn(&App, &Asked) -> Result<Reply, HttpError>;
 /// Runs `page` for the request on a blocking thread; its error in the
 /// representation asked for.
 async fn run(app: Arc<App>, uri: Uri, headers: HeaderMap, page: Page) -> Response {
+    let (want, _) = Want::of(uri.path(), &headers);
+    let Some(turn) = app.budget.page().await else { return busy(want) };
+    let a = app.clone();
     let work = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         let path = uri.path();
         let (want, path) = Want::of(path, &headers);
         let asked = Asked { want, path, query: uri.query() };
-        page(&app, &asked).map_err(|e| e.wanting(want))
+        page(&a, &asked).map_err(|e| e.wanting(want))
     });
     match tokio::time::timeout(PAGE_TIMEOUT, work).await {
-        Ok(Ok(Ok(reply))) => reply.into_response(),
+        Ok(Ok(Ok(reply))) => {
+            let (status, want) = (reply.status, reply.want);
+            match app.budget.body(reply.body).await {
+                Some(body) => Reply::with_body(status, want, body),
+                None => busy(want),
+            }
+        }
         Ok(Ok(Err(e))) => e.into_response(),
         Ok(Err(e)) => {
             HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the page failed: {e}")).into_response()
         }
         Err(_) => HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "the page took too long").into_response(),
     }
+}
+
+/// 503: the server's budget is spent for now.
+fn busy(want: Want) -> Response {
+    let mut r =
+        HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "the server is busy with other pages; try again shortly")
+            .wanting(want)
+            .into_response();
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    r
 }
 
 macro_rules! page {

@@ -60,8 +60,9 @@ async fn accept(app: Arc<App>, uri: Uri, headers: HeaderMap, body: axum::body::B
     if declared.is_some_and(|n| n > app.max_upload as u64) {
         return Err(too_large());
     }
-    let bytes = axum::body::to_bytes(body, app.max_upload).await.map_err(|_| too_large())?;
+    // One upload in memory at a time: the others wait in their sockets.
     let _turn = app.uploads.lock().await;
+    let bytes = axum::body::to_bytes(body, app.max_upload).await.map_err(|_| too_large())?;
     let a = app.clone();
     tokio::task::spawn_blocking(move || save(&a, &name, &bytes))
         .await

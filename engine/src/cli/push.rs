@@ -59,15 +59,17 @@ pub fn run(cx: &Context, a: PushArgs) -> Result<i32, Failure> {
             _ => f,
         }
     })?;
+    // What the server says is its text, not ours: each on one line.
+    let line = |s: &str| engine_sys::text::one_line(s).into_owned();
     for w in &done.warnings {
-        errln!("warning: {w}");
+        errln!("warning: {}", line(w));
     }
     errln!(
         "{} `{}` at {}{}: {} identifier(s), {} result(s)",
         if done.appended { "appended to" } else { "saved as" },
-        done.name,
+        line(&done.name),
         a.url.trim_end_matches('/'),
-        done.url,
+        line(&done.url),
         done.identifiers,
         done.results
     );

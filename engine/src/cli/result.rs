@@ -257,7 +257,8 @@ pub fn run(cx: &Context, cmd: ResultCommand) -> Result<i32, Failure> {
             render(&edit::merge(files, &title), &view, Vec::new())
         }
         ResultCommand::Merge { names, save, strict, left_out, replace } => {
-            let m = result::merge(cx, &Merge { names, save: save.clone(), strict, left_out, replace }, &events)?;
+            let inputs = names.iter().map(|n| result::Input::from_word(cx, n)).collect();
+            let m = result::merge(cx, &Merge { inputs, save: save.clone(), strict, left_out, replace }, &events)?;
             errln!(
                 "merged {} result(s) into `{save}`: {} identifiers, {} results",
                 m.inputs,

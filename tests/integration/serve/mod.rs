@@ -4,6 +4,7 @@
 //! headers — and in a real browser (headless Chromium through
 //! ChromeDriver, [`browser`]).
 
+mod attacks;
 mod browser;
 mod pages;
 mod uploads;
@@ -27,6 +28,13 @@ pub fn fixture(env: &Env, args: &[&str]) {
     assert!(out.status.success(), "serve-fixture.py: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// An HTTP client that gives up after `limit` and follows no redirect.
+pub fn client_within(limit: Duration) -> reqwest::blocking::Client {
+    // reqwest is built without a TLS provider in this tree.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::builder().timeout(limit).redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
 /// A running `engine serve` on a port the system picked; stopped with
 /// SIGTERM when dropped.
 pub struct Server {
@@ -38,10 +46,18 @@ pub struct Server {
 
 impl Server {
     pub fn start(env: &Env, extra: &[&str]) -> Server {
+        Self::start_in(env, extra, None)
+    }
+
+    /// [`Server::start`] with the server's working directory at `cwd`.
+    pub fn start_in(env: &Env, extra: &[&str], cwd: Option<&std::path::Path>) -> Server {
         let mut args = vec!["serve", "--bind", "127.0.0.1:0", "--refresh", "200ms"];
         args.extend_from_slice(extra);
-        let mut child =
-            env.cmd(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("engine serve starts");
+        let mut cmd = env.cmd(&args);
+        if let Some(d) = cwd {
+            cmd.current_dir(d);
+        }
+        let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("engine serve starts");
         let (tx, rx) = mpsc::channel();
         let err = child.stderr.take().unwrap();
         std::thread::spawn(move || {
@@ -59,12 +75,7 @@ impl Server {
     }
 
     pub fn client() -> reqwest::blocking::Client {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(60))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap()
+        client_within(Duration::from_secs(60))
     }
 
     /// GET `path`: status, content type, body.
@@ -87,16 +98,36 @@ impl Server {
 
     /// SIGTERM; the exit code.
     pub fn stop(mut self) -> i32 {
+        self.signal(libc::SIGTERM);
+        self.wait_exit(Duration::from_secs(20)).unwrap_or_else(|| panic!("engine serve still ran 20 s after SIGTERM"))
+    }
+
+    pub fn signal(&self, sig: i32) {
         // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+    }
+
+    /// The exit code, if the server ends within `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<i32> {
         let t0 = std::time::Instant::now();
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
-                return s.code().unwrap_or(-1);
+                return Some(s.code().unwrap_or(-1));
             }
-            assert!(t0.elapsed() < Duration::from_secs(20), "engine serve still ran 20 s after SIGTERM");
+            if t0.elapsed() > limit {
+                return None;
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The server's memory now and at its peak, bytes (VmRSS, VmHWM).
+    pub fn memory(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kb = |key: &str| {
+            status.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        };
+        (kb("VmRSS:").unwrap_or(0) * 1024, kb("VmHWM:").unwrap_or(0) * 1024)
     }
 }
 

@@ -20,14 +20,16 @@ use thiserror::Error;
 pub const FILE: &str = ".engine-index.sqlite";
 
 /// The layout below; an index of another version is built anew.
-const VERSION: i32 = 1;
+const VERSION: i32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE results(
   name TEXT PRIMARY KEY, mtime INTEGER NOT NULL, size INTEGER NOT NULL, ino INTEGER NOT NULL,
   title TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
   started INTEGER, finished INTEGER, identifiers INTEGER NOT NULL DEFAULT 0,
-  tests INTEGER NOT NULL DEFAULT 0, damaged TEXT, text TEXT NOT NULL DEFAULT '');
+  tests INTEGER NOT NULL DEFAULT 0, profiles TEXT NOT NULL DEFAULT '', damaged TEXT);
+CREATE INDEX results_started ON results(started);
+CREATE VIRTUAL TABLE results_text USING fts5(text, tokenize = 'trigram');
 CREATE TABLE tests(result TEXT NOT NULL, test TEXT NOT NULL, profile TEXT NOT NULL,
   title TEXT NOT NULL, description TEXT NOT NULL, unit TEXT NOT NULL);
 CREATE INDEX tests_result ON tests(result);
@@ -117,6 +119,8 @@ impl Index {
         conn.busy_timeout(Duration::from_secs(5)).map_err(sql)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+        // Searches read the index mapped, not copied (it is a few MB per 10,000 results).
+        conn.pragma_update(None, "mmap_size", 256i64 << 20).map_err(sql)?;
         let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
         if version == 0 {
             conn.execute_batch(SCHEMA).map_err(sql)?;
@@ -228,6 +232,7 @@ fn read_all(store: &Store, todo: &[(String, Stamp)]) -> Vec<Result<ResultFile, S
 }
 
 fn forget(tx: &rusqlite::Transaction, name: &str) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM results_text WHERE rowid = (SELECT rowid FROM results WHERE name = ?1)", [name])?;
     for table in ["tests", "systems", "fields", "tags"] {
         tx.execute(&format!("DELETE FROM {table} WHERE result = ?1"), [name])?;
     }
@@ -238,9 +243,16 @@ fn forget(tx: &rusqlite::Transaction, name: &str) -> rusqlite::Result<()> {
 fn damaged(tx: &rusqlite::Transaction, name: &str, s: Stamp, why: &str) -> rusqlite::Result<()> {
     forget(tx, name)?;
     tx.execute(
-        "INSERT INTO results(name, mtime, size, ino, damaged, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![name, s.mtime, s.size, s.ino, why, name.to_lowercase()],
+        "INSERT INTO results(name, mtime, size, ino, damaged) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![name, s.mtime, s.size, s.ino, why],
     )?;
+    searchable(tx, &name.to_lowercase())
+}
+
+/// The text a free search looks in, for the result just inserted (the
+/// same rowid: a trigram index finds any substring of three characters or more).
+fn searchable(tx: &rusqlite::Transaction, text: &str) -> rusqlite::Result<()> {
+    tx.execute("INSERT INTO results_text(rowid, text) VALUES (last_insert_rowid(), ?1)", [text])?;
     Ok(())
 }
 
@@ -258,9 +270,11 @@ fn record(tx: &rusqlite::Transaction, name: &str, s: Stamp, f: &ResultFile) -> r
     let mut tests = tx.prepare_cached(
         "INSERT INTO tests(result, test, profile, title, description, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
+    let mut profiles = BTreeSet::new();
     for r in &f.results {
         tests.execute(params![name, r.test, r.profile, r.title, r.description, r.unit.to_string()])?;
         text.extend([&r.test, &r.profile, &r.title, &r.description].map(|t| t.to_lowercase()));
+        profiles.insert(r.profile.as_str());
     }
     let mut systems = tx.prepare_cached("INSERT INTO systems(result, identifier, started) VALUES (?1, ?2, ?3)")?;
     let mut fields = tx.prepare_cached("INSERT INTO fields(result, kind, key, value) VALUES (?1, ?2, ?3, ?4)")?;
@@ -288,8 +302,9 @@ fn record(tx: &rusqlite::Transaction, name: &str, s: Stamp, f: &ResultFile) -> r
     let started = f.systems.iter().filter_map(|s| epoch(&s.started)).min();
     let finished = f.systems.iter().filter_map(|s| s.finished.as_ref().and_then(epoch)).max();
     let text = text.into_iter().collect::<Vec<_>>().join("\n");
+    let profiles = profiles.into_iter().collect::<Vec<_>>().join("\n");
     tx.execute(
-        "INSERT INTO results(name, mtime, size, ino, title, description, started, finished, identifiers, tests, text)
+        "INSERT INTO results(name, mtime, size, ino, title, description, started, finished, identifiers, tests, profiles)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             name,
@@ -302,8 +317,8 @@ fn record(tx: &rusqlite::Transaction, name: &str, s: Stamp, f: &ResultFile) -> r
             finished,
             f.systems.len() as i64,
             f.results.len() as i64,
-            text
+            profiles
         ],
     )?;
-    Ok(())
+    searchable(tx, &text)
 }

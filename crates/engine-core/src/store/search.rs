@@ -33,7 +33,8 @@ impl Sort {
 
     fn order_by(self) -> &'static str {
         match self {
-            Sort::Newest => "started IS NULL, started DESC, name",
+            // NULL (a damaged result) sorts last going down: the index on `started` serves it.
+            Sort::Newest => "started DESC, name",
             Sort::Oldest => "started IS NULL, started, name",
             Sort::Name => "name",
             Sort::Tests => "tests DESC, name",
@@ -98,8 +99,15 @@ impl Search {
             w.push(sql.to_string());
             p.extend(values.into_iter().map(Value::Text));
         };
-        if let Some(t) = self.text.as_deref().filter(|t| !t.trim().is_empty()) {
-            add("instr(text, ?) > 0", vec![t.trim().to_lowercase()]);
+        if let Some(t) = self.text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            let t = t.to_lowercase();
+            // The trigram index finds three characters or more; fewer are looked for row by row.
+            if t.chars().count() >= 3 {
+                let phrase = format!("\"{}\"", t.replace('"', "\"\""));
+                add("rowid IN (SELECT rowid FROM results_text WHERE results_text MATCH ?)", vec![phrase]);
+            } else {
+                add("rowid IN (SELECT rowid FROM results_text WHERE instr(text, ?) > 0)", vec![t]);
+            }
         }
         if let Some(t) = &self.test {
             add(
@@ -149,8 +157,7 @@ impl Index {
         let per_page = s.per_page.clamp(1, 1000);
         let page = s.page.max(1);
         let query = format!(
-            "SELECT name, title, started, identifiers, tests, damaged,
-               (SELECT group_concat(profile, char(10)) FROM (SELECT DISTINCT profile FROM tests t WHERE t.result = name ORDER BY profile))
+            "SELECT name, title, started, identifiers, tests, damaged, profiles
              FROM results WHERE {clause} ORDER BY {} LIMIT {per_page} OFFSET {}",
             s.sort.order_by(),
             (page - 1).saturating_mul(per_page)
@@ -166,9 +173,11 @@ impl Index {
                     tests: r.get(4)?,
                     damaged: r.get(5)?,
                     profiles: r
-                        .get::<_, Option<String>>(6)?
-                        .map(|p| p.split('\n').map(str::to_string).collect())
-                        .unwrap_or_default(),
+                        .get::<_, String>(6)?
+                        .split('\n')
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_string)
+                        .collect(),
                 })
             })
             .map_err(sql)?

@@ -1,0 +1,210 @@
+//! The red team's holes in `engine serve`, each kept as a test: clients
+//! that stop reading cannot take every connection or the server's memory,
+//! a signal ends it within its drain time whatever a page is doing, a
+//! result name is never a path (a name ending in `.json` once read a file
+//! in the server's working directory), the token file is its owner's
+//! alone, and a hostile server cannot forge lines in `result push`'s output.
+
+use super::{Server, fixture};
+use crate::common::{Env, Run};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// A connection from `from` (another loopback address than the tests') to
+/// the server, with a small receive buffer.
+fn connect_from(from: &str, to: &str) -> TcpStream {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.bind(&format!("{from}:0").parse::<SocketAddr>().unwrap().into()).unwrap();
+    s.connect(&to.parse::<SocketAddr>().unwrap().into()).unwrap();
+    s.into()
+}
+
+/// `GET path` from 127.0.0.1 answers within `limit`: its status.
+fn answers_within(s: &Server, path: &str, limit: Duration) -> u16 {
+    let c = super::client_within(limit);
+    match c.get(format!("{}{path}", s.base)).send() {
+        Ok(r) => r.status().as_u16(),
+        Err(e) => panic!("GET {path} got no answer within {limit:?}: {e}"),
+    }
+}
+
+#[test]
+fn clients_that_stop_reading_hold_neither_every_connection_nor_the_memory() {
+    let env = Env::new();
+    fixture(&env, &["--fleet", "3000"]);
+    let s = Server::start(&env, &[]);
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let (_, before) = s.memory();
+    // 100 connections from one other address, each asking 20 times for a
+    // fleet's whole file (MBs each) and reading nothing.
+    let request = "GET /results/fleet.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(20);
+    let mut held = Vec::new();
+    let mut closed = 0;
+    for _ in 0..100 {
+        let mut c = connect_from("127.0.0.2", &addr);
+        if c.write_all(request.as_bytes()).is_err() {
+            closed += 1;
+            continue;
+        }
+        held.push(c);
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    // Past its share, an address's connections are closed at once.
+    for c in &mut held {
+        c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let mut b = [0u8; 1];
+        // Closed with our requests unread: an end of file or a reset.
+        match c.read(&mut b) {
+            Ok(0) => closed += 1,
+            Err(e) if !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => closed += 1,
+            _ => {}
+        }
+    }
+    assert!(closed >= 30, "one address kept {} connections", 100 - closed);
+    // Everyone else is served meanwhile.
+    assert_eq!(answers_within(&s, "/assets/engine.css", Duration::from_secs(5)), 200);
+    assert_eq!(answers_within(&s, "/results.json", Duration::from_secs(10)), 200);
+    let (now, peak) = s.memory();
+    assert!(
+        peak < before + (900 << 20),
+        "the server grew from {} MB to a peak of {} MB (now {} MB)",
+        before >> 20,
+        peak >> 20,
+        now >> 20
+    );
+    drop(held);
+    assert_eq!(s.stop(), 0);
+}
+
+/// The server's CPU time so far, in clock ticks (user and system).
+fn cpu_ticks(s: &Server) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.child.id())).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split(' ').collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn a_signal_ends_the_server_within_its_drain_time_whatever_a_page_is_doing() {
+    let env = Env::new();
+    fixture(&env, &["--fleet", "20000"]);
+    let mut s = Server::start(&env, &[]);
+    // A page that takes far longer than the drain (a 20,000-host fleet as
+    // CSV in a debug build), asked for and then not waited for.
+    let base = s.base.clone();
+    std::thread::spawn(move || {
+        let _ = super::client_within(Duration::from_secs(120)).get(format!("{base}/results/fleet.csv")).send();
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let busy = cpu_ticks(&s);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(cpu_ticks(&s) - busy > 30, "the page is being computed (the server works)");
+    assert!(s.log.try_iter().count() == 0, "and not done yet");
+    let t0 = Instant::now();
+    s.signal(libc::SIGTERM);
+    let code = s.wait_exit(Duration::from_secs(15));
+    assert_eq!(code, Some(0), "exit within 15 s of SIGTERM (took {:?})", t0.elapsed());
+
+    // A second signal does not wait for the drain.
+    let mut s = Server::start(&env, &[]);
+    let base = s.base.clone();
+    std::thread::spawn(move || {
+        let _ = super::client_within(Duration::from_secs(120)).get(format!("{base}/results/fleet.csv")).send();
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    s.signal(libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    s.signal(libc::SIGINT);
+    assert!(s.wait_exit(Duration::from_secs(3)).is_some(), "a second signal ends it at once");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn a_result_name_is_never_read_as_a_path() {
+    let (env, ci) = (Env::new(), Env::new());
+    fixture(&ci, &["--history", "2"]);
+    assert_eq!(ci.run(&["result", "rename-identifier", "nightly-0002", "ci-box", "other-box"]).code, 0);
+    let token = env.home.path().join("token");
+    std::fs::write(&token, "a-long-enough-token-0123456789").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // The server's working directory holds files named as results could be.
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("secret.json"), "\"TOPSECRET-db-password\"").unwrap();
+    std::fs::copy(ci.result_path("nightly-0001"), cwd.path().join("other.json")).unwrap();
+    let s = Server::start_in(&env, &["--upload-token-file", token.to_str().unwrap()], Some(cwd.path()));
+    let push = |name: &str, to: &str| -> Run {
+        ci.cmd(&["result", "push", &s.base, name, "--as", to])
+            .env("ENGINE_UPLOAD_TOKEN", "a-long-enough-token-0123456789")
+            .output()
+            .unwrap()
+            .into()
+    };
+    let r = push("nightly-0001", "secret.json");
+    assert_eq!(r.code, 0, "{r:?}");
+    let (status, _, body) = s.get("/history.json?test=io");
+    assert!(!body.contains("TOPSECRET"), "a file of the server's working directory was read: {body}");
+    assert_eq!(status, 200, "{body}");
+    assert!(s.ok("/results/secret.json.json").contains("ci-box"));
+    // Appending to `other.json` appends to the saved result, not to the file there.
+    assert_eq!(push("nightly-0002", "other.json").code, 0);
+    let r = push("nightly-0001", "other.json");
+    assert_eq!(r.code, 0, "{r:?}");
+    let ids: Vec<String> = env.result("other.json")["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["identifier"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["other-box", "ci-box"]);
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn a_token_file_others_can_read_or_change_is_refused() {
+    let env = Env::new();
+    use std::os::unix::fs::PermissionsExt;
+    for mode in [0o640, 0o620, 0o604, 0o660] {
+        let f = env.home.path().join(format!("token-{mode:o}"));
+        std::fs::write(&f, "a-long-enough-token-0123456789").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+        let r = env.run(&["serve", "--bind", "127.0.0.1:0", "--upload-token-file", f.to_str().unwrap()]);
+        assert_eq!(r.code, 2, "mode {mode:o}: {r:?}");
+        assert!(r.stderr.contains("chmod 600"), "{r:?}");
+    }
+}
+
+#[test]
+fn a_hostile_server_cannot_forge_lines_in_push_output() {
+    let env = Env::new();
+    fixture(&env, &["--history", "1"]);
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming().take(1) {
+            let mut c = c.unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            let _ = c.set_read_timeout(Some(Duration::from_millis(500)));
+            let _ = c.read(&mut buf);
+            let body = "{\"error\":\"\\u001b]0;PWNED\\u0007bad\\nfake line: saved OK\"}";
+            let _ = write!(
+                c,
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let r: Run = env
+        .cmd(&["result", "push", &format!("http://127.0.0.1:{port}"), "nightly-0001"])
+        .env("ENGINE_UPLOAD_TOKEN", "a-long-enough-token-0123456789")
+        .output()
+        .unwrap()
+        .into();
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(!r.stderr.lines().any(|l| l.starts_with("fake line")), "a forged line: {r:?}");
+    assert!(!r.stderr.contains('\x1b') && !r.stderr.contains('\x07'), "{r:?}");
+}
