@@ -22,6 +22,8 @@ pub(crate) struct App {
     pub uploads: tokio::sync::Mutex<()>,
     /// Pages at once, bytes of answers in flight.
     pub budget: crate::budget::Budget,
+    /// Pages made at the index's current generation.
+    pub cache: crate::cache::Cache,
     csp: HeaderValue,
 }
 
@@ -53,6 +55,7 @@ impl App {
                 max_upload,
                 uploads: tokio::sync::Mutex::new(()),
                 budget: crate::budget::Budget::new(),
+                cache: Default::default(),
                 csp,
             },
             refreshed,

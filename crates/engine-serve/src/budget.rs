@@ -44,13 +44,13 @@ impl Budget {
     /// `bytes` as a body that holds its share of the budget until it has
     /// been handed to the connection or dropped; `None` when no share
     /// frees within [`QUEUE`].
-    pub async fn body(&self, bytes: Vec<u8>) -> Option<Body> {
+    pub async fn body(&self, bytes: Bytes) -> Option<Body> {
         if bytes.len() < SMALL {
             return Some(Body::from(bytes));
         }
         let mib = u32::try_from(bytes.len().div_ceil(1 << 20)).unwrap_or(u32::MAX).min(BODIES_MIB);
         let permit = tokio::time::timeout(QUEUE, self.bodies.clone().acquire_many_owned(mib)).await.ok()?.ok()?;
-        Some(Body::new(Held { bytes: Bytes::from(bytes), permit: Some(permit) }))
+        Some(Body::new(Held { bytes, permit: Some(permit) }))
     }
 }
 
@@ -91,16 +91,16 @@ mod tests {
     #[tokio::test]
     async fn a_large_answer_holds_its_share_until_it_is_sent() {
         let b = Budget::new();
-        let body = b.body(vec![7u8; 3 << 20]).await.unwrap();
+        let body = b.body(Bytes::from(vec![7u8; 3 << 20])).await.unwrap();
         assert_eq!(b.bodies.available_permits(), BODIES_MIB as usize - 3);
         assert_eq!(body.size_hint().exact(), Some(3 << 20));
         let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
         assert_eq!(bytes.len(), 3 << 20);
         assert_eq!(b.bodies.available_permits(), BODIES_MIB as usize, "given back once sent");
-        let dropped = b.body(vec![0u8; 2 << 20]).await.unwrap();
+        let dropped = b.body(Bytes::from(vec![0u8; 2 << 20])).await.unwrap();
         drop(dropped);
         assert_eq!(b.bodies.available_permits(), BODIES_MIB as usize, "given back when the client went");
-        let small = b.body(vec![0u8; 100]).await.unwrap();
+        let small = b.body(Bytes::from(vec![0u8; 100])).await.unwrap();
         assert_eq!(b.bodies.available_permits(), BODIES_MIB as usize, "small answers are not counted");
         drop(small);
     }

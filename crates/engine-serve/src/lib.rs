@@ -9,6 +9,7 @@
 
 mod app;
 mod budget;
+mod cache;
 mod listen;
 mod log;
 mod page;

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use engine_ops::browse::BrowseError;
 
 /// A page's representations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Want {
     Html,
     Json,

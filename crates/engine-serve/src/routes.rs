@@ -11,6 +11,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,19 +28,25 @@ async fn run(app: Arc<App>, uri: Uri, headers: HeaderMap, page: Page) -> Respons
     let a = app.clone();
     let work = tokio::task::spawn_blocking(move || {
         let _turn = turn;
-        let path = uri.path();
-        let (want, path) = Want::of(path, &headers);
+        let url = uri.to_string();
+        let (want, path) = Want::of(uri.path(), &headers);
+        let generation = a.index().generation().ok();
+        if let Some(hit) = generation.and_then(|g| a.cache.get(g, &url, want)) {
+            return Ok::<_, HttpError>((hit.0, want, hit.1));
+        }
         let asked = Asked { want, path, query: uri.query() };
-        page(&a, &asked).map_err(|e| e.wanting(want))
+        let reply = page(&a, &asked).map_err(|e| e.wanting(want))?;
+        let body = Bytes::from(reply.body);
+        if let Some(g) = generation {
+            a.cache.put(g, &url, want, reply.status, &body);
+        }
+        Ok((reply.status, reply.want, body))
     });
     match tokio::time::timeout(PAGE_TIMEOUT, work).await {
-        Ok(Ok(Ok(reply))) => {
-            let (status, want) = (reply.status, reply.want);
-            match app.budget.body(reply.body).await {
-                Some(body) => Reply::with_body(status, want, body),
-                None => busy(want),
-            }
-        }
+        Ok(Ok(Ok((status, want, body)))) => match app.budget.body(body).await {
+            Some(body) => Reply::with_body(status, want, body),
+            None => busy(want),
+        },
         Ok(Ok(Err(e))) => e.into_response(),
         Ok(Err(e)) => {
             HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the page failed: {e}")).into_response()

@@ -20,7 +20,7 @@ use thiserror::Error;
 pub const FILE: &str = ".engine-index.sqlite";
 
 /// The layout below; an index of another version is built anew.
-const VERSION: i32 = 2;
+const VERSION: i32 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE results(
@@ -35,6 +35,7 @@ CREATE TABLE tests(result TEXT NOT NULL, test TEXT NOT NULL, profile TEXT NOT NU
 CREATE INDEX tests_result ON tests(result);
 CREATE INDEX tests_test ON tests(test);
 CREATE INDEX tests_profile ON tests(profile);
+CREATE INDEX tests_title ON tests(title);
 CREATE TABLE systems(result TEXT NOT NULL, identifier TEXT NOT NULL, started INTEGER);
 CREATE INDEX systems_result ON systems(result);
 CREATE INDEX systems_identifier ON systems(identifier);
@@ -44,6 +45,8 @@ CREATE INDEX fields_key ON fields(key, value);
 CREATE TABLE tags(result TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
 CREATE INDEX tags_result ON tags(result);
 CREATE INDEX tags_key ON tags(key, value);
+CREATE TABLE meta(generation INTEGER NOT NULL);
+INSERT INTO meta VALUES (0);
 ";
 
 #[derive(Debug, Error)]
@@ -52,6 +55,28 @@ pub enum IndexError {
     Sql { path: PathBuf, source: rusqlite::Error },
     #[error("cannot read the results folder {}: {source}", path.display())]
     Folder { path: PathBuf, source: std::io::Error },
+}
+
+/// Results read at once when the index is brought in step: this many, or
+/// files of this many bytes together (one larger file is a batch alone).
+const BATCH: usize = 256;
+const BATCH_BYTES: i64 = 64 << 20;
+
+/// `todo` in batches of at most [`BATCH`] results and [`BATCH_BYTES`].
+fn batches(todo: &[(String, Stamp)]) -> Vec<&[(String, Stamp)]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, s)) in todo.iter().enumerate() {
+        if i > start && (i - start == BATCH || bytes + s.size > BATCH_BYTES) {
+            out.push(&todo[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += s.size;
+    }
+    if start < todo.len() {
+        out.push(&todo[start..]);
+    }
+    out
 }
 
 /// What identifies a version of a result file: a save renames a new file
@@ -160,21 +185,27 @@ impl Index {
             }
         }
         let gone: Vec<&String> = known.keys().filter(|k| names.binary_search(k).is_err()).collect();
-        let read = read_all(store, &todo);
         let tx = self.conn.unchecked_transaction().map_err(self.sql())?;
+        if !gone.is_empty() || !todo.is_empty() {
+            changed(&tx).map_err(self.sql())?;
+        }
         for name in gone {
             forget(&tx, name).map_err(self.sql())?;
             out.dropped += 1;
         }
-        for ((name, stamp), file) in todo.iter().zip(read) {
-            match file {
-                Ok(f) => record(&tx, name, *stamp, &f).map_err(self.sql())?,
-                Err(why) => {
-                    damaged(&tx, name, *stamp, &why).map_err(self.sql())?;
-                    out.damaged += 1;
+        // A batch at a time in memory: 10,000 results read at once would
+        // hold them all.
+        for batch in batches(&todo) {
+            for ((name, stamp), file) in batch.iter().zip(read_all(store, batch)) {
+                match file {
+                    Ok(f) => record(&tx, name, *stamp, &f).map_err(self.sql())?,
+                    Err(why) => {
+                        damaged(&tx, name, *stamp, &why).map_err(self.sql())?;
+                        out.damaged += 1;
+                    }
                 }
+                out.read += 1;
             }
-            out.read += 1;
         }
         tx.commit().map_err(self.sql())?;
         Ok(out)
@@ -185,6 +216,7 @@ impl Index {
         let Some(stamp) = Stamp::of(&store.path(name)) else { return self.forget(name) };
         let tx = self.conn.unchecked_transaction().map_err(self.sql())?;
         record(&tx, name, stamp, file).map_err(self.sql())?;
+        changed(&tx).map_err(self.sql())?;
         tx.commit().map_err(self.sql())
     }
 
@@ -192,7 +224,18 @@ impl Index {
     pub fn forget(&mut self, name: &str) -> Result<(), IndexError> {
         let tx = self.conn.unchecked_transaction().map_err(self.sql())?;
         forget(&tx, name).map_err(self.sql())?;
+        changed(&tx).map_err(self.sql())?;
         tx.commit().map_err(self.sql())
+    }
+
+    /// A number that changes whenever anything in the index does (by any
+    /// process): what was made from the index at one generation is still
+    /// right while it is the same.
+    pub fn generation(&self) -> Result<i64, IndexError> {
+        self.conn
+            .prepare_cached("SELECT generation FROM meta")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .map_err(self.sql())
     }
 
     /// Why result `name` is damaged, if the index says it is.
@@ -212,6 +255,10 @@ impl Index {
             .map_err(self.sql())?;
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
+}
+
+fn changed(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute("UPDATE meta SET generation = generation + 1", []).map(drop)
 }
 
 /// The results named in `todo`, read on all cores; an unreadable one as why.
@@ -321,4 +368,50 @@ fn record(tx: &rusqlite::Transaction, name: &str, s: Stamp, f: &ResultFile) -> r
         ],
     )?;
     searchable(tx, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(size: i64) -> (String, Stamp) {
+        (String::new(), Stamp { mtime: 0, size, ino: 0 })
+    }
+
+    #[test]
+    fn results_are_read_in_batches_bounded_in_count_and_bytes() {
+        let small: Vec<_> = (0..600).map(|_| stamp(1000)).collect();
+        let sizes: Vec<usize> = batches(&small).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, [256, 256, 88]);
+        let big = vec![stamp(40 << 20), stamp(40 << 20), stamp(100 << 20), stamp(1)];
+        let sizes: Vec<usize> = batches(&big).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, [1, 1, 1, 1], "a file over the bytes is a batch alone");
+        assert!(batches(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_index_follows_saves_edits_by_hand_and_deletions() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let mut f: ResultFile =
+            serde_json::from_str(r#"{"schema_version": 1, "title": "First", "systems": [], "results": []}"#).unwrap();
+        store.save("a", &mut f).unwrap();
+        let mut i = Index::open(&store).unwrap();
+        assert_eq!(i.refresh(&store).unwrap().read, 1);
+        let g = i.generation().unwrap();
+        assert_eq!(i.refresh(&store).unwrap(), Refreshed { unchanged: 1, ..Refreshed::default() });
+        assert_eq!(i.generation().unwrap(), g, "nothing changed, the same generation");
+        // A save by engine updates the existing index at once.
+        f.title = "Second".into();
+        store.save("a", &mut f).unwrap();
+        assert!(i.generation().unwrap() > g);
+        assert_eq!(i.refresh(&store).unwrap().unchanged, 1, "the save's stamp was taken");
+        // A file damaged by hand is found at the next refresh and listed so.
+        std::fs::write(store.path("a"), "{").unwrap();
+        assert_eq!(i.refresh(&store).unwrap().damaged, 1);
+        assert!(i.damage("a").unwrap().is_some());
+        store.delete("a").unwrap();
+        assert!(i.damage("a").unwrap().is_none());
+        assert_eq!(i.refresh(&store).unwrap(), Refreshed::default());
+    }
 }

@@ -109,24 +109,23 @@ impl Search {
                 add("rowid IN (SELECT rowid FROM results_text WHERE instr(text, ?) > 0)", vec![t]);
             }
         }
+        // Each condition a set of names made once (not a lookup per result).
         if let Some(t) = &self.test {
             add(
-                "EXISTS (SELECT 1 FROM tests t WHERE t.result = name AND (t.test = ? OR t.profile = ? OR t.title = ?))",
+                "name IN (SELECT result FROM tests WHERE test = ? UNION SELECT result FROM tests WHERE profile = ?
+                 UNION SELECT result FROM tests WHERE title = ?)",
                 vec![t.clone(), t.clone(), t.clone()],
             );
         }
         if let Some(i) = &self.identifier {
-            add("EXISTS (SELECT 1 FROM systems s WHERE s.result = name AND s.identifier = ?)", vec![i.clone()]);
+            add("name IN (SELECT result FROM systems WHERE identifier = ?)", vec![i.clone()]);
         }
         for (k, v) in &self.tags {
-            add(
-                "EXISTS (SELECT 1 FROM tags g WHERE g.result = name AND g.key = ? AND g.value = ?)",
-                vec![k.clone(), v.clone()],
-            );
+            add("name IN (SELECT result FROM tags WHERE key = ? AND value = ?)", vec![k.clone(), v.clone()]);
         }
         for (k, v) in &self.fields {
             add(
-                "EXISTS (SELECT 1 FROM fields f WHERE f.result = name AND f.key = ? AND instr(lower(f.value), ?) > 0)",
+                "name IN (SELECT result FROM fields WHERE key = ? AND instr(lower(value), ?) > 0)",
                 vec![k.clone(), v.to_lowercase()],
             );
         }
@@ -150,39 +149,57 @@ impl Index {
         let (conn, path) = self.conn();
         let sql = |source| IndexError::Sql { path: path.to_path_buf(), source };
         let (clause, params) = s.clause();
-        let total: i64 = conn
-            .prepare_cached(&format!("SELECT count(*) FROM results WHERE {clause}"))
-            .and_then(|mut st| st.query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0)))
-            .map_err(sql)?;
         let per_page = s.per_page.clamp(1, 1000);
         let page = s.page.max(1);
+        // The conditions are worked out once: the page and the count are both
+        // read from the rows they found.
         let query = format!(
-            "SELECT name, title, started, identifiers, tests, damaged, profiles
-             FROM results WHERE {clause} ORDER BY {} LIMIT {per_page} OFFSET {}",
-            s.sort.order_by(),
-            (page - 1).saturating_mul(per_page)
+            "WITH hit AS MATERIALIZED (SELECT rowid AS id FROM results WHERE {clause})
+             SELECT (SELECT count(*) FROM hit), name, title, started, identifiers, tests, damaged, profiles
+             FROM results WHERE rowid IN (SELECT id FROM hit) ORDER BY {} LIMIT ? OFFSET ?",
+            s.sort.order_by()
         );
+        let mut all = params.clone();
+        all.push(Value::Integer(per_page as i64));
+        all.push(Value::Integer((page - 1).saturating_mul(per_page) as i64));
+        let mut total = 0i64;
         let mut st = conn.prepare_cached(&query).map_err(sql)?;
         let rows = st
-            .query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                Ok(Row {
-                    name: r.get(0)?,
-                    title: r.get(1)?,
-                    started: r.get(2)?,
-                    identifiers: r.get(3)?,
-                    tests: r.get(4)?,
-                    damaged: r.get(5)?,
-                    profiles: r
-                        .get::<_, String>(6)?
-                        .split('\n')
-                        .filter(|p| !p.is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                })
+            .query_map(rusqlite::params_from_iter(all.iter()), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    Row {
+                        name: r.get(1)?,
+                        title: r.get(2)?,
+                        started: r.get(3)?,
+                        identifiers: r.get(4)?,
+                        tests: r.get(5)?,
+                        damaged: r.get(6)?,
+                        profiles: r
+                            .get::<_, String>(7)?
+                            .split('\n')
+                            .filter(|p| !p.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                    },
+                ))
             })
             .map_err(sql)?
+            .map(|r| {
+                r.map(|(n, row)| {
+                    total = n;
+                    row
+                })
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(sql)?;
+        // A page past the end has no row to carry the count.
+        if rows.is_empty() && page > 1 {
+            total = conn
+                .prepare_cached(&format!("SELECT count(*) FROM results WHERE {clause}"))
+                .and_then(|mut st| st.query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0)))
+                .map_err(sql)?;
+        }
         Ok(Found { total: total as usize, page, per_page, rows })
     }
 
@@ -193,8 +210,8 @@ impl Index {
         let sql = |source| IndexError::Sql { path: path.to_path_buf(), source };
         let mut st = conn
             .prepare_cached(
-                "SELECT name FROM results r WHERE damaged IS NULL AND EXISTS (SELECT 1 FROM tests t
-                 WHERE t.result = r.name AND (t.test = ?1 OR t.profile = ?1 OR t.title = ?1))
+                "SELECT name FROM results WHERE damaged IS NULL AND name IN (SELECT result FROM tests WHERE test = ?1
+                 UNION SELECT result FROM tests WHERE profile = ?1 UNION SELECT result FROM tests WHERE title = ?1)
                  ORDER BY started IS NULL, started, name",
             )
             .map_err(sql)?;
