@@ -227,12 +227,26 @@ pub fn hosts(cx: &Context, index: &Index, test: &str, limit: usize) -> Result<(V
     Ok((out, false))
 }
 
+/// The most values (entries and their trials) an upload may hold.
+pub const MAX_UPLOAD_VALUES: usize = 1_000_000;
+
 /// An upload: the file at `upload` (a result.json the server wrote from the
 /// request) checked as `result merge` checks its inputs and saved as
 /// `name`, appended to the result of that name when there is one. Nothing
 /// is written when it is refused.
 pub fn accept(cx: &Context, upload: &Path, name: &str, events: &dyn Events) -> Result<Merged, BrowseError> {
     let save: store::ResultName = name.parse().map_err(|e: StoreError| BrowseError::Bad(e.to_string()))?;
+    // What a result holds is bounded too, not only its bytes: a million
+    // trials is far past any run, and a file of them grows ninefold when
+    // saved readable.
+    if let Ok(f) = store::load_file(upload) {
+        let values: usize = f.results.iter().flat_map(|r| &r.entries).map(|e| 1 + e.trials.len()).sum();
+        if values > MAX_UPLOAD_VALUES {
+            return Err(BrowseError::Refused(format!(
+                "the upload holds {values} values (entries and trials); at most {MAX_UPLOAD_VALUES} are taken"
+            )));
+        }
+    }
     let exists = cx.store.exists(name);
     // Named by kind: a name is never read as a path, whatever it ends in.
     let mut inputs = Vec::new();

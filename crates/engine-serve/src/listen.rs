@@ -3,7 +3,9 @@
 //! for [`WRITE_STALL`] nor read for [`READ_STALL`] (a client that stops
 //! reading its answer, or sends its upload a byte a minute, loses its
 //! connection) — at
-//! most [`MAX_CONNECTIONS`] connections and [`PER_PEER`] from one address.
+//! most [`MAX_CONNECTIONS`] connections and [`PER_PEER`] from one client
+//! (an IPv4 address, an IPv6 /64), and a shorter head deadline when more
+//! than half are taken.
 //! On SIGTERM or SIGINT no new connection is taken while those in flight
 //! finish, for at most [`DRAIN`]; a second signal ends the wait.
 
@@ -29,17 +31,36 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_STALL: Duration = Duration::from_secs(90);
 /// A write that makes no progress for this long ends the connection.
 const WRITE_STALL: Duration = Duration::from_secs(30);
-/// Connections served at once; more wait in the listen queue.
-const MAX_CONNECTIONS: usize = 512;
-/// Connections one address may hold (a proxy in front is one address:
-/// its keep-alive pool stays below this).
+/// Connections served at once; more wait in the listen queue. An idle one
+/// costs a descriptor and a few KiB.
+const MAX_CONNECTIONS: usize = 4096;
+/// Connections one address (an IPv6 /64) may hold (a proxy in front is one
+/// address: its keep-alive pool stays below this).
 const PER_PEER: usize = 64;
+/// When more than half the connections are taken, a new one must send its
+/// request head within this.
+const HEAD_TIMEOUT_BUSY: Duration = Duration::from_secs(2);
 /// How long requests in flight may take to finish after SIGTERM.
 const DRAIN: Duration = Duration::from_secs(10);
 
 /// The connections each address holds now.
 #[derive(Default, Clone)]
 struct Peers(Arc<Mutex<HashMap<IpAddr, usize>>>);
+
+/// What counts as one client: an IPv4 address, an IPv6 /64 (one host's
+/// share of addresses).
+fn client_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        v4 => v4,
+    }
+}
 
 /// One connection of one address, counted until dropped.
 struct Held(Peers, IpAddr);
@@ -77,6 +98,8 @@ async fn signalled(term: &mut Signal, int: &mut Signal) {
 }
 
 pub(crate) async fn run(listener: TcpListener, router: Router) -> std::io::Result<()> {
+    // A descriptor per connection, and some for the pages' files.
+    engine_sys::process::raise_open_files(MAX_CONNECTIONS as u64 + 256);
     let (mut term, mut int) = (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?);
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -95,7 +118,8 @@ pub(crate) async fn run(listener: TcpListener, router: Router) -> std::io::Resul
             _ = signalled(&mut term, &mut int) => break,
         };
         // Over its share: closed at once, the slot free for others.
-        let Some(held) = peers.take(peer.ip()) else { continue };
+        let Some(held) = peers.take(client_of(peer.ip())) else { continue };
+        let busy = slots.available_permits() < MAX_CONNECTIONS / 2;
         let mut stream = TimeoutStream::new(stream);
         stream.set_read_timeout(Some(READ_STALL));
         stream.set_write_timeout(Some(WRITE_STALL));
@@ -107,7 +131,7 @@ pub(crate) async fn run(listener: TcpListener, router: Router) -> std::io::Resul
         ));
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
-            .header_read_timeout(HEAD_TIMEOUT)
+            .header_read_timeout(if busy { HEAD_TIMEOUT_BUSY } else { HEAD_TIMEOUT })
             .serve_connection(TokioIo::new(Box::pin(stream)), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
@@ -122,4 +146,23 @@ pub(crate) async fn run(listener: TcpListener, router: Router) -> std::io::Resul
         _ = signalled(&mut term, &mut int) => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_client_is_an_ipv4_address_or_an_ipv6_64() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        assert_eq!(client_of(a), client_of(b));
+        assert_ne!(client_of(a), client_of("2001:db8:1:3::1".parse().unwrap()));
+        assert_eq!(client_of("::ffff:10.0.0.1".parse().unwrap()), "10.0.0.1".parse::<IpAddr>().unwrap());
+        let peers = Peers::default();
+        let held: Vec<_> = (0..PER_PEER).map(|_| peers.take(client_of(a)).unwrap()).collect();
+        assert!(peers.take(client_of(b)).is_none(), "the /64's share is taken");
+        drop(held);
+        assert!(peers.take(client_of(b)).is_some(), "and given back");
+    }
 }

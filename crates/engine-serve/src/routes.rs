@@ -22,23 +22,32 @@ type Page = fn(&App, &Asked) -> Result<Reply, HttpError>;
 
 /// Runs `page` for the request on a blocking thread; its error in the
 /// representation asked for.
+/// The longest path and query a page takes.
+const MAX_URL: usize = 8192;
+
 async fn run(app: Arc<App>, uri: Uri, headers: HeaderMap, page: Page) -> Response {
     let (want, _) = Want::of(uri.path(), &headers);
+    if uri.path_and_query().map_or(0, |p| p.as_str().len()) > MAX_URL {
+        return HttpError::new(StatusCode::URI_TOO_LONG, format!("the URL is longer than {MAX_URL} bytes"))
+            .wanting(want)
+            .into_response();
+    }
     let Some(turn) = app.budget.page().await else { return busy(want) };
     let a = app.clone();
     let work = tokio::task::spawn_blocking(move || {
         let _turn = turn;
-        let url = uri.to_string();
+        // The path and query only: a request's host or absolute form is not the page.
+        let url = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
         let (want, path) = Want::of(uri.path(), &headers);
         let generation = a.index().generation().ok();
         if let Some(hit) = generation.and_then(|g| a.cache.get(g, &url, want)) {
-            return Ok::<_, HttpError>((hit.0, want, hit.1));
+            return Ok::<_, HttpError>(hit);
         }
         let asked = Asked { want, path, query: uri.query() };
         let reply = page(&a, &asked).map_err(|e| e.wanting(want))?;
         let body = Bytes::from(reply.body);
         if let Some(g) = generation {
-            a.cache.put(g, &url, want, reply.status, &body);
+            a.cache.put(g, &url, want, (reply.status, reply.want), &body);
         }
         Ok((reply.status, reply.want, body))
     });

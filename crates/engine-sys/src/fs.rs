@@ -201,8 +201,12 @@ pub fn too_large(size: u64, cap: u64) -> io::Error {
 /// grows, or a device such as `/dev/zero`, stops at the cap): memory stays
 /// bounded whatever the file holds.
 pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    read_capped_from(File::open(path)?, cap)
+}
+
+/// [`read_capped`] of a file already open.
+pub fn read_capped_from(f: File, cap: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let f = File::open(path)?;
     let too_big = |size: u64| too_large(size, cap);
     let size = f.metadata()?.len();
     if size > cap {

@@ -524,6 +524,26 @@ fn stop(pid: i32, rx: &mpsc::Receiver<(i32, libc::rusage, Instant)>, grace: Dura
     })
 }
 
+/// Raises this process's limit of open files to `want` (or its hard limit,
+/// if lower); returns the limit now. A server holds a descriptor per
+/// connection, and the usual soft limit (1024) is below what it accepts.
+pub fn raise_open_files(want: u64) -> u64 {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 0;
+    }
+    let target = want.min(lim.rlim_max);
+    if lim.rlim_cur < target {
+        let raised = libc::rlimit { rlim_cur: target, rlim_max: lim.rlim_max };
+        // SAFETY: a valid pointer to a limit within the hard one.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return target;
+        }
+    }
+    lim.rlim_cur
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

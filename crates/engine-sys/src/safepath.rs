@@ -93,6 +93,17 @@ pub fn regular_only(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
+/// The regular file `rel` beneath the folder `dir`: `dir` itself may be
+/// reached through a link (it is the person's own, as ENGINE_HOME is), but
+/// nothing beneath it is followed, and a FIFO or a device there is refused,
+/// never waited on.
+pub fn open_regular_in(dir: &Path, rel: &Path) -> io::Result<File> {
+    let d = File::open(dir)?;
+    let fd = open_beneath(d.as_fd(), rel, libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK, 0)?;
+    regular_only(&fd)?;
+    Ok(File::from(fd))
+}
+
 /// openat2 beneath `dir` without symlinks; the component walk where the
 /// kernel has no openat2.
 fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {

@@ -208,3 +208,149 @@ fn a_hostile_server_cannot_forge_lines_in_push_output() {
     assert!(!r.stderr.lines().any(|l| l.starts_with("fake line")), "a forged line: {r:?}");
     assert!(!r.stderr.contains('\x1b') && !r.stderr.contains('\x07'), "{r:?}");
 }
+
+// Round 2: the store and the index as an attacker who can write into
+// `results/` shapes them, the cache, many addresses, uploads that grow.
+
+#[test]
+fn the_index_is_never_written_through_a_link_nor_runs_a_planted_trigger() {
+    let env = Env::new();
+    fixture(&env, &["--history", "3"]);
+    let index = env.home.path().join("results/.engine-index.sqlite");
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.sqlite");
+    std::fs::write(&victim, b"not engine's").unwrap();
+    std::os::unix::fs::symlink(&victim, &index).unwrap();
+    // engine's own writes leave a planted link alone.
+    assert_eq!(env.run(&["result", "edit", "nightly-0001", "--title", "x"]).code, 0);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not engine's");
+    let s = Server::start(&env, &[]);
+    assert_eq!(s.json("/results.json")["total"], 3);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not engine's", "written through the link");
+    assert!(std::fs::symlink_metadata(&index).unwrap().file_type().is_file(), "the link was replaced by an index");
+    assert!(!outside.path().join("victim.sqlite-wal").exists());
+    assert_eq!(s.stop(), 0);
+
+    // A trigger in a planted index would run on every write: it is never used.
+    let planted = "CREATE TRIGGER slow AFTER UPDATE ON meta BEGIN SELECT count(*) FROM \
+        (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<20000000000) SELECT x FROM c); END;";
+    let out = std::process::Command::new("sqlite3").arg(&index).arg(planted).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r =
+        env.run_within(&["result", "edit", "nightly-0002", "--title", "after-the-trigger"], Duration::from_secs(20));
+    assert_eq!(r.code, 0, "{r:?}");
+    let s = Server::start(&env, &[]);
+    assert_eq!(s.json("/results.json?q=after-the-trigger")["total"], 1, "built anew");
+    let list = std::process::Command::new("sqlite3")
+        .arg(&index)
+        .arg("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&list.stdout).trim(), "0");
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn links_fifos_and_outside_files_in_the_store_are_no_results() {
+    let env = Env::new();
+    fixture(&env, &["--history", "1"]);
+    let results = env.home.path().join("results");
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("result.json");
+    let mut f = env.result("nightly-0001");
+    f["title"] = "TOP-SECRET-TITLE".into();
+    std::fs::write(&secret, serde_json::to_vec(&f).unwrap()).unwrap();
+    std::fs::write(outside.path().join("array.json"), b"[\"hunter2-secret\", 1]").unwrap();
+    std::fs::create_dir(results.join("leak")).unwrap();
+    std::os::unix::fs::symlink(&secret, results.join("leak/result.json")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), results.join("leakdir")).unwrap();
+    std::fs::create_dir(results.join("leak2")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("array.json"), results.join("leak2/result.json")).unwrap();
+    std::fs::create_dir(results.join("fifo")).unwrap();
+    let c = std::ffi::CString::new(results.join("fifo/result.json").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let s = Server::start(&env, &[]);
+    let list = s.ok("/results.json?per=100");
+    assert!(!list.contains("TOP-SECRET") && !list.contains("hunter2"), "{list}");
+    assert!(!list.contains(&results.display().to_string()), "the store's path is the server's own: {list}");
+    for page in
+        ["/results/leak", "/results/leak.json", "/results/leakdir.json", "/results/leak2.json", "/results/fifo.json"]
+    {
+        let (status, _, body) = s.get(page);
+        assert!(status == 404 || status == 422, "{page}: {status} {body}");
+        assert!(!body.contains("TOP-SECRET") && !body.contains("hunter2"), "{page}: {body}");
+    }
+    assert_eq!(answers_within(&s, "/results.json", Duration::from_secs(5)), 200, "nothing waits on the FIFO");
+    // The command line refuses them the same way.
+    let r = env.run_within(&["result", "show", "leak"], Duration::from_secs(20));
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(!r.stdout.contains("TOP-SECRET"), "{r:?}");
+    let r = env.run_within(&["result", "show", "fifo"], Duration::from_secs(20));
+    assert_ne!(r.code, 0, "{r:?}");
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn the_cache_keeps_what_each_page_is_and_long_urls_are_refused() {
+    let env = Env::new();
+    fixture(&env, &["--history", "1"]);
+    std::fs::rename(env.home.path().join("results/nightly-0001"), env.home.path().join("results/cachet.json")).unwrap();
+    let s = Server::start(&env, &[]);
+    for _ in 0..2 {
+        let (status, ct, body) = s.get("/results/cachet.json");
+        assert_eq!((status, ct.as_str()), (200, "text/html; charset=utf-8"), "{body}");
+    }
+    let (status, _, _) = s.get(&format!("/results.json?identifier={}", "x".repeat(9000)));
+    assert_eq!(status, 414);
+    let (_, peak_before) = s.memory();
+    let c = Server::client();
+    for i in 0..400 {
+        let r = c.get(format!("{}/results.json?identifier={}{i}", s.base, "x".repeat(8000))).send().unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
+    let (_, peak) = s.memory();
+    assert!(peak < peak_before + (64 << 20), "distinct URLs grew the server by {} MB", (peak - peak_before) >> 20);
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn idle_connections_from_many_addresses_do_not_shut_others_out() {
+    let env = Env::new();
+    fixture(&env, &["--history", "1"]);
+    let s = Server::start(&env, &[]);
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let mut held = Vec::new();
+    for a in 2..=11 {
+        for _ in 0..70 {
+            held.push(connect_from(&format!("127.0.0.{a}"), &addr));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(answers_within(&s, "/results.json", Duration::from_secs(5)), 200);
+    drop(held);
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn an_upload_that_would_grow_ninefold_is_refused() {
+    let (env, ci) = (Env::new(), Env::new());
+    fixture(&ci, &["--history", "1"]);
+    let token = env.home.path().join("token");
+    std::fs::write(&token, "a-long-enough-token-0123456789").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let s = Server::start(&env, &["--upload-token-file", token.to_str().unwrap()]);
+    let mut f = ci.result("nightly-0001");
+    f["results"][0]["entries"][0]["trials"] = serde_json::Value::Array(vec![1.into(); 1_100_000]);
+    let r = Server::client()
+        .post(format!("{}/api/results?name=big", s.base))
+        .bearer_auth("a-long-enough-token-0123456789")
+        .body(serde_json::to_vec(&f).unwrap())
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 422);
+    assert!(r.text().unwrap().contains("at most 1000000"));
+    assert!(!env.home.path().join("results/big").exists());
+    assert_eq!(s.stop(), 0);
+}

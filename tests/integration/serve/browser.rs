@@ -100,6 +100,17 @@ impl Driver {
         self.call("POST", &format!("/element/{e}/click"), None);
     }
 
+    /// Clicks `css` and waits until the page it leads to, whose URL holds
+    /// `to`, has loaded (a click does not wait for the navigation it starts).
+    fn click_to(&self, css: &str, to: &str) {
+        self.click(css);
+        let t0 = Instant::now();
+        while !(self.url().contains(to) && self.run("return document.readyState") == json!("complete")) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "no page at {to} after clicking {css}: {}", self.url());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn type_in(&self, css: &str, text: &str) {
         let e = self.find(css);
         self.call("POST", &format!("/element/{e}/clear"), None);
@@ -171,20 +182,18 @@ fn a_browser_searches_compares_and_opens_history_fleet_and_systems() {
     assert!(d.console().iter().any(|m| m.contains("engine-probe")), "the browser's console cannot be read");
     assert_clean_console(&d, "the list");
     d.type_in("input[name=q]", "WD5000");
-    d.click("form.search button");
+    d.click_to("form.search button", "q=WD5000");
     assert_eq!(d.find_all("tbody tr").len(), 1);
     assert!(d.text("tbody tr").contains("Fleet of 1000"), "{}", d.text("tbody tr"));
     d.go(&format!("{}/results?q=nightly&sort=oldest", s.base));
-    d.click("a[rel=next]");
-    assert!(d.url().contains("page=2"), "{}", d.url());
+    d.click_to("a[rel=next]", "page=2");
     assert!(d.text("tbody tr").contains("nightly-0051"), "{}", d.text("tbody tr"));
 
     // Two ticked and compared.
     d.go(&format!("{}/results?q=nightly&sort=oldest&per=100", s.base));
     d.click("input[value=nightly-0001]");
     d.click("input[value=nightly-0100]");
-    d.click("button#compare");
-    assert!(d.url().contains("/compare?r=nightly-0001&r=nightly-0100"), "{}", d.url());
+    d.click_to("button#compare", "/compare?r=nightly-0001&r=nightly-0100");
     let body = d.text("body");
     assert!(body.contains("nightly-0001 vs nightly-0100"), "{body}");
     assert!(body.contains("1 better (Engine I/O: Case 0 +2"), "the step shows in the comparison: {body}");
@@ -193,8 +202,7 @@ fn a_browser_searches_compares_and_opens_history_fleet_and_systems() {
 
     // A test's history, picked from the list of tests: the step is found.
     d.go(&format!("{}/history", s.base));
-    d.click("tbody a");
-    assert!(d.url().contains("/history?test=io"), "{}", d.url());
+    d.click_to("tbody a", "/history?test=io");
     assert!(!d.find_all("svg").is_empty(), "the history is drawn");
     let body = d.text("body");
     assert!(body.contains("nightly-0051"), "the change point is named at the 51st run: {body}");
@@ -204,7 +212,7 @@ fn a_browser_searches_compares_and_opens_history_fleet_and_systems() {
     // A fleet of 1,000 hosts grouped by disk: the planted hosts are odd.
     d.go(&format!("{}/fleet/fleet", s.base));
     d.type_in("input[name=by]", "disk-model");
-    d.click("form button");
+    d.click_to("form button", "by=disk-model");
     let body = d.text("body");
     assert!(body.contains("host-0017") && body.contains("host-0999"), "{body}");
     d.screenshot("fleet");

@@ -91,7 +91,7 @@ struct Stamp {
 impl Stamp {
     fn of(path: &Path) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
+        let m = std::fs::symlink_metadata(path).ok()?;
         Some(Stamp { mtime: m.mtime() * 1_000_000_000 + m.mtime_nsec(), size: m.size() as i64, ino: m.ino() as i64 })
     }
 }
@@ -119,27 +119,46 @@ impl Index {
         let path = store.root().join(FILE);
         std::fs::create_dir_all(store.root())
             .map_err(|source| IndexError::Folder { path: store.root().to_path_buf(), source })?;
+        let fresh = || {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        };
+        // Only files of its own: a link, a FIFO or a device put in their
+        // place is removed (the entry, never what it points at).
+        if !own_files(&path) {
+            fresh();
+        }
         match Self::open_at(&path) {
             Ok(i) => Ok(i),
             Err(_) => {
-                for suffix in ["", "-wal", "-shm"] {
-                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-                }
+                fresh();
                 Self::open_at(&path)
             }
         }
     }
 
-    /// The index of `store` if there is one: a save or delete keeps an
-    /// existing index in step and makes none (only `engine serve` needs it).
+    /// The index of `store` if there is one of its own: a save or delete
+    /// keeps an existing index in step and makes none (only `engine serve`
+    /// needs it); one that is not what engine writes is left to the server
+    /// to replace.
     pub fn existing(store: &Store) -> Option<Index> {
         let path = store.root().join(FILE);
-        path.is_file().then(|| Self::open_at(&path).ok()).flatten()
+        (own_files(&path) && path.exists()).then(|| Self::open_at(&path).ok()).flatten()
     }
 
     fn open_at(path: &Path) -> Result<Index, IndexError> {
+        use rusqlite::OpenFlags;
         let sql = |source| IndexError::Sql { path: path.to_path_buf(), source };
-        let conn = Connection::open(path).map_err(sql)?;
+        // Never through a link: the index is created and written as root.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+        // What the file says runs no code of its own (triggers, views,
+        // defaults are checked against engine's schema below).
+        conn.pragma_update(None, "trusted_schema", false).map_err(sql)?;
         // Another engine saving a result waits for the server's write, not fails.
         conn.busy_timeout(Duration::from_secs(5)).map_err(sql)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
@@ -147,10 +166,12 @@ impl Index {
         // Searches read the index mapped, not copied (it is a few MB per 10,000 results).
         conn.pragma_update(None, "mmap_size", 256i64 << 20).map_err(sql)?;
         let version: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
-        if version == 0 {
+        if version == 0 && schema_of(&conn).map_err(sql)?.is_empty() {
             conn.execute_batch(SCHEMA).map_err(sql)?;
             conn.pragma_update(None, "user_version", VERSION).map_err(sql)?;
-        } else if version != VERSION {
+        } else if version != VERSION || schema_of(&conn).map_err(sql)? != *expected_schema() {
+            // Another version, or objects engine did not make (a trigger
+            // would run on every write): built anew.
             return Err(sql(rusqlite::Error::InvalidQuery));
         }
         let ok: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(sql)?;
@@ -200,6 +221,8 @@ impl Index {
                 match file {
                     Ok(f) => record(&tx, name, *stamp, &f).map_err(self.sql())?,
                     Err(why) => {
+                        // Where the results are is the server's own business.
+                        let why = why.replace(&format!("{}/", store.root().display()), "");
                         damaged(&tx, name, *stamp, &why).map_err(self.sql())?;
                         out.damaged += 1;
                     }
@@ -255,6 +278,34 @@ impl Index {
             .map_err(self.sql())?;
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
+}
+
+/// Whether the index's files at `path` are absent or regular files (no
+/// link, FIFO, device or folder in their place).
+fn own_files(path: &Path) -> bool {
+    ["", "-wal", "-shm"].iter().all(|suffix| match std::fs::symlink_metadata(format!("{}{suffix}", path.display())) {
+        Ok(m) => m.file_type().is_file(),
+        Err(_) => true,
+    })
+}
+
+/// Every object of a database as SQLite lists it (type, name, table, SQL).
+type Schema = Vec<(String, String, String, Option<String>)>;
+
+fn schema_of(conn: &Connection) -> rusqlite::Result<Schema> {
+    let mut st = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// The objects [`SCHEMA`] makes, read from a database made in memory.
+fn expected_schema() -> &'static Schema {
+    static EXPECTED: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+    EXPECTED.get_or_init(|| {
+        let conn = Connection::open_in_memory().expect("an in-memory database");
+        conn.execute_batch(SCHEMA).expect("engine's own schema");
+        schema_of(&conn).expect("its objects")
+    })
 }
 
 fn changed(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {

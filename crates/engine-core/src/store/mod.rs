@@ -123,7 +123,16 @@ impl Store {
     }
 
     pub fn exists(&self, name: &str) -> bool {
-        check_name(name).is_ok() && self.path(name).is_file()
+        check_name(name).is_ok()
+            && fs::symlink_metadata(self.dir(name)).is_ok_and(|m| m.is_dir())
+            && fs::symlink_metadata(self.path(name)).is_ok_and(|m| m.is_file())
+    }
+
+    /// The file of saved result `name`, opened beneath the results folder:
+    /// neither its folder nor its file may be a link, and only a regular
+    /// file is read (a FIFO put there is refused, never waited on).
+    fn open_result(&self, name: &str) -> std::io::Result<fs::File> {
+        crate::sys::safepath::open_regular_in(&self.root, &Path::new(name).join("result.json"))
     }
 
     /// Names of saved results, sorted.
@@ -132,7 +141,10 @@ impl Store {
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.path().join("result.json").is_file())
+            // A folder and a file of its own: links (to results elsewhere,
+            // to files outside) are no results.
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| fs::symlink_metadata(e.path().join("result.json")).is_ok_and(|m| m.is_file()))
             .filter_map(|e| e.file_name().into_string().ok())
             // engine's own folders beside the results (the quarantine) are none.
             .filter(|n| check_name(n).is_ok())
@@ -157,10 +169,11 @@ impl Store {
     pub fn load_lean(&self, name: &str) -> Result<ResultFile, StoreError> {
         check_name(name)?;
         let path = self.path(name);
-        if !path.is_file() {
-            return Err(StoreError::NotFound(name.to_string()));
+        match self.open_result(name) {
+            Ok(f) => load_own(f, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound(name.to_string())),
+            Err(source) => Err(StoreError::Read { path, source }),
         }
-        load_own(&path)
     }
 
     /// Takes the lock of result `name`, creating its folder.
@@ -193,7 +206,10 @@ impl Store {
         let path = self.path(name);
         let mut old_bulk = None;
         if path.is_file()
-            && let Ok(bulk) = replaced_bulk(&path)
+            && let Ok(bulk) = self
+                .open_result(name)
+                .map_err(|source| StoreError::Read { path: path.clone(), source })
+                .and_then(|f| replaced_bulk(f, &path))
         {
             old_bulk = bulk;
             let bak = backup_path(&path);
@@ -384,14 +400,14 @@ impl Store {
 /// enough to be kept as the backup. A file from outside's size is parsed
 /// whole; a fleet's (hundreds of MiB, engine's own) is not parsed again:
 /// its `bulk` is read from its first bytes, where engine writes it.
-fn replaced_bulk(path: &Path) -> Result<Option<String>, StoreError> {
+fn replaced_bulk(file: fs::File, path: &Path) -> Result<Option<String>, StoreError> {
     let read = |source| StoreError::Read { path: path.to_path_buf(), source };
-    let size = fs::metadata(path).map_err(read)?.len();
+    let size = file.metadata().map_err(read)?.len();
     if size <= MAX_RESULT_BYTES {
-        return load_own(path).map(|f| f.bulk);
+        return load_own(file, path).map(|f| f.bulk);
     }
     let mut head = Vec::with_capacity(4096);
-    fs::File::open(path).map_err(read)?.take(4096).read_to_end(&mut head).map_err(read)?;
+    file.take(4096).read_to_end(&mut head).map_err(read)?;
     let head = String::from_utf8_lossy(&head);
     let name = head
         .split_once("\"bulk\"")
@@ -430,12 +446,11 @@ fn write_json(path: &Path, file: &ResultFile, compact: bool) -> Result<(), Store
 /// is read (no copy of its bytes in memory: a fleet's result is hundreds of
 /// MiB; damage stops the reading where it is, a file of zeros at its first
 /// byte); smaller ones as any file, whose errors name the exact byte.
-fn load_own(path: &Path) -> Result<ResultFile, StoreError> {
+fn load_own(file: fs::File, path: &Path) -> Result<ResultFile, StoreError> {
     let read = |source| StoreError::Read { path: path.to_path_buf(), source };
-    let file = fs::File::open(path).map_err(read)?;
     let size = file.metadata().map_err(read)?.len();
     if size <= MAX_RESULT_BYTES {
-        let bytes = crate::sys::fs::read_capped(path, MAX_RESULT_BYTES).map_err(read)?;
+        let bytes = crate::sys::fs::read_capped_from(file, MAX_RESULT_BYTES).map_err(read)?;
         return parse_own(&bytes, path);
     }
     if size > MAX_OWN_RESULT_BYTES {
