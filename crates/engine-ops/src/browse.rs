@@ -115,6 +115,11 @@ pub fn report(cx: &Context, name: &str, p: &Presentation) -> Result<Vec<u8>, Bro
     Ok(present::present(&file, p, monitors)?.bytes)
 }
 
+/// The most results one page compares, and their files' bytes together:
+/// a comparison holds them all, about ten times their size.
+pub const MAX_COMPARED: usize = 32;
+pub const MAX_COMPARED_BYTES: u64 = 32 << 20;
+
 /// The saved results `names` compared as `result compare` compares them;
 /// with `only`, just those identifiers (as the merged result names them).
 /// Returns the report and every identifier there was to pick.
@@ -126,6 +131,21 @@ pub fn compare(
 ) -> Result<(Vec<u8>, Vec<String>), BrowseError> {
     if names.is_empty() {
         return Err(BrowseError::Bad("parameter `r`: name at least one result to compare".into()));
+    }
+    if names.len() > MAX_COMPARED {
+        return Err(BrowseError::Bad(format!(
+            "parameter `r`: {} results named; a page compares at most {MAX_COMPARED} (`engine result compare` has no such limit)",
+            names.len()
+        )));
+    }
+    // What the comparison will hold in memory, bounded before anything is read.
+    let bytes: u64 = names.iter().filter_map(|n| cx.store.size_of(n)).sum();
+    if bytes > MAX_COMPARED_BYTES {
+        return Err(BrowseError::Bad(format!(
+            "parameter `r`: these results are {} MiB of files together; a page compares at most {} MiB (`engine result compare` has no such limit)",
+            bytes >> 20,
+            MAX_COMPARED_BYTES >> 20
+        )));
     }
     let mut files = Vec::with_capacity(names.len());
     for n in names {

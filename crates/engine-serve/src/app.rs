@@ -19,7 +19,7 @@ pub(crate) struct App {
     pub token: Option<[u8; 32]>,
     pub max_upload: usize,
     /// One upload at a time: two to the same name are a merge each, in turn.
-    pub uploads: tokio::sync::Mutex<()>,
+    pub uploads: Arc<tokio::sync::Mutex<()>>,
     /// Pages at once, bytes of answers in flight.
     pub budget: crate::budget::Budget,
     /// Pages made at the index's current generation.
@@ -53,7 +53,7 @@ impl App {
                 readers,
                 token,
                 max_upload,
-                uploads: tokio::sync::Mutex::new(()),
+                uploads: Arc::new(tokio::sync::Mutex::new(())),
                 budget: crate::budget::Budget::new(),
                 cache: Default::default(),
                 csp,

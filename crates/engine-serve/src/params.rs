@@ -4,6 +4,20 @@
 
 use crate::reply::HttpError;
 
+/// `path?query` as [`Params`] reads the query: blank values dropped,
+/// values trimmed, every value encoded one way; the order kept (it matters
+/// to a comparison).
+pub(crate) fn canonical(path: &str, query: Option<&str>) -> String {
+    let mut s = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if !v.trim().is_empty() {
+            s.append_pair(&k, v.trim());
+        }
+    }
+    let q = s.finish();
+    if q.is_empty() { path.to_string() } else { format!("{path}?{q}") }
+}
+
 pub(crate) struct Params {
     pairs: Vec<(String, String)>,
 }
@@ -113,5 +127,20 @@ impl Params {
             s.append_pair(k, v);
         }
         s.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_of_one_query_are_one_page() {
+        let one = canonical("/history", Some("test=io"));
+        for q in ["test=io&", "test=+io", "test=%69o", "test=io&test=", "&&test=io", "test=io+"] {
+            assert_eq!(canonical("/history", Some(q)), one, "{q}");
+        }
+        assert_ne!(canonical("/compare", Some("r=a&r=b")), canonical("/compare", Some("r=b&r=a")));
+        assert_eq!(canonical("/results", Some("")), "/results");
     }
 }

@@ -36,8 +36,10 @@ async fn run(app: Arc<App>, uri: Uri, headers: HeaderMap, page: Page) -> Respons
     let a = app.clone();
     let work = tokio::task::spawn_blocking(move || {
         let _turn = turn;
-        // The path and query only: a request's host or absolute form is not the page.
-        let url = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+        // The page the request names, as its parameters read it: a host,
+        // an absolute form, blank or spaced values and other spellings of
+        // the same query are one page, made once.
+        let url = crate::params::canonical(uri.path(), uri.query());
         let (want, path) = Want::of(uri.path(), &headers);
         let generation = a.index().generation().ok();
         if let Some(hit) = generation.and_then(|g| a.cache.get(g, &url, want)) {

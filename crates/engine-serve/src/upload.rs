@@ -60,13 +60,18 @@ async fn accept(app: Arc<App>, uri: Uri, headers: HeaderMap, body: axum::body::B
     if declared.is_some_and(|n| n > app.max_upload as u64) {
         return Err(too_large());
     }
-    // One upload in memory at a time: the others wait in their sockets.
-    let _turn = app.uploads.lock().await;
+    // One upload in memory at a time: the others wait in their sockets. The
+    // turn goes with the work, which runs to its end even when the client
+    // has gone.
+    let turn = app.uploads.clone().lock_owned().await;
     let bytes = axum::body::to_bytes(body, app.max_upload).await.map_err(|_| too_large())?;
     let a = app.clone();
-    tokio::task::spawn_blocking(move || save(&a, &name, &bytes))
-        .await
-        .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        save(&a, &name, &bytes)
+    })
+    .await
+    .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
 /// The upload written where only this request sees it, then merged.

@@ -354,3 +354,93 @@ fn an_upload_that_would_grow_ninefold_is_refused() {
     assert!(!env.home.path().join("results/big").exists());
     assert_eq!(s.stop(), 0);
 }
+
+// Round 3: a FIFO as a result's bulk file, comparisons of everything,
+// uploads whose clients went.
+
+#[test]
+fn a_fifo_as_a_bulk_file_is_refused_not_waited_on() {
+    let env = Env::new();
+    fixture(&env, &["--history", "2"]);
+    let mut f = env.result("nightly-0001");
+    f["bulk"] = "bulk-0123456789abcdef.bin".into();
+    std::fs::write(env.result_path("nightly-0001"), serde_json::to_vec(&f).unwrap()).unwrap();
+    let fifo = env.home.path().join("results/nightly-0001/bulk-0123456789abcdef.bin");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let s = Server::start(&env, &[]);
+    // The whole file (bulk attached) is what the JSON twin sends: asked for on every core and more.
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let url = format!("{}/results/nightly-0001.json", s.base);
+            std::thread::spawn(move || {
+                super::client_within(Duration::from_secs(30)).get(url).send().map(|r| r.status().as_u16())
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap().expect("an answer"), 200);
+    }
+    assert_eq!(answers_within(&s, "/results/nightly-0002", Duration::from_secs(5)), 200, "no page turn is stuck");
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn a_comparison_is_bounded_in_results_and_bytes() {
+    let env = Env::new();
+    fixture(&env, &["--many", "10", "--hosts", "4000"]);
+    let s = Server::start(&env, &[]);
+    let all: Vec<String> = (0..10).map(|i| format!("r=run-{i:05}")).collect();
+    let (status, _, body) = s.get(&format!("/compare.json?{}", all.join("&")));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("parameter `r`") && body.contains("MiB"), "{body}");
+    let many: Vec<String> = (0..40).map(|i| format!("r=x{i}")).collect();
+    let (status, _, body) = s.get(&format!("/compare.json?{}", many.join("&")));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("at most 32"), "{body}");
+    assert_eq!(s.get("/compare.json?r=run-00000&r=run-00001").0, 200, "a comparison within the bounds is made");
+    assert_eq!(s.stop(), 0);
+}
+
+#[test]
+fn uploads_whose_clients_went_still_run_one_at_a_time() {
+    let (env, ci) = (Env::new(), Env::new());
+    fixture(&ci, &["--fleet", "6000"]);
+    let token = env.home.path().join("token");
+    std::fs::write(&token, "a-long-enough-token-0123456789").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let s = Server::start(&env, &["--upload-token-file", token.to_str().unwrap()]);
+    let body = std::fs::read(ci.result_path("fleet")).unwrap();
+    // Four uploads whose clients give up after the body is sent.
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let (url, body) = (format!("{}/api/results?name=big{i}", s.base), body.clone());
+            std::thread::spawn(move || {
+                let _ = super::client_within(Duration::from_millis(1500))
+                    .post(url)
+                    .bearer_auth("a-long-enough-token-0123456789")
+                    .body(body)
+                    .send();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    // While they run, never more than one merge's readers at once.
+    let t0 = Instant::now();
+    let mut most = 0;
+    while t0.elapsed() < Duration::from_secs(8) {
+        let readers = std::fs::read_dir(format!("/proc/{}/task", s.child.id()))
+            .unwrap()
+            .flatten()
+            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "merge-reader"))
+            .count();
+        most = most.max(readers);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(most <= 2, "{most} merge readers at once: more than one upload merged at a time");
+    assert_eq!(s.stop(), 0);
+}

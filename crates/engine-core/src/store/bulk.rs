@@ -232,7 +232,9 @@ pub(crate) fn attach(dir: &Path, name: &str, f: &mut ResultFile) -> Vec<String> 
         return said;
     }
     let path = dir.join(name);
-    let frames = match crate::sys::fs::open_read_nofollow(&path) {
+    // A regular file of the folder's own: a link or a FIFO put there is
+    // refused, never followed or waited on.
+    let frames = match crate::sys::safepath::open_regular_in(dir, Path::new(name)) {
         Ok(file) => read_from(file, &path.display().to_string(), &mut said),
         Err(e) => {
             said.push(format!("{}: {e}: the trial counters and system details are not loaded", path.display()));

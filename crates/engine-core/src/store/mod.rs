@@ -128,6 +128,14 @@ impl Store {
             && fs::symlink_metadata(self.path(name)).is_ok_and(|m| m.is_file())
     }
 
+    /// The size of saved result `name`'s file (not its bulk), if it is one.
+    pub fn size_of(&self, name: &str) -> Option<u64> {
+        if !self.exists(name) {
+            return None;
+        }
+        fs::symlink_metadata(self.path(name)).ok().map(|m| m.len())
+    }
+
     /// The file of saved result `name`, opened beneath the results folder:
     /// neither its folder nor its file may be a link, and only a regular
     /// file is read (a FIFO put there is refused, never waited on).
@@ -169,6 +177,11 @@ impl Store {
     pub fn load_lean(&self, name: &str) -> Result<ResultFile, StoreError> {
         check_name(name)?;
         let path = self.path(name);
+        // A link (the folder or its file) is no result, as `list` says.
+        let linked = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if linked(&self.dir(name)) || linked(&path) {
+            return Err(StoreError::NotFound(name.to_string()));
+        }
         match self.open_result(name) {
             Ok(f) => load_own(f, &path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound(name.to_string())),
@@ -324,7 +337,9 @@ impl Store {
     /// Removes the folder of result `name` when nothing was saved in it (a
     /// run that saved nothing leaves no empty folder). Call without its lock.
     pub fn discard_unsaved(&self, name: &str) {
-        if check_name(name).is_ok() && !self.path(name).exists() {
+        // Only a real folder engine made: a link there is not engine's.
+        let real = fs::symlink_metadata(self.dir(name)).is_ok_and(|m| m.is_dir());
+        if check_name(name).is_ok() && real && !self.path(name).exists() {
             let _ = crate::sys::remove::remove_own(
                 &self.dir(name),
                 &self.root.join(crate::sys::remove::QUARANTINE),

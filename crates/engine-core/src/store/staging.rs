@@ -203,7 +203,8 @@ fn merge(from: &Path, to: &Path, depth: u32) -> std::io::Result<()> {
 /// Appends the staged file `from` to `to` (made when missing; a link
 /// there is not followed) and removes `from`.
 fn append(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut src = crate::sys::fs::open_read_nofollow(from)?;
+    // A regular file only: nothing staged is ever waited on.
+    let mut src = crate::sys::fs::open_regular(from)?;
     let mut dst = crate::sys::fs::append(to)?;
     std::io::copy(&mut src, &mut dst)?;
     std::fs::remove_file(from)
