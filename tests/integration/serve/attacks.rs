@@ -5,7 +5,7 @@
 //! in the server's working directory), the token file is its owner's
 //! alone, and a hostile server cannot forge lines in `result push`'s output.
 
-use super::{Server, fixture};
+use super::{Server, TOKEN, fixture, token_file};
 use crate::common::{Env, Run};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -128,18 +128,15 @@ fn a_result_name_is_never_read_as_a_path() {
     let (env, ci) = (Env::new(), Env::new());
     fixture(&ci, &["--history", "2"]);
     assert_eq!(ci.run(&["result", "rename-identifier", "nightly-0002", "ci-box", "other-box"]).code, 0);
-    let token = env.home.path().join("token");
-    std::fs::write(&token, "a-long-enough-token-0123456789").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let token = token_file(&env);
     // The server's working directory holds files named as results could be.
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(cwd.path().join("secret.json"), "\"TOPSECRET-db-password\"").unwrap();
     std::fs::copy(ci.result_path("nightly-0001"), cwd.path().join("other.json")).unwrap();
-    let s = Server::start_in(&env, &["--upload-token-file", token.to_str().unwrap()], Some(cwd.path()));
+    let s = Server::start_in(&env, &["--upload-token-file", &token], Some(cwd.path()));
     let push = |name: &str, to: &str| -> Run {
         ci.cmd(&["result", "push", &s.base, name, "--as", to])
-            .env("ENGINE_UPLOAD_TOKEN", "a-long-enough-token-0123456789")
+            .env("ENGINE_UPLOAD_TOKEN", TOKEN)
             .output()
             .unwrap()
             .into()
@@ -170,7 +167,7 @@ fn a_token_file_others_can_read_or_change_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     for mode in [0o640, 0o620, 0o604, 0o660] {
         let f = env.home.path().join(format!("token-{mode:o}"));
-        std::fs::write(&f, "a-long-enough-token-0123456789").unwrap();
+        std::fs::write(&f, TOKEN).unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
         let r = env.run(&["serve", "--bind", "127.0.0.1:0", "--upload-token-file", f.to_str().unwrap()]);
         assert_eq!(r.code, 2, "mode {mode:o}: {r:?}");
@@ -200,7 +197,7 @@ fn a_hostile_server_cannot_forge_lines_in_push_output() {
     });
     let r: Run = env
         .cmd(&["result", "push", &format!("http://127.0.0.1:{port}"), "nightly-0001"])
-        .env("ENGINE_UPLOAD_TOKEN", "a-long-enough-token-0123456789")
+        .env("ENGINE_UPLOAD_TOKEN", TOKEN)
         .output()
         .unwrap()
         .into();
@@ -336,16 +333,13 @@ fn idle_connections_from_many_addresses_do_not_shut_others_out() {
 fn an_upload_that_would_grow_ninefold_is_refused() {
     let (env, ci) = (Env::new(), Env::new());
     fixture(&ci, &["--history", "1"]);
-    let token = env.home.path().join("token");
-    std::fs::write(&token, "a-long-enough-token-0123456789").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let s = Server::start(&env, &["--upload-token-file", token.to_str().unwrap()]);
+    let token = token_file(&env);
+    let s = Server::start(&env, &["--upload-token-file", &token]);
     let mut f = ci.result("nightly-0001");
     f["results"][0]["entries"][0]["trials"] = serde_json::Value::Array(vec![1.into(); 1_100_000]);
     let r = Server::client()
         .post(format!("{}/api/results?name=big", s.base))
-        .bearer_auth("a-long-enough-token-0123456789")
+        .bearer_auth(TOKEN)
         .body(serde_json::to_vec(&f).unwrap())
         .send()
         .unwrap();
@@ -407,22 +401,16 @@ fn a_comparison_is_bounded_in_results_and_bytes() {
 fn uploads_whose_clients_went_still_run_one_at_a_time() {
     let (env, ci) = (Env::new(), Env::new());
     fixture(&ci, &["--fleet", "6000"]);
-    let token = env.home.path().join("token");
-    std::fs::write(&token, "a-long-enough-token-0123456789").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let s = Server::start(&env, &["--upload-token-file", token.to_str().unwrap()]);
+    let token = token_file(&env);
+    let s = Server::start(&env, &["--upload-token-file", &token]);
     let body = std::fs::read(ci.result_path("fleet")).unwrap();
     // Four uploads whose clients give up after the body is sent.
     let handles: Vec<_> = (0..4)
         .map(|i| {
             let (url, body) = (format!("{}/api/results?name=big{i}", s.base), body.clone());
             std::thread::spawn(move || {
-                let _ = super::client_within(Duration::from_millis(1500))
-                    .post(url)
-                    .bearer_auth("a-long-enough-token-0123456789")
-                    .body(body)
-                    .send();
+                let _ =
+                    super::client_within(Duration::from_millis(1500)).post(url).bearer_auth(TOKEN).body(body).send();
             })
         })
         .collect();

@@ -28,6 +28,18 @@ pub fn fixture(env: &Env, args: &[&str]) {
     assert!(out.status.success(), "serve-fixture.py: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// The upload token the tests start servers with.
+pub const TOKEN: &str = "a-long-enough-token-0123456789";
+
+/// A token file (mode 600) holding [`TOKEN`] in `env`'s home; its path.
+pub fn token_file(env: &Env) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let p = env.home.path().join("token");
+    std::fs::write(&p, format!("{TOKEN}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p.display().to_string()
+}
+
 /// An HTTP client that gives up after `limit` and follows no redirect.
 pub fn client_within(limit: Duration) -> reqwest::blocking::Client {
     // reqwest is built without a TLS provider in this tree.

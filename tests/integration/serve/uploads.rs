@@ -4,18 +4,9 @@
 //! malformed — nothing written then. A server reachable beyond loopback
 //! without a token, and a port in use, are refused at start.
 
-use super::{Server, fixture};
+use super::{Server, TOKEN, fixture, token_file};
 use crate::common::Env;
 use std::os::unix::fs::PermissionsExt;
-
-const TOKEN: &str = "a-long-enough-token-0123456789";
-
-fn token_file(env: &Env) -> String {
-    let p = env.home.path().join("token");
-    std::fs::write(&p, format!("{TOKEN}\n")).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-    p.display().to_string()
-}
 
 fn post(s: &Server, name: &str, token: Option<&str>, body: Vec<u8>) -> (u16, serde_json::Value) {
     let mut r = Server::client().post(format!("{}/api/results?name={name}", s.base)).body(body);
