@@ -7,14 +7,17 @@
 #      wall time between 10 and 10 + N runs (fixed costs left out).
 #   With --against OTHER (another engine binary, e.g. an older build), its
 #   start-up runs in the same hyperfine invocation and the ratios are printed.
-# Usage: scripts/bench-core.sh [N] [--against OTHER]   (default N = 500)
+# Usage: scripts/bench-core.sh [N] [--rounds R] [--against OTHER]
+#   (default N = 500 trials, 15 rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=500
+ROUNDS=15
 AGAINST=""
 while (($#)); do
   case "$1" in
     --against) AGAINST=$(realpath "$2"); shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
     *) N=$1; shift ;;
   esac
 done
@@ -49,25 +52,46 @@ print(f"  this build / --against: --version {m[0] / m[2]:.3f}, list profiles {m[
 PY
 fi
 
-echo "== per-trial cost: running /bin/true as trials, slope between $SMALL and $((SMALL + N)) trials"
-# The slope leaves out fixed costs (start-up, engine's one-off system capture).
-hyperfine -N --warmup 1 --runs 10 --export-json "$work/trial.json" --style none \
-  "hyperfine -N --runs $SMALL --style none /bin/true" \
-  "hyperfine -N --runs $((SMALL + N)) --style none /bin/true" \
-  "$ENGINE run noop --runs $SMALL -y --save bench --identifier x --target-dir $work/t --logs failed" \
-  "$ENGINE run noop --runs $((SMALL + N)) -y --save bench --identifier x --target-dir $work/t --logs failed" \
-  "$ENGINE run noop --runs $SMALL -y --save bench --identifier x --target-dir $work/t" \
-  "$ENGINE run noop --runs $((SMALL + N)) -y --save bench --identifier x --target-dir $work/t" \
-  --prepare "rm -rf $ENGINE_HOME/results" >/dev/null
-python3 - "$work/trial.json" "$N" <<'PY'
-import json, statistics, sys
-d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
-m = [statistics.median(r["times"]) for r in d["results"]]
-h, e, l = ((m[i + 1] - m[i]) / n * 1e6 for i in (0, 2, 4))
-print(f"  hyperfine -N:                       {h:8.1f} µs per run")
-print(f"  engine --logs failed:               {e:8.1f} µs per trial   ratio {e / h:.2f}")
-print(f"  engine (a log file per trial):      {l:8.1f} µs per trial   ratio {l / h:.2f}")
-print(f"  fixed cost of an engine run (start-up, system capture): {(m[2] - m[0]) * 1000:.1f} ms more than hyperfine's")
+echo "== per-trial cost: running /bin/true as trials, slope between $SMALL and $((SMALL + N)) trials, $ROUNDS alternating rounds"
+# Each round runs every command in a random order, so a drift of the machine
+# falls on all alike; the slope leaves out fixed costs (start-up, engine's
+# one-off system capture). Printed: the median slope and the median of the
+# rounds' own ratios with their quartiles (noise here is ±10 % a round).
+python3 - "$ENGINE" "$work" "$SMALL" "$N" "$ROUNDS" <<'PY'
+import os, random, statistics, subprocess, sys, time
+engine, work, small, n, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+def engine_cmd(*extra):
+    return lambda k: [engine, "run", "noop", "--runs", str(k), "-y", "--save", "bench", "--identifier", "x",
+                      "--target-dir", f"{work}/t", *extra]
+tools = {
+    "hyperfine -N": lambda k: ["hyperfine", "-N", "--runs", str(k), "--style", "none", "/bin/true"],
+    "engine --logs failed": engine_cmd("--logs", "failed"),
+    "engine --logs failed --monitor none": engine_cmd("--logs", "failed", "--monitor", "none"),
+    "engine (a log file per trial)": engine_cmd(),
+}
+def seconds(cmd):
+    subprocess.run(["rm", "-rf", os.path.join(os.environ["ENGINE_HOME"], "results")], check=True)
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+slopes = {k: [] for k in tools}
+for r in range(rounds):
+    jobs = [(k, m) for k in tools for m in (small, small + n)]
+    random.shuffle(jobs)
+    took = {j: seconds(tools[j[0]](j[1])) for j in jobs}
+    for k in tools:
+        slopes[k].append((took[(k, small + n)] - took[(k, small)]) / n * 1e6)
+h = slopes["hyperfine -N"]
+for k, v in slopes.items():
+    line = f"  {k + ':':38} {statistics.median(v):8.1f} µs per trial"
+    if v is not h:
+        q = sorted(a / b for a, b in zip(v, h))
+        qs = statistics.quantiles(q, n=4) if len(q) > 1 else [q[0]] * 3
+        line += f"   / hyperfine: median {qs[1]:.3f} (quartiles {qs[0]:.3f}–{qs[2]:.3f})"
+    print(line)
+q = sorted(a / b for a, b in zip(slopes["engine --logs failed"], slopes["engine --logs failed --monitor none"]))
+qs = statistics.quantiles(q, n=4) if len(q) > 1 else [q[0]] * 3
+print(f"  monitors on / --monitor none: median {qs[1]:.3f} (quartiles {qs[0]:.3f}–{qs[2]:.3f})")
 PY
 python3 - "$work" <<'PY'
 import os, sys, time

@@ -11,11 +11,11 @@
 #      machine's noise does not hide, unlike 1 and 2.
 # Prints the ratio of the medians and the median of the rounds' own ratios.
 # Usage: scripts/bench-monitor.sh [ROUNDS] [N] [--target-dir DIR]
-#   (default 7 rounds, N = 300; the io test runs in DIR, default a folder
+#   (default 15 rounds, N = 300; the io test runs in DIR, default a folder
 #   under /var/tmp, on the disk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=7
+ROUNDS=15
 N=300
 TARGET=""
 rest=()

@@ -1,13 +1,16 @@
 //! The sampler thread: a row of counters every interval, and one at a
-//! trial's start and end when the last row is older than a quarter of the
-//! interval — so a trial long enough to resolve begins and ends on a sample
-//! of its own, while trials far shorter than the interval (a micro-benchmark's
-//! thousand a second) cost a lock and a push each, never a wake-up.
+//! trial's start and end when the trial is long enough to resolve — so such
+//! a trial begins and ends on a sample of its own, while trials far shorter
+//! than the interval (a micro-benchmark's thousand a second) never wake the
+//! sampler, take no lock and allocate nothing: each mark is a clock read,
+//! an atomic load and a push into a buffer the trial's thread owns, and
+//! gets its row by serial number when the recording ends.
 
 use super::probe::{Layout, Probes};
 pub(crate) use super::recording::{Mark, Recording};
 use crate::events::Live;
 use crate::model::series::Reported;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex};
@@ -16,6 +19,9 @@ use std::time::{Duration, Instant};
 
 /// Rows made room for when a recording starts (it grows past them).
 const ROOM: usize = 8192;
+
+/// Marks made room for on the trial's side (it grows past them).
+const MARKS: usize = 4096;
 
 enum Msg {
     /// A mark that wants a row of its own.
@@ -26,12 +32,21 @@ enum Msg {
 /// What the trial thread and the sampler share.
 struct Shared {
     start: Instant,
-    /// Marks not yet given a row, and whether each asked for one of its own.
-    pending: Mutex<Vec<(Mark, bool)>>,
+    /// Marks that want a row of their own and do not have it yet, each with
+    /// its place in the order of all marks.
+    pending: Mutex<Vec<(Mark, u64)>>,
     /// When the last row was taken, ns since `start`.
     last_ns: AtomicU64,
-    /// A mark wants its own row when the last is older than this.
+    /// A trial is long enough for rows of its own from this long on.
     gap_ns: u64,
+    /// The serial number the next row gets, counted before its reading
+    /// starts: a trial ending now ends on it (read after the trial ended).
+    next: AtomicU64,
+    /// Rows whose reading is done, counted after it: a trial beginning now
+    /// begins on row `done - 1` (read before the trial began).
+    done: AtomicU64,
+    /// Trials begun: the recording keeps `points` rows for each.
+    begun: AtomicU64,
     /// Marks that asked for a row of their own (counted under the
     /// `pending` lock, so in the order they were pushed), and how many of
     /// them have their row, with a signal at each row: such a mark waits
@@ -46,16 +61,27 @@ struct Shared {
 /// stalls must not hold the run).
 const MARK_WAIT: Duration = Duration::from_millis(100);
 
+/// A mark, its place in the order of all marks, and the serial number of
+/// its row.
+type Placed = (Mark, u64, u64);
+
 /// A running sampler; stopped by [`Recorder::finish`] or when dropped.
+/// Used from the trials' thread only (its marks are that thread's own).
 pub(crate) struct Recorder {
     tx: Sender<Msg>,
-    thread: Option<JoinHandle<Recording>>,
+    thread: Option<JoinHandle<Sampled>>,
     shared: Arc<Shared>,
     every: Duration,
-    /// When the last trial began, ns since the recording started: a trial
-    /// long enough to resolve ends on a row of its own, whenever the last
-    /// periodic row was taken.
-    begun_ns: AtomicU64,
+    /// When the last trial began, ns since the recording started.
+    begun_ns: Cell<u64>,
+    /// Whether the last trial was long enough for rows of its own (a
+    /// recording's first trial is taken to be): the next one's start asks
+    /// for a row only then, so a run of short trials never wakes the sampler.
+    last_long: Cell<bool>,
+    /// Marks made so far (each mark's place in the order).
+    made: Cell<u64>,
+    /// Marks of trials shorter than the sampling resolves.
+    marks: RefCell<Vec<Placed>>,
     /// The workloads' own intervals, handed over after each trial.
     workload: Vec<super::recording::Reports>,
     /// Rows a trial keeps (`--monitor-points`).
@@ -78,15 +104,19 @@ impl Recorder {
             pending: Mutex::new(Vec::new()),
             last_ns: AtomicU64::new(0),
             gap_ns,
+            next: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            begun: AtomicU64::new(0),
             asked: AtomicU64::new(0),
             rowed: Mutex::new(0),
             row_taken: Condvar::new(),
         });
-        let mine = shared.clone();
+        // The first row is read before any trial can begin: a start always
+        // has a row read before it.
+        let mut s = Sampling::new(probes, interval, points, shared.clone());
+        s.live = live;
+        s.take();
         let thread = std::thread::Builder::new().name("engine-monitor".into()).spawn(move || {
-            let mut s = Sampling::new(probes, interval, points, mine);
-            s.live = live;
-            s.take();
             let mut next = Instant::now() + interval;
             loop {
                 match rx.recv_timeout(next.saturating_duration_since(Instant::now())) {
@@ -105,40 +135,57 @@ impl Recorder {
                 }
             }
             s.take();
-            s.rec
+            Sampled { rec: s.rec, serials: s.serials, own: s.own }
         })?;
         Ok(Recorder {
             tx,
             thread: Some(thread),
             shared,
             every: interval,
-            begun_ns: AtomicU64::new(0),
+            begun_ns: Cell::new(0),
+            last_long: Cell::new(true),
+            made: Cell::new(0),
+            marks: RefCell::new(Vec::with_capacity(MARKS)),
             workload: Vec::new(),
             points,
         })
     }
 
-    /// Marks a trial's start or end: a row is taken for it at once (and
-    /// waited for) when the last is older than a quarter of the interval,
-    /// and for the end of a trial at least that long; else a start belongs
-    /// to the last row and an end to the next (the trial is shorter than
-    /// the sampling resolves).
+    /// Marks a trial's start or end. A trial long enough to resolve (a
+    /// quarter of the interval) gets a row of its own at its end, and at
+    /// its start when the trial before it was long too and the last row is
+    /// older than that; the trial waits for such a row. Any other start
+    /// belongs to the last row read before it and any other end to the
+    /// first row read after it (the trial is shorter than the sampling
+    /// resolves): a trial's slice holds all it did, never less.
     pub(crate) fn mark(&self, m: Mark) {
         let sh = &self.shared;
         let now = u64::try_from(sh.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let long = |since: u64| now.saturating_sub(since) >= sh.gap_ns;
+        let order = self.made.get();
+        self.made.set(order + 1);
         let wake = if m.begin {
-            self.begun_ns.store(now, Ordering::Relaxed);
-            long(sh.last_ns.load(Ordering::Relaxed))
+            self.begun_ns.set(now);
+            sh.begun.fetch_add(1, Ordering::Relaxed);
+            self.last_long.get() && long(sh.last_ns.load(Ordering::Relaxed))
         } else {
-            long(sh.last_ns.load(Ordering::Relaxed)) || long(self.begun_ns.load(Ordering::Relaxed))
+            let l = long(self.begun_ns.get());
+            self.last_long.set(l);
+            l
         };
+        if !wake {
+            let serial = if m.begin {
+                sh.done.load(Ordering::Acquire).saturating_sub(1)
+            } else {
+                sh.next.load(Ordering::SeqCst)
+            };
+            self.marks.borrow_mut().push((m, order, serial));
+            return;
+        }
         let mut ticket = None;
         if let Ok(mut p) = sh.pending.lock() {
-            p.push((m, wake));
-            if wake {
-                ticket = Some(sh.asked.fetch_add(1, Ordering::Relaxed) + 1);
-            }
+            p.push((m, order));
+            ticket = Some(sh.asked.fetch_add(1, Ordering::Relaxed) + 1);
         }
         // A stopped sampler records nothing more; the trial goes on.
         if let Some(t) = ticket
@@ -168,12 +215,29 @@ impl Recorder {
         self.workload.push(super::recording::Reports { state, trial, origin_ms, reported });
     }
 
-    /// Stops the sampler: what it recorded (`None` if its thread died).
+    /// Stops the sampler: what it recorded (`None` if its thread died),
+    /// each mark on its row.
     pub(crate) fn finish(mut self) -> Option<Recording> {
         let _ = self.tx.send(Msg::Stop);
-        let mut rec = self.thread.take()?.join().ok()?;
+        let Sampled { mut rec, serials, own } = self.thread.take()?.join().ok()?;
+        let mut all = self.marks.take();
+        all.extend(own);
+        all.sort_unstable_by_key(|&(_, order, _)| order);
+        rec.marks = all.into_iter().map(|(m, _, serial)| (m, row_of(&serials, m.begin, serial))).collect();
         rec.workload = std::mem::take(&mut self.workload);
         Some(rec)
+    }
+}
+
+/// The row a mark with row serial number `serial` lands on among the rows
+/// kept (`serials`, ascending): its own when kept, else a start the last
+/// row before it and an end the first after it.
+fn row_of(serials: &[u64], begin: bool, serial: u64) -> usize {
+    let last = serials.len().saturating_sub(1);
+    if begin {
+        serials.partition_point(|&s| s <= serial).saturating_sub(1)
+    } else {
+        serials.partition_point(|&s| s < serial).min(last)
     }
 }
 
@@ -186,6 +250,15 @@ impl Drop for Recorder {
     }
 }
 
+/// What the sampler's thread hands back.
+struct Sampled {
+    rec: Recording,
+    /// Each kept row's serial number.
+    serials: Vec<u64>,
+    /// The marks that had rows of their own.
+    own: Vec<Placed>,
+}
+
 /// A recording under way.
 struct Sampling {
     probes: Probes,
@@ -194,19 +267,23 @@ struct Sampling {
     rec: Recording,
     live: Option<Arc<Live>>,
     /// Marks taken from `pending`, reused (no allocation per sample).
-    marks: Vec<(Mark, bool)>,
-    /// Trials begun so far: the recording keeps `points` rows for each.
-    begun: usize,
+    taken: Vec<(Mark, u64)>,
+    /// Each kept row's serial number (thinned with the rows).
+    serials: Vec<u64>,
+    /// Marks given rows of their own, in the order of their rows: thinning
+    /// keeps those rows.
+    own: Vec<Placed>,
 }
 
 impl Sampling {
     fn new(probes: Probes, interval: Duration, points: usize, shared: Arc<Shared>) -> Sampling {
         let layout = probes.layout();
+        let room = points.min(ROOM);
         let rec = Recording {
             layout,
             devices: probes.device_names(),
             interval,
-            rows: Vec::with_capacity(layout.width() * points.min(ROOM)),
+            rows: Vec::with_capacity(layout.width() * room),
             marks: Vec::new(),
             late: 0,
             thinned: 0,
@@ -221,8 +298,9 @@ impl Sampling {
             shared,
             rec,
             live: None,
-            marks: Vec::with_capacity(64),
-            begun: 0,
+            taken: Vec::with_capacity(64),
+            serials: Vec::with_capacity(room),
+            own: Vec::new(),
         }
     }
 
@@ -230,34 +308,30 @@ impl Sampling {
         self.rec.len()
     }
 
-    /// One row now, and the marks made since the last row placed on it or
-    /// on the last (see below).
+    /// One row now, with the marks that asked for a row of their own since
+    /// the last placed on it (they were made before its reading starts).
     ///
     /// Past `points` rows per trial begun (at least one), every other row no
-    /// mark holds goes: counters are cumulative, so the rates over the
+    /// such mark holds goes: counters are cumulative, so the rates over the
     /// longer intervals stay exact; only gauges such as Dirty are sampled
     /// more coarsely.
     fn take(&mut self) {
-        if self.len() >= self.rec.points.saturating_mul(self.begun.max(1)) {
+        let begun = usize::try_from(self.shared.begun.load(Ordering::Relaxed)).unwrap_or(usize::MAX);
+        if self.len() >= self.rec.points.saturating_mul(begun.max(1)) {
             self.thin();
         }
         if let Ok(mut p) = self.shared.pending.lock() {
-            std::mem::swap(&mut *p, &mut self.marks);
+            std::mem::swap(&mut *p, &mut self.taken);
         }
-        // The row taken now, and the one before. A mark with a row of its
-        // own gets this one; one without, a start the row before it (taken
-        // before the trial began) and an end this one (taken after it
-        // ended): a trial's slice holds all it did, never less.
-        let (this, last) = (self.len(), self.len().saturating_sub(1));
-        let own_rows = self.marks.iter().filter(|m| m.1).count() as u64;
-        self.begun += self.marks.iter().filter(|m| m.0.begin).count();
-        for (m, own) in self.marks.drain(..) {
-            self.rec.marks.push((m, if own || !m.begin { this } else { last }));
-        }
+        let serial = self.shared.next.fetch_add(1, Ordering::SeqCst);
+        let own_rows = self.taken.len() as u64;
+        self.own.extend(self.taken.drain(..).map(|(m, order)| (m, order, serial)));
         self.probes.read(&mut self.row);
         let now = u64::try_from(self.shared.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.row[Layout::TIME] = now;
         self.rec.rows.extend_from_slice(&self.row);
+        self.serials.push(serial);
+        self.shared.done.store(serial + 1, Ordering::Release);
         self.shared.last_ns.store(now, Ordering::Relaxed);
         if own_rows > 0 {
             if let Ok(mut g) = self.shared.rowed.lock() {
@@ -278,24 +352,25 @@ impl Sampling {
         }
     }
 
-    /// Drops every other row that no mark holds, in place.
+    /// Drops every other row that no mark of its own holds, in place.
     fn thin(&mut self) {
         let w = self.rec.layout.width();
         let n = self.len();
         let mut keep = 0;
-        let mut marks = self.rec.marks.iter_mut().peekable();
+        let mut own = self.own.iter().map(|&(_, _, s)| s).peekable();
         for i in 0..n {
-            let marked = marks.peek().is_some_and(|(_, r)| *r == i);
+            let s = self.serials[i];
+            while own.next_if(|&o| o < s).is_some() {}
+            let marked = own.peek() == Some(&s);
             if i % 2 == 0 || marked || i == n - 1 {
                 self.rec.rows.copy_within(i * w..(i + 1) * w, keep * w);
-                while let Some((_, r)) = marks.next_if(|(_, r)| *r == i) {
-                    *r = keep;
-                }
+                self.serials[keep] = s;
                 keep += 1;
             }
         }
         if keep < n {
             self.rec.rows.truncate(keep * w);
+            self.serials.truncate(keep);
             self.rec.thinned += 1;
         }
     }
@@ -305,34 +380,54 @@ impl Sampling {
 mod tests {
     use super::*;
 
-    /// Marks get rows of their own, in order, and thinning keeps them.
-    #[test]
-    fn marked_rows_survive_thinning() {
-        let root = tempfile::tempdir().unwrap();
-        let probes = Probes::open(root.path(), &[]);
-        let shared = Arc::new(Shared {
+    fn shared() -> Arc<Shared> {
+        Arc::new(Shared {
             start: Instant::now(),
             pending: Mutex::new(Vec::new()),
             last_ns: AtomicU64::new(0),
             gap_ns: 0,
+            next: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            begun: AtomicU64::new(0),
             asked: AtomicU64::new(0),
             rowed: Mutex::new(0),
             row_taken: Condvar::new(),
-        });
+        })
+    }
+
+    /// Rows marks asked for survive thinning, and marks without rows of
+    /// their own still land before (a start) or after (an end) them.
+    #[test]
+    fn marked_rows_survive_thinning() {
+        let root = tempfile::tempdir().unwrap();
+        let probes = Probes::open(root.path(), &[]);
         let points = 8192;
-        let mut s = Sampling::new(probes, Duration::from_millis(1), points, shared);
+        let mut s = Sampling::new(probes, Duration::from_millis(1), points, shared());
+        let mut times = Vec::new();
         for i in 0..points {
+            if i % 1000 == 7 {
+                s.shared.pending.lock().unwrap().push((Mark { state: 0, trial: i as u32, begin: true }, i as u64));
+            }
             s.take();
             if i % 1000 == 7 {
-                s.rec.marks.push((Mark { state: 0, trial: i as u32, begin: true }, i));
+                times.push(s.rec.row(s.len() - 1)[Layout::TIME]);
             }
         }
-        let times: Vec<u64> = s.rec.marks.iter().map(|(_, r)| s.rec.row(*r)[Layout::TIME]).collect();
         s.take();
         assert_eq!(s.rec.thinned, 1);
-        assert!(s.len() <= points / 2 + s.rec.marks.len() + 2, "{}", s.len());
-        let after: Vec<u64> = s.rec.marks.iter().map(|(_, r)| s.rec.row(*r)[Layout::TIME]).collect();
-        assert_eq!(times, after, "each mark still points at its own sample");
+        assert!(s.len() <= points / 2 + s.own.len() + 2, "{}", s.len());
+        assert_eq!(s.serials.len(), s.len());
+        let kept: Vec<u64> =
+            s.own.iter().map(|&(_, _, serial)| s.rec.row(row_of(&s.serials, true, serial))[Layout::TIME]).collect();
+        assert_eq!(times, kept, "each mark still points at its own sample");
+        // A start on a row thinned away begins earlier, an end ends later.
+        let odd = s.serials.iter().position(|&x| x % 2 == 1 && x > 100).unwrap();
+        let gone = s.serials[odd - 1] + 1;
+        assert!(!s.serials.contains(&gone) || gone == s.serials[odd], "row {gone} was thinned away");
+        if !s.serials.contains(&gone) {
+            assert!(s.serials[row_of(&s.serials, true, gone)] < gone);
+            assert!(s.serials[row_of(&s.serials, false, gone)] > gone);
+        }
         let t: Vec<u64> = (0..s.len()).map(|i| s.rec.row(i)[Layout::TIME]).collect();
         assert!(t.windows(2).all(|w| w[0] <= w[1]), "rows stay in time order");
     }
@@ -361,5 +456,44 @@ mod tests {
         for pair in rec.marks[2..].chunks(2) {
             assert!(pair[0].0.begin && !pair[1].0.begin && pair[0].1 < pair[1].1, "{pair:?}");
         }
+    }
+
+    /// Short trials for many intervals: none asks the sampler for a row
+    /// (the old rule woke it whenever the last row was a quarter interval
+    /// old), yet each begins on a row read before it and ends on one read
+    /// after it.
+    #[test]
+    fn short_trials_over_many_intervals_never_ask_and_are_framed_by_rows() {
+        let root = tempfile::tempdir().unwrap();
+        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(20), 8192, None).unwrap();
+        let ns = |r: &Recorder| r.shared.start.elapsed().as_nanos() as u64;
+        let mut spans = Vec::new();
+        let until = Instant::now() + Duration::from_millis(300);
+        let mut t = 0;
+        // The first trial is taken to be long; a short one tells otherwise.
+        r.mark(Mark { state: 0, trial: 0, begin: true });
+        r.mark(Mark { state: 0, trial: 0, begin: false });
+        let asked = r.shared.asked.load(Ordering::Relaxed);
+        while Instant::now() < until {
+            t += 1;
+            let b = ns(&r);
+            r.mark(Mark { state: 0, trial: t, begin: true });
+            std::thread::sleep(Duration::from_micros(200));
+            r.mark(Mark { state: 0, trial: t, begin: false });
+            spans.push((b, ns(&r)));
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        assert_eq!(r.shared.asked.load(Ordering::Relaxed), asked, "no short trial asked for a row");
+        let rec = r.finish().unwrap();
+        assert!(rec.len() >= 10, "the sampler kept its interval: {} rows", rec.len());
+        let marks = &rec.marks[2..];
+        assert_eq!(marks.len(), spans.len() * 2);
+        let mut inside = 0;
+        for (pair, (b, e)) in marks.chunks(2).zip(&spans) {
+            let (rb, re) = (rec.row(pair[0].1)[Layout::TIME], rec.row(pair[1].1)[Layout::TIME]);
+            assert!(rb <= *b && re >= *e, "trial {:?}: rows at {rb} and {re} ns, trial {b}..{e}", pair[0].0);
+            inside += usize::from(pair[1].1 > pair[0].1);
+        }
+        assert_eq!(inside, spans.len(), "every short trial spans at least one interval");
     }
 }
