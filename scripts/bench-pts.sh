@@ -68,19 +68,54 @@ cargo build --release --quiet
 ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
 
 work=$(mktemp -d)
-image=$(mktemp "$IMAGE_DIR/engine-bench-pts.XXXXXX.img")
 mnt=$work/mnt
 loop=""
+image=""
+child=""
 config=/etc/phoronix-test-suite.xml
+saved=$config.engine-bench-pts-saved
+# Cleanup goes on past a failing step: the user's PTS config comes back
+# first, a busy mount is detached lazily, nothing is removed across mounts.
 cleanup() {
-  mountpoint -q "$mnt" && umount "$mnt"
+  set +e
+  if [ -n "$child" ]; then
+    # The run's own process group: PTS, engine and the tools they started.
+    kill -TERM -- "-$child" 2>/dev/null
+    for _ in $(seq 50); do kill -0 -- "-$child" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$child" 2>/dev/null
+  fi
+  if [ -e "$saved" ] || [ -L "$saved" ]; then
+    rm -f "$config"
+    mv -T "$saved" "$config"
+  elif [ -e "$work/config.ours" ]; then
+    rm -f "$config"
+  fi
+  if mountpoint -q "$mnt"; then umount "$mnt" || umount -l "$mnt"; fi
   [ -n "$loop" ] && losetup -d "$loop"
-  rm -f "$image"
-  if [ -e "$work/config.saved" ]; then mv "$work/config.saved" "$config"; else rm -f "$config"; fi
-  rm -rf "$work"
+  [ -n "$image" ] && rm -f "$image"
+  rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
-[ -e "$config" ] && cp -p "$config" "$work/config.saved"
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# The user's own config (or a link of that name) is moved aside whole,
+# never written through, and put back as it was.
+if [ -e "$config" ] || [ -L "$config" ]; then
+  [ -e "$saved" ] || [ -L "$saved" ] && { echo "$saved exists: an earlier run's copy of your PTS config; put it back first" >&2; exit 2; }
+  mv -T "$config" "$saved"
+fi
+python3 - "$IMAGE_DIR" "$SIZE" <<'PY'
+import os, re, sys
+d, size = sys.argv[1], sys.argv[2]
+m = re.fullmatch(r"(\d+)([KMGT]?)", size)
+if not m:
+    sys.exit(f"--size {size}: a number with K, M, G or T (as truncate takes it)")
+need = int(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ")
+st = os.statvfs(d)
+if st.f_bavail * st.f_frsize < need:
+    sys.exit(f"{d} has {st.f_bavail * st.f_frsize / 1e9:.1f} GB free, the image may take {need / 1e9:.1f} GB (--image-dir, --size)")
+PY
+image=$(mktemp "$IMAGE_DIR/engine-bench-pts.XXXXXX.img")
 truncate -s "$SIZE" "$image"
 loop=$(losetup --find --show --direct-io=on "$image")
 mkfs.ext4 -q -F "$loop"
@@ -152,6 +187,7 @@ p=$(local_profile fio-2.2.0)
   echo 'echo 0 > ~/install-exit-status'
 } >"$p/install.sh"
 
+touch "$work/config.ours"
 cat >"$config" <<EOF
 <?xml version="1.0"?>
 <PhoronixTestSuite><Options>
@@ -165,7 +201,9 @@ cat >"$config" <<EOF
 EOF
 
 export ENGINE_HOME=$work/engine-home
-python3 - "$PTS/phoronix-test-suite" "$ENGINE" "$user" "$mnt" "$ROUNDS" "$TRIALS" "$TESTS" <<'PY'
+# In a process group of its own, in the background and waited for: Ctrl-C
+# and SIGTERM reach the traps at once, and cleanup stops the whole run.
+setsid python3 - "$PTS/phoronix-test-suite" "$ENGINE" "$user" "$mnt" "$ROUNDS" "$TRIALS" "$TESTS" <<'PY' &
 import json, math, os, random, re, statistics, subprocess, sys, time
 pts, engine, user, mnt, rounds, trials, tests = sys.argv[1:]
 rounds, trials, tests = int(rounds), int(trials), tests.split(",")
@@ -267,3 +305,8 @@ for t in tests:
     print(f"  {t:9} {pm:10.2f} {em:10.2f}  {g:.3f} [{lo:.3f}, {hi:.3f}] {within:12} "
           f"engine {d['wall']['engine']:.0f} s, PTS {d['wall']['pts']:.0f} s: {cost['engine'] / cost['pts']:.2f}×")
 PY
+child=$!
+rc=0
+wait "$child" || rc=$?
+child=""
+exit "$rc"

@@ -75,9 +75,13 @@ pub(crate) struct Recorder {
     /// When the last trial began, ns since the recording started.
     begun_ns: Cell<u64>,
     /// Whether the last trial was long enough for rows of its own (a
-    /// recording's first trial is taken to be): the next one's start asks
-    /// for a row only then, so a run of short trials never wakes the sampler.
+    /// recording's first trial is taken to be), and when it ended: the next
+    /// one's start asks for a row only after a long trial or a pause of a
+    /// quarter interval (its steps, a cache drop), so back-to-back short
+    /// trials never wake the sampler, while what ran between trials is never
+    /// counted as the next one's.
     last_long: Cell<bool>,
+    ended_ns: Cell<u64>,
     /// Marks made so far (each mark's place in the order).
     made: Cell<u64>,
     /// Marks of trials shorter than the sampling resolves.
@@ -144,6 +148,7 @@ impl Recorder {
             every: interval,
             begun_ns: Cell::new(0),
             last_long: Cell::new(true),
+            ended_ns: Cell::new(0),
             made: Cell::new(0),
             marks: RefCell::new(Vec::with_capacity(MARKS)),
             workload: Vec::new(),
@@ -152,9 +157,10 @@ impl Recorder {
     }
 
     /// Marks a trial's start or end. A trial long enough to resolve (a
-    /// quarter of the interval) gets a row of its own at its end, and at
-    /// its start when the trial before it was long too and the last row is
-    /// older than that; the trial waits for such a row. Any other start
+    /// quarter of the interval) gets a row of its own at its end, and any
+    /// trial at its start when the trial before it was long or ended that
+    /// long ago, and the last row is older than that; the trial waits for
+    /// such a row. Any other start
     /// belongs to the last row read before it and any other end to the
     /// first row read after it (the trial is shorter than the sampling
     /// resolves): a trial's slice holds all it did, never less.
@@ -167,10 +173,11 @@ impl Recorder {
         let wake = if m.begin {
             self.begun_ns.set(now);
             sh.begun.fetch_add(1, Ordering::Relaxed);
-            self.last_long.get() && long(sh.last_ns.load(Ordering::Relaxed))
+            (self.last_long.get() || long(self.ended_ns.get())) && long(sh.last_ns.load(Ordering::Relaxed))
         } else {
             let l = long(self.begun_ns.get());
             self.last_long.set(l);
+            self.ended_ns.set(now);
             l
         };
         if !wake {
@@ -456,6 +463,26 @@ mod tests {
         for pair in rec.marks[2..].chunks(2) {
             assert!(pair[0].0.begin && !pair[1].0.begin && pair[0].1 < pair[1].1, "{pair:?}");
         }
+    }
+
+    /// A short trial after a pause (its steps, a cache drop) starts on a row
+    /// read after the pause, so what ran between trials is not its own.
+    #[test]
+    fn a_trial_after_a_pause_starts_on_a_row_read_after_it() {
+        let root = tempfile::tempdir().unwrap();
+        let r = Recorder::start(Probes::open(root.path(), &[]), Duration::from_millis(400), 8192, None).unwrap();
+        let ns = |r: &Recorder| r.shared.start.elapsed().as_nanos() as u64;
+        // A short trial: the next one's start would belong to an old row.
+        r.mark(Mark { state: 0, trial: 1, begin: true });
+        r.mark(Mark { state: 0, trial: 1, begin: false });
+        std::thread::sleep(Duration::from_millis(150));
+        let pause_end = ns(&r);
+        r.mark(Mark { state: 0, trial: 2, begin: true });
+        r.mark(Mark { state: 0, trial: 2, begin: false });
+        let rec = r.finish().unwrap();
+        let start = rec.marks[2];
+        assert!(start.0.begin && start.0.trial == 2);
+        assert!(rec.row(start.1)[Layout::TIME] >= pause_end, "trial 2 starts on a row read after the pause");
     }
 
     /// Short trials for many intervals: none asks the sampler for a row
