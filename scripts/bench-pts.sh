@@ -17,8 +17,8 @@
 # Usage: scripts/bench-pts.sh --pts DIR [--profiles DIR] [--rounds R] [--trials T]
 #          [--tests fs-mark,sqlite,postmark,fio,dbench] [--image-dir DIR] [--size SIZE]
 #   --tests: fs-mark is PTS 1.0.3 as shipped (20 loops) against engine's
-#   PTS-labelled entry (one loop: the seeds' definition); fs-mark-20 against
-#   engine's `(engine: PTS 1.0.3's 20 loops)`; fs-mark-1 both at one loop.
+#   PTS-labelled entry (one loop: the seeds' definition); fs-mark-1 both at
+#   one loop (PTS's wrapper given `-L 1`): the harnesses alone.
 #   --profiles: the PTS test-profile folders (default ../shared/fixtures/pts-profiles).
 #   Defaults: 3 rounds of 3 trials, fs-mark and sqlite (the two tests whose
 #   gaps issue 59 explains); postmark, fio and dbench are long by PTS's
@@ -59,8 +59,8 @@ done
 command -v php >/dev/null && php -m | grep -i '^dom$' >/dev/null || { echo "needs php-cli and php-xml (apt-get install php-cli php-xml)" >&2; exit 2; }
 for t in ${TESTS//,/ }; do
   case $t in
-    fs-mark | fs-mark-20 | fs-mark-1) need=fs_mark ;; sqlite) need=sqlite3 ;; dbench) need=dbench ;; postmark) need=postmark ;; fio) need=fio ;;
-    *) echo "unknown test $t (fs-mark, fs-mark-20, fs-mark-1, sqlite, dbench, postmark, fio)" >&2; exit 2 ;;
+    fs-mark | fs-mark-1) need=fs_mark ;; sqlite) need=sqlite3 ;; dbench) need=dbench ;; postmark) need=postmark ;; fio) need=fio ;;
+    *) echo "unknown test $t (fs-mark, fs-mark-1, sqlite, dbench, postmark, fio)" >&2; exit 2 ;;
   esac
   command -v "$need" >/dev/null || { echo "$t needs $need (apt-get install ${need/fs_mark/fsmark})" >&2; exit 2; }
 done
@@ -213,10 +213,6 @@ rounds, trials, tests = int(rounds), int(trials), tests.split(",")
 TESTS = {
     "fs-mark": dict(pts="local/fs-mark-1.0.3", preset="fs-mark.test=0", scale="Files/s",
                     engine=["fs-mark", "-o", "test=1000 Files, 1MB Size"], result="files_per_second"),
-    # PTS 1.0.3's 20 loops against engine's entry that runs them too.
-    "fs-mark-20": dict(pts="local/fs-mark-1.0.3", preset="fs-mark.test=0", scale="Files/s",
-                       engine=["fs-mark", "-o", "test=1000 Files, 1MB Size (engine: PTS 1.0.3's 20 loops)"],
-                       result="files_per_second"),
     # Both harnesses at one loop (PTS's wrapper given `-L 1`): the harnesses alone.
     "fs-mark-1": dict(pts="local/fs-mark-1.0.3", values="fs-mark.test=-L 1 -s 1048576 -n 1000", scale="Files/s",
                       engine=["fs-mark", "-o", "test=1000 Files, 1MB Size"], result="files_per_second"),
