@@ -132,6 +132,18 @@ local_profile() { # NAME-VERSION
   rm -f "$p/downloads.xml" "$p/generated.json" "$p/changelog.json"
   echo "$p"
 }
+# A local profile's install.sh: PRELUDE, then the lines of PTS's own
+# install.sh that write WRAPPER (from `echo "#!/bin/SHELL` to `> WRAPPER`)
+# through SED (the tool from PATH instead of PTS's build of it).
+wrapper_install() { # DIR FIXTURE PRELUDE SHELL WRAPPER SED
+  {
+    echo '#!/bin/sh'
+    echo "$3"
+    sed -n "/^echo \"#!\/bin\/$4/,/> $5\$/p" "$FIXTURES/$2/install.sh" | sed "$6"
+    echo "chmod +x $5"
+    echo 'echo 0 > ~/install-exit-status'
+  } >"$1/install.sh"
+}
 p=$(local_profile fs-mark-1.0.3)
 cat >"$p/install.sh" <<'EOF'
 #!/bin/sh
@@ -154,14 +166,8 @@ awk -v n=2500 -v q="'" 'BEGIN {
     print "INSERT INTO " q "pts1" q " (" q "I" q ", " q "DT" q ", " q "F1" q ", " q "F2" q ") VALUES (" q i q ", CURRENT_TIMESTAMP, " q f1 q ", " q f2 q ");"
   }
 }' >"$p/sqlite-2500-insertions.txt"
-{
-  echo '#!/bin/sh'
-  echo "cp '$p/sqlite-2500-insertions.txt' ."
-  # PTS's install.sh writes sqlite-benchmark; the same lines, sqlite3 from PATH.
-  sed -n '/^echo "#!\/bin\/bash/,/> sqlite-benchmark$/p' "$FIXTURES/sqlite-2.3.0/install.sh" | sed 's#\./sqlite_/bin/sqlite3#sqlite3#g'
-  echo 'chmod +x sqlite-benchmark'
-  echo 'echo 0 > ~/install-exit-status'
-} >"$p/install.sh"
+# PTS's install.sh writes sqlite-benchmark; the same lines, sqlite3 from PATH.
+wrapper_install "$p" sqlite-2.3.0 "cp '$p/sqlite-2500-insertions.txt' ." bash sqlite-benchmark 's#\./sqlite_/bin/sqlite3#sqlite3#g'
 p=$(local_profile dbench-1.0.2)
 cat >"$p/install.sh" <<'EOF'
 #!/bin/sh
@@ -171,21 +177,9 @@ chmod +x dbench
 echo 0 > ~/install-exit-status
 EOF
 p=$(local_profile postmark-1.1.2)
-{
-  echo '#!/bin/sh'
-  echo 'mkdir -p postmark-1.51'
-  sed -n '/^echo "#!\/bin\/sh/,/> postmark$/p' "$FIXTURES/postmark-1.1.2/install.sh" | sed 's#\./postmark benchmark#postmark benchmark#'
-  echo 'chmod +x postmark'
-  echo 'echo 0 > ~/install-exit-status'
-} >"$p/install.sh"
+wrapper_install "$p" postmark-1.1.2 'mkdir -p postmark-1.51' sh postmark 's#\./postmark benchmark#postmark benchmark#'
 p=$(local_profile fio-2.2.0)
-{
-  echo '#!/bin/sh'
-  echo 'mkdir -p fio-fio-3.40'
-  sed -n '/^echo "#!\/bin\/sh/,/> fio-run$/p' "$FIXTURES/fio-2.2.0/install.sh" | sed 's#\./fio test\.fio#fio test.fio#'
-  echo 'chmod +x fio-run'
-  echo 'echo 0 > ~/install-exit-status'
-} >"$p/install.sh"
+wrapper_install "$p" fio-2.2.0 'mkdir -p fio-fio-3.40' sh fio-run 's#\./fio test\.fio#fio test.fio#'
 
 touch "$work/config.ours"
 cat >"$config" <<EOF
