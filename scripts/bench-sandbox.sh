@@ -45,7 +45,9 @@ mkdir -p "$target" "$work/profiles/suites"
 if [ -n "${BENCH_RAM:-}" ] && [ -z "${2:-}" ]; then
   truncate -s "$BENCH_RAM" "/dev/shm/bench-sandbox-$$.img"
   loopdev=$(losetup -f --show "/dev/shm/bench-sandbox-$$.img")
-  mkfs.ext4 -q -F "$loopdev"
+  # Inode tables and journal written now: ext4's lazy init would write them
+  # in the background during the first tests.
+  mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loopdev"
   mount "$loopdev" "$target"
 fi
 export ENGINE_HOME=$work/home ENGINE_PROFILE_PATH=$work/profiles ENGINE_MACHINE_LOCK=$work/machine.lock
