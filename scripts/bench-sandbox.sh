@@ -18,13 +18,19 @@
 # (a test's profile id, `syscalls`, `calls`, `setup`, `kernel`; `calls`
 # needs `syscalls`).
 # BENCH_RAM=6G puts the tests' files on an ext4 in memory (see below).
+# BENCH_ENGINE=PATH runs that engine binary instead of building this tree's
+# (to compare two builds: run the script once with each).
 # Usage: scripts/bench-sandbox.sh [ROUNDS] [TARGET_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench-sandbox.sh needs root: the sandbox uses namespaces and cgroups" >&2; exit 2; }
 rounds=${1:-3}
-cargo build --release --quiet
-ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
+if [ -n "${BENCH_ENGINE:-}" ]; then
+  ENGINE=$(realpath "$BENCH_ENGINE")
+else
+  cargo build --release --quiet
+  ENGINE=${CARGO_TARGET_DIR:-$PWD/target}/release/engine
+fi
 work=$(mktemp -d)
 loopdev=
 cleanup() {

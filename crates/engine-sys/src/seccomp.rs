@@ -14,7 +14,11 @@
 //! a kernel without it) unless the profile declares it: its operations
 //! (sockets among them) are not seen by any filter.
 //!
-//! The filters are compiled once per process by `seccompiler` and loaded
+//! The filters are compiled once per process by `seccompiler`, one program
+//! per errno, then merged into one program per set of options ([`merge`]):
+//! the kernel runs every program of a stack on every call it inspects, about
+//! 29 ns each here (bench/HISTORY-sandbox.md), so one program instead of
+//! five to eight is what a confined open or ioctl no longer pays. Loaded
 //! between fork and exec by [`Filters::load`], which only makes system calls.
 
 use seccompiler::{
@@ -128,15 +132,32 @@ const NEW_NAMESPACES: [u64; 8] = [
 /// by x86-64 numbers would miss them.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// The compiled programs, in the order they are loaded.
+/// The merged programs, one per set of options (see [`Options::index`]).
 pub struct Filters {
-    programs: Vec<BpfProgram>,
-    /// Loaded too unless the command may use io_uring.
-    no_io_uring: BpfProgram,
-    /// Loaded too when the command can write a directory of the host's.
-    no_xattr_writes: BpfProgram,
-    /// Loaded too when the command may not preallocate (an install's build).
-    no_preallocation: BpfProgram,
+    merged: Vec<BpfProgram>,
+}
+
+/// Which optional parts a command's filter has.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    /// io_uring allowed (otherwise ENOSYS).
+    io_uring: bool,
+    /// Extended-attribute writes denied (the command can write a host directory).
+    host_writable: bool,
+    /// Every `fallocate` refused (an install's build).
+    no_preallocation: bool,
+}
+
+impl Options {
+    const ALL: usize = 8;
+
+    fn index(self) -> usize {
+        usize::from(self.io_uring) | usize::from(self.host_writable) << 1 | usize::from(self.no_preallocation) << 2
+    }
+
+    fn from_index(i: usize) -> Self {
+        Options { io_uring: i & 1 != 0, host_writable: i & 2 != 0, no_preallocation: i & 4 != 0 }
+    }
 }
 
 fn rule(arg: u8, op: Op, value: u64) -> SeccompRule {
@@ -166,7 +187,14 @@ pub enum FilterError {
     Arch(&'static str),
     #[error("cannot compile the system-call filter: {0}")]
     Compile(String),
+    #[error("the merged system-call filter has {0} instructions, more than the kernel's {max}", max = BPF_MAXINSNS)]
+    TooLong(usize),
 }
+
+/// The kernel's limit on one classic BPF program.
+const BPF_MAXINSNS: usize = 4096;
+const RET_K: u16 = 0x06;
+const JMP_JA: u16 = 0x05;
 
 fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, FilterError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| FilterError::Arch(std::env::consts::ARCH))?;
@@ -180,7 +208,6 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProg
 fn x32_program() -> BpfProgram {
     const LD_W_ABS: u16 = 0x20;
     const JGE_K: u16 = 0x35;
-    const RET_K: u16 = 0x06;
     let errno = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     vec![
         sock_filter { code: LD_W_ABS, jt: 0, jf: 0, k: 0 },
@@ -190,7 +217,7 @@ fn x32_program() -> BpfProgram {
     ]
 }
 
-fn build() -> Result<Filters, FilterError> {
+fn parts() -> Result<Parts, FilterError> {
     let mut deny: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|(nr, _)| (*nr, Vec::new())).collect();
     let masked = |flag: u64| rule(0, Op::MaskedEq(flag), flag);
     deny.insert(libc::SYS_unshare, NEW_NAMESPACES.iter().map(|f| masked(*f)).collect());
@@ -233,22 +260,86 @@ fn build() -> Result<Filters, FilterError> {
     let fallocate: BTreeMap<i64, Vec<SeccompRule>> =
         [(libc::SYS_fallocate, vec![SeccompRule::new(vec![dword(1, Op::MaskedEq(keep), keep)]).expect("a rule")])]
             .into();
-    let mut programs = vec![
-        compile(deny, libc::EPERM)?,
-        compile(clone3, libc::ENOSYS)?,
-        compile(sockets, libc::EAFNOSUPPORT)?,
-        compile(fallocate, libc::EOPNOTSUPP)?,
-    ];
-    if std::env::consts::ARCH == "x86_64" {
-        programs.push(x32_program());
-    }
     let preallocation: BTreeMap<i64, Vec<SeccompRule>> = [(libc::SYS_fallocate, Vec::new())].into();
-    Ok(Filters {
-        programs,
+    Ok(Parts {
+        base: [
+            compile(deny, libc::EPERM)?,
+            compile(clone3, libc::ENOSYS)?,
+            compile(sockets, libc::EAFNOSUPPORT)?,
+            compile(fallocate, libc::EOPNOTSUPP)?,
+        ],
         no_io_uring: compile(io_uring, libc::ENOSYS)?,
         no_xattr_writes: compile(xattrs, libc::EPERM)?,
         no_preallocation: compile(preallocation, libc::EOPNOTSUPP)?,
+        x32: (std::env::consts::ARCH == "x86_64").then(x32_program),
     })
+}
+
+/// The programs the filter is made of, one per errno and option.
+struct Parts {
+    base: [BpfProgram; 4],
+    no_io_uring: BpfProgram,
+    no_xattr_writes: BpfProgram,
+    no_preallocation: BpfProgram,
+    /// On x86-64 only.
+    x32: Option<BpfProgram>,
+}
+
+impl Parts {
+    /// The programs with architecture checks for a set of options, in the
+    /// order a stack of them would be loaded (newest last).
+    fn stack(&self, o: Options) -> Vec<&BpfProgram> {
+        let mut stack: Vec<&BpfProgram> = self.base.iter().collect();
+        stack.extend((!o.io_uring).then_some(&self.no_io_uring));
+        stack.extend(o.host_writable.then_some(&self.no_xattr_writes));
+        stack.extend(o.no_preallocation.then_some(&self.no_preallocation));
+        stack
+    }
+
+    /// The one program for a set of options. The x32 check goes last: it
+    /// is the only program without an architecture check (see [`merge`]),
+    /// and the calls it denies (numbers with the x32 bit) every other allows.
+    fn merged(&self, o: Options) -> Result<BpfProgram, FilterError> {
+        merge(self.stack(o).into_iter().rev().chain(self.x32.as_ref()))
+    }
+}
+
+fn build() -> Result<Filters, FilterError> {
+    let parts = parts()?;
+    let merged = (0..Options::ALL).map(|i| parts.merged(Options::from_index(i))).collect::<Result<_, _>>()?;
+    Ok(Filters { merged })
+}
+
+/// One program that decides as the kernel decides for a stack of them.
+/// The kernel runs every program of a stack, newest first, and keeps the
+/// verdict of highest precedence, the newest on a tie (so among errnos the
+/// newest program's). `programs` comes newest first; each program's every
+/// `RET ALLOW` but the last program's becomes a jump to the next program's
+/// first instruction, so the first verdict other than ALLOW is the answer.
+/// That is the kernel's answer because the only verdicts besides ALLOW are
+/// errnos and the architecture check's KILL, and the first program checks
+/// the architecture before anything else (every seccompiler program starts
+/// so): a KILL is decided before any errno could be. Jumps inside a program
+/// are relative and keep their targets; the kernel's constant-verdict cache
+/// follows `JA` as it follows the program's own jumps.
+fn merge<'a>(programs: impl IntoIterator<Item = &'a BpfProgram>) -> Result<BpfProgram, FilterError> {
+    let programs: Vec<&BpfProgram> = programs.into_iter().collect();
+    let mut out = Vec::with_capacity(programs.iter().map(|p| p.len()).sum());
+    for (i, p) in programs.iter().enumerate() {
+        let last = i + 1 == programs.len();
+        for (at, insn) in p.iter().enumerate() {
+            let allow = insn.code == RET_K && insn.k == libc::SECCOMP_RET_ALLOW;
+            out.push(if allow && !last {
+                sock_filter { code: JMP_JA, jt: 0, jf: 0, k: (p.len() - at - 1) as u32 }
+            } else {
+                insn.clone()
+            });
+        }
+    }
+    if out.len() > BPF_MAXINSNS {
+        return Err(FilterError::TooLong(out.len()));
+    }
+    Ok(out)
 }
 
 /// The filters, compiled on first use.
@@ -258,26 +349,22 @@ pub fn filters() -> Result<&'static Filters, FilterError> {
 }
 
 impl Filters {
-    /// Loads every filter into the calling thread (no new privileges must
-    /// be set already), io_uring's too unless `io_uring`, the extended
-    /// attributes' when `host_writable`, every `fallocate` refused when
+    /// Loads the filter into the calling thread (no new privileges must be
+    /// set already): io_uring refused unless `io_uring`, extended-attribute
+    /// writes when `host_writable`, every `fallocate` when
     /// `no_preallocation`. Only system calls: safe between fork and exec.
     ///
     /// # Safety
     /// Irreversible for the caller; meant for a child about to exec.
     pub unsafe fn load(&self, io_uring: bool, host_writable: bool, no_preallocation: bool) -> std::io::Result<()> {
-        let extra = (!io_uring).then_some(&self.no_io_uring);
-        let xattrs = host_writable.then_some(&self.no_xattr_writes);
-        let preallocation = no_preallocation.then_some(&self.no_preallocation);
-        for p in self.programs.iter().chain(extra).chain(xattrs).chain(preallocation) {
-            let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
-            // SAFETY: a valid program for the duration of the call.
-            let r = unsafe {
-                libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &prog as *const libc::sock_fprog)
-            };
-            if r != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+        let p = &self.merged[Options { io_uring, host_writable, no_preallocation }.index()];
+        let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
+        // SAFETY: a valid program for the duration of the call.
+        let r = unsafe {
+            libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &prog as *const libc::sock_fprog)
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
         }
         Ok(())
     }
@@ -409,6 +496,355 @@ mod tests {
             errno_of(libc::ioctl(p[0], libc::FIONREAD, &mut n) as libc::c_long)
         });
         assert_eq!(other, 0, "an ordinary ioctl was denied");
+    }
+
+    /// What a filter sees of a call: `struct seccomp_data`.
+    struct Data {
+        nr: u32,
+        arch: u32,
+        args: [u64; 6],
+    }
+
+    /// Runs a classic BPF program on `d` as the kernel does (only the
+    /// instructions seccompiler and `merge` emit; another fails the test).
+    fn run(p: &[sock_filter], d: &Data) -> u32 {
+        let word = |off: u32| -> u32 {
+            match off {
+                0 => d.nr,
+                4 => d.arch,
+                8 | 12 => 0, // the instruction pointer
+                _ => {
+                    let arg = d.args[(off as usize - 16) / 8];
+                    if (off - 16).is_multiple_of(8) { arg as u32 } else { (arg >> 32) as u32 }
+                }
+            }
+        };
+        let (mut a, mut pc) = (0u32, 0usize);
+        loop {
+            let i = &p[pc];
+            pc += 1;
+            let jump = |taken: bool| usize::from(if taken { i.jt } else { i.jf });
+            match i.code {
+                0x20 => a = word(i.k),
+                0x54 => a &= i.k,
+                JMP_JA => pc += i.k as usize,
+                0x15 => pc += jump(a == i.k),
+                0x25 => pc += jump(a > i.k),
+                0x35 => pc += jump(a >= i.k),
+                0x45 => pc += jump(a & i.k != 0),
+                RET_K => return i.k,
+                c => panic!("an instruction the kernel model lacks: {c:#x}"),
+            }
+        }
+    }
+
+    /// The kernel's verdict for a stack (newest last): every program runs,
+    /// the lowest action wins, the newest on a tie (kernel/seccomp.c,
+    /// seccomp_run_filters).
+    fn stacked(stack: &[&BpfProgram], d: &Data) -> u32 {
+        let action = |r: u32| (r & libc::SECCOMP_RET_ACTION_FULL) as i32;
+        let mut ret = libc::SECCOMP_RET_ALLOW;
+        for p in stack.iter().rev() {
+            let r = run(p, d);
+            if action(r) < action(ret) {
+                ret = r;
+            }
+        }
+        ret
+    }
+
+    /// The merged program answers every call as the stack of programs it
+    /// replaced did (loaded one by one, x32 fifth as before): every system
+    /// call number, x32's and i386's too, with the arguments the rules test
+    /// and random ones, for every set of options.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn one_merged_program_decides_as_the_stack_did() {
+        const X86_64: u32 = 0xc000_003e;
+        const I386: u32 = 0x4000_0003;
+        let parts = parts().unwrap();
+        let named: Vec<i64> = DENIED
+            .iter()
+            .map(|(nr, _)| *nr)
+            .chain(MODE_ARG.iter().map(|(nr, _)| *nr))
+            .chain(XATTR_WRITES)
+            .chain([
+                libc::SYS_socket,
+                libc::SYS_socketpair,
+                libc::SYS_ioctl,
+                libc::SYS_clone,
+                libc::SYS_unshare,
+                libc::SYS_fallocate,
+                libc::SYS_clone3,
+                libc::SYS_openat2,
+                libc::SYS_io_uring_setup,
+                libc::SYS_io_uring_enter,
+                libc::SYS_io_uring_register,
+            ])
+            .collect();
+        let mut values: Vec<u64> = vec![0, 1, 2, 3, u64::MAX, 1 << 32 | libc::AF_VSOCK as u64, 0o4755, 0o2755, 0o755];
+        values.extend(FAMILIES);
+        values.extend(TTY_IOCTLS);
+        values.extend(NEW_NAMESPACES);
+        values.extend(
+            [
+                libc::AF_PACKET,
+                libc::AF_VSOCK,
+                libc::AF_ALG,
+                libc::SOCK_RAW,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::SOCK_STREAM,
+                libc::NETLINK_ROUTE,
+                libc::NETLINK_KOBJECT_UEVENT,
+                libc::FALLOC_FL_KEEP_SIZE,
+                libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE,
+                libc::SIGCHLD,
+            ]
+            .map(|v| v as u64),
+        );
+        values.extend([libc::S_ISUID, libc::S_ISGID, libc::FIONREAD as u32].map(u64::from));
+        values.push((libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as u64);
+        // Argument vectors: each value in each place, then random picks.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut vectors: Vec<[u64; 6]> = Vec::new();
+        for v in &values {
+            for at in 0..4 {
+                let mut args = [0; 6];
+                args[at] = *v;
+                vectors.push(args);
+            }
+        }
+        for _ in 0..300 {
+            vectors.push(std::array::from_fn(|_| values[next() as usize % values.len()]));
+        }
+        let few = &vectors[..8];
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..Options::ALL {
+            let o = Options::from_index(i);
+            let merged = parts.merged(o).unwrap();
+            let mut stack = parts.stack(o);
+            stack.insert(4, parts.x32.as_ref().unwrap());
+            for arch in [X86_64, I386] {
+                let numbers = (0..=470u32).chain((0..=470).step_by(13).map(|n| n | X32_SYSCALL_BIT)).chain([u32::MAX]);
+                for nr in numbers {
+                    let args = if named.contains(&i64::from(nr)) { &vectors[..] } else { few };
+                    for a in args {
+                        let d = Data { nr, arch, args: *a };
+                        let (want, got) = (stacked(&stack, &d), run(&merged, &d));
+                        assert_eq!(got, want, "options {o:?}, arch {arch:#x}, call {nr}, arguments {a:?}");
+                        seen.insert(want);
+                    }
+                }
+            }
+        }
+        // The comparison covered every verdict there is.
+        let errno = |e: i32| libc::SECCOMP_RET_ERRNO | e as u32;
+        for v in [
+            libc::SECCOMP_RET_ALLOW,
+            libc::SECCOMP_RET_KILL_PROCESS,
+            errno(libc::EPERM),
+            errno(libc::ENOSYS),
+            errno(libc::EAFNOSUPPORT),
+            errno(libc::EOPNOTSUPP),
+        ] {
+            assert!(seen.contains(&v), "no call got {v:#x}: {seen:x?}");
+        }
+    }
+
+    /// The kernel takes each merged program, and each allows what tools do.
+    #[test]
+    fn every_merged_program_loads() {
+        let filters = filters().unwrap();
+        for i in 0..Options::ALL {
+            let o = Options::from_index(i);
+            // SAFETY: the child makes system calls only, then exits.
+            let status = unsafe {
+                let pid = libc::fork();
+                if pid == 0 {
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                    if filters.load(o.io_uring, o.host_writable, o.no_preallocation).is_err() {
+                        libc::_exit(100);
+                    }
+                    let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+                    let x32 = errno_of(libc::syscall(39 | X32_SYSCALL_BIT as libc::c_long));
+                    libc::_exit(if fd < 0 || libc::getppid() <= 0 {
+                        1
+                    } else if x32 != libc::EPERM {
+                        2
+                    } else {
+                        0
+                    });
+                }
+                let mut status = 0;
+                libc::waitpid(pid, &mut status, 0);
+                libc::WEXITSTATUS(status)
+            };
+            assert_eq!(status, 0, "options {o:?}");
+        }
+    }
+
+    /// Runs `f` in a forked child with the catcher loaded (when `catch`), then `programs`
+    /// (oldest first); returns the child's wait status.
+    #[cfg(target_arch = "x86_64")]
+    fn in_kernel_child(catch: bool, programs: &[&BpfProgram], f: impl FnOnce()) -> i32 {
+        const LD: u16 = 0x20;
+        const JEQ: u16 = 0x15;
+        let errno = libc::SECCOMP_RET_ERRNO | 4000;
+        let catcher = [
+            sock_filter { code: LD, jt: 0, jf: 0, k: 4 },
+            sock_filter { code: JEQ, jt: 0, jf: 4, k: 0xc000_003e },
+            sock_filter { code: LD, jt: 0, jf: 0, k: 0 },
+            sock_filter { code: JEQ, jt: 1, jf: 0, k: libc::SYS_exit_group as u32 },
+            sock_filter { code: JEQ, jt: 0, jf: 1, k: libc::SYS_seccomp as u32 },
+            sock_filter { code: RET_K, jt: 0, jf: 0, k: libc::SECCOMP_RET_ALLOW },
+            sock_filter { code: RET_K, jt: 0, jf: 0, k: errno },
+        ];
+        let load = |p: &[sock_filter]| {
+            let prog = libc::sock_fprog { len: p.len() as u16, filter: p.as_ptr() as *mut libc::sock_filter };
+            // SAFETY: a valid program for the duration of the call.
+            unsafe {
+                libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &prog as *const libc::sock_fprog)
+            }
+        };
+        // SAFETY: the child makes system calls and writes shared memory only, then exits.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                if catch && load(&catcher) != 0 {
+                    libc::syscall(libc::SYS_exit_group, 90);
+                }
+                for p in programs {
+                    if load(p) != 0 {
+                        libc::syscall(libc::SYS_exit_group, 91);
+                    }
+                }
+                f();
+                libc::syscall(libc::SYS_exit_group, 0);
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            status
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_merged_program_kills_i386_calls() {
+        let parts = parts().unwrap();
+        for i in 0..Options::ALL {
+            let merged = parts.merged(Options::from_index(i)).unwrap();
+            // getpid, exit, write, mount, ptrace, and numbers with the x32 bit or all bits.
+            for nr in [20u32, 1, 4, 21, 26, 0x4000_0014, u32::MAX] {
+                let status = in_kernel_child(false, &[&merged], || unsafe {
+                    std::arch::asm!("int 0x80", inlateout("eax") nr => _, options(nostack));
+                });
+                assert!(
+                    libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSYS,
+                    "options {:?}: i386 call {nr:#x} was not killed (status {status:#x})",
+                    Options::from_index(i)
+                );
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_kernel_decides_the_merged_program_as_the_stack() {
+        let parts = parts().unwrap();
+        let mut numbers: Vec<u32> = (0..1024u32)
+            // exit_group and seccomp pass the catcher; uretprobe and uprobe pass seccomp itself.
+            .filter(|n| ![libc::SYS_exit_group, libc::SYS_seccomp, 335, 336].contains(&i64::from(*n)))
+            .collect();
+        numbers.extend((0..1024u32).map(|n| n | X32_SYSCALL_BIT));
+        numbers.extend([0x3fff_ffff, 0x7fff_ffff, 0x8000_0000, 0xc000_0000, u32::MAX - 1, u32::MAX, 0x100 | 165]);
+        let mut values: Vec<u64> = vec![0, 1, 2, 3, 10, 16, 17, 0o4755, 0o2755, 0x80, 0x1000_0000, 0x2000_0000];
+        values.extend(FAMILIES);
+        values.extend(TTY_IOCTLS);
+        values.extend(NEW_NAMESPACES);
+        values.extend([u64::MAX, 1 << 32, 1 << 32 | 17, 1 << 32 | 0o4000, 0xffff_ffff_0000_0000 | 0x5412]);
+        let mut vectors: Vec<[u64; 6]> = Vec::new();
+        for v in &values {
+            for at in 0..4 {
+                let mut a = [0; 6];
+                a[at] = *v;
+                vectors.push(a);
+            }
+        }
+        let total = numbers.len() * vectors.len();
+        // SAFETY: an anonymous shared mapping, unmapped below.
+        let shared = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total * 8,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        } as *mut i64;
+        assert_ne!(shared as *mut libc::c_void, libc::MAP_FAILED);
+        let verdicts = |programs: &[&BpfProgram]| -> Vec<i64> {
+            let status = in_kernel_child(true, programs, || {
+                let mut at = 0;
+                for nr in &numbers {
+                    for a in &vectors {
+                        // SAFETY: every call is answered by a filter, never run (the catcher).
+                        let r =
+                            unsafe { libc::syscall(*nr as i32 as libc::c_long, a[0], a[1], a[2], a[3], a[4], a[5]) };
+                        let e = if r < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(0) } else { -1 };
+                        // SAFETY: within the mapping.
+                        unsafe { *shared.add(at) = i64::from(e) };
+                        at += 1;
+                    }
+                }
+            });
+            assert_eq!(status, 0, "the probing child failed: {status:#x}");
+            // SAFETY: the child has exited; `total` values were written.
+            unsafe { std::slice::from_raw_parts(shared, total).to_vec() }
+        };
+        for i in 0..Options::ALL {
+            let o = Options::from_index(i);
+            let mut stack = parts.stack(o);
+            stack.insert(4, parts.x32.as_ref().unwrap());
+            let merged = parts.merged(o).unwrap();
+            let (want, got) = (verdicts(&stack), verdicts(&[&merged]));
+            for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+                let (nr, a) = (numbers[k / vectors.len()], vectors[k % vectors.len()]);
+                assert_eq!(
+                    g, w,
+                    "options {o:?}: call {nr:#x} {a:x?}: merged errno {g}, stack errno {w} (4000: allowed)"
+                );
+            }
+            assert!(want.contains(&4000) && want.contains(&1) && want.contains(&38) && want.contains(&97));
+        }
+        // SAFETY: our mapping, no longer used.
+        unsafe { libc::munmap(shared.cast(), total * 8) };
+    }
+
+    /// `load(io_uring, host_writable, no_preallocation)` picks the program merged for exactly
+    /// those options (the other tests compare `parts.merged(o)`, not what `load` indexes).
+    #[test]
+    fn load_picks_the_program_of_its_options() {
+        let (filters, parts) = (filters().unwrap(), parts().unwrap());
+        for io_uring in [false, true] {
+            for host_writable in [false, true] {
+                for no_preallocation in [false, true] {
+                    let o = Options { io_uring, host_writable, no_preallocation };
+                    let want = parts.merged(o).unwrap();
+                    let got = &filters.merged[o.index()];
+                    let same = want.len() == got.len()
+                        && want.iter().zip(got).all(|(a, b)| (a.code, a.jt, a.jf, a.k) == (b.code, b.jt, b.jf, b.k));
+                    assert!(same, "load({io_uring}, {host_writable}, {no_preallocation}) loads another program");
+                }
+            }
+        }
     }
 
     #[test]

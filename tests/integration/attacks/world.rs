@@ -416,6 +416,111 @@ fn io_uring_and_read_paths_need_the_users_grant() {
     assert!(f.iter().any(|(_, why)| why.contains("goes through a symbolic link")), "{f:?} {r:?}");
 }
 
+/// io_uring never beside a directory of the host's the command can write
+/// (red team, 2026-12-07): io_uring's open passes no filter, so with both
+/// granted a trial made an empty mode-6755 file of the host's root in the
+/// granted directory where `open(2)` with that mode is denied. Declaring
+/// both is refused at the field before anything runs; a command that can
+/// write a host directory gets ENOSYS from io_uring, local profiles too.
+#[test]
+#[ignore = "needs root"]
+fn io_uring_never_beside_a_writable_host_directory() {
+    require_root();
+    let env = Env::new();
+    let t = tag("uw");
+    let granted = std::path::PathBuf::from(format!("/var/lib/engine-granted-{t}"));
+    let _placed = Placed(vec![granted.clone()]);
+    std::fs::create_dir_all(&granted).unwrap();
+    let g = granted.display().to_string();
+    let uring = r#"python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); b = ctypes.create_string_buffer(120); r = l.syscall(425, 4, b); print("io_uring_setup", r, ctypes.get_errno())'"#;
+    let h = Hostile::new(&env);
+    h.profile(
+        "both",
+        &script_profile("both", "sh", uring, &format!("sandbox: {{io_uring: true, writable: [{g}]}}\n"), ""),
+    )
+    .profile("w", &script_profile("w", "sh", uring, &format!("sandbox: {{writable: [{g}]}}\n"), ""));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let grants = ["--grant", "io_uring=yes", "--grant", &format!("writable={g}")];
+    let mut args = vec!["evil/both", "--runs", "1", "--save", "b"];
+    args.extend(grants);
+    let r = env.bench(&args);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("both/profile.yaml:5:21"), "not placed at the field: {r:?}");
+    assert!(r.stderr.contains("`sandbox.io_uring` and `sandbox.writable` are not given together"), "{r:?}");
+    assert!(!env.result_path("b").exists(), "a refused run wrote a result");
+    // Writable granted, io_uring granted but not declared: ENOSYS (38).
+    let mut args = vec!["evil/w", "--runs", "1", "--save", "w", "--logs", "all"];
+    args.extend(grants);
+    let r = env.bench(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(all_text(&env).contains("io_uring_setup -1 38"), "io_uring beside a writable host directory");
+    // A local profile (io_uring allowed unless host-writable), confined by
+    // its `sandbox:`: the same.
+    env.profile("mine", &script_profile("mine", "sh", uring, &format!("sandbox: {{writable: [{g}]}}\n"), ""));
+    let r = env.bench(&["mine", "--runs", "1", "--save", "m", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let text_of = |name: &str| -> String {
+        let files = walk(&env.home.path().join("results").join(name));
+        files.iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect()
+    };
+    assert!(text_of("m").contains("io_uring_setup -1 38"), "a local profile's host-writable command had io_uring");
+    env.profile("mine2", &script_profile("mine2", "sh", uring, "sandbox: true\n", ""));
+    let r = env.bench(&["mine2", "--runs", "1", "--save", "m2", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let m2 = text_of("m2");
+    assert!(
+        m2.contains("io_uring_setup 3 0") || m2.contains("io_uring_setup 4 0"),
+        "a local profile lost io_uring: {m2}"
+    );
+}
+
+/// The other ABIs of an x86-64 kernel from a confined command, under the
+/// one merged filter (red team, 2026-12-07): an i386 call through
+/// `int 0x80` kills the process (SIGSYS), an x32 call (the number with bit
+/// 30) and number −1 are EPERM, and the command runs under one filter.
+#[cfg(target_arch = "x86_64")]
+#[test]
+#[ignore = "needs root"]
+fn other_abis_are_killed_or_refused_by_the_one_filter() {
+    require_root();
+    let env = Env::new();
+    let probe = r#"import ctypes, mmap, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if len(sys.argv) > 1:
+    # mov eax, 20 (i386 getpid); int 0x80; ret
+    m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    m.write(bytes([0xb8, 0x14, 0, 0, 0, 0xcd, 0x80, 0xc3]))
+    f = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+    print("i386 getpid returned", f(), flush=True)
+    sys.exit(0)
+p = subprocess.run([sys.executable, __file__, "child"], capture_output=True, text=True)
+print("i386 child exit", p.returncode)
+r = libc.syscall(39 | 0x40000000)
+print("x32 getpid", r, ctypes.get_errno())
+r = libc.syscall(-1)
+print("number -1", r, ctypes.get_errno())
+print([l.split()[1] for l in open("/proc/self/status") if l.startswith("Seccomp_filters")])
+"#;
+    let h = Hostile::new(&env);
+    h.profile("abi", &script_profile("abi", "sh", "python3 {{profile_dir}}/probe.py", "", "")).file(
+        "abi",
+        "probe.py",
+        probe.as_bytes(),
+    );
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/abi", "--runs", "1", "--save", "a", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // The trial's log only (the probe's own text is in the profile's copy).
+    let files = walk(&env.home.path().join("results").join("a"));
+    let text: String =
+        files.iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect();
+    assert!(text.contains("i386 child exit -31"), "an i386 call was not killed by SIGSYS: {text}");
+    assert!(!text.contains("i386 getpid returned"), "an i386 call returned");
+    assert!(text.contains("x32 getpid -1 1"), "an x32 call was not EPERM");
+    assert!(text.contains("number -1 -1 1"), "call number u32::MAX was not EPERM");
+    assert!(text.contains("['1']"), "not exactly one filter");
+}
+
 /// The red team's holes of this round, each as it was found: a descriptor
 /// engine inherited (a file of root's on fd 9), a sparse 1 GiB stdout, a
 /// built-in `startup-time` command from a repository, a granted writable

@@ -84,6 +84,23 @@ pub fn applies(mode: Mode, p: &LoadedProfile) -> bool {
     }
 }
 
+/// Why `sandbox: {io_uring: true}` and `sandbox.writable` are refused
+/// together: io_uring's operations pass no system-call filter, so its open
+/// could make a setuid file in a host directory (one written as the host's
+/// root through an idmapped mount) where `open(2)` with that mode is denied.
+pub const URING_AND_WRITABLE: &str = "`sandbox.io_uring` and `sandbox.writable` are not given together: io_uring's operations pass no system-call filter, so its open could leave a setuid file in a directory of the host's; use io_uring in the test's own directory, or leave out one of the two";
+
+/// `sandbox: {io_uring: true}` beside a non-empty `sandbox.writable`: the
+/// field to point at (see [`URING_AND_WRITABLE`]).
+pub fn uring_and_writable(p: &LoadedProfile) -> Option<Vec<Seg>> {
+    match &p.profile.sandbox {
+        Some(SandboxDef::With(s)) if s.io_uring && !s.writable.is_empty() => {
+            Some(vec![Seg::key("sandbox"), Seg::key("io_uring")])
+        }
+        _ => None,
+    }
+}
+
 /// Something a shared profile asks for beyond the defaults that the user
 /// has not granted: the field (a path into the profile), what it asks, and
 /// the grant that would allow it.
@@ -383,9 +400,13 @@ impl Sandbox {
             .extend([p.dir(), Some(install_dir)].into_iter().flatten().filter(|d| d.is_dir()).map(Path::to_path_buf));
         plan.read = readable(p, &cfg.grants).map_err(|e| setup(&e))?;
         let declared_uring = p.profile.sandbox.as_ref().is_some_and(SandboxDef::io_uring);
+        if declared_uring && !plan.writable_host.is_empty() {
+            return Err(setup(&URING_AND_WRITABLE));
+        }
         // A local profile's user wrote or kept it; a shared one declares
-        // io_uring and the user grants it by name.
-        plan.io_uring = !p.shared() || (declared_uring && cfg.grants.io_uring);
+        // io_uring and the user grants it by name. Never with a host
+        // directory writable (the sandbox turns it off then).
+        plan.io_uring = (!p.shared() || (declared_uring && cfg.grants.io_uring)) && plan.writable_host.is_empty();
         plan.pty = p.profile.sandbox.as_ref().is_some_and(SandboxDef::pty);
         let owner = if unprivileged { Identity::Nobody } else { Identity::Root };
         let (uid, gid) = owner.host();
@@ -563,7 +584,7 @@ pub(crate) fn denied(stderr: &str, usage: Option<&cgroup::Usage>, limits: &Limit
     ];
     if stderr.contains("io_uring") && stderr.contains("Function not implemented") {
         return Some(
-            "io_uring, which a shared profile's commands get only when it declares `sandbox: {io_uring: true}` and the user grants `--grant io_uring=yes`"
+            "io_uring, which a shared profile's commands get only when it declares `sandbox: {io_uring: true}` and the user grants `--grant io_uring=yes`, and no command gets while it can write a directory of the host's (`sandbox.writable`)"
                 .into(),
         );
     }

@@ -76,6 +76,15 @@ pub(super) fn phase(cx: &Context, req: &Request, tests: &[Test], events: &dyn Ev
 /// A shared profile that asks for more than the defaults (and was not
 /// granted it) stops the run before anything runs, pointing at the field.
 fn refuse_widenings(tests: &[Test], req: &Request, d: &Defaults) -> Result<(), Failure> {
+    // Not a widening a grant allows: refused for every profile, before
+    // anything runs.
+    for t in tests {
+        if let Some(field) = sandbox::uring_and_writable(&t.profile) {
+            let w = Widening { field, asks: String::new(), grant: String::new() };
+            return Err(Failure::error(format!("{}: {}", located(&t.profile, &w), sandbox::URING_AND_WRITABLE))
+                .hint("a test that needs both can write its files in its own directory (the working directory of its commands)"));
+        }
+    }
     for t in tests.iter().filter(|t| t.profile.shared()) {
         let mut all = sandbox::widenings(&t.profile, d, &req.grants);
         let space = engine::runner::requirements::free_space_of(t);

@@ -50,7 +50,8 @@ pub struct Plan {
     /// More of the host's files or directories shown read-only
     /// (`sandbox.read`), beside the standard ones.
     pub read: Vec<PathBuf>,
-    /// Whether its commands may use io_uring (see [`super::seccomp`]).
+    /// Whether its commands may use io_uring (see [`super::seccomp`]);
+    /// never with `writable_host`, whatever this says.
     pub io_uring: bool,
     /// Whether its commands get a devpts instance of their own.
     pub pty: bool,
@@ -539,7 +540,9 @@ impl Prepared {
             last_cap,
             identity: cmd.identity,
             filters: super::seccomp::filters()?,
-            io_uring: plan.io_uring,
+            // Never io_uring with a host directory writable: its open
+            // passes no filter, so the setuid rule would not see its mode.
+            io_uring: plan.io_uring && plan.writable_host.is_empty(),
             no_preallocation: plan.no_preallocation,
             pty: plan.pty,
             host_writable: !plan.writable_host.is_empty(),
