@@ -474,6 +474,126 @@ fn io_uring_never_beside_a_writable_host_directory() {
     );
 }
 
+/// Nothing privileged is left in a granted directory of the host's (red
+/// team, 2026-12-07, the class behind io_uring's setuid file): no setuid or
+/// setgid file by open, O_TMPFILE, mknod, chmod or fchmodat; no device; no
+/// capability, ACL or other extended attribute; no link or rename of a
+/// setuid binary or of a test file into it; no mount; no immutable flag;
+/// and io_uring is off. Each refusal is checked by its errno, then the
+/// directory itself is walked.
+#[test]
+#[ignore = "needs root"]
+fn no_privileged_file_in_a_granted_directory() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    require_root();
+    let env = Env::new();
+    let t = tag("pc");
+    let granted = std::path::PathBuf::from(format!("/var/lib/engine-granted-{t}"));
+    let _placed = Placed(vec![granted.clone()]);
+    std::fs::create_dir_all(&granted).unwrap();
+    let g = granted.display().to_string();
+    let h = Hostile::new(&env);
+    h.profile(
+        "pc",
+        &script_profile(
+            "pc",
+            "sh",
+            &format!("python3 {{{{profile_dir}}}}/probe.py {g}"),
+            &format!("sandbox: {{writable: [{g}]}}\n"),
+            "",
+        ),
+    )
+    .file("pc", "probe.py", PRIVILEGED_FILE_PROBE.as_bytes());
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/pc", "--runs", "1", "--save", "p", "--logs", "all", "--grant", &format!("writable={g}")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let files = walk(&env.home.path().join("results").join("p"));
+    let text: String =
+        files.iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect();
+    assert!(text.contains("PROBE done"), "the probe did not finish: {text}");
+    for (what, errno) in [
+        ("io_uring_setup", libc::ENOSYS),
+        ("open6755", libc::EPERM),
+        ("otmpfile6755", libc::EPERM),
+        ("mknod_reg_4755", libc::EPERM),
+        ("mknod_chr", libc::EPERM),
+        ("chmod4755", libc::EPERM),
+        ("fchmodat_2755", libc::EPERM),
+        ("setxattr_cap", libc::EPERM),
+        ("setxattr_acl", libc::EPERM),
+        ("setxattr_user", libc::EPERM),
+        ("link_su", libc::EXDEV),
+        ("link_testdir", libc::EXDEV),
+        ("rename_testdir", libc::EXDEV),
+        ("link_procfd", libc::EXDEV),
+        ("mount", libc::EPERM),
+    ] {
+        assert!(text.contains(&format!("PROBE {what} ERR {errno}\n")), "{what}: not refused with {errno}: {text}");
+    }
+    assert!(text.contains("PROBE setflags_immutable ERR "), "the immutable flag was set: {text}");
+    for e in walk(&granted) {
+        let m = std::fs::symlink_metadata(&e).unwrap();
+        assert_eq!(m.mode() & 0o6000, 0, "{} is setuid or setgid", e.display());
+        assert!(m.file_type().is_file() || m.file_type().is_dir(), "{} is a special file", e.display());
+        let c = std::ffi::CString::new(e.as_os_str().as_bytes()).unwrap();
+        let mut names = [0u8; 256];
+        // SAFETY: a valid path and buffer.
+        let n = unsafe { libc::llistxattr(c.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
+        assert!(n <= 0, "{} has extended attributes: {:?}", e.display(), &names[..n as usize]);
+    }
+}
+
+/// What a test tries in a granted directory (its path is the argument).
+const PRIVILEGED_FILE_PROBE: &str = r##"import ctypes, os, sys, stat, errno
+libc = ctypes.CDLL(None, use_errno=True)
+D = sys.argv[1]
+def r(name, f):
+    try:
+        v = f(); print("PROBE", name, "OK", v, flush=True)
+    except OSError as e:
+        print("PROBE", name, "ERR", e.errno, flush=True)
+def sc(nr, *a):
+    v = libc.syscall(nr, *a)
+    if v < 0: raise OSError(ctypes.get_errno(), "")
+    return v
+p = lambda n: os.path.join(D, n).encode()
+print("PROBE id", os.getuid(), os.getgid(), os.getcwd())
+print("PROBE Dstat", oct(os.stat(D).st_mode), os.stat(D).st_uid, os.stat(D).st_gid)
+r("io_uring_setup", lambda: sc(425, 4, ctypes.create_string_buffer(120)))
+r("open6755", lambda: os.open(D+"/a", os.O_CREAT|os.O_WRONLY, 0o6755))
+r("mknod_reg_4755", lambda: sc(259, -100, p("b"), stat.S_IFREG|0o4755, 0))
+r("mknod_chr", lambda: sc(259, -100, p("c"), stat.S_IFCHR|0o666, os.makedev(1,3)))
+open(D+"/f","w").write("#!/bin/sh\nid\n")
+r("chmod4755", lambda: os.chmod(D+"/f", 0o4755))
+r("fchmodat_2755", lambda: sc(268, -100, p("f"), 0o2755))
+r("chown_f_0_42", lambda: os.chown(D+"/f", 0, 42))
+r("chown_f_1000", lambda: os.chown(D+"/f", 1000, 1000))
+r("stat_f", lambda: (oct(os.stat(D+"/f").st_mode), os.stat(D+"/f").st_uid, os.stat(D+"/f").st_gid))
+r("setxattr_cap", lambda: os.setxattr(D+"/f", "security.capability", b"\x01\x00\x00\x02" + b"\x00"*16))
+r("setxattr_acl", lambda: os.setxattr(D+"/f", "system.posix_acl_access", b"\x02\x00\x00\x00"))
+r("setxattr_user", lambda: os.setxattr(D+"/f", "user.x", b"1"))
+r("removexattr", lambda: os.removexattr(D+"/f", "user.x"))
+# O_TMPFILE with mode
+r("otmpfile6755", lambda: os.open(D, os.O_TMPFILE|os.O_WRONLY, 0o6755))
+# setgid inheritance: mkdir, chown group, then mkdir
+os.makedirs(D+"/sg", exist_ok=True)
+r("stat_sg", lambda: oct(os.stat(D+"/sg").st_mode))
+# link from read-only system dir / test dir
+r("link_su", lambda: os.link("/usr/bin/su", D+"/su"))
+cwd = os.getcwd(); open(cwd+"/t","w").write("x")
+r("link_testdir", lambda: os.link(cwd+"/t", D+"/t"))
+r("rename_testdir", lambda: os.rename(cwd+"/t", D+"/t"))
+r("link_procfd", lambda: sc(265, -100, ("/proc/self/fd/%d" % os.open(cwd+"/t", os.O_RDONLY)).encode(), -100, p("t2"), 0x400))
+r("mount", lambda: sc(165, b"none", p("m"), b"tmpfs", 0, 0))
+r("unshare_user", lambda: sc(272, 0x10000000))
+# FS_IOC_SETFLAGS immutable
+import fcntl, array
+fd = os.open(D+"/f", os.O_RDONLY)
+r("setflags_immutable", lambda: fcntl.ioctl(fd, 0x40086602, array.array('l',[0x10])))
+print("PROBE done")
+"##;
+
 /// The other ABIs of an x86-64 kernel from a confined command, under the
 /// one merged filter (red team, 2026-12-07): an i386 call through
 /// `int 0x80` kills the process (SIGSYS), an x32 call (the number with bit
