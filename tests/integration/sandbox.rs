@@ -214,7 +214,7 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
     require_root();
     let env = Env::new();
     let script = "echo pid=$$ host=$(hostname); cat /proc/self/status | grep CapEff; ls /dev | tr '\\n' ' '; echo; \
-                  ip -o link | wc -l; head -c 4000000 /dev/zero > big; echo value: 1";
+                  ip -o link | wc -l; sed 's/^/cg /' /proc/self/cgroup; head -c 4000000 /dev/zero > big; echo value: 1";
     let yaml = format!(
         "id: inside\nversion: 1.0.0\ntitle: Inside\ntest_type: other\nsandbox: true\nexecutor:\n  external:\n    program: sh\n    args: [\"-c\", {script:?}]\nresults: [{{id: x, unit: U, proportion: HIB}}]\nparsers: [{{result: x, regex: 'value: (?P<value>\\d+)'}}]\n"
     );
@@ -256,6 +256,19 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
     // Root of its user namespace: only the capabilities over its own files
     // and processes (chown, dac_override, fowner, fsetid, kill, setgid, setuid).
     assert!(log.contains("CapEff:\t00000000000000fb"), "{log}");
+    // Its own cgroup inside the test's for processes (and v2's), but memory
+    // is the test's cgroup itself: one budget, no per-command memory cgroup.
+    let depth = |controller: &str| {
+        log.lines()
+            .filter_map(|l| l.strip_prefix("cg "))
+            .find(|l| l.split(':').nth(1).is_some_and(|c| c.split(',').any(|c| c == controller) || c == controller))
+            .map(|l| l.split('/').filter(|part| part.starts_with("engine-")).count())
+    };
+    // v1's pids, else the v2 line (no controller names).
+    assert_eq!(depth("pids").or(depth("")), Some(2), "{log}");
+    if let Some(memory) = depth("memory") {
+        assert_eq!(memory, 1, "a memory cgroup of its own: {log}");
+    }
     assert!(!log.contains("vda") && !log.contains("loop0") && log.contains("null"), "a disk in /dev: {log}");
     // --no-sandbox for a local profile just runs it unconfined.
     let r = env.bench(&["inside", "--runs", "1", "--save", "j", "--no-sandbox"]);

@@ -1,13 +1,17 @@
 //! A cgroup per confined test, holding one per command: the test's budget
 //! (its memory and processes, shared by all its steps, servers and trials,
 //! and charged what a command leaves behind, such as shared memory) on the
-//! test's cgroup; each command's whole process tree's CPU time, peak
-//! memory and block I/O, and a kill that reaches every process in it, on
-//! the command's. cgroup v2 where it is mounted (with
-//! whatever controllers it delegates: `cgroup.kill` and CPU time always),
-//! and the v1 controllers present (cpuacct, memory, blkio, pids) beside or
-//! instead of it; each under engine's own cgroup of that hierarchy, named
-//! `engine-<pid>-<n>` so `engine recover` can tell a dead run's leftovers.
+//! test's cgroup; each command's whole process tree's CPU time and block
+//! I/O, and a kill that reaches every process in it, on the command's.
+//! Memory has no cgroup per command: every command of a test is charged to
+//! the test's memory cgroup itself. Two memory cgroups taking turns on a
+//! CPU (a client and its server) cost the kernel's per-CPU charge caches a
+//! drain at every switch: pgbench with one client lost 3 % to it.
+//! cgroup v2 where it is mounted (with whatever controllers it delegates:
+//! `cgroup.kill` and CPU time always), and the v1 controllers present
+//! (cpuacct, memory, blkio, pids) beside or instead of it; each under
+//! engine's own cgroup of that hierarchy, named `engine-<pid>-<n>` so
+//! `engine recover` can tell a dead run's leftovers.
 
 use std::fs;
 use std::os::fd::OwnedFd;
@@ -22,6 +26,10 @@ pub struct Layout {
     pub v2: Option<PathBuf>,
     /// engine's cgroup per v1 controller used (`cpuacct`, `memory`, `blkio`, `pids`).
     pub v1: Vec<(&'static str, PathBuf)>,
+    /// A test's memory cgroup (v1 `memory`, or the v2 one, which keeps the
+    /// controller to itself), charged for every command made in this
+    /// layout: none of them gets a memory cgroup of its own.
+    pub memory: Option<PathBuf>,
 }
 
 /// Default limit on a confined command's processes (its whole tree).
@@ -78,7 +86,8 @@ impl Layout {
     /// Whether a command's memory can be limited here: the v1 memory
     /// controller, or v2 delegating `memory` to engine's children.
     pub fn has_memory(&self) -> bool {
-        self.v1.iter().any(|(c, _)| *c == "memory")
+        self.memory.is_some()
+            || self.v1.iter().any(|(c, _)| *c == "memory")
             || self.v2.as_ref().is_some_and(|d| {
                 fs::read_to_string(d.join("cgroup.subtree_control"))
                     .is_ok_and(|s| s.split_whitespace().any(|c| c == "memory"))
@@ -132,7 +141,8 @@ pub struct Usage {
     /// CPU time, user and system together, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_seconds: Option<f64>,
-    /// Peak memory, bytes.
+    /// Peak memory, bytes. A confined command's is its test's peak while
+    /// it ran: every command of a test is charged to one memory cgroup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_memory_bytes: Option<u64>,
     /// Bytes read from and written to block devices.
@@ -195,34 +205,55 @@ fn is_zero(n: &u64) -> bool {
 pub struct Cgroup {
     v2: Option<PathBuf>,
     v1: Vec<(&'static str, PathBuf)>,
+    /// The test's memory cgroup, which this command is charged to.
+    charged: Option<Charged>,
+}
+
+/// A command's share of its test's memory cgroup: the peak from its start
+/// and the kills since then.
+#[derive(Debug)]
+struct Charged {
+    dir: PathBuf,
+    /// v1: the command joins `dir` (v2: it is inside it already).
+    join: bool,
+    /// v2's `memory.peak`, reset through this descriptor at the start
+    /// (Linux 6.12 and later; else no peak is given).
+    peak: Option<fs::File>,
+    oom_base: u64,
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl Cgroup {
     /// A test's cgroup, with `limits` for all its commands together: where
-    /// v2 has them, its memory, pids, CPU and I/O controllers are handed
-    /// on to the commands' cgroups inside it ([`Cgroup::layout`]).
+    /// v2 has them, its pids, CPU and I/O controllers are handed on to the
+    /// commands' cgroups inside it ([`Cgroup::layout`]); memory stays here.
     pub fn create_budget(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
         let g = Cgroup::create(layout, limits)?;
         if let Some(d) = &g.v2 {
             let offered = fs::read_to_string(d.join("cgroup.controllers")).unwrap_or_default();
-            for c in offered.split_whitespace().filter(|c| ["memory", "pids", "cpu", "io"].contains(c)) {
+            for c in offered.split_whitespace().filter(|c| ["pids", "cpu", "io"].contains(c)) {
                 let _ = fs::write(d.join("cgroup.subtree_control"), format!("+{c}"));
             }
         }
         Ok(g)
     }
 
-    /// Where cgroups inside this one are made.
+    /// Where cgroups inside this one are made: in each hierarchy but
+    /// memory, whose cgroup is this one for all of them.
     pub fn layout(&self) -> Layout {
-        Layout { v2: self.v2.clone(), v1: self.v1.clone() }
+        let memory = match self.dir("memory") {
+            Some(d) => Some(d.to_path_buf()),
+            None => self.v2.clone().filter(|d| d.join("memory.max").exists()),
+        };
+        let v1 = self.v1.iter().filter(|(c, _)| *c != "memory").cloned().collect();
+        Layout { v2: self.v2.clone(), v1, memory }
     }
 
     /// A new cgroup in each hierarchy, with `limits`.
     pub fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
         let name = format!("engine-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
-        let mut g = Cgroup { v2: None, v1: Vec::new() };
+        let mut g = Cgroup { v2: None, v1: Vec::new(), charged: layout.memory.as_deref().map(Charged::start) };
         if let Some(v2) = &layout.v2 {
             let d = v2.join(&name);
             fs::create_dir(&d)?;
@@ -275,14 +306,17 @@ impl Cgroup {
         self.v1.iter().find(|(c, _)| *c == controller).map(|(_, d)| d.as_path())
     }
 
+    /// Its own cgroups (not the test's memory cgroup it is charged to).
     fn dirs(&self) -> Vec<PathBuf> {
         self.v2.iter().cloned().chain(self.v1.iter().map(|(_, d)| d.clone())).collect()
     }
 
     /// `cgroup.procs` of each hierarchy, open for the child to write "0" (itself) into.
     pub fn procs(&self) -> std::io::Result<Vec<OwnedFd>> {
+        let joined = self.charged.as_ref().filter(|c| c.join).map(|c| c.dir.clone());
         self.dirs()
             .iter()
+            .chain(joined.as_ref())
             .map(|d| fs::OpenOptions::new().write(true).open(d.join("cgroup.procs")).map(OwnedFd::from))
             .collect()
     }
@@ -299,9 +333,10 @@ impl Cgroup {
                 .and_then(|s| field(&s, "usage_usec"))
                 .map(|us| us as f64 / 1e6),
         };
-        let peak_memory_bytes = match self.dir("memory") {
-            Some(d) => num(d.join("memory.max_usage_in_bytes")),
-            None => self.v2.as_ref().and_then(|d| num(d.join("memory.peak"))),
+        let peak_memory_bytes = match (&self.charged, self.dir("memory")) {
+            (Some(c), _) => c.peak(),
+            (None, Some(d)) => num(d.join("memory.max_usage_in_bytes")),
+            (None, None) => self.v2.as_ref().and_then(|d| num(d.join("memory.peak"))),
         };
         let io = match self.dir("blkio") {
             Some(d) => read(d.join("blkio.throttle.io_service_bytes_recursive")).map(|s| blkio_v1(&s)),
@@ -322,15 +357,10 @@ impl Cgroup {
     /// How many processes the memory limit's killer took (v1
     /// `memory.oom_control`, v2 `memory.events`).
     fn oom_kills(&self) -> u64 {
-        let read = |p: PathBuf| fs::read_to_string(p).ok();
-        match self.dir("memory") {
-            Some(d) => read(d.join("memory.oom_control")).and_then(|s| field(&s, "oom_kill ")).unwrap_or(0),
-            None => self
-                .v2
-                .as_ref()
-                .and_then(|d| read(d.join("memory.events")))
-                .and_then(|s| field(&s, "oom_kill "))
-                .unwrap_or(0),
+        match (&self.charged, self.dir("memory")) {
+            (Some(c), _) => oom_kills_in(&c.dir).saturating_sub(c.oom_base),
+            (None, Some(d)) => oom_kills_in(d),
+            (None, None) => self.v2.as_deref().map(oom_kills_in).unwrap_or(0),
         }
     }
 
@@ -346,6 +376,48 @@ impl Cgroup {
             remove_nested(&d);
         }
     }
+}
+
+impl Charged {
+    /// From now on, in the test's memory cgroup `dir`: the peak restarts at
+    /// the present use (v1: for everyone reading it; the commands whose
+    /// figures are kept, steps and trials, run one at a time), the kills
+    /// are counted from here.
+    fn start(dir: &Path) -> Charged {
+        let v1 = dir.join("memory.max_usage_in_bytes");
+        let join = v1.exists();
+        let peak = if join {
+            let _ = fs::write(&v1, "0");
+            None
+        } else {
+            use std::io::Write;
+            let f = fs::OpenOptions::new().read(true).write(true).open(dir.join("memory.peak")).ok();
+            f.filter(|mut f| f.write_all(b"reset\n").is_ok())
+        };
+        Charged { dir: dir.to_path_buf(), join, peak, oom_base: oom_kills_in(dir) }
+    }
+
+    /// The test's peak memory since this command started, bytes.
+    fn peak(&self) -> Option<u64> {
+        let text = match &self.peak {
+            Some(f) => {
+                use std::os::unix::fs::FileExt;
+                let mut buf = [0u8; 32];
+                let n = f.read_at(&mut buf, 0).ok()?;
+                String::from_utf8_lossy(&buf[..n]).into_owned()
+            }
+            None if self.join => fs::read_to_string(self.dir.join("memory.max_usage_in_bytes")).ok()?,
+            None => return None,
+        };
+        text.trim().parse().ok()
+    }
+}
+
+/// How many processes the memory limit's killer took in memory cgroup `d`
+/// and those inside it (v1 `memory.oom_control`, v2 `memory.events`).
+fn oom_kills_in(d: &Path) -> u64 {
+    let read = |f: &str| fs::read_to_string(d.join(f)).ok();
+    read("memory.oom_control").or_else(|| read("memory.events")).and_then(|s| field(&s, "oom_kill ")).unwrap_or(0)
 }
 
 impl Drop for Cgroup {
@@ -435,14 +507,15 @@ mod tests {
     #[test]
     fn a_memory_limit_needs_the_memory_controller() {
         let d = tempfile::tempdir().unwrap();
-        let pids = Layout { v2: None, v1: vec![("pids", d.path().to_path_buf())] };
+        let pids = Layout { v2: None, v1: vec![("pids", d.path().to_path_buf())], memory: None };
         assert!(!pids.has_memory());
-        let v2 = Layout { v2: Some(d.path().to_path_buf()), v1: Vec::new() };
+        let v2 = Layout { v2: Some(d.path().to_path_buf()), v1: Vec::new(), memory: None };
         std::fs::write(d.path().join("cgroup.subtree_control"), "cpu io\n").unwrap();
         assert!(!v2.has_memory());
         std::fs::write(d.path().join("cgroup.subtree_control"), "cpu memory pids\n").unwrap();
         assert!(v2.has_memory());
-        assert!(Layout { v2: None, v1: vec![("memory", d.path().to_path_buf())] }.has_memory());
+        assert!(Layout { v2: None, v1: vec![("memory", d.path().to_path_buf())], memory: None }.has_memory());
+        assert!(Layout { v2: None, v1: Vec::new(), memory: Some(d.path().to_path_buf()) }.has_memory());
     }
 
     #[test]

@@ -374,27 +374,82 @@ impl Filters {
 mod tests {
     use super::*;
 
-    /// In a forked child: load the filters, try calls, report by exit code.
-    fn in_child(f: impl FnOnce() -> i32) -> i32 {
-        in_child_with(true, f)
-    }
-
-    fn in_child_with(io_uring: bool, f: impl FnOnce() -> i32) -> i32 {
-        let filters = filters().unwrap();
+    /// Runs `f` in a forked child without new privileges; returns the
+    /// child's wait status. The child ends with `exit_group(f())`, the one
+    /// call the catcher of [`in_kernel_child`] lets through.
+    fn forked(f: impl FnOnce() -> i32) -> i32 {
         // SAFETY: the child makes system calls only, then exits.
         unsafe {
             let pid = libc::fork();
             if pid == 0 {
                 libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                if filters.load(io_uring, true, false).is_err() {
-                    libc::_exit(100);
-                }
-                libc::_exit(f());
+                let code = f();
+                libc::syscall(libc::SYS_exit_group, code);
             }
             let mut status = 0;
             libc::waitpid(pid, &mut status, 0);
-            libc::WEXITSTATUS(status)
+            status
         }
+    }
+
+    /// In a forked child: load the filters, try calls, report by exit code.
+    fn in_child(f: impl FnOnce() -> i32) -> i32 {
+        in_child_with(Options { io_uring: true, host_writable: true, no_preallocation: false }, f)
+    }
+
+    fn in_child_with(o: Options, f: impl FnOnce() -> i32) -> i32 {
+        let filters = filters().unwrap();
+        // SAFETY: in the forked child, which exits after `f`.
+        let status = forked(|| match unsafe { filters.load(o.io_uring, o.host_writable, o.no_preallocation) } {
+            Ok(()) => f(),
+            Err(_) => 100,
+        });
+        libc::WEXITSTATUS(status)
+    }
+
+    /// Argument values worth probing: each rule's constants, their
+    /// neighbours, and the same with bits above the 32 a rule compares.
+    fn probe_values() -> Vec<u64> {
+        let mut values: Vec<u64> = vec![0, 1, 2, 3, 10, 16, 17, 0o755, 0o4755, 0o2755, 0x80, 0x1000_0000, 0x2000_0000];
+        values.extend(FAMILIES);
+        values.extend(TTY_IOCTLS);
+        values.extend(NEW_NAMESPACES);
+        values.extend(
+            [
+                libc::AF_PACKET,
+                libc::AF_VSOCK,
+                libc::AF_ALG,
+                libc::SOCK_RAW,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::SOCK_STREAM,
+                libc::NETLINK_ROUTE,
+                libc::NETLINK_KOBJECT_UEVENT,
+                libc::FALLOC_FL_KEEP_SIZE,
+                libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE,
+                libc::SIGCHLD,
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+            ]
+            .map(|v| v as u64),
+        );
+        values.extend([libc::S_ISUID, libc::S_ISGID, libc::FIONREAD as u32].map(u64::from));
+        values.extend([u64::MAX, 1 << 32, 1 << 32 | 17, 1 << 32 | 0o4000, 1 << 32 | libc::AF_VSOCK as u64]);
+        values.push(0xffff_ffff_0000_0000 | 0x5412);
+        values.sort_unstable();
+        values.dedup();
+        values
+    }
+
+    /// One argument vector per value per place (the first four arguments).
+    fn each_in_place(values: &[u64]) -> Vec<[u64; 6]> {
+        let mut vectors = Vec::new();
+        for v in values {
+            for at in 0..4 {
+                let mut args = [0; 6];
+                args[at] = *v;
+                vectors.push(args);
+            }
+        }
+        vectors
     }
 
     fn errno_of(r: libc::c_long) -> i32 {
@@ -582,28 +637,7 @@ mod tests {
                 libc::SYS_io_uring_register,
             ])
             .collect();
-        let mut values: Vec<u64> = vec![0, 1, 2, 3, u64::MAX, 1 << 32 | libc::AF_VSOCK as u64, 0o4755, 0o2755, 0o755];
-        values.extend(FAMILIES);
-        values.extend(TTY_IOCTLS);
-        values.extend(NEW_NAMESPACES);
-        values.extend(
-            [
-                libc::AF_PACKET,
-                libc::AF_VSOCK,
-                libc::AF_ALG,
-                libc::SOCK_RAW,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                libc::SOCK_STREAM,
-                libc::NETLINK_ROUTE,
-                libc::NETLINK_KOBJECT_UEVENT,
-                libc::FALLOC_FL_KEEP_SIZE,
-                libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE,
-                libc::SIGCHLD,
-            ]
-            .map(|v| v as u64),
-        );
-        values.extend([libc::S_ISUID, libc::S_ISGID, libc::FIONREAD as u32].map(u64::from));
-        values.push((libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as u64);
+        let values = probe_values();
         // Argument vectors: each value in each place, then random picks.
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
@@ -612,14 +646,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let mut vectors: Vec<[u64; 6]> = Vec::new();
-        for v in &values {
-            for at in 0..4 {
-                let mut args = [0; 6];
-                args[at] = *v;
-                vectors.push(args);
-            }
-        }
+        let mut vectors = each_in_place(&values);
         for _ in 0..300 {
             vectors.push(std::array::from_fn(|_| values[next() as usize % values.len()]));
         }
@@ -660,31 +687,20 @@ mod tests {
     /// The kernel takes each merged program, and each allows what tools do.
     #[test]
     fn every_merged_program_loads() {
-        let filters = filters().unwrap();
         for i in 0..Options::ALL {
             let o = Options::from_index(i);
-            // SAFETY: the child makes system calls only, then exits.
-            let status = unsafe {
-                let pid = libc::fork();
-                if pid == 0 {
-                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                    if filters.load(o.io_uring, o.host_writable, o.no_preallocation).is_err() {
-                        libc::_exit(100);
-                    }
-                    let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
-                    let x32 = errno_of(libc::syscall(39 | X32_SYSCALL_BIT as libc::c_long));
-                    libc::_exit(if fd < 0 || libc::getppid() <= 0 {
-                        1
-                    } else if x32 != libc::EPERM {
-                        2
-                    } else {
-                        0
-                    });
+            let status = in_child_with(o, || {
+                // SAFETY: plain calls in the filtered child.
+                let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
+                let x32 = errno_of(unsafe { libc::syscall(39 | X32_SYSCALL_BIT as libc::c_long) });
+                if fd < 0 || unsafe { libc::getppid() } <= 0 {
+                    1
+                } else if x32 != libc::EPERM {
+                    2
+                } else {
+                    0
                 }
-                let mut status = 0;
-                libc::waitpid(pid, &mut status, 0);
-                libc::WEXITSTATUS(status)
-            };
+            });
             assert_eq!(status, 0, "options {o:?}");
         }
     }
@@ -712,26 +728,16 @@ mod tests {
                 libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &prog as *const libc::sock_fprog)
             }
         };
-        // SAFETY: the child makes system calls and writes shared memory only, then exits.
-        unsafe {
-            let pid = libc::fork();
-            if pid == 0 {
-                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                if catch && load(&catcher) != 0 {
-                    libc::syscall(libc::SYS_exit_group, 90);
-                }
-                for p in programs {
-                    if load(p) != 0 {
-                        libc::syscall(libc::SYS_exit_group, 91);
-                    }
-                }
-                f();
-                libc::syscall(libc::SYS_exit_group, 0);
+        forked(|| {
+            if catch && load(&catcher) != 0 {
+                return 90;
             }
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-            status
-        }
+            if programs.iter().any(|p| load(p) != 0) {
+                return 91;
+            }
+            f();
+            0
+        })
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -764,19 +770,7 @@ mod tests {
             .collect();
         numbers.extend((0..1024u32).map(|n| n | X32_SYSCALL_BIT));
         numbers.extend([0x3fff_ffff, 0x7fff_ffff, 0x8000_0000, 0xc000_0000, u32::MAX - 1, u32::MAX, 0x100 | 165]);
-        let mut values: Vec<u64> = vec![0, 1, 2, 3, 10, 16, 17, 0o4755, 0o2755, 0x80, 0x1000_0000, 0x2000_0000];
-        values.extend(FAMILIES);
-        values.extend(TTY_IOCTLS);
-        values.extend(NEW_NAMESPACES);
-        values.extend([u64::MAX, 1 << 32, 1 << 32 | 17, 1 << 32 | 0o4000, 0xffff_ffff_0000_0000 | 0x5412]);
-        let mut vectors: Vec<[u64; 6]> = Vec::new();
-        for v in &values {
-            for at in 0..4 {
-                let mut a = [0; 6];
-                a[at] = *v;
-                vectors.push(a);
-            }
-        }
+        let vectors = each_in_place(&probe_values());
         let total = numbers.len() * vectors.len();
         // SAFETY: an anonymous shared mapping, unmapped below.
         let shared = unsafe {
@@ -854,8 +848,9 @@ mod tests {
             let mut p = [0u8; 120];
             errno_of(libc::syscall(libc::SYS_io_uring_setup, 4, p.as_mut_ptr()))
         };
-        assert_eq!(in_child_with(false, setup), libc::ENOSYS);
-        assert_eq!(in_child_with(true, setup), 0);
+        let o = |io_uring| Options { io_uring, host_writable: false, no_preallocation: false };
+        assert_eq!(in_child_with(o(false), setup), libc::ENOSYS);
+        assert_eq!(in_child_with(o(true), setup), 0);
     }
 }
 

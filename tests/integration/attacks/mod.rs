@@ -243,11 +243,16 @@ pub use crate::common::walk;
 /// Everything engine wrote under its home (results, logs), as text: where a
 /// leaked secret would show.
 pub fn all_text(env: &Env) -> String {
-    walk(env.home.path())
-        .iter()
-        .filter_map(|p| std::fs::read(p).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .collect()
+    text_under(env.home.path())
+}
+
+/// Everything in saved result `name`'s folder (its trial logs), as text.
+pub fn result_text(env: &Env, name: &str) -> String {
+    text_under(&env.home.path().join("results").join(name))
+}
+
+fn text_under(dir: &Path) -> String {
+    walk(dir).iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect()
 }
 
 /// Runs `c` to its end with its output in files: what it printed and the

@@ -5,7 +5,7 @@
 //! attempt was denied (named in the trial's log) and that nothing outside
 //! changed.
 
-use super::{Hostile, all_text, failures, script_profile, walk};
+use super::{Hostile, all_text, failures, result_text, script_profile, walk};
 use crate::common::*;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -459,15 +459,14 @@ fn io_uring_never_beside_a_writable_host_directory() {
     env.profile("mine", &script_profile("mine", "sh", uring, &format!("sandbox: {{writable: [{g}]}}\n"), ""));
     let r = env.bench(&["mine", "--runs", "1", "--save", "m", "--logs", "all"]);
     assert_eq!(r.code, 0, "{r:?}");
-    let text_of = |name: &str| -> String {
-        let files = walk(&env.home.path().join("results").join(name));
-        files.iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect()
-    };
-    assert!(text_of("m").contains("io_uring_setup -1 38"), "a local profile's host-writable command had io_uring");
+    assert!(
+        result_text(&env, "m").contains("io_uring_setup -1 38"),
+        "a local profile's host-writable command had io_uring"
+    );
     env.profile("mine2", &script_profile("mine2", "sh", uring, "sandbox: true\n", ""));
     let r = env.bench(&["mine2", "--runs", "1", "--save", "m2", "--logs", "all"]);
     assert_eq!(r.code, 0, "{r:?}");
-    let m2 = text_of("m2");
+    let m2 = result_text(&env, "m2");
     assert!(
         m2.contains("io_uring_setup 3 0") || m2.contains("io_uring_setup 4 0"),
         "a local profile lost io_uring: {m2}"
@@ -508,9 +507,7 @@ fn no_privileged_file_in_a_granted_directory() {
     assert_eq!(h.add(&env, "evil").code, 0);
     let r = env.bench(&["evil/pc", "--runs", "1", "--save", "p", "--logs", "all", "--grant", &format!("writable={g}")]);
     assert_eq!(r.code, 0, "{r:?}");
-    let files = walk(&env.home.path().join("results").join("p"));
-    let text: String =
-        files.iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect();
+    let text = result_text(&env, "p");
     assert!(text.contains("PROBE done"), "the probe did not finish: {text}");
     for (what, errno) in [
         ("io_uring_setup", libc::ENOSYS),
@@ -631,9 +628,7 @@ print([l.split()[1] for l in open("/proc/self/status") if l.startswith("Seccomp_
     let r = env.bench(&["evil/abi", "--runs", "1", "--save", "a", "--logs", "all"]);
     assert_eq!(r.code, 0, "{r:?}");
     // The trial's log only (the probe's own text is in the profile's copy).
-    let files = walk(&env.home.path().join("results").join("a"));
-    let text: String =
-        files.iter().filter_map(|p| std::fs::read(p).ok()).map(|b| String::from_utf8_lossy(&b).into_owned()).collect();
+    let text = result_text(&env, "a");
     assert!(text.contains("i386 child exit -31"), "an i386 call was not killed by SIGSYS: {text}");
     assert!(!text.contains("i386 getpid returned"), "an i386 call returned");
     assert!(text.contains("x32 getpid -1 1"), "an x32 call was not EPERM");
