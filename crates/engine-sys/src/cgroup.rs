@@ -475,6 +475,20 @@ fn io_v2(s: &str) -> (u64, u64) {
     (r, w)
 }
 
+/// SIGKILL, once, to every process in cgroup `dir` (and, through v2's
+/// `cgroup.kill`, those inside it): a stop that does not look further.
+pub(crate) fn kill_now(dir: &Path) {
+    if fs::write(dir.join("cgroup.kill"), "1").is_ok() {
+        return;
+    }
+    for pid in fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().lines() {
+        if let Ok(pid) = pid.trim().parse::<i32>() {
+            // SAFETY: plain syscall.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
 /// SIGKILL to every process in `dirs` (`cgroup.kill` where v2 has it)
 /// until they are empty, at most 5 s.
 fn kill_all(dirs: &[PathBuf], v2: Option<&Path>) {

@@ -329,7 +329,7 @@ impl Watched for Netns {
 }
 
 /// SIGKILL to every process in the network namespace `inode`.
-fn kill_netns(inode: u64) {
+pub(crate) fn kill_netns(inode: u64) {
     for pid in in_netns(inode) {
         // SAFETY: plain syscall.
         unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -357,6 +357,8 @@ pub struct Sandbox {
     owner: Identity,
     private: PathBuf,
     watchdog: Option<Watchdog>,
+    /// What its sockets hold in the kernel, counted against its memory.
+    sockets: Option<crate::sys::sockmem::Watch>,
 }
 
 impl Sandbox {
@@ -423,7 +425,9 @@ impl Sandbox {
         let test = Dir::open(test_dir).map_err(|e| setup(&e))?;
         let watchdog = (|| shared.watch(vec![Dir::open(test.path()).ok()?, Dir::open(&private).ok()?], scratch))();
         let cgroups = budget.as_ref().map(cgroup::Cgroup::layout);
-        Ok(Sandbox { plan, shared, cgroups, budget, limits, scratch, owner, private, watchdog })
+        let memcg = cgroups.as_ref().and_then(|l| l.memory.clone());
+        let sockets = shared.watch_sockets(limits.memory.unwrap_or(cfg.defaults.memory), memcg);
+        Ok(Sandbox { plan, shared, cgroups, budget, limits, scratch, owner, private, watchdog, sockets })
     }
 
     pub(crate) fn confined(&self) -> Confined<'_> {
@@ -462,6 +466,13 @@ impl Sandbox {
         use crate::sys::process::Exit;
         let xfsz = matches!(fin.exit, Exit::Signal(libc::SIGXFSZ)) || fin.exit == Exit::Code(128 + libc::SIGXFSZ);
         let what = "the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none";
+        if let (Some(held), Some(m)) = (self.sockets.as_ref().and_then(|w| w.tripped()), self.limits.memory) {
+            return Some(format!(
+                "more than {} of memory with what its sockets held queued in the kernel ({}; the sandbox's limit; a profile may declare `sandbox: {{memory: SIZE}}`)",
+                fmt_size(m),
+                fmt_size(held)
+            ));
+        }
         if let Some(trip) = self.watchdog.as_ref().and_then(Watchdog::tripped) {
             return Some(super::watchdog::explain(trip, self.scratch, what));
         }
@@ -475,6 +486,7 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.watchdog.take();
+        self.sockets.take();
         self.budget.take();
         let deadline = std::time::Instant::now() + crate::sys::remove::DEADLINE;
         let _ = crate::sys::remove::remove_path(&self.private, Some(deadline));
