@@ -1,21 +1,26 @@
-//! Kernel memory a test holds through its sockets, which no memory cgroup
-//! is charged for: replies the kernel queues on a netlink socket that never
-//! reads them (each socket up to twice `net.core.rmem_max`, as many sockets
-//! as descriptors), and where the memory controller is cgroup v1, TCP and
-//! UDP buffers (v2 charges those to the socket's memory cgroup). A red team held 519 MiB of netlink replies and 600 MiB of
-//! loopback TCP buffers under a 64 MiB limit.
+//! Kernel memory a test holds through netlink sockets, which no memory
+//! cgroup is charged for: replies the kernel queues on a netlink socket
+//! that never reads them, each socket up to twice `net.core.rmem_max`, as
+//! many sockets as descriptors. A red team held 519 MiB of them under a
+//! 64 MiB limit.
 //!
-//! Read from the test's own network namespace's `/proc/net` files, opened
-//! once from inside it (a `/proc/net` file keeps showing the namespace it
-//! was opened in): netlink's `Rmem` and `Wmem`, TCP's and UDP's
-//! `tx_queue` and `rx_queue`. Their sum and the test's memory cgroup's use
-//! together may not pass the test's memory limit: over it, every process
-//! in the namespace is killed. Read every 50 ms, every 10 ms once the
-//! sockets hold a quarter of what is left: what a test can queue within
-//! one look is what it can take past its limit (loopback TCP fills tens
-//! of MiB a connection in a few milliseconds: 67 to 883 MiB held under a
-//! 64 MiB limit before the stop, where unwatched it took 2 GiB). Unix sockets are charged to the
-//! sender's memory cgroup, so they are not counted here.
+//! Read from the test's own network namespace's `/proc/net/netlink`,
+//! opened once from inside it (a `/proc/net` file keeps showing the
+//! namespace it was opened in): `Rmem` and `Wmem`, the sockets' queued
+//! bytes as the kernel allocated them. Their sum and the test's working
+//! set (its memory cgroup's use less the inactive page cache the kernel
+//! would reclaim) may not pass the test's memory limit: over it, every
+//! process of the test is killed, and again whenever a later command of
+//! the test passes it. Read every 50 ms, every 10 ms once the sockets hold
+//! a quarter of what is left (~30 µs a look with a few sockets).
+//!
+//! Not here: TCP and UDP. Unix sockets are charged to the memory cgroup,
+//! and so are TCP and UDP buffers under cgroup v2; under v1 they are not,
+//! and the `/proc/net/tcp` and `udp` tables cannot stand in: they show
+//! payload bytes (a 1-byte `MSG_EOR` write takes a kilobyte), not UDP-Lite
+//! (`udplite`) nor MPTCP's own queues, and reading them walks the whole
+//! machine's socket hash (~8 ms here). Bounded there only by the kernel's
+//! machine-wide `tcp_mem` and `udp_mem`.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -25,82 +30,36 @@ use std::time::Duration;
 
 const EVERY: Duration = Duration::from_millis(50);
 const CLOSE: Duration = Duration::from_millis(10);
-/// Most of a `/proc/net` file read per look: past it, the rest counts as
-/// over (a test cannot hide sockets behind a table too long to read).
+/// Most of the table read per look: past it, the rest counts as over (a
+/// test cannot hide sockets behind a table too long to read).
 const MOST: usize = 16 << 20;
 
-/// The `/proc/net` files of one network namespace.
+/// The netlink table of one network namespace.
 #[derive(Debug)]
 pub struct Tables {
     netlink: Option<File>,
-    /// tcp, tcp6, udp, udp6.
-    inet: Vec<File>,
-    /// The pages TCP and UDP hold on the whole machine: while they fit in
-    /// the room left, the namespace's own tables (whose reading walks the
-    /// machine's whole socket hash, ~8 ms here) need no look.
-    sockstat: Option<File>,
 }
 
 impl Tables {
-    /// Opens the tables of the network namespace the calling thread is in:
-    /// netlink's, and with `inet` TCP's and UDP's too (not where a v2
-    /// memory cgroup is charged for them already).
-    pub fn open_here(inet: bool) -> Tables {
-        let open = |n: &str| File::open(format!("/proc/thread-self/net/{n}")).ok();
-        let names: &[&str] = if inet { &["tcp", "tcp6", "udp", "udp6"] } else { &[] };
-        Tables {
-            netlink: open("netlink"),
-            inet: names.iter().filter_map(|n| open(n)).collect(),
-            sockstat: if inet { open("sockstat") } else { None },
-        }
+    /// Opens the table of the network namespace the calling thread is in.
+    pub fn open_here() -> Tables {
+        Tables { netlink: File::open("/proc/thread-self/net/netlink").ok() }
     }
 
-    /// Bytes queued on the namespace's netlink, TCP and UDP sockets
-    /// (`u64::MAX` when a table is past [`MOST`] bytes); while what TCP and
-    /// UDP hold on the whole machine fits in `room`, that is counted
-    /// instead of theirs.
-    pub fn held(&self, room: u64) -> u64 {
+    /// Bytes queued on the namespace's netlink sockets (`u64::MAX` when
+    /// the table is past [`MOST`] bytes).
+    pub fn held(&self) -> u64 {
+        let Some(f) = &self.netlink else { return 0 };
+        let Some(text) = read_all(f) else { return u64::MAX };
         let mut total = 0u64;
-        if let Some(f) = &self.netlink {
-            let Some(text) = read_all(f) else { return u64::MAX };
-            // sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
-            for l in text.lines().skip(1) {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-                total = total.saturating_add(n(4)).saturating_add(n(5));
-            }
-        }
-        if let Some(machine) = self.sockstat.as_ref().and_then(machine_inet)
-            && total.saturating_add(machine) <= room
-        {
-            return total.saturating_add(machine);
-        }
-        for f in &self.inet {
-            let Some(text) = read_all(f) else { return u64::MAX };
-            // sl local_address rem_address st tx_queue:rx_queue ...
-            for l in text.lines().skip(1) {
-                let Some((tx, rx)) = l.split_whitespace().nth(4).and_then(|q| q.split_once(':')) else { continue };
-                let hex = |v: &str| u64::from_str_radix(v, 16).unwrap_or(0);
-                total = total.saturating_add(hex(tx)).saturating_add(hex(rx));
-            }
+        // sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
+        for l in text.lines().skip(1) {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            total = total.saturating_add(n(4)).saturating_add(n(5));
         }
         total
     }
-}
-
-/// Bytes TCP and UDP hold on the whole machine, from `sockstat`'s `mem`
-/// (pages; the namespace's file, the machine's figure).
-fn machine_inet(f: &File) -> Option<u64> {
-    let text = read_all(f)?;
-    let mut pages = 0u64;
-    for l in text.lines().filter(|l| l.starts_with("TCP:") || l.starts_with("UDP:")) {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let at = f.iter().position(|w| *w == "mem")?;
-        pages = pages.saturating_add(f.get(at + 1)?.parse().ok()?);
-    }
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-    Some(pages.saturating_mul(page))
 }
 
 fn read_all(f: &File) -> Option<String> {
@@ -121,14 +80,14 @@ fn read_all(f: &File) -> Option<String> {
 /// A running watch; stops when dropped.
 pub struct Watch {
     stop: Arc<AtomicBool>,
-    /// What the sockets held when it stopped the test (0: it did not).
+    /// What the sockets held when it last stopped the test (0: never).
     tripped: Arc<AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Watch {
     /// Watches `tables` against `limit` bytes together with the memory
-    /// cgroup use `used()` gives; over it, `stop()`.
+    /// `used()` says the test takes; over it, `stop_test()`.
     pub fn start(
         tables: Tables,
         limit: u64,
@@ -142,14 +101,13 @@ impl Watch {
             .name("socket-watch".into())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
-                    let room = limit.saturating_sub(used());
-                    let held = tables.held(room);
+                    let held = tables.held();
+                    let room = if held == 0 { u64::MAX } else { limit.saturating_sub(used()) };
                     if held > room {
                         // Said before the kill: whoever sees the test die
                         // asks why at once.
-                        t.store(held.max(1), Ordering::SeqCst);
+                        t.store(held, Ordering::SeqCst);
                         stop_test();
-                        return;
                     }
                     std::thread::sleep(if held > room / 4 { CLOSE } else { EVERY });
                 }
@@ -173,11 +131,20 @@ impl Drop for Watch {
     }
 }
 
-/// A memory cgroup's use, bytes (v1 `memory.usage_in_bytes`, v2
-/// `memory.current`); 0 when neither reads.
-pub fn memcg_used(dir: &std::path::Path) -> u64 {
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok()?.trim().parse().ok();
-    read("memory.usage_in_bytes").or_else(|| read("memory.current")).unwrap_or(0)
+/// What a memory cgroup's processes take, bytes: its use less the
+/// inactive page cache the kernel would reclaim before refusing (v1
+/// `memory.usage_in_bytes` and `total_inactive_file`, v2 `memory.current`
+/// and `inactive_file`); 0 when it does not read.
+pub fn working_set(dir: &std::path::Path) -> u64 {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let num = |f: &str| read(f)?.trim().parse::<u64>().ok();
+    let stat = |key: &str| {
+        read("memory.stat")?.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse::<u64>().ok())
+    };
+    match num("memory.usage_in_bytes") {
+        Some(used) => used.saturating_sub(stat("total_inactive_file").unwrap_or(0)),
+        None => num("memory.current").unwrap_or(0).saturating_sub(stat("inactive_file").unwrap_or(0)),
+    }
 }
 
 #[cfg(test)]
@@ -188,8 +155,8 @@ mod tests {
     /// in the namespace the tables were opened in only.
     #[test]
     fn queued_netlink_replies_are_counted() {
-        let tables = Tables::open_here(true);
-        let before = tables.held(0);
+        let tables = Tables::open_here();
+        let before = tables.held();
         // SAFETY: a netlink socket we close; messages built in place.
         unsafe {
             let s = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE);
@@ -212,7 +179,7 @@ mod tests {
                     std::mem::size_of::<libc::sockaddr_nl>() as u32,
                 );
             }
-            let held = tables.held(0);
+            let held = tables.held();
             libc::close(s);
             assert!(held >= before + 20 * 4000, "held {held}, before {before}");
         }

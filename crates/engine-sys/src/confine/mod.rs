@@ -246,16 +246,14 @@ impl Shared {
         crate::space::Watchdog::start_every(dirs, limit, crate::space::Netns { inode, dev }, every)
     }
 
-    /// Stops the test when its sockets' queued bytes and its memory
-    /// cgroup's use (`memcg`, when it has one) pass `limit` (see
-    /// [`crate::sockmem`]).
+    /// Stops the test when what its netlink sockets hold queued and its
+    /// memory cgroup's working set (`memcg`, when it has one) pass `limit`
+    /// (see [`crate::sockmem`]).
     pub fn watch_sockets(&self, limit: u64, memcg: Option<std::path::PathBuf>) -> Option<crate::sockmem::Watch> {
         let inode = crate::space::ns_inode(&self.net)?;
-        // cgroup v2 charges TCP and UDP buffers to the memory cgroup itself.
-        let inet = !memcg.as_ref().is_some_and(|d| d.join("memory.current").exists());
-        let tables = self.inside(move || crate::sockmem::Tables::open_here(inet)).ok()?;
+        let tables = self.inside(crate::sockmem::Tables::open_here).ok()?;
         let (used_in, stop_in) = (memcg.clone(), memcg);
-        let used = move || used_in.as_deref().map_or(0, crate::sockmem::memcg_used);
+        let used = move || used_in.as_deref().map_or(0, crate::sockmem::working_set);
         // Through the memory cgroup first, which holds every process of the
         // test (one read, where the namespace's are found by walking /proc).
         let stop = move || {
