@@ -467,10 +467,13 @@ impl Sandbox {
         let xfsz = matches!(fin.exit, Exit::Signal(libc::SIGXFSZ)) || fin.exit == Exit::Code(128 + libc::SIGXFSZ);
         let what = "the sandbox's scratch limit: the profile's `requirements.free_space` and a quarter more, or 1 GiB when it declares none";
         if let (Some(held), Some(m)) = (self.sockets.as_ref().and_then(|w| w.tripped()), self.limits.memory) {
+            let held = match held {
+                crate::sys::sockmem::TOO_MANY => "more netlink sockets than engine reads, about 2,800".to_string(),
+                b => fmt_size(b),
+            };
             return Some(format!(
-                "more than {} of memory with what its sockets held queued in the kernel ({}; the sandbox's limit; a profile may declare `sandbox: {{memory: SIZE}}`)",
-                fmt_size(m),
-                fmt_size(held)
+                "more than {} of memory with what its sockets held queued in the kernel ({held}; the sandbox's limit; a profile may declare `sandbox: {{memory: SIZE}}`)",
+                fmt_size(m)
             ));
         }
         if let Some(trip) = self.watchdog.as_ref().and_then(Watchdog::tripped) {
