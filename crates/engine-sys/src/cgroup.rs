@@ -287,6 +287,12 @@ impl Cgroup {
         if let Some(d) = self.dir("memory") {
             fs::write(d.join("memory.limit_in_bytes"), max.to_string())?;
             let _ = fs::write(d.join("memory.memsw.limit_in_bytes"), max.to_string());
+            // v1 keeps socket buffers (TCP, UDP, MPTCP) out of the limit
+            // above, on a counter of their own that runs only once it has a
+            // limit: the kernel then refuses most growth past it, and the
+            // socket watch (`sockmem`) adds it to the rest. Best effort:
+            // kernels without it (v1's kmem files are going) charge nothing.
+            let _ = fs::write(d.join("memory.kmem.tcp.limit_in_bytes"), max.to_string());
             set = true;
         } else if let Some(d) = self.v2.as_ref().filter(|d| d.join("memory.max").exists()) {
             fs::write(d.join("memory.max"), max.to_string())?;

@@ -1,26 +1,27 @@
-//! Kernel memory a test holds through netlink sockets, which no memory
-//! cgroup is charged for: replies the kernel queues on a netlink socket
-//! that never reads them, each socket up to twice `net.core.rmem_max`, as
-//! many sockets as descriptors. A red team held 519 MiB of them under a
-//! 64 MiB limit.
+//! Kernel memory a test holds through its sockets that its memory
+//! cgroup's limit does not stop:
+//! - netlink sockets, which no memory cgroup is charged for: replies the
+//!   kernel queues on a netlink socket that never reads them, each socket
+//!   up to twice `net.core.rmem_max`, as many sockets as descriptors. A red
+//!   team held 519 MiB of them under a 64 MiB limit. Read from the test's
+//!   own network namespace's `/proc/net/netlink`, opened once from inside
+//!   it (a `/proc/net` file keeps showing the namespace it was opened in):
+//!   `Rmem` and `Wmem`, the sockets' queued bytes as the kernel allocated
+//!   them, and each socket's own object.
+//! - TCP, UDP, UDP-Lite and MPTCP buffers where memory is cgroup v1: there
+//!   the kernel charges them to a counter of their own,
+//!   `memory.kmem.tcp.usage_in_bytes`, outside `memory.usage_in_bytes`
+//!   and its limit (the cgroup's `memory.kmem.tcp.limit_in_bytes`, which
+//!   [`crate::cgroup`] sets to the test's limit, makes the kernel count them
+//!   and refuse most growth past it on its own). Under v2 they are part of
+//!   `memory.current` and its limit already.
 //!
-//! Read from the test's own network namespace's `/proc/net/netlink`,
-//! opened once from inside it (a `/proc/net` file keeps showing the
-//! namespace it was opened in): `Rmem` and `Wmem`, the sockets' queued
-//! bytes as the kernel allocated them. Their sum and the test's working
-//! set (its memory cgroup's use less the inactive page cache the kernel
-//! would reclaim) may not pass the test's memory limit: over it, every
-//! process of the test is killed, and again whenever a later command of
-//! the test passes it. Read every 50 ms, every 10 ms once the sockets hold
-//! a quarter of what is left (~30 µs a look with a few sockets).
-//!
-//! Not here: TCP and UDP. Unix sockets are charged to the memory cgroup,
-//! and so are TCP and UDP buffers under cgroup v2; under v1 they are not,
-//! and the `/proc/net/tcp` and `udp` tables cannot stand in: they show
-//! payload bytes (a 1-byte `MSG_EOR` write takes a kilobyte), not UDP-Lite
-//! (`udplite`) nor MPTCP's own queues, and reading them walks the whole
-//! machine's socket hash (~8 ms here). Bounded there only by the kernel's
-//! machine-wide `tcp_mem` and `udp_mem`.
+//! What the sockets hold and the test's working set (its memory cgroup's
+//! use less the inactive page cache the kernel would reclaim) may not pass
+//! the test's memory limit: over it, every process of the test is killed,
+//! and again whenever a later command of the test passes it. Read every
+//! 50 ms, every 10 ms once the sockets hold a quarter of what is left
+//! (~30 µs a look with a few sockets).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -40,21 +41,42 @@ const MOST: usize = 256 << 10;
 /// charged to no memory cgroup either.
 const PER_SOCKET: u64 = 2048;
 
-/// The netlink table of one network namespace.
+/// The netlink table of one network namespace, and where a memory
+/// cgroup v1 counts its other sockets' buffers.
 #[derive(Debug)]
 pub struct Tables {
     netlink: Option<File>,
+    charged: Option<File>,
 }
 
 impl Tables {
     /// Opens the table of the network namespace the calling thread is in.
     pub fn open_here() -> Tables {
-        Tables { netlink: File::open("/proc/thread-self/net/netlink").ok() }
+        Tables { netlink: File::open("/proc/thread-self/net/netlink").ok(), charged: None }
     }
 
-    /// Bytes the namespace's netlink sockets hold: their queues and their
-    /// own objects ([`TOO_MANY`] when the table is past [`MOST`] bytes).
+    /// Counts too the socket buffers memory cgroup v1 `memcg` keeps apart
+    /// from its use (nothing where it is v2: they are in its use there).
+    pub fn with_charged(mut self, memcg: &std::path::Path) -> Tables {
+        self.charged = File::open(memcg.join("memory.kmem.tcp.usage_in_bytes")).ok();
+        self
+    }
+
+    /// Bytes the test's sockets hold: the netlink sockets' queues and
+    /// objects ([`TOO_MANY`] when the table is past [`MOST`] bytes), and
+    /// the other sockets' buffers memory cgroup v1 counts apart.
     pub fn held(&self) -> u64 {
+        self.charged().saturating_add(self.netlink())
+    }
+
+    fn charged(&self) -> u64 {
+        let Some(f) = &self.charged else { return 0 };
+        let mut buf = [0u8; 32];
+        let n = f.read_at(&mut buf, 0).unwrap_or(0);
+        std::str::from_utf8(&buf[..n]).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0)
+    }
+
+    fn netlink(&self) -> u64 {
         let Some(f) = &self.netlink else { return 0 };
         let Some(text) = read_all(f) else { return TOO_MANY };
         let mut total = 0u64;
@@ -159,6 +181,24 @@ pub fn working_set(dir: &std::path::Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a v1 memory cgroup counts of its sockets apart is added, read
+    /// afresh at each look.
+    #[test]
+    fn the_socket_counter_of_memory_v1_is_added() {
+        let dir = std::env::temp_dir().join(format!("sockmem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("memory.kmem.tcp.usage_in_bytes");
+        std::fs::write(&file, "1234567\n").unwrap();
+        // Without the netlink table: the host's changes as other tests run.
+        let tables = Tables { netlink: None, charged: None }.with_charged(&dir);
+        assert_eq!(tables.held(), 1234567);
+        std::fs::write(&file, "7654321\n").unwrap();
+        assert_eq!(tables.held(), 7654321);
+        // No counter (v2, or a kernel without it): nothing added.
+        assert_eq!(Tables { netlink: None, charged: None }.with_charged(&dir.join("none")).held(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// Netlink replies queued on a socket that never reads them are seen,
     /// in the namespace the tables were opened in only.

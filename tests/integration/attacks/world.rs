@@ -886,6 +886,83 @@ time.sleep(2)
     }
 }
 
+/// TCP, UDP, UDP-Lite and MPTCP buffers count against the memory limit
+/// (red team, session 39: under cgroup v1, which charges them apart from
+/// the limit, a test held 600 MiB of loopback TCP buffers under 64 MiB,
+/// 1.09 GiB with 1-byte `MSG_EOR` writes, 1.6 GiB of UDP-Lite, 152 MiB of
+/// MPTCP). Each way opens pairs over the test's own loopback whose
+/// receivers never read, and says what its sockets hold after each pair
+/// (`SO_MEMINFO`: received, queued to send, reserved), then keeps them:
+/// the kernel refuses to grow them much past the limit, and engine stops
+/// the test once they and the rest of its memory pass it, naming the limit.
+#[test]
+#[ignore = "needs root"]
+fn socket_buffers_count_against_the_memory_limit() {
+    require_root();
+    let env = Env::new();
+    let script = r#"
+import socket, struct, sys, time
+kind = sys.argv[1]
+def held(s):
+    m = struct.unpack("=9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))
+    return m[0] + m[4] + m[5]
+keep, total = [], 0
+for n in range(400):
+    try:
+        if kind == "udp" or kind == "udplite":
+            proto = 136 if kind == "udplite" else 0
+            r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, proto)
+            r.bind(("127.0.0.1", 0)); r.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, proto); s.setblocking(False)
+            for i in range(8000):
+                try: s.sendto(b"u", r.getsockname())
+                except OSError: break
+            keep += [r, s]; total += held(r) + held(s)
+        else:
+            proto = 262 if kind == "mptcp" else 0
+            l = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+            l.bind(("127.0.0.1", 0)); l.listen(1)
+            c = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+            c.connect(l.getsockname()); a, _ = l.accept(); c.setblocking(False)
+            data, flags = (b"e", 0x80) if kind == "eor" else (b"t" * 65536, 0)
+            for i in range(40000):
+                try: c.send(data, flags)
+                except OSError: break
+            keep += [l, c, a]; total += held(c) + held(a)
+    except OSError as e:
+        print("refused", e, flush=True); break
+    print("held", total >> 20, "MiB", flush=True)
+time.sleep(2)
+"#;
+    let h = Hostile::new(&env);
+    let kinds = ["tcp", "eor", "udp", "udplite", "mptcp"];
+    for kind in kinds {
+        let id = format!("sk{kind}");
+        let run = format!("python3 {{{{profile_dir}}}}/q.py {kind}");
+        h.profile(&id, &script_profile(&id, "sh", &run, "sandbox: {memory: 64MiB}\n", "")).file(
+            &id,
+            "q.py",
+            script.as_bytes(),
+        );
+    }
+    assert_eq!(h.add(&env, "evil").code, 0);
+    for kind in kinds {
+        let id = format!("sk{kind}");
+        let r = env.bench(&[&format!("evil/{id}"), "--runs", "1", "--save", &id, "--logs", "all"]);
+        let text = result_text(&env, &id);
+        let most = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("held ")?.split_whitespace().next()?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let reason = failures(&env, &id).into_iter().map(|(_, r)| r).collect::<String>();
+        eprintln!("{id}: at most {most} MiB held, exit {:?}", r.code);
+        assert!(most <= 320, "{id}: {most} MiB of socket buffers held under a 64 MiB limit ({reason}; {r:?})");
+        assert_eq!(r.code, 4, "{id}: {r:?}");
+        assert!(reason.contains("64.0 MiB of memory"), "{id}: {reason}\n{r:?}");
+    }
+}
+
 /// Page cache is not memory the test holds (red team, session 39): a test
 /// that wrote 400 MiB under a 256 MiB limit (its cgroup full of cache),
 /// then five times let 8 MiB of netlink replies queue for 0.2 s before

@@ -246,12 +246,15 @@ impl Shared {
         crate::space::Watchdog::start_every(dirs, limit, crate::space::Netns { inode, dev }, every)
     }
 
-    /// Stops the test when what its netlink sockets hold queued and its
-    /// memory cgroup's working set (`memcg`, when it has one) pass `limit`
+    /// Stops the test when what its sockets hold in the kernel outside its
+    /// memory limit and its memory cgroup's working set (`memcg`, when it has one) pass `limit`
     /// (see [`crate::sockmem`]).
     pub fn watch_sockets(&self, limit: u64, memcg: Option<std::path::PathBuf>) -> Option<crate::sockmem::Watch> {
         let inode = crate::space::ns_inode(&self.net)?;
-        let tables = self.inside(crate::sockmem::Tables::open_here).ok()?;
+        let mut tables = self.inside(crate::sockmem::Tables::open_here).ok()?;
+        if let Some(d) = &memcg {
+            tables = tables.with_charged(d);
+        }
         let (used_in, stop_in) = (memcg.clone(), memcg);
         let used = move || used_in.as_deref().map_or(0, crate::sockmem::working_set);
         // Through the memory cgroup first, which holds every process of the
