@@ -890,9 +890,12 @@ time.sleep(2)
 /// (red team, session 39: under cgroup v1, which charges them apart from
 /// the limit, a test held 600 MiB of loopback TCP buffers under 64 MiB,
 /// 1.09 GiB with 1-byte `MSG_EOR` writes, 1.6 GiB of UDP-Lite, 152 MiB of
-/// MPTCP). Each way opens pairs over the test's own loopback whose
-/// receivers never read, and says what its sockets hold after each pair
-/// (`SO_MEMINFO`: received, queued to send, reserved), then keeps them:
+/// MPTCP; and in the next session, connections its listener never
+/// accepted, which the kernel makes and charges to no cgroup until
+/// accepted: 128 MiB for 1,000). Each way opens pairs over the test's own
+/// loopback whose receivers never read, and says what its sockets hold
+/// after each pair (`SO_MEMINFO`: received, queued to send, reserved; for
+/// the unaccepted, the machine's TCP memory it added), then keeps them:
 /// the kernel refuses to grow them much past the limit, and engine stops
 /// the test once they and the rest of its memory pass it, naming the limit.
 #[test]
@@ -906,10 +909,22 @@ kind = sys.argv[1]
 def held(s):
     m = struct.unpack("=9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))
     return m[0] + m[4] + m[5]
+def tcpmem():
+    tcp = [l for l in open("/proc/net/sockstat") if l.startswith("TCP:")][0].split()
+    return int(tcp[tcp.index("mem") + 1]) * 4096
 keep, total = [], 0
 for n in range(400):
     try:
-        if kind == "udp" or kind == "udplite":
+        if kind == "unaccepted":
+            # Connections to its own listener, never accepted: what they
+            # hold, the machine's TCP memory less what it was.
+            if n == 0:
+                base = tcpmem(); l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4096); keep.append(l)
+            for j in range(10):
+                c = socket.socket(); c.connect(keep[0].getsockname()); c.setblocking(False)
+                c.send(b"q" * 120000); keep.append(c)
+            total = max(tcpmem() - base, 0)
+        elif kind == "udp" or kind == "udplite":
             proto = 136 if kind == "udplite" else 0
             r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, proto)
             r.bind(("127.0.0.1", 0)); r.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
@@ -935,7 +950,7 @@ for n in range(400):
 time.sleep(2)
 "#;
     let h = Hostile::new(&env);
-    let kinds = ["tcp", "eor", "udp", "udplite", "mptcp"];
+    let kinds = ["tcp", "eor", "udp", "udplite", "mptcp", "unaccepted"];
     for kind in kinds {
         let id = format!("sk{kind}");
         let run = format!("python3 {{{{profile_dir}}}}/q.py {kind}");
