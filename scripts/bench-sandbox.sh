@@ -151,17 +151,29 @@ alternate() {
   done
 }
 # `paired SUITE PREFIX RUNS`: `alternate`, then prints the confined median,
-# the unconfined median and the trials a side.
+# the unconfined median, the trials a side and the paired ratio unconfined
+# / confined with its 95 % interval (each round's ratio of medians, Student's
+# t on their logs; "-" with one round).
 paired() {
   alternate "$@"
   python3 - "$ENGINE_HOME/results" "$rounds" "$2" <<'PY'
-import json, os, statistics, sys
+import json, math, os, statistics, sys
 root, rounds, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
 v = {m: [] for m in ("sandbox", "no-sandbox")}
+logs = []
 for r in range(1, rounds + 1):
+    one = {m: json.load(open(os.path.join(root, f"{prefix}{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
+           for m in v}
     for m in v:
-        v[m] += json.load(open(os.path.join(root, f"{prefix}{r}-{m}", "result.json")))["results"][0]["entries"][0]["trials"]
-print(statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"]), len(v["sandbox"]))
+        v[m] += one[m]
+    logs.append(math.log(statistics.median(one["no-sandbox"]) / statistics.median(one["sandbox"])))
+paired = "- -"
+if len(logs) >= 2:
+    mean = statistics.fmean(logs)
+    h = (T95[len(logs) - 2] if len(logs) - 1 <= len(T95) else 1.96) * statistics.stdev(logs) / math.sqrt(len(logs))
+    paired = f"{math.exp(mean):.3f} [{math.exp(mean - h):.3f},{math.exp(mean + h):.3f}]"
+print(statistics.median(v["sandbox"]), statistics.median(v["no-sandbox"]), len(v["sandbox"]), paired)
 PY
 }
 
@@ -174,7 +186,7 @@ if ! wanted kernel; then
 elif [ "${BENCH_KERNEL:-1}" = 1 ] && [ -f /usr/src/linux-source-6.1.tar.xz ]; then
   printf 'title: Kernel\ntests:\n  - {profile: build-linux-kernel, options: {build: tinyconfig, source: "Linux 6.1 (Debian linux-source-6.1)"}}\n' \
     > "$work/profiles/suites/kernel.yaml"
-  paired kernel k 1 | { read -r a b n; python3 -c "a, b, n = $a, $b, $n; print(f'Linux 6.1 tinyconfig build ({n} trials a side): confined {a:.1f} s, unconfined {b:.1f} s: ratio (as performance) {b / a:.3f}')"; }
+  paired kernel k 1 | { read -r a b n p i; python3 -c "a, b, n = $a, $b, $n; print(f'Linux 6.1 tinyconfig build ({n} trials a side): confined {a:.1f} s, unconfined {b:.1f} s: ratio (as performance) {b / a:.3f}, paired $p $i')"; }
 elif [ "${BENCH_KERNEL:-1}" = 1 ]; then
   echo "Linux tinyconfig build: skipped (needs /usr/src/linux-source-6.1.tar.xz: scripts/install-deps.sh --tests; BENCH_KERNEL=0 skips it)"
 fi
@@ -347,7 +359,7 @@ results: [{id: s, unit: Seconds, proportion: LIB}]
 parsers: [{result: s, wall_time: true}]
 YAML
 printf 'title: true\ntests:\n  - profile: true\n' > "$work/profiles/suites/true.yaml"
-wanted setup && paired true u 20 | { read -r a b n; python3 -c "a, b, n = $a, $b, $n; print(f'a trial of /bin/true ({n} trials a side): confined {a * 1e3:.3f} ms, unconfined {b * 1e3:.3f} ms: {(a - b) * 1e3:.3f} ms more')"; }
+wanted setup && paired true u 20 | { read -r a b n _; python3 -c "a, b, n = $a, $b, $n; print(f'a trial of /bin/true ({n} trials a side): confined {a * 1e3:.3f} ms, unconfined {b * 1e3:.3f} ms: {(a - b) * 1e3:.3f} ms more')"; }
 # `took MODE RUNS`: engine's wall time for RUNS trials of /bin/true, seconds.
 took() {
   local t0 t1

@@ -17,11 +17,15 @@
 //!   `memory.current` and its limit already.
 //! - TCP connections made for the test's listeners that none of its
 //!   processes accepted: the kernel made them, so no cgroup is charged
-//!   until they are accepted ([`crate::sockdiag`], asked only when the
-//!   machine's whole TCP memory could be past what the test has left).
+//!   until they are accepted, and what their peers sent waits in them —
+//!   reset ones even leave the connection hash, so no socket dump lists
+//!   them (a red team held 768 MiB so under 64 MiB). Counted as what the
+//!   machine's TCP and UDP memory (`/proc/net/sockstat`) grew by since the
+//!   test began beyond what its memory cgroup is charged for: growth of
+//!   the host's own sockets meanwhile counts as the test's.
 //!
 //! What the sockets hold and the test's working set (its memory cgroup's
-//! use less the inactive page cache the kernel would reclaim) may not pass
+//! use less the page cache the kernel would reclaim) may not pass
 //! the test's memory limit: over it, every process of the test is killed,
 //! and again whenever a later command of the test passes it. Read every
 //! 50 ms, every 10 ms once the sockets hold a quarter of what is left
@@ -46,58 +50,96 @@ const MOST: usize = 256 << 10;
 /// charged to no memory cgroup either.
 const PER_SOCKET: u64 = 2048;
 
-/// The netlink table of one network namespace, and where a memory
-/// cgroup v1 counts its other sockets' buffers.
+/// The netlink table of one network namespace, the memory cgroup's count
+/// of its sockets' buffers, and the machine's socket memory.
 #[derive(Debug)]
 pub struct Tables {
     netlink: Option<File>,
-    charged: Option<File>,
-    /// The namespace's sock_diag, for connections nobody accepted.
-    diag: Option<crate::sockdiag::Diag>,
+    charged: Option<Charged>,
     sockstat: Option<File>,
+    /// The machine's TCP and UDP memory when the tables were opened.
+    base: u64,
+}
+
+/// What memory cgroups are charged for their sockets' buffers: the test's
+/// and, where it reads, the whole machine's (the root cgroup's).
+#[derive(Debug)]
+struct Charged {
+    own: Source,
+    machine: Option<(Source, u64)>,
+    /// v1 keeps them apart from the cgroup's use; v2 counts them in it.
+    apart: bool,
+}
+
+#[derive(Debug)]
+enum Source {
+    /// v1's `memory.kmem.tcp.usage_in_bytes`.
+    Counter(File),
+    /// v2's `sock` of `memory.stat`.
+    Stat(std::path::PathBuf),
+}
+
+impl Source {
+    fn read(&self) -> u64 {
+        match self {
+            Source::Counter(f) => read_number(f),
+            Source::Stat(p) => stat_field(p, "sock").unwrap_or(0),
+        }
+    }
 }
 
 impl Tables {
     /// Opens the tables of the network namespace the calling thread is in.
     pub fn open_here() -> Tables {
-        Tables {
-            netlink: File::open("/proc/thread-self/net/netlink").ok(),
-            charged: None,
-            diag: crate::sockdiag::Diag::open_here(),
-            sockstat: File::open("/proc/thread-self/net/sockstat").ok(),
-        }
+        let sockstat = File::open("/proc/thread-self/net/sockstat").ok();
+        let base = sockstat.as_ref().and_then(machine_socket_memory).unwrap_or(0);
+        Tables { netlink: File::open("/proc/thread-self/net/netlink").ok(), charged: None, sockstat, base }
     }
 
-    /// What the namespace's TCP connections nobody accepted hold, when
-    /// they could hold more than `left` bytes (else 0: the machine's whole
-    /// TCP memory fits in it); [`TOO_MANY`] when the kernel does not say.
-    pub fn unaccepted(&self, left: u64) -> u64 {
-        let Some(diag) = &self.diag else { return 0 };
-        if self.sockstat.as_ref().is_some_and(|f| crate::sockdiag::tcp_memory(f) <= left) {
-            return 0;
-        }
-        diag.unaccepted().unwrap_or(TOO_MANY)
-    }
-
-    /// Counts too the socket buffers memory cgroup v1 `memcg` keeps apart
-    /// from its use (nothing where it is v2: they are in its use there).
+    /// Counts the socket buffers memory cgroup `memcg` is charged for
+    /// (added where v1 keeps them apart from its use), and takes what any
+    /// cgroup of the machine is charged for off the machine's growth.
     pub fn with_charged(mut self, memcg: &std::path::Path) -> Tables {
-        self.charged = File::open(memcg.join("memory.kmem.tcp.usage_in_bytes")).ok();
+        let v1 = "memory.kmem.tcp.usage_in_bytes";
+        let root = |file: &str| memcg.ancestors().take_while(|d| d.join(file).exists()).last().map(|d| d.join(file));
+        self.charged = if let Ok(f) = File::open(memcg.join(v1)) {
+            let machine = root(v1).and_then(|p| File::open(p).ok()).map(Source::Counter);
+            Some(Charged { own: Source::Counter(f), machine: machine.map(with_base), apart: true })
+        } else if memcg.join("memory.current").exists() {
+            let machine = root("memory.stat").filter(|p| stat_field(p, "sock").is_some()).map(Source::Stat);
+            Some(Charged {
+                own: Source::Stat(memcg.join("memory.stat")),
+                machine: machine.map(with_base),
+                apart: false,
+            })
+        } else {
+            None
+        };
         self
     }
 
-    /// Bytes the test's sockets hold: the netlink sockets' queues and
-    /// objects ([`TOO_MANY`] when the table is past [`MOST`] bytes), and
-    /// the other sockets' buffers memory cgroup v1 counts apart.
+    /// Bytes the test's sockets hold beyond its memory cgroup's use: the
+    /// netlink sockets' queues and objects ([`TOO_MANY`] when the table is
+    /// past [`MOST`] bytes), the buffers v1 counts apart, and what the
+    /// machine's TCP and UDP memory grew by since the tables were opened
+    /// beyond what cgroups are charged for — connections the kernel made
+    /// for the test's listeners, charged to no cgroup until accepted.
     pub fn held(&self) -> u64 {
-        self.charged().saturating_add(self.netlink())
-    }
-
-    fn charged(&self) -> u64 {
-        let Some(f) = &self.charged else { return 0 };
-        let mut buf = [0u8; 32];
-        let n = f.read_at(&mut buf, 0).unwrap_or(0);
-        std::str::from_utf8(&buf[..n]).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0)
+        let now = self.sockstat.as_ref().and_then(machine_socket_memory).unwrap_or(self.base);
+        let grown = now as i128 - self.base as i128;
+        let (own, apart, charged_grown) = match &self.charged {
+            None => (0, false, 0),
+            Some(c) => {
+                let own = c.own.read();
+                let grown = match &c.machine {
+                    Some((m, base)) => m.read() as i128 - *base as i128,
+                    None => own as i128,
+                };
+                (own, c.apart, grown)
+            }
+        };
+        let uncharged = u64::try_from((grown - charged_grown).max(0)).unwrap_or(u64::MAX);
+        self.netlink().saturating_add(if apart { own } else { 0 }).saturating_add(uncharged)
     }
 
     fn netlink(&self) -> u64 {
@@ -112,6 +154,36 @@ impl Tables {
         }
         total
     }
+}
+
+/// A source and what it reads now.
+fn with_base(s: Source) -> (Source, u64) {
+    let base = s.read();
+    (s, base)
+}
+
+fn read_number(f: &File) -> u64 {
+    let mut buf = [0u8; 32];
+    let n = f.read_at(&mut buf, 0).unwrap_or(0);
+    std::str::from_utf8(&buf[..n]).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0)
+}
+
+fn stat_field(stat: &std::path::Path, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// The machine's TCP and UDP memory, bytes (`/proc/net/sockstat`'s `mem`
+/// of `TCP:` and `UDP:`, pages; machine-wide whichever namespace reads it).
+fn machine_socket_memory(sockstat: &File) -> Option<u64> {
+    let mut buf = [0u8; 2048];
+    let n = sockstat.read_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    let pages = |proto: &str| {
+        let l = text.lines().find_map(|l| l.strip_prefix(proto))?;
+        l.split_whitespace().skip_while(|w| *w != "mem").nth(1)?.parse::<u64>().ok()
+    };
+    Some((pages("TCP: ")? + pages("UDP: ").unwrap_or(0)).saturating_mul(4096))
 }
 
 fn read_all(f: &File) -> Option<String> {
@@ -158,8 +230,7 @@ impl Watch {
                 while !s.load(Ordering::Relaxed) {
                     let look = std::time::Instant::now();
                     let room = limit.saturating_sub(used());
-                    let mut held = tables.held();
-                    held = held.saturating_add(tables.unaccepted(room.saturating_sub(held)));
+                    let held = tables.held();
                     if held > room {
                         // Said before the kill: whoever sees the test die
                         // asks why at once.
@@ -191,19 +262,25 @@ impl Drop for Watch {
     }
 }
 
-/// What a memory cgroup's processes take, bytes: its use less the
-/// inactive page cache the kernel would reclaim before refusing (v1
-/// `memory.usage_in_bytes` and `total_inactive_file`, v2 `memory.current`
-/// and `inactive_file`); 0 when it does not read.
+/// What a memory cgroup's processes take, bytes: its use less the page
+/// cache (active or not) the kernel would reclaim before refusing (v1
+/// `memory.usage_in_bytes` less `total_active_file` and
+/// `total_inactive_file`, v2 `memory.current` less `active_file` and
+/// `inactive_file`); 0 when it does not read. Shared memory and tmpfs are
+/// not file cache there: they count.
 pub fn working_set(dir: &std::path::Path) -> u64 {
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
-    let num = |f: &str| read(f)?.trim().parse::<u64>().ok();
-    let stat = |key: &str| {
-        read("memory.stat")?.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse::<u64>().ok())
+    let num = |f: &str| std::fs::read_to_string(dir.join(f)).ok()?.trim().parse::<u64>().ok();
+    let stat = std::fs::read_to_string(dir.join("memory.stat")).unwrap_or_default();
+    let sum = |keys: [&str; 2]| -> u64 {
+        stat.lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(k, _)| keys.contains(k))
+            .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
+            .sum()
     };
     match num("memory.usage_in_bytes") {
-        Some(used) => used.saturating_sub(stat("total_inactive_file").unwrap_or(0)),
-        None => num("memory.current").unwrap_or(0).saturating_sub(stat("inactive_file").unwrap_or(0)),
+        Some(used) => used.saturating_sub(sum(["total_active_file", "total_inactive_file"])),
+        None => num("memory.current").unwrap_or(0).saturating_sub(sum(["active_file", "inactive_file"])),
     }
 }
 
@@ -220,23 +297,47 @@ mod tests {
         let file = dir.join("memory.kmem.tcp.usage_in_bytes");
         std::fs::write(&file, "1234567\n").unwrap();
         // Without the netlink table: the host's changes as other tests run.
-        let tables = Tables { netlink: None, charged: None, diag: None, sockstat: None }.with_charged(&dir);
+        let tables = Tables { netlink: None, charged: None, sockstat: None, base: 0 }.with_charged(&dir);
         assert_eq!(tables.held(), 1234567);
         std::fs::write(&file, "7654321\n").unwrap();
         assert_eq!(tables.held(), 7654321);
-        // No counter (v2, or a kernel without it): nothing added.
-        assert_eq!(
-            Tables { netlink: None, charged: None, diag: None, sockstat: None }.with_charged(&dir.join("none")).held(),
-            0
-        );
+        // v2 charges them within its use: not added again.
+        let v2 = dir.join("v2");
+        std::fs::create_dir_all(&v2).unwrap();
+        std::fs::write(v2.join("memory.current"), "9000000\n").unwrap();
+        std::fs::write(v2.join("memory.stat"), "anon 100\nsock 5000000\n").unwrap();
+        assert_eq!(Tables { netlink: None, charged: None, sockstat: None, base: 0 }.with_charged(&v2).held(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What connections nobody accepted hold is counted (the kernel made
+    /// them: no cgroup is charged), through the machine's growth.
+    #[test]
+    fn connections_nobody_accepted_are_counted() {
+        use std::io::Write;
+        let tables = Tables { netlink: None, ..Tables::open_here() };
+        let before = tables.held();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // The kernel adds to the machine's count a megabyte per CPU at a
+        // time: 4 MB in 40 connections.
+        let clients: Vec<_> = (0..40)
+            .map(|_| {
+                let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+                c.write_all(&vec![7u8; 100_000]).unwrap();
+                c
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+        let held = tables.held();
+        assert!(held >= before + 2_000_000, "held {held}, before {before}, {} connections", clients.len());
     }
 
     /// Netlink replies queued on a socket that never reads them are seen,
     /// in the namespace the tables were opened in only.
     #[test]
     fn queued_netlink_replies_are_counted() {
-        let tables = Tables::open_here();
+        // Without the machine's socket memory, which other tests move.
+        let tables = Tables { sockstat: None, base: 0, ..Tables::open_here() };
         let before = tables.held();
         // SAFETY: a netlink socket we close; messages built in place.
         unsafe {

@@ -5,7 +5,7 @@
 //! attempt was denied (named in the trial's log) and that nothing outside
 //! changed.
 
-use super::{Hostile, all_text, failures, result_text, script_profile, walk};
+use super::{Hostile, UNCHARGED_SOCKETS, all_text, failures, result_text, script_profile, walk};
 use crate::common::*;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -892,7 +892,8 @@ time.sleep(2)
 /// 1.09 GiB with 1-byte `MSG_EOR` writes, 1.6 GiB of UDP-Lite, 152 MiB of
 /// MPTCP; and in the next session, connections its listener never
 /// accepted, which the kernel makes and charges to no cgroup until
-/// accepted: 128 MiB for 1,000). Each way opens pairs over the test's own
+/// accepted: 128 MiB for 1,000, and 768 MiB with reset ones, which no
+/// socket dump lists). Each way opens pairs over the test's own
 /// loopback whose receivers never read, and says what its sockets hold
 /// after each pair (`SO_MEMINFO`: received, queued to send, reserved; for
 /// the unaccepted, the machine's TCP memory it added), then keeps them:
@@ -904,9 +905,10 @@ time.sleep(2)
 #[ignore = "needs root"]
 fn socket_buffers_count_against_the_memory_limit() {
     require_root();
+    let _one = UNCHARGED_SOCKETS.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::new();
     let script = r#"
-import socket, struct, sys, time
+import fcntl, socket, struct, sys, termios, time
 kind = sys.argv[1]
 def held(s):
     m = struct.unpack("=9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))
@@ -917,14 +919,23 @@ def tcpmem():
 keep, total = [], 0
 for n in range(400):
     try:
-        if kind == "unaccepted":
+        if kind == "unaccepted" or kind == "reset":
             # Connections to its own listener, never accepted: what they
-            # hold, the machine's TCP memory less what it was.
+            # hold, the machine's TCP memory less what it was. Reset ones
+            # leave the connection hash (no socket dump lists them) and
+            # free their descriptors, their data still queued.
             if n == 0:
                 base = tcpmem(); l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4096); keep.append(l)
             for j in range(10):
                 c = socket.socket(); c.connect(keep[0].getsockname()); c.setblocking(False)
-                c.send(b"q" * 120000); keep.append(c)
+                c.send(b"q" * 120000)
+                if kind == "reset":
+                    for w in range(100):
+                        if struct.unpack("i", fcntl.ioctl(c, termios.TIOCOUTQ, b"\0" * 4))[0] == 0: break
+                        time.sleep(0.001)
+                    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
+                else:
+                    keep.append(c)
             total = max(tcpmem() - base, 0)
         elif kind == "udp" or kind == "udplite":
             proto = 136 if kind == "udplite" else 0
@@ -952,7 +963,7 @@ for n in range(400):
 time.sleep(2)
 "#;
     let h = Hostile::new(&env);
-    let kinds = ["tcp", "eor", "udp", "udplite", "mptcp", "unaccepted"];
+    let kinds = ["tcp", "eor", "udp", "udplite", "mptcp", "unaccepted", "reset"];
     for kind in kinds {
         let id = format!("sk{kind}");
         let run = format!("python3 {{{{profile_dir}}}}/q.py {kind}");
@@ -994,11 +1005,14 @@ time.sleep(2)
 /// that wrote 400 MiB under a 256 MiB limit (its cgroup full of cache),
 /// then five times let 8 MiB of netlink replies queue for 0.2 s before
 /// reading them, runs to its end — the watch counts the working set, not
-/// the cache the kernel would reclaim.
+/// the cache the kernel would reclaim; and so does one whose cache is
+/// active (read three times) when it streams over TCP (session 40: killed
+/// at 61.5 MiB of cache and 3.9 MiB of buffers under 64 MiB).
 #[test]
 #[ignore = "needs root"]
 fn page_cache_does_not_trip_the_socket_watch() {
     require_root();
+    let _one = UNCHARGED_SOCKETS.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::new();
     let script = r#"
 import socket, struct, time
@@ -1024,8 +1038,40 @@ print("queued and read 5 times", flush=True)
         &script_profile("cachefp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 256MiB}\n", ""),
     )
     .file("cachefp", "q.py", script.as_bytes());
+    // A file server's shape (red team, session 40): 54 MiB read three
+    // times (active cache, which the kernel reclaims as well), then 64 MiB
+    // streamed over loopback TCP to a client that starts reading late.
+    let server = r#"
+import os, socket, threading, time
+with open("data.bin", "wb") as f:
+    for i in range(54): f.write(os.urandom(1 << 20))
+for r in range(3):
+    with open("data.bin", "rb") as f:
+        while f.read(1 << 20): pass
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+got = [0]
+def client():
+    c = socket.socket(); c.connect(l.getsockname()); time.sleep(0.5)
+    while True:
+        b = c.recv(1 << 16)
+        if not b: break
+        got[0] += len(b)
+t = threading.Thread(target=client); t.start()
+a, _ = l.accept()
+for i in range(64): a.sendall(b"z" * (1 << 20))
+a.close(); t.join()
+print("streamed", got[0] >> 20, "MiB", flush=True)
+"#;
+    h.profile(
+        "activefp",
+        &script_profile("activefp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
+    )
+    .file("activefp", "q.py", server.as_bytes());
     assert_eq!(h.add(&env, "evil").code, 0);
     let r = env.bench(&["evil/cachefp", "--runs", "1", "--save", "c", "--logs", "all"]);
     assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "c"));
     assert!(result_text(&env, "c").contains("queued and read 5 times"));
+    let r = env.bench(&["evil/activefp", "--runs", "1", "--save", "a", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "a"));
+    assert!(result_text(&env, "a").contains("streamed 64 MiB"));
 }
