@@ -19,10 +19,12 @@
 //!   processes accepted: the kernel made them, so no cgroup is charged
 //!   until they are accepted, and what their peers sent waits in them —
 //!   reset ones even leave the connection hash, so no socket dump lists
-//!   them (a red team held 768 MiB so under 64 MiB). Counted as what the
+//!   them (a red team held 768 MiB so under 64 MiB), nor their own
+//!   objects (1 GiB of reset ones that sent nothing). Counted as what the
 //!   machine's TCP and UDP memory (`/proc/net/sockstat`) grew by since the
-//!   test began beyond what its memory cgroup is charged for: growth of
-//!   the host's own sockets meanwhile counts as the test's.
+//!   test began beyond what cgroups are charged for, and 3 KiB for each
+//!   TCP socket the machine gained: growth of the host's own sockets
+//!   meanwhile counts as the test's.
 //!
 //! What the sockets hold and the test's working set (its memory cgroup's
 //! use less the page cache the kernel would reclaim) may not pass
@@ -57,8 +59,18 @@ pub struct Tables {
     netlink: Option<File>,
     charged: Option<Charged>,
     sockstat: Option<File>,
-    /// The machine's TCP and UDP memory when the tables were opened.
-    base: u64,
+    /// The machine's socket memory when the tables were opened.
+    base: Machine,
+}
+
+/// The machine's sockets, from `/proc/net/sockstat` (machine-wide
+/// whichever namespace reads it).
+#[derive(Debug, Clone, Copy, Default)]
+struct Machine {
+    /// TCP and UDP buffers, bytes (`mem` of `TCP:` and `UDP:`, pages).
+    buffers: u64,
+    /// TCP sockets allocated (`alloc` of `TCP:`).
+    tcp_sockets: u64,
 }
 
 /// What memory cgroups are charged for their sockets' buffers: the test's
@@ -92,7 +104,7 @@ impl Tables {
     /// Opens the tables of the network namespace the calling thread is in.
     pub fn open_here() -> Tables {
         let sockstat = File::open("/proc/thread-self/net/sockstat").ok();
-        let base = sockstat.as_ref().and_then(machine_socket_memory).unwrap_or(0);
+        let base = sockstat.as_ref().and_then(machine).unwrap_or_default();
         Tables { netlink: File::open("/proc/thread-self/net/netlink").ok(), charged: None, sockstat, base }
     }
 
@@ -120,13 +132,15 @@ impl Tables {
 
     /// Bytes the test's sockets hold beyond its memory cgroup's use: the
     /// netlink sockets' queues and objects ([`TOO_MANY`] when the table is
-    /// past [`MOST`] bytes), the buffers v1 counts apart, and what the
-    /// machine's TCP and UDP memory grew by since the tables were opened
-    /// beyond what cgroups are charged for — connections the kernel made
-    /// for the test's listeners, charged to no cgroup until accepted.
+    /// past [`MOST`] bytes), the buffers v1 counts apart, what the
+    /// machine's TCP and UDP buffers grew by since the tables were opened
+    /// beyond what cgroups are charged for, and [`PER_TCP_SOCKET`] for each
+    /// TCP socket the machine gained — connections the kernel made for the
+    /// test's listeners are charged to no cgroup until accepted, their
+    /// objects nor what their peers sent.
     pub fn held(&self) -> u64 {
-        let now = self.sockstat.as_ref().and_then(machine_socket_memory).unwrap_or(self.base);
-        let grown = now as i128 - self.base as i128;
+        let now = self.sockstat.as_ref().and_then(machine).unwrap_or(self.base);
+        let grown = now.buffers as i128 - self.base.buffers as i128;
         let (own, apart, charged_grown) = match &self.charged {
             None => (0, false, 0),
             Some(c) => {
@@ -139,7 +153,8 @@ impl Tables {
             }
         };
         let uncharged = u64::try_from((grown - charged_grown).max(0)).unwrap_or(u64::MAX);
-        self.netlink().saturating_add(if apart { own } else { 0 }).saturating_add(uncharged)
+        let objects = now.tcp_sockets.saturating_sub(self.base.tcp_sockets).saturating_mul(PER_TCP_SOCKET);
+        self.netlink().saturating_add(if apart { own } else { 0 }).saturating_add(uncharged).saturating_add(objects)
     }
 
     fn netlink(&self) -> u64 {
@@ -173,17 +188,56 @@ fn stat_field(stat: &std::path::Path, key: &str) -> Option<u64> {
     text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
-/// The machine's TCP and UDP memory, bytes (`/proc/net/sockstat`'s `mem`
-/// of `TCP:` and `UDP:`, pages; machine-wide whichever namespace reads it).
-fn machine_socket_memory(sockstat: &File) -> Option<u64> {
+/// The machine's sockets now.
+fn machine(sockstat: &File) -> Option<Machine> {
     let mut buf = [0u8; 2048];
     let n = sockstat.read_at(&mut buf, 0).ok()?;
     let text = std::str::from_utf8(&buf[..n]).ok()?;
-    let pages = |proto: &str| {
+    let field = |proto: &str, name: &str| {
         let l = text.lines().find_map(|l| l.strip_prefix(proto))?;
-        l.split_whitespace().skip_while(|w| *w != "mem").nth(1)?.parse::<u64>().ok()
+        l.split_whitespace().skip_while(|w| *w != name).nth(1)?.parse::<u64>().ok()
     };
-    Some((pages("TCP: ")? + pages("UDP: ").unwrap_or(0)).saturating_mul(4096))
+    let pages = field("TCP: ", "mem")? + field("UDP: ", "mem").unwrap_or(0);
+    Some(Machine { buffers: pages.saturating_mul(4096), tcp_sockets: field("TCP: ", "alloc").unwrap_or(0) })
+}
+
+/// What one TCP socket the kernel made for a listener takes, bytes: its
+/// `tcp_sock` (2,368 bytes here) and a share of its slab page. A test's own
+/// sockets count twice (their objects are in its cgroup's use too): 3 KiB
+/// more each, which a limit notices only with sockets by the ten thousand.
+const PER_TCP_SOCKET: u64 = 3 << 10;
+
+/// Has the kernel collect unreachable Unix sockets: descriptors in flight
+/// in a cycle of Unix sockets (each sent over the other, then closed) keep
+/// everything they name alive — listeners with thousands of connections a
+/// red team left so after its test ended — until some process closes a
+/// Unix socket while descriptors are in flight, which is what this does.
+pub fn collect_unix_garbage() {
+    let mut fds = [0i32; 2];
+    // SAFETY: plain calls on descriptors we own and close; the message
+    // carries one descriptor in a buffer sized for it.
+    unsafe {
+        if libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) != 0 {
+            return;
+        }
+        // u64s: aligned for the control header.
+        let mut space = [0u64; 8];
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>(), fds[0]);
+        libc::sendmsg(fds[1], &msg, 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
 }
 
 fn read_all(f: &File) -> Option<String> {
@@ -297,7 +351,8 @@ mod tests {
         let file = dir.join("memory.kmem.tcp.usage_in_bytes");
         std::fs::write(&file, "1234567\n").unwrap();
         // Without the netlink table: the host's changes as other tests run.
-        let tables = Tables { netlink: None, charged: None, sockstat: None, base: 0 }.with_charged(&dir);
+        let tables =
+            Tables { netlink: None, charged: None, sockstat: None, base: Machine::default() }.with_charged(&dir);
         assert_eq!(tables.held(), 1234567);
         std::fs::write(&file, "7654321\n").unwrap();
         assert_eq!(tables.held(), 7654321);
@@ -306,7 +361,10 @@ mod tests {
         std::fs::create_dir_all(&v2).unwrap();
         std::fs::write(v2.join("memory.current"), "9000000\n").unwrap();
         std::fs::write(v2.join("memory.stat"), "anon 100\nsock 5000000\n").unwrap();
-        assert_eq!(Tables { netlink: None, charged: None, sockstat: None, base: 0 }.with_charged(&v2).held(), 0);
+        assert_eq!(
+            Tables { netlink: None, charged: None, sockstat: None, base: Machine::default() }.with_charged(&v2).held(),
+            0
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -337,7 +395,7 @@ mod tests {
     #[test]
     fn queued_netlink_replies_are_counted() {
         // Without the machine's socket memory, which other tests move.
-        let tables = Tables { sockstat: None, base: 0, ..Tables::open_here() };
+        let tables = Tables { sockstat: None, ..Tables::open_here() };
         let before = tables.held();
         // SAFETY: a netlink socket we close; messages built in place.
         unsafe {
