@@ -25,6 +25,7 @@ pub mod psi;
 pub mod remove;
 pub mod safepath;
 pub mod seccomp;
+pub mod sockdiag;
 pub mod sockmem;
 pub mod space;
 pub mod spawn;

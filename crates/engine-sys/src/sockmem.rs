@@ -23,8 +23,12 @@
 //!   objects (1 GiB of reset ones that sent nothing). Counted as what the
 //!   machine's TCP and UDP memory (`/proc/net/sockstat`) grew by since the
 //!   test began beyond what cgroups are charged for, and 3 KiB for each
-//!   TCP socket the machine gained: growth of the host's own sockets
-//!   meanwhile counts as the test's.
+//!   TCP socket the machine gained — while the test has a TCP socket of
+//!   its own: growth of the host's sockets meanwhile counts as its then.
+//! - Receive and error queues of the test's IP sockets: an error queue
+//!   (transmit timestamps and the like) is charged to its socket alone
+//!   ([`crate::sockdiag`], asked only when the namespace's sockets could
+//!   hold more than the room).
 //!
 //! What the sockets hold and the test's working set (its memory cgroup's
 //! use less the page cache the kernel would reclaim) may not pass
@@ -61,6 +65,10 @@ pub struct Tables {
     sockstat: Option<File>,
     /// The machine's socket memory when the tables were opened.
     base: Machine,
+    /// The namespace's sock_diag, for receive and error queues.
+    diag: Option<crate::sockdiag::Diag>,
+    /// Most one IP socket may hold received, bytes.
+    per_socket: u64,
 }
 
 /// The machine's sockets, from `/proc/net/sockstat` (machine-wide
@@ -71,6 +79,10 @@ struct Machine {
     buffers: u64,
     /// TCP sockets allocated (`alloc` of `TCP:`).
     tcp_sockets: u64,
+    /// The namespace's own TCP sockets (`inuse` of `TCP:`: per namespace).
+    tcp_here: u64,
+    /// The namespace's own IP sockets of every kind (`inuse`).
+    ip_here: u64,
 }
 
 /// What memory cgroups are charged for their sockets' buffers: the test's
@@ -105,7 +117,21 @@ impl Tables {
     pub fn open_here() -> Tables {
         let sockstat = File::open("/proc/thread-self/net/sockstat").ok();
         let base = sockstat.as_ref().and_then(machine).unwrap_or_default();
-        Tables { netlink: File::open("/proc/thread-self/net/netlink").ok(), charged: None, sockstat, base }
+        let sysctl = |p: &str| std::fs::read_to_string(p).ok()?.split_whitespace().last()?.parse::<u64>().ok();
+        // SO_RCVBUF doubles what it is given, up to rmem_max; TCP grows its
+        // own up to tcp_rmem's last figure. Unreadable: as if unbounded.
+        let per_socket = match (sysctl("/proc/sys/net/core/rmem_max"), sysctl("/proc/sys/net/ipv4/tcp_rmem")) {
+            (Some(r), Some(t)) => (2 * r).max(t) + (64 << 10),
+            _ => u64::MAX,
+        };
+        Tables {
+            netlink: File::open("/proc/thread-self/net/netlink").ok(),
+            charged: None,
+            sockstat,
+            base,
+            diag: crate::sockdiag::Diag::open_here(),
+            per_socket,
+        }
     }
 
     /// Counts the socket buffers memory cgroup `memcg` is charged for
@@ -138,7 +164,7 @@ impl Tables {
     /// TCP socket the machine gained — connections the kernel made for the
     /// test's listeners are charged to no cgroup until accepted, their
     /// objects nor what their peers sent.
-    pub fn held(&self) -> u64 {
+    pub fn held(&self, room: u64) -> u64 {
         let now = self.sockstat.as_ref().and_then(machine).unwrap_or(self.base);
         let grown = now.buffers as i128 - self.base.buffers as i128;
         let (own, apart, charged_grown) = match &self.charged {
@@ -152,9 +178,22 @@ impl Tables {
                 (own, c.apart, grown)
             }
         };
-        let uncharged = u64::try_from((grown - charged_grown).max(0)).unwrap_or(u64::MAX);
-        let objects = now.tcp_sockets.saturating_sub(self.base.tcp_sockets).saturating_mul(PER_TCP_SOCKET);
-        self.netlink().saturating_add(if apart { own } else { 0 }).saturating_add(uncharged).saturating_add(objects)
+        let mut held = self.netlink().saturating_add(if apart { own } else { 0 });
+        // Only a test with a TCP socket (a listener) can have connections
+        // made for it: a test without one is not blamed for the host's.
+        if now.tcp_here > 0 {
+            let uncharged = u64::try_from((grown - charged_grown).max(0)).unwrap_or(u64::MAX);
+            let objects = now.tcp_sockets.saturating_sub(self.base.tcp_sockets).saturating_mul(PER_TCP_SOCKET);
+            held = held.saturating_add(uncharged).saturating_add(objects);
+        }
+        // Receive and error queues, asked of the kernel only when the
+        // namespace's IP sockets could hold more than is left.
+        if let Some(diag) = &self.diag
+            && now.ip_here.saturating_mul(self.per_socket) > room.saturating_sub(held)
+        {
+            held = held.saturating_add(diag.received().unwrap_or(TOO_MANY));
+        }
+        held
     }
 
     fn netlink(&self) -> u64 {
@@ -198,7 +237,14 @@ fn machine(sockstat: &File) -> Option<Machine> {
         l.split_whitespace().skip_while(|w| *w != name).nth(1)?.parse::<u64>().ok()
     };
     let pages = field("TCP: ", "mem")? + field("UDP: ", "mem").unwrap_or(0);
-    Some(Machine { buffers: pages.saturating_mul(4096), tcp_sockets: field("TCP: ", "alloc").unwrap_or(0) })
+    let tcp_here = field("TCP: ", "inuse").unwrap_or(0);
+    let ip_here = ["TCP: ", "UDP: ", "UDPLITE: "].iter().filter_map(|p| field(p, "inuse")).sum();
+    Some(Machine {
+        buffers: pages.saturating_mul(4096),
+        tcp_sockets: field("TCP: ", "alloc").unwrap_or(0),
+        tcp_here,
+        ip_here,
+    })
 }
 
 /// What one TCP socket the kernel made for a listener takes, bytes: its
@@ -284,7 +330,7 @@ impl Watch {
                 while !s.load(Ordering::Relaxed) {
                     let look = std::time::Instant::now();
                     let room = limit.saturating_sub(used());
-                    let held = tables.held();
+                    let held = tables.held(room);
                     if held > room {
                         // Said before the kill: whoever sees the test die
                         // asks why at once.
@@ -351,18 +397,34 @@ mod tests {
         let file = dir.join("memory.kmem.tcp.usage_in_bytes");
         std::fs::write(&file, "1234567\n").unwrap();
         // Without the netlink table: the host's changes as other tests run.
-        let tables =
-            Tables { netlink: None, charged: None, sockstat: None, base: Machine::default() }.with_charged(&dir);
-        assert_eq!(tables.held(), 1234567);
+        let tables = Tables {
+            netlink: None,
+            charged: None,
+            sockstat: None,
+            base: Machine::default(),
+            diag: None,
+            per_socket: 0,
+        }
+        .with_charged(&dir);
+        assert_eq!(tables.held(u64::MAX), 1234567);
         std::fs::write(&file, "7654321\n").unwrap();
-        assert_eq!(tables.held(), 7654321);
+        assert_eq!(tables.held(u64::MAX), 7654321);
         // v2 charges them within its use: not added again.
         let v2 = dir.join("v2");
         std::fs::create_dir_all(&v2).unwrap();
         std::fs::write(v2.join("memory.current"), "9000000\n").unwrap();
         std::fs::write(v2.join("memory.stat"), "anon 100\nsock 5000000\n").unwrap();
         assert_eq!(
-            Tables { netlink: None, charged: None, sockstat: None, base: Machine::default() }.with_charged(&v2).held(),
+            Tables {
+                netlink: None,
+                charged: None,
+                sockstat: None,
+                base: Machine::default(),
+                diag: None,
+                per_socket: 0
+            }
+            .with_charged(&v2)
+            .held(u64::MAX),
             0
         );
         std::fs::remove_dir_all(&dir).unwrap();
@@ -374,7 +436,7 @@ mod tests {
     fn connections_nobody_accepted_are_counted() {
         use std::io::Write;
         let tables = Tables { netlink: None, ..Tables::open_here() };
-        let before = tables.held();
+        let before = tables.held(u64::MAX);
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         // The kernel adds to the machine's count a megabyte per CPU at a
         // time: 4 MB in 40 connections.
@@ -386,7 +448,7 @@ mod tests {
             })
             .collect();
         std::thread::sleep(Duration::from_millis(100));
-        let held = tables.held();
+        let held = tables.held(u64::MAX);
         assert!(held >= before + 2_000_000, "held {held}, before {before}, {} connections", clients.len());
     }
 
@@ -396,7 +458,7 @@ mod tests {
     fn queued_netlink_replies_are_counted() {
         // Without the machine's socket memory, which other tests move.
         let tables = Tables { sockstat: None, ..Tables::open_here() };
-        let before = tables.held();
+        let before = tables.held(u64::MAX);
         // SAFETY: a netlink socket we close; messages built in place.
         unsafe {
             let s = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE);
@@ -419,7 +481,7 @@ mod tests {
                     std::mem::size_of::<libc::sockaddr_nl>() as u32,
                 );
             }
-            let held = tables.held();
+            let held = tables.held(u64::MAX);
             libc::close(s);
             assert!(held >= before + 20 * 4000, "held {held}, before {before}");
         }
