@@ -872,18 +872,27 @@ time.sleep(2)
     assert_eq!(h.add(&env, "evil").code, 0);
     for id in ["nlq", "nlidle"] {
         let r = env.bench(&[&format!("evil/{id}"), "--runs", "1", "--save", id, "--logs", "all"]);
-        let most = result_text(&env, id)
-            .lines()
-            .filter_map(|l| l.strip_prefix("held ")?.split_whitespace().next()?.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
-        let reason = failures(&env, id).into_iter().map(|(_, r)| r).collect::<String>();
+        let most = most_held(&result_text(&env, id));
+        let reason = failure_text(&env, id);
         eprintln!("{id}: at most {most} MiB queued");
         // 64 MiB and what one look can miss (50 ms, 10 ms near the limit).
         assert!(most <= 320, "{id}: {most} MiB of netlink replies held under a 64 MiB limit ({reason}; {r:?})");
         assert_eq!(r.code, 4, "{id}: {r:?}");
         assert!(reason.contains("64.0 MiB of memory"), "{id}: {reason}\n{r:?}");
     }
+}
+
+/// The most a hoarder said it held (its `held N MiB` lines), MiB.
+fn most_held(text: &str) -> u64 {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("held ")?.split_whitespace().next()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Why the trials of result `id` failed, as one text.
+fn failure_text(env: &Env, id: &str) -> String {
+    failures(env, id).into_iter().map(|(_, r)| r).collect()
 }
 
 /// TCP, UDP, UDP-Lite and MPTCP buffers count against the memory limit
@@ -1003,12 +1012,8 @@ time.sleep(2)
         let id = format!("sk{kind}");
         let r = env.bench(&[&format!("evil/{id}"), "--runs", "1", "--save", &id, "--logs", "all"]);
         let text = result_text(&env, &id);
-        let most = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("held ")?.split_whitespace().next()?.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
-        let reason = failures(&env, &id).into_iter().map(|(_, r)| r).collect::<String>();
+        let most = most_held(&text);
+        let reason = failure_text(&env, &id);
         eprintln!("{id}: at most {most} MiB held, exit {:?}", r.code);
         assert!(most <= 320, "{id}: {most} MiB of socket buffers held under a 64 MiB limit ({reason}; {r:?})");
         if kind == "mptcp" {
