@@ -26,6 +26,7 @@ pub mod remove;
 pub mod safepath;
 pub mod seccomp;
 pub mod sockdiag;
+pub mod sockfds;
 pub mod sockmem;
 pub mod space;
 pub mod spawn;

@@ -13,6 +13,7 @@
 //! the caller asks only when the namespace's sockets could hold more than
 //! the test has left.
 
+use std::collections::HashSet;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
@@ -20,6 +21,26 @@ const INET_DIAG_SKMEMINFO: u16 = 7;
 /// `struct inet_diag_msg`: family, state, timer, retrans, the socket id
 /// (48 bytes), expires, rqueue, wqueue, uid, inode.
 const MSG_LEN: usize = 72;
+
+/// What one dump of the namespace's IP sockets found.
+#[derive(Debug, Default)]
+pub struct Dump {
+    /// Bytes in their receive and error queues.
+    pub received: u64,
+    /// Sockets listed, as `sockets: used` counts them: connections in
+    /// `TIME_WAIT` and requests not yet connected are not sockets there.
+    pub sockets: u64,
+    /// The inodes of those that have one (a process's descriptor names
+    /// it); sockets the kernel made for a listener have none until
+    /// accepted.
+    pub inodes: HashSet<u64>,
+    /// Connections in listeners' accept queues, reset ones included
+    /// (those leave the hash: listed nowhere else).
+    pub to_accept: u64,
+    /// Of those, the ones listed (established or closed by their peer,
+    /// with no inode yet).
+    pub listed_to_accept: u64,
+}
 
 /// A sock_diag socket of one network namespace.
 #[derive(Debug)]
@@ -37,19 +58,19 @@ impl Diag {
         (fd >= 0).then(|| Diag { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
     }
 
-    /// Bytes the namespace's TCP, UDP and UDP-Lite sockets hold in their
-    /// receive and error queues (`None` when the kernel did not answer).
-    pub fn received(&self) -> Option<u64> {
-        let mut total = 0u64;
+    /// The namespace's TCP, UDP and UDP-Lite sockets (`None` when the
+    /// kernel did not answer).
+    pub fn dump(&self) -> Option<Dump> {
+        let mut found = Dump::default();
         for family in [libc::AF_INET, libc::AF_INET6] {
             for protocol in [libc::IPPROTO_TCP, libc::IPPROTO_UDP, libc::IPPROTO_UDPLITE] {
-                total = total.saturating_add(self.dump(family as u8, protocol as u8)?);
+                self.dump_one(family as u8, protocol as u8, &mut found)?;
             }
         }
-        Some(total)
+        Some(found)
     }
 
-    fn dump(&self, family: u8, protocol: u8) -> Option<u64> {
+    fn dump_one(&self, family: u8, protocol: u8, found: &mut Dump) -> Option<()> {
         const LEN: usize = 16 + 56;
         let mut req = [0u8; LEN];
         req[0..4].copy_from_slice(&(LEN as u32).to_ne_bytes());
@@ -65,16 +86,15 @@ impl Diag {
             return None;
         }
         let mut buf = vec![0u8; 64 << 10];
-        let mut total = 0u64;
         loop {
             // SAFETY: receives into our buffer, within its length.
             let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
             if n <= 0 {
                 return None;
             }
-            match received_in(&buf[..n as usize]) {
-                Part::More(b) => total = total.saturating_add(b),
-                Part::Done(b) => return Some(total.saturating_add(b)),
+            match read_into(&buf[..n as usize], found) {
+                Part::More => {}
+                Part::Done => return Some(()),
                 Part::Failed => return None,
             }
         }
@@ -82,14 +102,20 @@ impl Diag {
 }
 
 enum Part {
-    More(u64),
-    Done(u64),
+    More,
+    Done,
     Failed,
 }
 
-/// What the sockets among one read's messages hold received.
-fn received_in(mut b: &[u8]) -> Part {
-    let mut total = 0u64;
+/// `TCP_TIME_WAIT` and `TCP_NEW_SYN_RECV`: listed, but not sockets.
+const NOT_SOCKETS: [u8; 2] = [6, 12];
+const LISTEN: u8 = 10;
+/// `TCP_ESTABLISHED` and `TCP_CLOSE_WAIT`: without an inode, connections
+/// waiting to be accepted (closed ones without are orphans, closing).
+const WAITING: [u8; 2] = [1, 8];
+
+/// Adds the sockets among one read's messages to `found`.
+fn read_into(mut b: &[u8], found: &mut Dump) -> Part {
     let u32_at = |b: &[u8], at: usize| b.get(at..at + 4).map_or(0, |v| u32::from_ne_bytes([v[0], v[1], v[2], v[3]]));
     while b.len() >= 16 {
         let len = u32_at(b, 0) as usize;
@@ -98,9 +124,23 @@ fn received_in(mut b: &[u8]) -> Part {
             return Part::Failed;
         }
         match kind as i32 {
-            libc::NLMSG_DONE => return Part::Done(total),
+            libc::NLMSG_DONE => return Part::Done,
             libc::NLMSG_ERROR => return Part::Failed,
             _ if len >= 16 + MSG_LEN => {
+                let state = b[17];
+                if !NOT_SOCKETS.contains(&state) {
+                    found.sockets += 1;
+                    // The last field of the message.
+                    match u32_at(b, 16 + MSG_LEN - 4) {
+                        0 if WAITING.contains(&state) => found.listed_to_accept += 1,
+                        0 => {}
+                        inode => _ = found.inodes.insert(u64::from(inode)),
+                    }
+                }
+                if state == LISTEN {
+                    // `idiag_rqueue`: a listener's accept queue.
+                    found.to_accept += u64::from(u32_at(b, 16 + 56));
+                }
                 // Attributes after the message, each 4-aligned.
                 let mut a = &b[16 + MSG_LEN..len];
                 while a.len() >= 4 {
@@ -111,7 +151,7 @@ fn received_in(mut b: &[u8]) -> Part {
                     }
                     if atype == INET_DIAG_SKMEMINFO {
                         // SK_MEMINFO_RMEM_ALLOC, the first slot.
-                        total = total.saturating_add(u64::from(u32_at(&a[4..alen], 0)));
+                        found.received = found.received.saturating_add(u64::from(u32_at(&a[4..alen], 0)));
                     }
                     a = &a[((alen + 3) & !3).min(a.len())..];
                 }
@@ -120,7 +160,7 @@ fn received_in(mut b: &[u8]) -> Part {
         }
         b = &b[((len + 3) & !3).min(b.len())..];
     }
-    Part::More(total)
+    Part::More
 }
 
 #[cfg(test)]
@@ -132,13 +172,21 @@ mod tests {
     #[test]
     fn what_sockets_hold_received_is_found() {
         let diag = Diag::open_here().expect("a sock_diag socket");
-        let before = diag.received().expect("the kernel answers");
+        let before = diag.dump().expect("the kernel answers");
         let r = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         for _ in 0..20 {
             s.send_to(&[1u8; 8000], r.local_addr().unwrap()).unwrap();
         }
-        let held = diag.received().unwrap();
-        assert!(held >= before + 20 * 8000, "held {held}, before {before}");
+        let after = diag.dump().unwrap();
+        assert!(after.received >= before.received + 20 * 8000, "{after:?}, before {before:?}");
+        // Each socket listed with its inode (other tests' sockets come and go).
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        for sock in [r.as_raw_fd(), s.as_raw_fd()] {
+            let inode = std::fs::metadata(format!("/proc/self/fd/{sock}")).unwrap().ino();
+            assert!(after.inodes.contains(&inode), "{inode} not in {:?}", after.inodes);
+        }
+        assert!(after.sockets >= after.inodes.len() as u64);
     }
 }

@@ -26,9 +26,18 @@
 //!   TCP socket the machine gained — while the test has a TCP socket of
 //!   its own: growth of the host's sockets meanwhile counts as its then.
 //! - Receive and error queues of the test's IP sockets: an error queue
-//!   (transmit timestamps and the like) is charged to its socket alone
-//!   ([`crate::sockdiag`], asked only when the namespace's sockets could
-//!   hold more than the room).
+//!   (transmit timestamps and the like) is charged to its socket alone.
+//!   Asked only when the namespace's IP sockets (`sockets: used` less its
+//!   Unix and netlink ones, `/proc/net/protocols`: every socket, whether
+//!   in the connection hash or not) could hold more than the room: of
+//!   the kernel for those in its connection hash ([`crate::sockdiag`]),
+//!   of each one a process of the test holds by descriptor for the rest
+//!   ([`crate::sockfds`]: reset, unconnected, disconnected). Sockets in
+//!   neither, nor waiting in a listener's accept queue — in flight in a
+//!   Unix socket's queue — are counted at the most one can hold once
+//!   they stay unseen three looks running (sockets closing while a look
+//!   runs are unseen for a look), and the kernel is asked to collect Unix
+//!   garbage.
 //!
 //! What the sockets hold and the test's working set (its memory cgroup's
 //! use less the page cache the kernel would reclaim) may not pass
@@ -69,6 +78,15 @@ pub struct Tables {
     diag: Option<crate::sockdiag::Diag>,
     /// Most one IP socket may hold received, bytes.
     per_socket: u64,
+    /// The namespace's `/proc/net/protocols`: its sockets of each kind.
+    protocols: Option<File>,
+    /// The namespace's inode, to find its processes by.
+    netns: u64,
+    /// Fetches the test's sockets by descriptor.
+    walker: Option<crate::sockfds::Walker>,
+    /// IP sockets the last looks found neither listed nor held (newest
+    /// last).
+    unseen: [u64; 3],
 }
 
 /// The machine's sockets, from `/proc/net/sockstat` (machine-wide
@@ -83,6 +101,9 @@ struct Machine {
     tcp_here: u64,
     /// The namespace's own IP sockets of every kind (`inuse`).
     ip_here: u64,
+    /// The namespace's sockets of every family, hashed or not, in flight
+    /// or not (`sockets: used`).
+    sockets_here: u64,
 }
 
 /// What memory cgroups are charged for their sockets' buffers: the test's
@@ -124,6 +145,7 @@ impl Tables {
             (Some(r), Some(t)) => (2 * r).max(t) + (64 << 10),
             _ => u64::MAX,
         };
+        use std::os::unix::fs::MetadataExt;
         Tables {
             netlink: File::open("/proc/thread-self/net/netlink").ok(),
             charged: None,
@@ -131,6 +153,10 @@ impl Tables {
             base,
             diag: crate::sockdiag::Diag::open_here(),
             per_socket,
+            protocols: File::open("/proc/thread-self/net/protocols").ok(),
+            netns: std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino()),
+            walker: crate::sockfds::Walker::new(),
+            unseen: [0; 3],
         }
     }
 
@@ -163,8 +189,10 @@ impl Tables {
     /// beyond what cgroups are charged for, and [`PER_TCP_SOCKET`] for each
     /// TCP socket the machine gained — connections the kernel made for the
     /// test's listeners are charged to no cgroup until accepted, their
-    /// objects nor what their peers sent.
-    pub fn held(&self, room: u64) -> u64 {
+    /// objects nor what their peers sent — and, when the namespace's
+    /// sockets could hold more than `room` less all that, what its IP
+    /// sockets hold received (see the module's text).
+    pub fn held(&mut self, room: u64) -> u64 {
         let now = self.sockstat.as_ref().and_then(machine).unwrap_or(self.base);
         let grown = now.buffers as i128 - self.base.buffers as i128;
         let (own, apart, charged_grown) = match &self.charged {
@@ -186,14 +214,61 @@ impl Tables {
             let objects = now.tcp_sockets.saturating_sub(self.base.tcp_sockets).saturating_mul(PER_TCP_SOCKET);
             held = held.saturating_add(uncharged).saturating_add(objects);
         }
-        // Receive and error queues, asked of the kernel only when the
-        // namespace's IP sockets could hold more than is left.
-        if let Some(diag) = &self.diag
-            && now.ip_here.saturating_mul(self.per_socket) > room.saturating_sub(held)
-        {
-            held = held.saturating_add(diag.received().unwrap_or(TOO_MANY));
+        // Receive and error queues, asked only when the namespace's
+        // sockets could hold more than is left.
+        let left = room.saturating_sub(held);
+        held.saturating_add(self.queued(now.sockets_here.max(now.ip_here), left))
+    }
+
+    /// What the namespace's IP sockets hold in receive and error queues,
+    /// `used` its sockets of every family.
+    fn queued(&mut self, used: u64, left: u64) -> u64 {
+        let ip = if used.saturating_mul(self.per_socket) > left { used.saturating_sub(self.not_ip()) } else { 0 };
+        if ip.saturating_mul(self.per_socket) <= left {
+            self.unseen_for(0);
+            return 0;
         }
-        held
+        let Some(dump) = self.diag.as_ref().and_then(|d| d.dump()) else { return TOO_MANY };
+        let pids = crate::space::in_netns(self.netns);
+        let held = self.walker.as_ref().map(|w| w.unlisted(&pids, &dump.inodes)).unwrap_or_default();
+        // Counted again after the look: a socket closed meanwhile is in
+        // the first count and in neither list.
+        let after = self.sockstat.as_ref().and_then(machine).map_or(used, |m| m.sockets_here);
+        let ip = ip.min(after.saturating_sub(self.not_ip()));
+        // Reset connections waiting to be accepted are out of the hash, and
+        // hold no error queue (no process ever sent on them): what they
+        // hold is in the machine's growth above.
+        let reset_to_accept = dump.to_accept.saturating_sub(dump.listed_to_accept);
+        let seen = dump.sockets.saturating_add(held.sockets).saturating_add(reset_to_accept);
+        let unseen = self.unseen_for(ip.saturating_sub(seen));
+        if unseen > 0 {
+            collect_unix_garbage();
+        }
+        dump.received.saturating_add(held.bytes).saturating_add(unseen.saturating_mul(self.per_socket))
+    }
+
+    /// Records `now` unseen sockets; the fewest of the last three looks.
+    fn unseen_for(&mut self, now: u64) -> u64 {
+        self.unseen.rotate_left(1);
+        self.unseen[2] = now;
+        self.unseen.iter().copied().min().unwrap_or(0)
+    }
+
+    /// The namespace's Unix and netlink sockets (`/proc/net/protocols`
+    /// counts every one of theirs, where it counts IP sockets only while
+    /// they are in the connection hash).
+    fn not_ip(&self) -> u64 {
+        let Some(text) = self.protocols.as_ref().and_then(read_all) else { return 0 };
+        // protocol size sockets memory ...
+        text.lines()
+            .skip(1)
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let name = f.next()?;
+                let n = f.nth(1)?.parse::<u64>().ok()?;
+                (name.starts_with("UNIX") || name == "NETLINK").then_some(n)
+            })
+            .sum()
     }
 
     fn netlink(&self) -> u64 {
@@ -239,11 +314,17 @@ fn machine(sockstat: &File) -> Option<Machine> {
     let pages = field("TCP: ", "mem")? + field("UDP: ", "mem").unwrap_or(0);
     let tcp_here = field("TCP: ", "inuse").unwrap_or(0);
     let ip_here = ["TCP: ", "UDP: ", "UDPLITE: "].iter().filter_map(|p| field(p, "inuse")).sum();
+    let sockets_here = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sockets: used "))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap_or(0);
     Some(Machine {
         buffers: pages.saturating_mul(4096),
         tcp_sockets: field("TCP: ", "alloc").unwrap_or(0),
         tcp_here,
         ip_here,
+        sockets_here,
     })
 }
 
@@ -327,6 +408,7 @@ impl Watch {
         let thread = std::thread::Builder::new()
             .name("socket-watch".into())
             .spawn(move || {
+                let mut tables = tables;
                 while !s.load(Ordering::Relaxed) {
                     let look = std::time::Instant::now();
                     let room = limit.saturating_sub(used());
@@ -388,6 +470,23 @@ pub fn working_set(dir: &std::path::Path) -> u64 {
 mod tests {
     use super::*;
 
+    /// Tables that read nothing of the machine (its figures move as other
+    /// tests run).
+    fn nothing() -> Tables {
+        Tables {
+            netlink: None,
+            charged: None,
+            sockstat: None,
+            base: Machine::default(),
+            diag: None,
+            per_socket: 0,
+            protocols: None,
+            netns: 0,
+            walker: None,
+            unseen: [0; 3],
+        }
+    }
+
     /// What a v1 memory cgroup counts of its sockets apart is added, read
     /// afresh at each look.
     #[test]
@@ -397,15 +496,7 @@ mod tests {
         let file = dir.join("memory.kmem.tcp.usage_in_bytes");
         std::fs::write(&file, "1234567\n").unwrap();
         // Without the netlink table: the host's changes as other tests run.
-        let tables = Tables {
-            netlink: None,
-            charged: None,
-            sockstat: None,
-            base: Machine::default(),
-            diag: None,
-            per_socket: 0,
-        }
-        .with_charged(&dir);
+        let mut tables = nothing().with_charged(&dir);
         assert_eq!(tables.held(u64::MAX), 1234567);
         std::fs::write(&file, "7654321\n").unwrap();
         assert_eq!(tables.held(u64::MAX), 7654321);
@@ -414,19 +505,7 @@ mod tests {
         std::fs::create_dir_all(&v2).unwrap();
         std::fs::write(v2.join("memory.current"), "9000000\n").unwrap();
         std::fs::write(v2.join("memory.stat"), "anon 100\nsock 5000000\n").unwrap();
-        assert_eq!(
-            Tables {
-                netlink: None,
-                charged: None,
-                sockstat: None,
-                base: Machine::default(),
-                diag: None,
-                per_socket: 0
-            }
-            .with_charged(&v2)
-            .held(u64::MAX),
-            0
-        );
+        assert_eq!(nothing().with_charged(&v2).held(u64::MAX), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -435,7 +514,7 @@ mod tests {
     #[test]
     fn connections_nobody_accepted_are_counted() {
         use std::io::Write;
-        let tables = Tables { netlink: None, ..Tables::open_here() };
+        let mut tables = Tables { netlink: None, ..Tables::open_here() };
         let before = tables.held(u64::MAX);
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         // The kernel adds to the machine's count a megabyte per CPU at a
@@ -457,7 +536,7 @@ mod tests {
     #[test]
     fn queued_netlink_replies_are_counted() {
         // Without the machine's socket memory, which other tests move.
-        let tables = Tables { sockstat: None, ..Tables::open_here() };
+        let mut tables = Tables { sockstat: None, ..Tables::open_here() };
         let before = tables.held(u64::MAX);
         // SAFETY: a netlink socket we close; messages built in place.
         unsafe {

@@ -271,7 +271,7 @@ pub(crate) fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
 }
 
 /// Pids of the processes in the network namespace `inode`.
-fn in_netns(inode: u64) -> Vec<i32> {
+pub(crate) fn in_netns(inode: u64) -> Vec<i32> {
     let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
     let want = format!("net:[{inode}]");
     rd.flatten()

@@ -904,7 +904,10 @@ fn failure_text(env: &Env, id: &str) -> String {
 /// accepted: 128 MiB for 1,000, and 768 MiB with reset ones, which no
 /// socket dump lists; then 1 GiB of the sockets alone, reset before
 /// sending anything, and 763 MiB in UDP error queues: transmit timestamps
-/// never read back). Each way opens pairs over the test's own
+/// never read back; then the error queues of TCP sockets reset by their
+/// peer, which leave the connection hash, kept by descriptor or in flight
+/// in a Unix socket: 8 MiB each, 520 MiB in ten seconds unwatched). Each
+/// way opens pairs over the test's own
 /// loopback whose receivers never read, and says what its sockets hold
 /// after each pair (`SO_MEMINFO`: received, queued to send, reserved; for
 /// the unaccepted, the machine's TCP memory it added), then keeps them:
@@ -919,7 +922,7 @@ fn socket_buffers_count_against_the_memory_limit() {
     let _one = UNCHARGED_SOCKETS.lock().unwrap_or_else(|e| e.into_inner());
     let env = Env::new();
     let script = r#"
-import fcntl, socket, struct, sys, termios, time
+import array, fcntl, socket, struct, sys, termios, time
 kind = sys.argv[1]
 def held(s):
     m = struct.unpack("=9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))
@@ -930,7 +933,32 @@ def tcpmem():
 keep, total = [], 0
 for n in range(400):
     try:
-        if kind == "errqueue":
+        if kind == "resetqueue" or kind == "inflight":
+            # A connection whose sender asked a software transmit timestamp
+            # of each 1-byte write: its error queue keeps a copy of each
+            # (8 MiB). Then its peer resets it: out of the connection hash
+            # and the namespace's count, the queue kept. Kept by descriptor,
+            # or sent in flight over a Unix socket and closed.
+            if n == 0:
+                l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(16); u = socket.socketpair(); keep += [l, u]
+            c = socket.socket(); c.connect(l.getsockname()); a, _ = l.accept()
+            c.setsockopt(socket.SOL_SOCKET, 37, (1 << 1) | (1 << 4))
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 30)
+            c.setblocking(False); a.setblocking(False)
+            for k in range(12000):
+                try: c.send(b"r")
+                except OSError: pass
+                try:
+                    while a.recv(1 << 20): pass
+                except OSError: pass
+            a.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); a.close()
+            time.sleep(0.001)
+            total += struct.unpack("=9I", c.getsockopt(socket.SOL_SOCKET, 55, 36))[0]
+            if kind == "inflight":
+                u[0].sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [c.fileno()]))]); c.close()
+            else:
+                keep.append(c)
+        elif kind == "errqueue":
             # Datagrams to a port nobody has, each with a software transmit
             # timestamp asked for: the socket's error queue keeps a copy of
             # each, charged to the socket alone.
@@ -996,7 +1024,8 @@ for n in range(400):
 time.sleep(2)
 "#;
     let h = Hostile::new(&env);
-    let kinds = ["tcp", "eor", "udp", "udplite", "mptcp", "unaccepted", "reset", "empty", "errqueue"];
+    let kinds =
+        ["tcp", "eor", "udp", "udplite", "mptcp", "unaccepted", "reset", "empty", "errqueue", "resetqueue", "inflight"];
     for kind in kinds {
         let id = format!("sk{kind}");
         let run = format!("python3 {{{{profile_dir}}}}/q.py {kind}");
@@ -1127,7 +1156,11 @@ fn the_hosts_sockets_are_not_a_socketless_tests() {
 /// reading them, runs to its end — the watch counts the working set, not
 /// the cache the kernel would reclaim; and so does one whose cache is
 /// active (read three times) when it streams over TCP (session 40: killed
-/// at 61.5 MiB of cache and 3.9 MiB of buffers under 64 MiB).
+/// at 61.5 MiB of cache and 3.9 MiB of buffers under 64 MiB); and a
+/// server under 64 MiB with connections coming and going by the thousand
+/// (the watch looks at every socket of the test then, and one closing
+/// while a look runs is missing from it), sockets never connected, reset
+/// ones held open and descriptors passed over a Unix socket.
 #[test]
 #[ignore = "needs root"]
 fn page_cache_does_not_trip_the_socket_watch() {
@@ -1187,7 +1220,42 @@ print("streamed", got[0] >> 20, "MiB", flush=True)
         &script_profile("activefp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
     )
     .file("activefp", "q.py", server.as_bytes());
+    let churn = r#"
+import array, socket, struct, threading, time
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(128)
+def serve():
+    while True:
+        a, _ = l.accept()
+        try: a.sendall(a.recv(4096))
+        except OSError: pass
+        a.close()
+threading.Thread(target=serve, daemon=True).start()
+l2 = socket.socket(); l2.bind(("127.0.0.1", 0)); l2.listen(64)
+idle = [socket.create_connection(l2.getsockname()) for i in range(30)]
+idle += [l2.accept()[0] for i in range(30)]
+unconnected = [socket.socket() for i in range(5)] + [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for i in range(5)]
+u = socket.socketpair()
+n, end = 0, time.time() + 4
+while time.time() < end:
+    c = socket.create_connection(l.getsockname()); c.sendall(b"p" * 1000); c.recv(4096)
+    if n % 50 == 0:
+        # Reset by its peer, held open a while; passed over a Unix socket.
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        u[0].sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [c.fileno()]))])
+        msg, anc, _, _ = u[1].recvmsg(1, socket.CMSG_SPACE(4))
+        socket.socket(fileno=array.array("i", anc[0][2])[0]).close()
+    c.close(); n += 1
+print("connections", n, flush=True)
+"#;
+    h.profile(
+        "churnfp",
+        &script_profile("churnfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
+    )
+    .file("churnfp", "q.py", churn.as_bytes());
     assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/churnfp", "--runs", "1", "--save", "n", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "n"));
+    assert!(result_text(&env, "n").contains("connections "));
     let r = env.bench(&["evil/cachefp", "--runs", "1", "--save", "c", "--logs", "all"]);
     assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "c"));
     assert!(result_text(&env, "c").contains("queued and read 5 times"));
