@@ -27,6 +27,8 @@ const MSG_LEN: usize = 72;
 pub struct Dump {
     /// Bytes in their receive and error queues.
     pub received: u64,
+    /// Their option memory, bytes (`SK_MEMINFO_OPTMEM`).
+    pub optmem: u64,
     /// Sockets listed, as `sockets: used` counts them: connections in
     /// `TIME_WAIT` and requests not yet connected are not sockets there.
     pub sockets: u64,
@@ -58,12 +60,16 @@ impl Diag {
         (fd >= 0).then(|| Diag { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
     }
 
-    /// The namespace's TCP, UDP and UDP-Lite sockets (`None` when the
-    /// kernel did not answer).
-    pub fn dump(&self) -> Option<Dump> {
+    /// The namespace's TCP, UDP and UDP-Lite sockets of the kinds `wanted`
+    /// names — by index: TCP, UDP, UDP-Lite, IPv4 then IPv6 — (`None`
+    /// when the kernel did not answer).
+    pub fn dump(&self, wanted: impl Fn(usize) -> bool) -> Option<Dump> {
         let mut found = Dump::default();
-        for family in [libc::AF_INET, libc::AF_INET6] {
-            for protocol in [libc::IPPROTO_TCP, libc::IPPROTO_UDP, libc::IPPROTO_UDPLITE] {
+        let kinds = [libc::AF_INET, libc::AF_INET6]
+            .into_iter()
+            .flat_map(|f| [libc::IPPROTO_TCP, libc::IPPROTO_UDP, libc::IPPROTO_UDPLITE].map(|p| (f, p)));
+        for (i, (family, protocol)) in kinds.enumerate() {
+            if wanted(i) {
                 self.dump_one(family as u8, protocol as u8, &mut found)?;
             }
         }
@@ -152,6 +158,7 @@ fn read_into(mut b: &[u8], found: &mut Dump) -> Part {
                     if atype == INET_DIAG_SKMEMINFO {
                         // SK_MEMINFO_RMEM_ALLOC, the first slot.
                         found.received = found.received.saturating_add(u64::from(u32_at(&a[4..alen], 0)));
+                        found.optmem = found.optmem.saturating_add(u64::from(u32_at(&a[4..alen], 4 * 6)));
                     }
                     a = &a[((alen + 3) & !3).min(a.len())..];
                 }
@@ -172,13 +179,13 @@ mod tests {
     #[test]
     fn what_sockets_hold_received_is_found() {
         let diag = Diag::open_here().expect("a sock_diag socket");
-        let before = diag.dump().expect("the kernel answers");
+        let before = diag.dump(|_| true).expect("the kernel answers");
         let r = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         for _ in 0..20 {
             s.send_to(&[1u8; 8000], r.local_addr().unwrap()).unwrap();
         }
-        let after = diag.dump().unwrap();
+        let after = diag.dump(|_| true).unwrap();
         assert!(after.received >= before.received + 20 * 8000, "{after:?}, before {before:?}");
         // Each socket listed with its inode (other tests' sockets come and go).
         use std::os::fd::AsRawFd;

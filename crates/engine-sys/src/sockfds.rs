@@ -7,17 +7,30 @@
 //! one reset socket kept 8 MiB of transmit timestamps asked per message,
 //! charged to no memory cgroup. Each such descriptor is fetched with
 //! `pidfd_getfd` (engine is root outside the test's user namespace) and
-//! asked `SO_MEMINFO`, whose receive allocation includes the error queue.
+//! asked `SO_MEMINFO`: its receive allocation, which includes the error
+//! queue, and its option memory (keys, multicast memberships, filters:
+//! charged to no memory cgroup either).
+//!
+//! Every descriptor table is walked: a process's, and a thread's that is
+//! another (one that unshared it, or every thread once the process's first
+//! thread exited — its own table is gone then). The walk stops at a
+//! deadline: a test can give its processes descriptors by the hundred
+//! thousand (a red team made one look take 1.8 s of CPU, and the watch
+//! then waited ten times as long); what it did not reach stays unseen.
 
 use std::collections::HashSet;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc;
+use std::time::Instant;
 
-/// IP sockets found by descriptor, and what they hold received.
+/// IP sockets found by descriptor, and what they hold.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Found {
     pub sockets: u64,
+    /// In their receive and error queues.
     pub bytes: u64,
+    /// Their option memory (`SK_MEMINFO_OPTMEM`).
+    pub optmem: u64,
 }
 
 /// Walks processes' descriptors; closes what it fetched on a thread of its
@@ -40,16 +53,19 @@ impl Walker {
 
     /// The IP sockets the processes `pids` hold by descriptor, each counted
     /// once, leaving out those whose inode is in `listed` (a dump counted
-    /// them already).
-    pub fn unlisted(&self, pids: &[i32], listed: &HashSet<u64>) -> Found {
+    /// them already); as many as it reaches by `deadline`.
+    pub fn unlisted(&self, pids: &[i32], listed: &HashSet<u64>, deadline: Instant) -> Found {
         let mut seen = HashSet::new();
         let mut found = Found::default();
-        for &pid in pids {
+        for (pid, tid) in pids.iter().flat_map(|&pid| tables_of(pid).into_iter().map(move |tid| (pid, tid))) {
             // The pidfd first: the directory read after it is of that same
-            // process or of none (a reused pid fails to fetch).
-            let Some(pidfd) = crate::process::pidfd_open(pid) else { continue };
-            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+            // task or of none (a reused id fails to fetch).
+            let Some(pidfd) = pidfd_open(tid, tid != pid) else { continue };
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/task/{tid}/fd")) else { continue };
             for e in fds.flatten() {
+                if Instant::now() > deadline {
+                    return found;
+                }
                 let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
                 let Some(inode) = std::fs::read_link(e.path()).ok().and_then(|l| socket_inode(&l.to_string_lossy()))
                 else {
@@ -59,9 +75,10 @@ impl Walker {
                     continue;
                 }
                 let Some(sock) = fetch(&pidfd, fd) else { continue };
-                if let Some(bytes) = ip_received(&sock) {
+                if let Some((bytes, optmem)) = ip_held(&sock) {
                     found.sockets += 1;
                     found.bytes = found.bytes.saturating_add(bytes);
+                    found.optmem = found.optmem.saturating_add(optmem);
                 }
                 if let Err(e) = self.closer.send(sock) {
                     drop(e.0);
@@ -70,6 +87,39 @@ impl Walker {
         }
         found
     }
+}
+
+/// The threads of process `pid` whose descriptor tables are to be walked:
+/// its first thread's, and each other table once (`kcmp` tells tables
+/// apart; where it is missing, every thread is walked).
+fn tables_of(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return vec![pid] };
+    let mut tids: Vec<i32> =
+        tasks.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok())).collect();
+    // The process's own first (its table is most threads' table).
+    tids.sort_by_key(|t| (*t != pid, *t));
+    let mut walked: Vec<i32> = Vec::new();
+    for tid in tids {
+        // SAFETY: plain syscall on ids; KCMP_FILES compares two tasks'
+        // descriptor tables, 0 meaning the same one.
+        let same = |w: i32| unsafe { libc::syscall(libc::SYS_kcmp, w, tid, KCMP_FILES, 0, 0) } == 0;
+        if !walked.iter().any(|&w| same(w)) {
+            walked.push(tid);
+        }
+    }
+    walked
+}
+
+const KCMP_FILES: libc::c_int = 2;
+/// `pidfd_open`'s flag for a thread's own pidfd (Linux 6.9).
+const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+
+/// A pidfd of process or thread `id`.
+fn pidfd_open(id: i32, thread: bool) -> Option<OwnedFd> {
+    // SAFETY: plain syscall; the descriptor it returns is ours alone.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, id, if thread { PIDFD_THREAD } else { 0 }) };
+    // SAFETY: a descriptor just returned to us, owned once.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
 /// `socket:[INODE]`, as /proc links name a socket.
@@ -85,9 +135,9 @@ fn fetch(pidfd: &OwnedFd, fd: i32) -> Option<OwnedFd> {
     (got >= 0).then(|| unsafe { OwnedFd::from_raw_fd(got as i32) })
 }
 
-/// What an IPv4 or IPv6 socket holds in its receive and error queues
-/// (`None` for other sockets).
-fn ip_received(sock: &OwnedFd) -> Option<u64> {
+/// What an IPv4 or IPv6 socket holds in its receive and error queues, and
+/// its option memory (`None` for other sockets).
+fn ip_held(sock: &OwnedFd) -> Option<(u64, u64)> {
     let mut domain: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: reads an int into ours, within its length.
@@ -103,12 +153,19 @@ fn ip_received(sock: &OwnedFd) -> Option<u64> {
     let ok = unsafe {
         libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_MEMINFO, info.as_mut_ptr().cast(), &mut len)
     };
-    (ok == 0).then(|| u64::from(info[libc::SK_MEMINFO_RMEM_ALLOC as usize]))
+    (ok == 0).then(|| (u64::from(info[libc::SK_MEMINFO_RMEM_ALLOC as usize]), u64::from(info[OPTMEM])))
 }
+
+/// `SK_MEMINFO_OPTMEM`.
+const OPTMEM: usize = 6;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn far() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(60)
+    }
 
     /// A UDP socket holding what it never read is found by its descriptor
     /// in another process, with what it holds; a listed one is left to the
@@ -139,13 +196,13 @@ mod tests {
         // Its descriptor table as the fork left it, then closed down.
         let mut found = Found::default();
         for _ in 0..100 {
-            found = walker.unlisted(&[child], &HashSet::new());
+            found = walker.unlisted(&[child], &HashSet::new(), far());
             if found.sockets == 1 {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let rest = walker.unlisted(&[child], &HashSet::from([inode]));
+        let rest = walker.unlisted(&[child], &HashSet::from([inode]), far());
         // SAFETY: our child.
         unsafe {
             libc::kill(child, libc::SIGKILL);

@@ -38,6 +38,10 @@
 //!   they stay unseen three looks running (sockets closing while a look
 //!   runs are unseen for a look), and the kernel is asked to collect Unix
 //!   garbage.
+//! - Option memory of the same sockets (TCP MD5 keys, multicast
+//!   memberships, socket filters: `sock_kmalloc`, charged to no memory
+//!   cgroup; a red team held 881 MiB of MD5 keys under 64 MiB), read with
+//!   their queues and counted at [`OPTMEM_TAKES`] times.
 //!
 //! What the sockets hold and the test's working set (its memory cgroup's
 //! use less the page cache the kernel would reclaim) may not pass
@@ -45,13 +49,15 @@
 //! and again whenever a later command of the test passes it. Read every
 //! 50 ms, every 10 ms once the sockets hold a quarter of what is left
 //! (~30 µs a look with a few sockets), and never more than a tenth of a
-//! core: a look that took long waits ten times as long.
+//! core: a look that took long waits ten times as long — a walk of the
+//! test's descriptors apart, which keeps a tenth of its own and a
+//! deadline (the rest of the looks go on between walks).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 const EVERY: Duration = Duration::from_millis(50);
 const CLOSE: Duration = Duration::from_millis(10);
@@ -61,6 +67,13 @@ const CLOSE: Duration = Duration::from_millis(10);
 /// a look costs the square of the sockets: 20,000 idle ones made a look
 /// take 0.2 s, and a red team filled 887 MiB under 64 MiB in between.
 const MOST: usize = 256 << 10;
+/// What option memory a socket counts (`SK_MEMINFO_OPTMEM`) takes of the
+/// kernel's, at most: TCP MD5 keys take 1.4 times what they count, IPv6
+/// multicast memberships 3.1 times (each group's entry on the device is
+/// not counted); a red team held 881 MiB so under a 64 MiB limit.
+const OPTMEM_TAKES: u64 = 4;
+/// Longest a look walks the test's descriptors.
+const WALK: Duration = Duration::from_millis(20);
 /// Each netlink socket's own kernel object (`netlink_sock`, ~2 KiB),
 /// charged to no memory cgroup either.
 const PER_SOCKET: u64 = 2048;
@@ -72,6 +85,8 @@ pub struct Tables {
     netlink: Option<File>,
     charged: Option<Charged>,
     sockstat: Option<File>,
+    /// The namespace's `/proc/net/sockstat6`: its IPv6 sockets.
+    sockstat6: Option<File>,
     /// The machine's socket memory when the tables were opened.
     base: Machine,
     /// The namespace's sock_diag, for receive and error queues.
@@ -87,6 +102,17 @@ pub struct Tables {
     /// IP sockets the last looks found neither listed nor held (newest
     /// last).
     unseen: [u64; 3],
+    /// The last walk of the test's descriptors.
+    walked: Option<Walked>,
+    /// What walking took in the latest look.
+    walk_took: Duration,
+}
+
+#[derive(Debug)]
+struct Walked {
+    at: Instant,
+    took: Duration,
+    found: crate::sockfds::Found,
 }
 
 /// The machine's sockets, from `/proc/net/sockstat` (machine-wide
@@ -97,10 +123,13 @@ struct Machine {
     buffers: u64,
     /// TCP sockets allocated (`alloc` of `TCP:`).
     tcp_sockets: u64,
-    /// The namespace's own TCP sockets (`inuse` of `TCP:`: per namespace).
+    /// The namespace's own TCP sockets in the connection hash, IPv4 and
+    /// IPv6 (`inuse` of `TCP:` and of `sockstat6`'s `TCP6:`: per
+    /// namespace).
     tcp_here: u64,
-    /// The namespace's own IP sockets of every kind (`inuse`).
-    ip_here: u64,
+    /// The namespace's own IP sockets in the hash, by kind: TCP, UDP and
+    /// UDP-Lite, IPv4 then IPv6 (`inuse`).
+    hashed: [u64; 6],
     /// The namespace's sockets of every family, hashed or not, in flight
     /// or not (`sockets: used`).
     sockets_here: u64,
@@ -137,12 +166,18 @@ impl Tables {
     /// Opens the tables of the network namespace the calling thread is in.
     pub fn open_here() -> Tables {
         let sockstat = File::open("/proc/thread-self/net/sockstat").ok();
-        let base = sockstat.as_ref().and_then(machine).unwrap_or_default();
+        let sockstat6 = File::open("/proc/thread-self/net/sockstat6").ok();
+        let base = sockstat.as_ref().and_then(|f| machine(f, sockstat6.as_ref())).unwrap_or_default();
         let sysctl = |p: &str| std::fs::read_to_string(p).ok()?.split_whitespace().last()?.parse::<u64>().ok();
         // SO_RCVBUF doubles what it is given, up to rmem_max; TCP grows its
         // own up to tcp_rmem's last figure. Unreadable: as if unbounded.
-        let per_socket = match (sysctl("/proc/sys/net/core/rmem_max"), sysctl("/proc/sys/net/ipv4/tcp_rmem")) {
-            (Some(r), Some(t)) => (2 * r).max(t) + (64 << 10),
+        // And its option memory, up to optmem_max (the namespace's).
+        let per_socket = match (
+            sysctl("/proc/sys/net/core/rmem_max"),
+            sysctl("/proc/sys/net/ipv4/tcp_rmem"),
+            sysctl("/proc/sys/net/core/optmem_max"),
+        ) {
+            (Some(r), Some(t), Some(o)) => (2 * r).max(t) + (64 << 10) + OPTMEM_TAKES * o,
             _ => u64::MAX,
         };
         use std::os::unix::fs::MetadataExt;
@@ -150,6 +185,7 @@ impl Tables {
             netlink: File::open("/proc/thread-self/net/netlink").ok(),
             charged: None,
             sockstat,
+            sockstat6,
             base,
             diag: crate::sockdiag::Diag::open_here(),
             per_socket,
@@ -157,6 +193,8 @@ impl Tables {
             netns: std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino()),
             walker: crate::sockfds::Walker::new(),
             unseen: [0; 3],
+            walked: None,
+            walk_took: Duration::ZERO,
         }
     }
 
@@ -193,7 +231,7 @@ impl Tables {
     /// sockets could hold more than `room` less all that, what its IP
     /// sockets hold received (see the module's text).
     pub fn held(&mut self, room: u64) -> u64 {
-        let now = self.sockstat.as_ref().and_then(machine).unwrap_or(self.base);
+        let now = self.machine().unwrap_or(self.base);
         let grown = now.buffers as i128 - self.base.buffers as i128;
         let (own, apart, charged_grown) = match &self.charged {
             None => (0, false, 0),
@@ -217,34 +255,69 @@ impl Tables {
         // Receive and error queues, asked only when the namespace's
         // sockets could hold more than is left.
         let left = room.saturating_sub(held);
-        held.saturating_add(self.queued(now.sockets_here.max(now.ip_here), left))
+        held.saturating_add(self.queued(now, left))
+    }
+
+    fn machine(&self) -> Option<Machine> {
+        machine(self.sockstat.as_ref()?, self.sockstat6.as_ref())
     }
 
     /// What the namespace's IP sockets hold in receive and error queues,
-    /// `used` its sockets of every family.
-    fn queued(&mut self, used: u64, left: u64) -> u64 {
+    /// `now` its sockets.
+    fn queued(&mut self, now: Machine, left: u64) -> u64 {
+        let used = now.sockets_here.max(now.hashed.iter().sum());
         let ip = if used.saturating_mul(self.per_socket) > left { used.saturating_sub(self.not_ip()) } else { 0 };
         if ip.saturating_mul(self.per_socket) <= left {
             self.unseen_for(0);
             return 0;
         }
-        let Some(dump) = self.diag.as_ref().and_then(|d| d.dump()) else { return TOO_MANY };
-        let pids = crate::space::in_netns(self.netns);
-        let held = self.walker.as_ref().map(|w| w.unlisted(&pids, &dump.inodes)).unwrap_or_default();
-        // Counted again after the look: a socket closed meanwhile is in
-        // the first count and in neither list.
-        let after = self.sockstat.as_ref().and_then(machine).map_or(used, |m| m.sockets_here);
-        let ip = ip.min(after.saturating_sub(self.not_ip()));
+        // Only the kinds the namespace has in the hash: each dump walks the
+        // machine's whole table (a millisecond or so here, loaded).
+        let Some(dump) = self.diag.as_ref().and_then(|d| d.dump(|kind| now.hashed[kind] > 0)) else {
+            return TOO_MANY;
+        };
         // Reset connections waiting to be accepted are out of the hash, and
         // hold no error queue (no process ever sent on them): what they
         // hold is in the machine's growth above.
         let reset_to_accept = dump.to_accept.saturating_sub(dump.listed_to_accept);
-        let seen = dump.sockets.saturating_add(held.sockets).saturating_add(reset_to_accept);
-        let unseen = self.unseen_for(ip.saturating_sub(seen));
+        let listed = dump.sockets.saturating_add(reset_to_accept);
+        // Descriptors are walked only when some socket is out of the lists
+        // (a server whose sockets are all connected costs one dump).
+        // A walk takes at most a tenth of the time as well, apart from the
+        // looks: a test can make every walk take its deadline (descriptors
+        // by the hundred thousand), and the rest of a look must not wait
+        // with it. Between walks, the last walk's figures stand.
+        self.walk_took = Duration::ZERO;
+        let due = self.walked.as_ref().is_none_or(|w| w.at.elapsed() >= w.took * 10);
+        let (held, fresh) = match &self.walker {
+            Some(w) if ip > listed && due => {
+                let at = Instant::now();
+                let found = w.unlisted(&crate::space::in_netns(self.netns), &dump.inodes, at + WALK);
+                self.walk_took = at.elapsed();
+                self.walked = Some(Walked { at, took: self.walk_took, found });
+                (found, true)
+            }
+            Some(_) if ip > listed => (self.walked.as_ref().map(|w| w.found).unwrap_or_default(), false),
+            _ => (crate::sockfds::Found::default(), true),
+        };
+        // Counted again after the look: a socket closed meanwhile is in
+        // the first count and in neither list.
+        let after = self.machine().map_or(used, |m| m.sockets_here);
+        let ip = ip.min(after.saturating_sub(self.not_ip()));
+        let seen = listed.saturating_add(held.sockets);
+        let unseen = if fresh {
+            self.unseen_for(ip.saturating_sub(seen))
+        } else {
+            self.unseen.iter().copied().min().unwrap_or(0)
+        };
         if unseen > 0 {
             collect_unix_garbage();
         }
-        dump.received.saturating_add(held.bytes).saturating_add(unseen.saturating_mul(self.per_socket))
+        let optmem = dump.optmem.saturating_add(held.optmem).saturating_mul(OPTMEM_TAKES);
+        dump.received
+            .saturating_add(held.bytes)
+            .saturating_add(optmem)
+            .saturating_add(unseen.saturating_mul(self.per_socket))
     }
 
     /// Records `now` unseen sockets; the fewest of the last three looks.
@@ -302,18 +375,29 @@ fn stat_field(stat: &std::path::Path, key: &str) -> Option<u64> {
     text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
-/// The machine's sockets now.
-fn machine(sockstat: &File) -> Option<Machine> {
-    let mut buf = [0u8; 2048];
-    let n = sockstat.read_at(&mut buf, 0).ok()?;
-    let text = std::str::from_utf8(&buf[..n]).ok()?;
-    let field = |proto: &str, name: &str| {
+/// The machine's sockets now, and the namespace's, from its `sockstat`
+/// and `sockstat6`.
+fn machine(sockstat: &File, sockstat6: Option<&File>) -> Option<Machine> {
+    let read = |f: &File| -> Option<String> {
+        let mut buf = [0u8; 2048];
+        let n = f.read_at(&mut buf, 0).ok()?;
+        Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+    };
+    let text = read(sockstat)?;
+    let text6 = sockstat6.and_then(read).unwrap_or_default();
+    let field = |text: &str, proto: &str, name: &str| {
         let l = text.lines().find_map(|l| l.strip_prefix(proto))?;
         l.split_whitespace().skip_while(|w| *w != name).nth(1)?.parse::<u64>().ok()
     };
-    let pages = field("TCP: ", "mem")? + field("UDP: ", "mem").unwrap_or(0);
-    let tcp_here = field("TCP: ", "inuse").unwrap_or(0);
-    let ip_here = ["TCP: ", "UDP: ", "UDPLITE: "].iter().filter_map(|p| field(p, "inuse")).sum();
+    let pages = field(&text, "TCP: ", "mem")? + field(&text, "UDP: ", "mem").unwrap_or(0);
+    let mut hashed = [0u64; 6];
+    for (i, (t, proto)) in [(&text, "TCP: "), (&text, "UDP: "), (&text, "UDPLITE: ")]
+        .into_iter()
+        .chain([(&text6, "TCP6: "), (&text6, "UDP6: "), (&text6, "UDPLITE6: ")])
+        .enumerate()
+    {
+        hashed[i] = field(t, proto, "inuse").unwrap_or(0);
+    }
     let sockets_here = text
         .lines()
         .find_map(|l| l.strip_prefix("sockets: used "))
@@ -321,9 +405,9 @@ fn machine(sockstat: &File) -> Option<Machine> {
         .unwrap_or(0);
     Some(Machine {
         buffers: pages.saturating_mul(4096),
-        tcp_sockets: field("TCP: ", "alloc").unwrap_or(0),
-        tcp_here,
-        ip_here,
+        tcp_sockets: field(&text, "TCP: ", "alloc").unwrap_or(0),
+        tcp_here: hashed[0] + hashed[3],
+        hashed,
         sockets_here,
     })
 }
@@ -387,7 +471,9 @@ pub const TOO_MANY: u64 = u64::MAX;
 
 /// A running watch; stops when dropped.
 pub struct Watch {
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop it: wakes it at once from its pause (a pause is up
+    /// to ten times a look, which a test can make long).
+    stop: Option<std::sync::mpsc::Sender<()>>,
     /// What the sockets held when it last stopped the test (0: never).
     tripped: Arc<AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -402,14 +488,14 @@ impl Watch {
         used: impl Fn() -> u64 + Send + 'static,
         stop_test: impl Fn() + Send + 'static,
     ) -> Option<Watch> {
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let tripped = Arc::new(AtomicU64::new(0));
-        let (s, t) = (stop.clone(), tripped.clone());
+        let t = tripped.clone();
         let thread = std::thread::Builder::new()
             .name("socket-watch".into())
             .spawn(move || {
                 let mut tables = tables;
-                while !s.load(Ordering::Relaxed) {
+                loop {
                     let look = std::time::Instant::now();
                     let room = limit.saturating_sub(used());
                     let held = tables.held(room);
@@ -421,12 +507,18 @@ impl Watch {
                     }
                     // At most a tenth of a core, whatever the test makes a
                     // look cost (sockets it holds by the thousand).
+                    // A walk of descriptors keeps its own tenth (above).
                     let pause = if held > room / 4 { CLOSE } else { EVERY };
-                    std::thread::sleep(pause.max(look.elapsed() * 10));
+                    let took = look.elapsed().saturating_sub(tables.walk_took);
+                    if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) =
+                        stopped.recv_timeout(pause.max(took * 10))
+                    {
+                        break;
+                    }
                 }
             })
             .ok()?;
-        Some(Watch { stop, tripped, thread: Some(thread) })
+        Some(Watch { stop: Some(stop), tripped, thread: Some(thread) })
     }
 
     /// The bytes the sockets held when it stopped the test, if it did.
@@ -437,7 +529,7 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -477,6 +569,7 @@ mod tests {
             netlink: None,
             charged: None,
             sockstat: None,
+            sockstat6: None,
             base: Machine::default(),
             diag: None,
             per_socket: 0,
@@ -484,6 +577,8 @@ mod tests {
             netns: 0,
             walker: None,
             unseen: [0; 3],
+            walked: None,
+            walk_took: Duration::ZERO,
         }
     }
 

@@ -270,13 +270,23 @@ pub(crate) fn ns_inode(fd: &std::os::fd::OwnedFd) -> Option<u64> {
     std::fs::File::from(fd.try_clone().ok()?).metadata().ok().map(|m| m.ino())
 }
 
-/// Pids of the processes in the network namespace `inode`.
+/// Pids of the processes in the network namespace `inode`: a process
+/// whose first thread exited (its namespaces gone with it) is found by its
+/// other threads'.
 pub(crate) fn in_netns(inode: u64) -> Vec<i32> {
     let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
     let want = format!("net:[{inode}]");
+    let is = |link: std::path::PathBuf| std::fs::read_link(link).map(|l| l.to_string_lossy() == want);
+    let threads = |pid: i32| {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|t| is(t.path().join("ns/net")).unwrap_or(false))
+    };
     rd.flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|l| l.to_string_lossy() == want))
+        .filter(|&pid| is(format!("/proc/{pid}/ns/net").into()).unwrap_or_else(|_| threads(pid)))
         .collect()
 }
 

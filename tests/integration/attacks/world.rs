@@ -906,8 +906,10 @@ fn failure_text(env: &Env, id: &str) -> String {
 /// sending anything, and 763 MiB in UDP error queues: transmit timestamps
 /// never read back; then the error queues of TCP sockets reset by their
 /// peer, which leave the connection hash, kept by descriptor or in flight
-/// in a Unix socket: 8 MiB each, 520 MiB in ten seconds unwatched). Each
-/// way opens pairs over the test's own
+/// in a Unix socket: 8 MiB each, 520 MiB in ten seconds unwatched; then, in
+/// red team round 5, option memory — TCP MD5 keys: 881 MiB — and error queues filled while a look walked
+/// 380,000 descriptors and the watch then paused ten times as long:
+/// 403 MiB). Each way opens pairs over the test's own
 /// loopback whose receivers never read, and says what its sockets hold
 /// after each pair (`SO_MEMINFO`: received, queued to send, reserved; for
 /// the unaccepted, the machine's TCP memory it added), then keeps them:
@@ -931,9 +933,31 @@ def tcpmem():
     tcp = [l for l in open("/proc/net/sockstat") if l.startswith("TCP:")][0].split()
     return int(tcp[tcp.index("mem") + 1]) * 4096
 keep, total = [], 0
+if kind == "padded":
+    # Descriptors by the hundred thousand (20 processes with 19,000 each,
+    # cheap: one Unix socket dup'd) and two sockets out of the connection
+    # hash, so that each look walks every descriptor table.
+    import os
+    a, b = socket.socketpair()
+    for f in range(10, 19010): os.dup2(a.fileno(), f, inheritable=True)
+    for k in range(20):
+        if os.fork() == 0: os.execv("/bin/sleep", ["sleep", "40"])
+    for f in range(10, 19010): os.close(f)
+    keep += [socket.socket(), socket.socket()]
+    time.sleep(2)
+    kind = "errqueue"
 for n in range(400):
     try:
-        if kind == "resetqueue" or kind == "inflight":
+        if kind == "md5":
+            # TCP MD5 keys until the socket's option memory is full (963
+            # keys, 180 KiB of the kernel's): charged to no memory cgroup.
+            s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            for k in range(2000):
+                peer = struct.pack("=H", socket.AF_INET6) + struct.pack("!HI16sI", 0, 0, b"\xfd" + (n * 10000 + k).to_bytes(15, "big"), 0)
+                try: s.setsockopt(socket.IPPROTO_TCP, 14, peer.ljust(128, b"\0") + struct.pack("=BBHI", 0, 0, 80, 0) + b"k" * 80)
+                except OSError: break
+            keep.append(s); total += struct.unpack("=9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))[6]
+        elif kind == "resetqueue" or kind == "inflight":
             # A connection whose sender asked a software transmit timestamp
             # of each 1-byte write: its error queue keeps a copy of each
             # (8 MiB). Then its peer resets it: out of the connection hash
@@ -980,15 +1004,18 @@ for n in range(400):
                 c = socket.socket(); c.connect(keep[-1].getsockname())
                 c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
             total = (n + 1) * 100 * 2368
-        elif kind == "unaccepted" or kind == "reset":
+        elif kind in ("unaccepted", "reset", "unaccepted6"):
             # Connections to its own listener, never accepted: what they
             # hold, the machine's TCP memory less what it was. Reset ones
             # leave the connection hash (no socket dump lists them) and
-            # free their descriptors, their data still queued.
+            # free their descriptors, their data still queued. IPv6 ones
+            # are counted in sockstat6, not sockstat.
+            six = kind == "unaccepted6"
+            family, host = (socket.AF_INET6, "::1") if six else (socket.AF_INET, "127.0.0.1")
             if n == 0:
-                base = tcpmem(); l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4096); keep.append(l)
+                base = tcpmem(); l = socket.socket(family); l.bind((host, 0)); l.listen(4096); keep.append(l)
             for j in range(10):
-                c = socket.socket(); c.connect(keep[0].getsockname()); c.setblocking(False)
+                c = socket.socket(family); c.connect(keep[0].getsockname()[:2]); c.setblocking(False)
                 c.send(b"q" * 120000)
                 if kind == "reset":
                     for w in range(100):
@@ -1024,8 +1051,22 @@ for n in range(400):
 time.sleep(2)
 "#;
     let h = Hostile::new(&env);
-    let kinds =
-        ["tcp", "eor", "udp", "udplite", "mptcp", "unaccepted", "reset", "empty", "errqueue", "resetqueue", "inflight"];
+    let kinds = [
+        "tcp",
+        "eor",
+        "udp",
+        "udplite",
+        "mptcp",
+        "unaccepted",
+        "unaccepted6",
+        "reset",
+        "empty",
+        "errqueue",
+        "resetqueue",
+        "inflight",
+        "md5",
+        "padded",
+    ];
     for kind in kinds {
         let id = format!("sk{kind}");
         let run = format!("python3 {{{{profile_dir}}}}/q.py {kind}");
@@ -1039,11 +1080,17 @@ time.sleep(2)
     let mptcp_outside = std::fs::read_to_string("/proc/sys/net/mptcp/enabled").ok();
     for kind in kinds {
         let id = format!("sk{kind}");
+        let began = Instant::now();
         let r = env.bench(&[&format!("evil/{id}"), "--runs", "1", "--save", &id, "--logs", "all"]);
+        let took = began.elapsed();
         let text = result_text(&env, &id);
         let most = most_held(&text);
         let reason = failure_text(&env, &id);
-        eprintln!("{id}: at most {most} MiB held, exit {:?}", r.code);
+        eprintln!("{id}: at most {most} MiB held, exit {:?}, {took:?}", r.code);
+        // The watch stops when the test ends, however long its pause: a
+        // pause of ten looks of 3 s (the padded tables) once held engine
+        // 30 s past its test's end.
+        assert!(kind != "padded" || took < Duration::from_secs(20), "{id}: engine took {took:?}");
         assert!(most <= 320, "{id}: {most} MiB of socket buffers held under a 64 MiB limit ({reason}; {r:?})");
         if kind == "mptcp" {
             // Off in the test's network namespace (its listeners'
@@ -1160,7 +1207,11 @@ fn the_hosts_sockets_are_not_a_socketless_tests() {
 /// server under 64 MiB with connections coming and going by the thousand
 /// (the watch looks at every socket of the test then, and one closing
 /// while a look runs is missing from it), sockets never connected, reset
-/// ones held open and descriptors passed over a Unix socket.
+/// ones held open and descriptors passed over a Unix socket; and a
+/// program whose first thread exited while another holds a pool of
+/// sockets never connected (red team round 5: killed, its sockets counted
+/// as nowhere at 32 MiB each — its namespaces and descriptor table went
+/// with the first thread).
 #[test]
 #[ignore = "needs root"]
 fn page_cache_does_not_trip_the_socket_watch() {
@@ -1252,7 +1303,27 @@ print("connections", n, flush=True)
         &script_profile("churnfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
     )
     .file("churnfp", "q.py", churn.as_bytes());
+    let leader = r#"
+import ctypes, os, socket, threading, time
+def work():
+    pool = [socket.socket() for i in range(4)]
+    time.sleep(3)
+    print("worker done with", len(pool), "sockets", flush=True)
+    os._exit(0)
+threading.Thread(target=work).start()
+time.sleep(0.2)
+# The first thread ends (ctypes lets the interpreter's lock go first).
+ctypes.CDLL(None).pthread_exit(None)
+"#;
+    h.profile(
+        "leaderfp",
+        &script_profile("leaderfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
+    )
+    .file("leaderfp", "q.py", leader.as_bytes());
     assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/leaderfp", "--runs", "1", "--save", "z", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "z"));
+    assert!(result_text(&env, "z").contains("worker done with 4 sockets"));
     let r = env.bench(&["evil/churnfp", "--runs", "1", "--save", "n", "--logs", "all"]);
     assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "n"));
     assert!(result_text(&env, "n").contains("connections "));
