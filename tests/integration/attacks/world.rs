@@ -1334,3 +1334,26 @@ ctypes.CDLL(None).pthread_exit(None)
     assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "a"));
     assert!(result_text(&env, "a").contains("streamed 64 MiB"));
 }
+
+/// A test's own cgroups are the root of what it sees (red team, session
+/// 39: `/proc/self/cgroup` inside showed the host's cgroup paths and
+/// engine's pid): a cgroup namespace rooted where the command was placed.
+#[test]
+#[ignore = "needs root"]
+fn a_test_sees_its_cgroups_as_the_root() {
+    require_root();
+    let env = Env::new();
+    let h = Hostile::new(&env);
+    h.profile("cg", &script_profile("cg", "sh", "cat /proc/self/cgroup; echo end of cgroups", "", ""));
+    assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/cg", "--runs", "1", "--save", "cg", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "cg"));
+    let text = result_text(&env, "cg");
+    assert!(text.contains("end of cgroups"), "{text}");
+    let lines: Vec<&str> =
+        text.lines().filter(|l| l.splitn(3, ':').count() == 3 && l.starts_with(char::is_numeric)).collect();
+    assert!(!lines.is_empty(), "no cgroup lines: {text}");
+    for l in lines {
+        assert!(l.ends_with(":/") && !l.contains("engine-"), "a path outside the test's own cgroup: {l}\n{text}");
+    }
+}

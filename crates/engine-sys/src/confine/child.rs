@@ -29,7 +29,13 @@ impl Prepared {
             }
             step("joining the test's network", libc::setns(self.net.as_raw_fd(), libc::CLONE_NEWNET))?;
             step("joining the test's IPC namespace", libc::setns(self.ipc.as_raw_fd(), libc::CLONE_NEWIPC))?;
-            step("new namespaces", libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWPID))?;
+            // A cgroup namespace rooted at the cgroups just joined: the test
+            // sees "/" in /proc/self/cgroup, not the host's paths and
+            // engine's pid.
+            step(
+                "new namespaces",
+                libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWPID | libc::CLONE_NEWCGROUP),
+            )?;
             match libc::fork() {
                 -1 => return Err(report("fork", std::io::Error::last_os_error())),
                 0 => {}
