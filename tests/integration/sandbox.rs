@@ -344,6 +344,55 @@ fn a_kernel_without_namespaces_is_a_clear_refusal() {
 #[test]
 #[ignore = "needs root"]
 fn kill_9_of_engine_leaves_no_confined_process_and_recover_removes_the_cgroups() {
+    killed_then_recovered(None);
+}
+
+/// Run in another cgroup than `engine recover` (a service, another login):
+/// the killed run's cgroups are found where it noted it made them (red
+/// team, session 39: recover looked under its own cgroup only and left
+/// the killed run's test memory cgroup).
+#[test]
+#[ignore = "needs root"]
+fn recover_from_another_cgroup_removes_a_killed_runs_cgroups() {
+    require_root();
+    // A cgroup beside this process's own in every hierarchy engine uses.
+    let name = format!("elsewhere-{}", std::process::id());
+    let mut made = Vec::new();
+    for line in std::fs::read_to_string("/proc/self/cgroup").unwrap().lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let mount = match controllers {
+            "" => Path::new("/sys/fs/cgroup/unified").to_path_buf(),
+            c if c.split(',').any(|c| ["pids", "memory", "cpuacct", "blkio"].contains(&c)) => {
+                Path::new("/sys/fs/cgroup").join(c)
+            }
+            _ => continue,
+        };
+        let d = mount.join(path.trim_start_matches('/')).join(&name);
+        if mount.join("cgroup.procs").is_file() && std::fs::create_dir(&d).is_ok() {
+            made.push(d);
+        }
+    }
+    assert!(made.len() >= 2, "no cgroups to run engine in: {made:?}");
+    let _gone = Placed(made.clone());
+    killed_then_recovered(Some(&made));
+}
+
+/// Directories removed when the test ends, however it ends (cgroups: only
+/// once empty).
+struct Placed(Vec<PathBuf>);
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Starts a confined run (in the cgroups `place`, when given), kills
+/// engine with SIGKILL, and has `engine recover` remove its cgroups.
+fn killed_then_recovered(place: Option<&[PathBuf]>) {
     require_root();
     let env = Env::new();
     let script = "sleep 67.25 & sleep 67.25 & (sleep 67.25 &) ; touch {{test_dir}}/started; wait; echo value: 1";
@@ -365,14 +414,14 @@ fn kill_9_of_engine_leaves_no_confined_process_and_recover_removes_the_cgroups()
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
+        .spawn_in(place)
         .unwrap(),
     );
     let pid = engine.0.id();
     wait_for("the confined trial to start", || walk(env.target.path()).iter().any(|p| p.ends_with("started")));
     assert!(processes_mentioning("sleep 67.25").len() >= 3);
     let cgroups = || -> Vec<PathBuf> {
-        ["pids", "memory", "cpuacct", "unified"]
+        ["pids", "memory", "cpuacct", "blkio", "unified"]
             .iter()
             .flat_map(|h| walk_dirs(&Path::new("/sys/fs/cgroup").join(h)))
             .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("engine-{pid}-"))))
@@ -384,8 +433,42 @@ fn kill_9_of_engine_leaves_no_confined_process_and_recover_removes_the_cgroups()
     wait_for("the confined processes to die with engine", || processes_mentioning("sleep 67.25").is_empty());
     let r = env.run(&["recover"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.contains("cgroup(s) of confined commands of killed runs"), "{r:?}");
+    // Said unless another test's recover, running beside this one, found
+    // them first: every recover removes every killed run's.
+    assert!(r.stdout.contains("cgroup(s) of confined commands of killed runs") || cgroups().is_empty(), "{r:?}");
     assert!(cgroups().is_empty(), "cgroups left: {:?}", cgroups());
+}
+
+/// Spawning in given cgroups.
+trait SpawnIn {
+    fn spawn_in(&mut self, place: Option<&[PathBuf]>) -> std::io::Result<std::process::Child>;
+}
+
+impl SpawnIn for std::process::Command {
+    fn spawn_in(&mut self, place: Option<&[PathBuf]>) -> std::io::Result<std::process::Child> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let procs: Vec<std::fs::File> = place
+            .unwrap_or_default()
+            .iter()
+            .map(|d| std::fs::OpenOptions::new().write(true).open(d.join("cgroup.procs")))
+            .collect::<Result<_, _>>()?;
+        let fds: Vec<i32> = procs.iter().map(|f| f.as_raw_fd()).collect();
+        // SAFETY: only write(2) on descriptors opened before the fork.
+        unsafe {
+            self.pre_exec(move || {
+                for fd in &fds {
+                    if libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = self.spawn();
+        drop(procs);
+        child
+    }
 }
 
 /// A child killed when the test ends, however it ends.

@@ -112,9 +112,23 @@ impl Layout {
     }
 
     /// Removes the cgroups of engine runs that are gone (killed), killing
-    /// what is left in them; returns how many.
+    /// what is left in them: under this layout's own cgroups, and where
+    /// each dead run recorded it made them (a run from another cgroup — a
+    /// service, another login — makes them under its own); returns how many.
     pub fn sweep(&self) -> usize {
+        let recorded = registry::dead_runs();
         let mut n = 0;
+        for (notes, pid, parents) in &recorded {
+            for parent in parents {
+                let prefix = format!("engine-{pid}-");
+                for e in fs::read_dir(parent).into_iter().flatten().flatten() {
+                    if e.file_name().to_string_lossy().starts_with(&prefix) && remove_nested(&e.path()) {
+                        n += 1;
+                    }
+                }
+            }
+            registry::forget(notes);
+        }
         for root in self.roots() {
             for e in fs::read_dir(root).into_iter().flatten().flatten() {
                 let name = e.file_name().to_string_lossy().to_string();
@@ -253,6 +267,7 @@ impl Cgroup {
     /// A new cgroup in each hierarchy, with `limits`.
     pub fn create(layout: &Layout, limits: &Limits) -> std::io::Result<Cgroup> {
         let name = format!("engine-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
+        registry::opened(layout.roots());
         let mut g = Cgroup { v2: None, v1: Vec::new(), charged: layout.memory.as_deref().map(Charged::start) };
         if let Some(v2) = &layout.v2 {
             let d = v2.join(&name);
@@ -429,6 +444,7 @@ fn oom_kills_in(d: &Path) -> u64 {
 impl Drop for Cgroup {
     fn drop(&mut self) {
         self.remove();
+        registry::closed();
     }
 }
 
@@ -544,5 +560,108 @@ mod tests {
         assert_eq!(field("max 3\n", "max"), Some(3));
         assert_eq!(blkio_v1("8:0 Read 4096\n8:0 Write 8192\n8:0 Total 12288\nTotal 12288\n"), (4096, 8192));
         assert_eq!(io_v2("8:0 rbytes=10 wbytes=20 rios=1\n7:0 rbytes=5 wbytes=0\n"), (15, 20));
+    }
+}
+
+/// Where each run notes the cgroups it makes its own in, so that
+/// `engine recover` finds a killed run's from any cgroup: a root-only
+/// folder in /run (gone at boot with the cgroups), a file per run named
+/// `PID-START` (its start time: a pid alone may be another process's by
+/// then), a parent folder per line; removed with the run's last cgroup.
+mod registry {
+    use std::collections::HashSet;
+    use std::fs;
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    const DIR: &str = "/run/engine/cgroups";
+
+    /// The parents noted, and how many of this run's cgroups exist.
+    static STATE: Mutex<(Option<HashSet<PathBuf>>, usize)> = Mutex::new((None, 0));
+
+    /// The folder, when it is root's own, not writable by others and no
+    /// link (else nothing is noted or trusted).
+    fn dir() -> Option<&'static Path> {
+        let dir = Path::new(DIR);
+        let _ = fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
+        let ok = [dir, Path::new("/run/engine")]
+            .iter()
+            .all(|d| fs::symlink_metadata(d).is_ok_and(|m| m.is_dir() && m.uid() == 0 && m.mode() & 0o022 == 0));
+        ok.then_some(dir)
+    }
+
+    fn own_name() -> Option<String> {
+        let pid = std::process::id() as i32;
+        Some(format!("{pid}-{}", crate::proc::start_ticks(pid)?))
+    }
+
+    /// A cgroup is being made in each of `parents`: each noted once while
+    /// the run has cgroups. Cgroups inside one of engine's own (a
+    /// command's inside its test's) go with it: not noted.
+    pub(super) fn opened<'a>(parents: impl Iterator<Item = &'a PathBuf>) {
+        let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 += 1;
+        for parent in parents {
+            if parent.file_name().is_some_and(|n| n.to_string_lossy().starts_with("engine-")) {
+                continue;
+            }
+            if !state.0.get_or_insert_with(HashSet::new).insert(parent.clone()) {
+                continue;
+            }
+            let (Some(dir), Some(name)) = (dir(), own_name()) else { continue };
+            let file = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(dir.join(name));
+            if let Ok(mut f) = file {
+                let _ = writeln!(f, "{}", parent.display());
+            }
+        }
+    }
+
+    /// A cgroup of this run is gone: with the last, so are its notes.
+    pub(super) fn closed() {
+        let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 = state.1.saturating_sub(1);
+        if state.1 == 0
+            && state.0.take().is_some_and(|n| !n.is_empty())
+            && let (Some(dir), Some(name)) = (dir(), own_name())
+        {
+            let _ = fs::remove_file(dir.join(name));
+        }
+    }
+
+    /// Runs that noted cgroups and are gone: each one's notes, pid and
+    /// parents.
+    pub(super) fn dead_runs() -> Vec<(PathBuf, i32, Vec<PathBuf>)> {
+        let Some(dir) = dir() else { return Vec::new() };
+        let mut dead = Vec::new();
+        for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let parsed = name.split_once('-').and_then(|(p, t)| Some((p.parse::<i32>().ok()?, t.parse::<u64>().ok()?)));
+            let Some((pid, ticks)) = parsed else { continue };
+            if crate::proc::process_running(pid, Some(ticks)) {
+                continue;
+            }
+            let text = fs::read_to_string(e.path()).unwrap_or_default();
+            // Only cgroup folders: a line naming anything else is skipped.
+            let parents = text
+                .lines()
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute() && !p.components().any(|c| c.as_os_str() == ".."))
+                .filter(|p| p.join("cgroup.procs").is_file())
+                .collect();
+            dead.push((e.path(), pid, parents));
+        }
+        dead
+    }
+
+    /// Drops a dead run's notes.
+    pub(super) fn forget(notes: &Path) {
+        let _ = fs::remove_file(notes);
     }
 }
