@@ -31,6 +31,8 @@ pub struct Found {
     pub bytes: u64,
     /// Their option memory (`SK_MEMINFO_OPTMEM`).
     pub optmem: u64,
+    /// What UDP and UDP-Lite ones hold to send ([`crate::sockdiag::corked`]).
+    pub corked: u64,
 }
 
 /// Walks processes' descriptors; closes what it fetched on a thread of its
@@ -75,10 +77,11 @@ impl Walker {
                     continue;
                 }
                 let Some(sock) = fetch(&pidfd, fd) else { continue };
-                if let Some((bytes, optmem)) = ip_held(&sock) {
+                if let Some(held) = ip_held(&sock) {
                     found.sockets += 1;
-                    found.bytes = found.bytes.saturating_add(bytes);
-                    found.optmem = found.optmem.saturating_add(optmem);
+                    found.bytes = found.bytes.saturating_add(held.received);
+                    found.optmem = found.optmem.saturating_add(held.optmem);
+                    found.corked = found.corked.saturating_add(held.corked);
                 }
                 if let Err(e) = self.closer.send(sock) {
                     drop(e.0);
@@ -135,25 +138,42 @@ fn fetch(pidfd: &OwnedFd, fd: i32) -> Option<OwnedFd> {
     (got >= 0).then(|| unsafe { OwnedFd::from_raw_fd(got as i32) })
 }
 
-/// What an IPv4 or IPv6 socket holds in its receive and error queues, and
-/// its option memory (`None` for other sockets).
-fn ip_held(sock: &OwnedFd) -> Option<(u64, u64)> {
-    let mut domain: libc::c_int = 0;
+/// What one IP socket holds.
+struct Held {
+    received: u64,
+    optmem: u64,
+    corked: u64,
+}
+
+/// An int socket option of `sock`.
+fn int_option(sock: &OwnedFd, option: libc::c_int) -> Option<libc::c_int> {
+    let mut value: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: reads an int into ours, within its length.
-    let ok = unsafe {
-        libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_DOMAIN, (&raw mut domain).cast(), &mut len)
-    };
-    if ok != 0 || !(domain == libc::AF_INET || domain == libc::AF_INET6) {
+    let ok = unsafe { libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, option, (&raw mut value).cast(), &mut len) };
+    (ok == 0).then_some(value)
+}
+
+/// What an IPv4 or IPv6 socket holds in its receive and error queues, its
+/// option memory and, for UDP, what it holds to send (`None` for other
+/// sockets).
+fn ip_held(sock: &OwnedFd) -> Option<Held> {
+    let domain = int_option(sock, libc::SO_DOMAIN)?;
+    if !(domain == libc::AF_INET || domain == libc::AF_INET6) {
         return None;
     }
+    let udp = int_option(sock, libc::SO_PROTOCOL).is_some_and(|p| p != libc::IPPROTO_TCP);
     let mut info = [0u32; 9];
     let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
     // SAFETY: the kernel writes at most `len` bytes into ours.
     let ok = unsafe {
         libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_MEMINFO, info.as_mut_ptr().cast(), &mut len)
     };
-    (ok == 0).then(|| (u64::from(info[libc::SK_MEMINFO_RMEM_ALLOC as usize]), u64::from(info[OPTMEM])))
+    (ok == 0).then(|| Held {
+        received: u64::from(info[libc::SK_MEMINFO_RMEM_ALLOC as usize]),
+        optmem: u64::from(info[OPTMEM]),
+        corked: if udp { crate::sockdiag::corked(u64::from(info[libc::SK_MEMINFO_WMEM_ALLOC as usize])) } else { 0 },
+    })
 }
 
 /// `SK_MEMINFO_OPTMEM`.

@@ -35,8 +35,9 @@
 //!   ([`crate::sockfds`]: reset, unconnected, disconnected). Sockets in
 //!   neither, nor waiting in a listener's accept queue — in flight in a
 //!   Unix socket's queue — are counted at the most one can hold once
-//!   they stay unseen three looks running (sockets closing while a look
-//!   runs are unseen for a look), and the kernel is asked to collect Unix
+//!   they stay unseen for two seconds of looks (sockets closing while a
+//!   look runs are unseen for a look; a worker takes a socket handed to it
+//!   in a while), and the kernel is asked to collect Unix
 //!   garbage.
 //! - Option memory of the same sockets (TCP MD5 keys, multicast
 //!   memberships, socket filters: `sock_kmalloc`, charged to no memory
@@ -72,6 +73,14 @@ const MOST: usize = 256 << 10;
 /// multicast memberships 3.1 times (each group's entry on the device is
 /// not counted); a red team held 881 MiB so under a 64 MiB limit.
 const OPTMEM_TAKES: u64 = 4;
+/// How long sockets stay unseen before they count at the most one can
+/// hold: a socket handed to a worker over a Unix socket is in flight until
+/// the worker takes it (a red team's benign example waited a second: two
+/// sockets then counted 65 MiB, over a 64 MiB limit). A socket in flight
+/// takes nothing new (no process can send on it, and one out of the
+/// connection hash receives nothing): what a test gains by the wait is what
+/// it filled and passed between two looks, for two seconds.
+const UNSEEN_FOR: Duration = Duration::from_secs(2);
 /// Longest a look walks the test's descriptors.
 const WALK: Duration = Duration::from_millis(20);
 /// Each netlink socket's own kernel object (`netlink_sock`, ~2 KiB),
@@ -101,7 +110,7 @@ pub struct Tables {
     walker: Option<crate::sockfds::Walker>,
     /// IP sockets the last looks found neither listed nor held (newest
     /// last).
-    unseen: [u64; 3],
+    unseen: std::collections::VecDeque<(Instant, u64)>,
     /// The last walk of the test's descriptors.
     walked: Option<Walked>,
     /// What walking took in the latest look.
@@ -171,13 +180,16 @@ impl Tables {
         let sysctl = |p: &str| std::fs::read_to_string(p).ok()?.split_whitespace().last()?.parse::<u64>().ok();
         // SO_RCVBUF doubles what it is given, up to rmem_max; TCP grows its
         // own up to tcp_rmem's last figure. Unreadable: as if unbounded.
-        // And its option memory, up to optmem_max (the namespace's).
+        // And its option memory, up to optmem_max (the namespace's), and a
+        // corked datagram.
         let per_socket = match (
             sysctl("/proc/sys/net/core/rmem_max"),
             sysctl("/proc/sys/net/ipv4/tcp_rmem"),
             sysctl("/proc/sys/net/core/optmem_max"),
         ) {
-            (Some(r), Some(t), Some(o)) => (2 * r).max(t) + (64 << 10) + OPTMEM_TAKES * o,
+            (Some(r), Some(t), Some(o)) => {
+                (2 * r).max(t) + (64 << 10) + OPTMEM_TAKES * o + crate::sockdiag::corked(64 << 10)
+            }
             _ => u64::MAX,
         };
         use std::os::unix::fs::MetadataExt;
@@ -192,7 +204,7 @@ impl Tables {
             protocols: File::open("/proc/thread-self/net/protocols").ok(),
             netns: std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino()),
             walker: crate::sockfds::Walker::new(),
-            unseen: [0; 3],
+            unseen: std::collections::VecDeque::new(),
             walked: None,
             walk_took: Duration::ZERO,
         }
@@ -305,26 +317,37 @@ impl Tables {
         let after = self.machine().map_or(used, |m| m.sockets_here);
         let ip = ip.min(after.saturating_sub(self.not_ip()));
         let seen = listed.saturating_add(held.sockets);
-        let unseen = if fresh {
-            self.unseen_for(ip.saturating_sub(seen))
-        } else {
-            self.unseen.iter().copied().min().unwrap_or(0)
-        };
+        let unseen = if fresh { self.unseen_for(ip.saturating_sub(seen)) } else { self.lasting_unseen() };
         if unseen > 0 {
             collect_unix_garbage();
         }
         let optmem = dump.optmem.saturating_add(held.optmem).saturating_mul(OPTMEM_TAKES);
         dump.received
             .saturating_add(held.bytes)
+            .saturating_add(dump.corked)
+            .saturating_add(held.corked)
             .saturating_add(optmem)
             .saturating_add(unseen.saturating_mul(self.per_socket))
     }
 
-    /// Records `now` unseen sockets; the fewest of the last three looks.
+    /// Records `now` unseen sockets; what stayed unseen [`UNSEEN_FOR`].
     fn unseen_for(&mut self, now: u64) -> u64 {
-        self.unseen.rotate_left(1);
-        self.unseen[2] = now;
-        self.unseen.iter().copied().min().unwrap_or(0)
+        let at = Instant::now();
+        self.unseen.push_back((at, now));
+        // One look older than the span is kept: it says the span is covered.
+        while self.unseen.get(1).is_some_and(|(t, _)| at.duration_since(*t) >= UNSEEN_FOR) {
+            self.unseen.pop_front();
+        }
+        self.lasting_unseen()
+    }
+
+    /// The fewest unseen sockets of the looks over the last [`UNSEEN_FOR`]
+    /// (none before the looks span it).
+    fn lasting_unseen(&self) -> u64 {
+        match self.unseen.front() {
+            Some((t, _)) if t.elapsed() >= UNSEEN_FOR => self.unseen.iter().map(|(_, n)| *n).min().unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// The namespace's Unix and netlink sockets (`/proc/net/protocols`
@@ -576,7 +599,7 @@ mod tests {
             protocols: None,
             netns: 0,
             walker: None,
-            unseen: [0; 3],
+            unseen: std::collections::VecDeque::new(),
             walked: None,
             walk_took: Duration::ZERO,
         }

@@ -907,7 +907,8 @@ fn failure_text(env: &Env, id: &str) -> String {
 /// never read back; then the error queues of TCP sockets reset by their
 /// peer, which leave the connection hash, kept by descriptor or in flight
 /// in a Unix socket: 8 MiB each, 520 MiB in ten seconds unwatched; then, in
-/// red team round 5, option memory — TCP MD5 keys: 881 MiB — and error queues filled while a look walked
+/// red team round 5, option memory — TCP MD5 keys: 881 MiB — corked UDP
+/// datagrams (round 6: 990 MiB), and error queues filled while a look walked
 /// 380,000 descriptors and the watch then paused ten times as long:
 /// 403 MiB). Each way opens pairs over the test's own
 /// loopback whose receivers never read, and says what its sockets hold
@@ -948,7 +949,14 @@ if kind == "padded":
     kind = "errqueue"
 for n in range(400):
     try:
-        if kind == "md5":
+        if kind == "cork":
+            # A datagram corked (MSG_MORE) waits in its socket's write queue,
+            # charged to no memory cgroup: 40 sockets a round.
+            for k in range(40):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("127.0.0.1", 9))
+                s.send(b"c" * 65000, socket.MSG_MORE)
+                keep.append(s); total += struct.unpack("=9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))[2]
+        elif kind == "md5":
             # TCP MD5 keys until the socket's option memory is full (963
             # keys, 180 KiB of the kernel's): charged to no memory cgroup.
             s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -1066,6 +1074,7 @@ time.sleep(2)
         "inflight",
         "md5",
         "padded",
+        "cork",
     ];
     for kind in kinds {
         let id = format!("sk{kind}");
@@ -1211,7 +1220,8 @@ fn the_hosts_sockets_are_not_a_socketless_tests() {
 /// program whose first thread exited while another holds a pool of
 /// sockets never connected (red team round 5: killed, its sockets counted
 /// as nowhere at 32 MiB each — its namespaces and descriptor table went
-/// with the first thread).
+/// with the first thread); and one handing two sockets to a worker that
+/// takes them a second later.
 #[test]
 #[ignore = "needs root"]
 fn page_cache_does_not_trip_the_socket_watch() {
@@ -1320,7 +1330,34 @@ ctypes.CDLL(None).pthread_exit(None)
         &script_profile("leaderfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
     )
     .file("leaderfp", "q.py", leader.as_bytes());
+    // Sockets handed to a worker before use, which takes them a second
+    // later (red team round 6: killed, two sockets in flight counted at the
+    // most one can hold).
+    let handoff = r#"
+import array, os, socket, time
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+if os.fork() == 0:
+    a.close(); time.sleep(1)
+    for i in range(2):
+        msg, anc, _, _ = b.recvmsg(1, socket.CMSG_SPACE(4))
+        s = socket.socket(fileno=array.array("i", anc[0][2])[0]); s.connect(("127.0.0.1", 9)); s.close()
+    os._exit(0)
+b.close()
+for i in range(2):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fileno()]))]); s.close()
+os.wait()
+print("handed over 2 sockets", flush=True)
+"#;
+    h.profile(
+        "handfp",
+        &script_profile("handfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
+    )
+    .file("handfp", "q.py", handoff.as_bytes());
     assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/handfp", "--runs", "1", "--save", "ho", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "ho"));
+    assert!(result_text(&env, "ho").contains("handed over 2 sockets"));
     let r = env.bench(&["evil/leaderfp", "--runs", "1", "--save", "z", "--logs", "all"]);
     assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "z"));
     assert!(result_text(&env, "z").contains("worker done with 4 sockets"));
