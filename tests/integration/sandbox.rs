@@ -256,19 +256,11 @@ fn a_confined_trial_records_its_cgroup_and_sees_its_own_world() {
     // Root of its user namespace: only the capabilities over its own files
     // and processes (chown, dac_override, fowner, fsetid, kill, setgid, setuid).
     assert!(log.contains("CapEff:\t00000000000000fb"), "{log}");
-    // Its own cgroup inside the test's for processes (and v2's), but memory
-    // is the test's cgroup itself: one budget, no per-command memory cgroup.
-    let depth = |controller: &str| {
-        log.lines()
-            .filter_map(|l| l.strip_prefix("cg "))
-            .find(|l| l.split(':').nth(1).is_some_and(|c| c.split(',').any(|c| c == controller) || c == controller))
-            .map(|l| l.split('/').filter(|part| part.starts_with("engine-")).count())
-    };
-    // v1's pids, else the v2 line (no controller names).
-    assert_eq!(depth("pids").or(depth("")), Some(2), "{log}");
-    if let Some(memory) = depth("memory") {
-        assert_eq!(memory, 1, "a memory cgroup of its own: {log}");
-    }
+    // Its cgroups are the root of what it sees (a cgroup namespace): no
+    // host path, no engine pid. (That memory is the test's one cgroup, the
+    // rest a command's own: `one_memory_budget_holds_across_a_tests_steps`.)
+    let cg: Vec<&str> = log.lines().filter_map(|l| l.strip_prefix("cg ")).collect();
+    assert!(!cg.is_empty() && cg.iter().all(|l| l.ends_with(":/")), "{log}");
     assert!(!log.contains("vda") && !log.contains("loop0") && log.contains("null"), "a disk in /dev: {log}");
     // --no-sandbox for a local profile just runs it unconfined.
     let r = env.bench(&["inside", "--runs", "1", "--save", "j", "--no-sandbox"]);
