@@ -1257,7 +1257,8 @@ fn the_hosts_sockets_are_not_a_socketless_tests() {
 /// sockets never connected (red team round 5: killed, its sockets counted
 /// as nowhere at 32 MiB each — its namespaces and descriptor table went
 /// with the first thread); and one handing two sockets to a worker that
-/// takes them a second later.
+/// takes them a second later; and 600 MiB queued on Unix sockets beside a
+/// TCP listener, and a TCP pair pinging while the host frees 1.5 GiB.
 #[test]
 #[ignore = "needs root"]
 fn page_cache_does_not_trip_the_socket_watch() {
@@ -1390,7 +1391,57 @@ print("handed over 2 sockets", flush=True)
         &script_profile("handfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
     )
     .file("handfp", "q.py", handoff.as_bytes());
+    // Charged kernel memory off the LRU lists (Unix socket queues) beside
+    // a TCP listener, and a TCP pair pinging while the host frees 1.5 GiB
+    // (red team round 8: both killed, the first counted twice, the second
+    // blamed for the free pages left on a CPU's own list).
+    let unixq = r#"
+import socket, time
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+keep, sent = [], 0
+while sent < 600 << 20:
+    a, b = socket.socketpair(); a.setblocking(False)
+    try:
+        while sent < 600 << 20: sent += a.send(b"q" * 65536)
+    except BlockingIOError: pass
+    keep.append((a, b))
+time.sleep(2)
+print("queued", sent >> 20, "MiB", flush=True)
+"#;
+    let ping = r#"
+import socket, time
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+c = socket.create_connection(l.getsockname()); s, _ = l.accept()
+for i in range(60):
+    c.send(b"ping"); s.recv(4); time.sleep(0.1)
+print("pinged", flush=True)
+"#;
+    h.profile(
+        "unixfp",
+        &script_profile("unixfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 1GiB}\n", ""),
+    )
+    .file("unixfp", "q.py", unixq.as_bytes())
+    .profile(
+        "pingfp",
+        &script_profile("pingfp", "sh", "python3 {{profile_dir}}/q.py", "sandbox: {memory: 64MiB}\n", ""),
+    )
+    .file("pingfp", "q.py", ping.as_bytes());
     assert_eq!(h.add(&env, "evil").code, 0);
+    let r = env.bench(&["evil/unixfp", "--runs", "1", "--save", "uq", "--logs", "all"]);
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "uq"));
+    assert!(result_text(&env, "uq").contains("queued 600 MiB"));
+    let bloat = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_secs(2));
+        let mut b = vec![0u8; 1536 << 20];
+        for i in (0..b.len()).step_by(4096) {
+            b[i] = 1;
+        }
+        std::hint::black_box(&b);
+    });
+    let r = env.bench(&["evil/pingfp", "--runs", "1", "--save", "pf", "--logs", "all"]);
+    bloat.join().unwrap();
+    assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "pf"));
+    assert!(result_text(&env, "pf").contains("pinged"));
     let r = env.bench(&["evil/handfp", "--runs", "1", "--save", "ho", "--logs", "all"]);
     assert_eq!(r.code, 0, "{:?} {r:?}", failures(&env, "ho"));
     assert!(result_text(&env, "ho").contains("handed over 2 sockets"));
